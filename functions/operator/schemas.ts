@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { Email, Name, Uuid } from '../account/schemas.js';
+
+const Limit = z.number().int().min(0).max(100_000_000);
+
+export const QuotaBody = z
+  .strictObject({
+    max_secrets: Limit.optional(),
+    max_api_keys: Limit.optional(),
+    max_webhooks: Limit.optional(),
+    max_devices: Limit.optional(),
+    requests_per_minute: Limit.optional(),
+  })
+  .refine((q) => Object.keys(q).length > 0, { message: 'at least one quota value is required' });
+export type QuotaBody = z.infer<typeof QuotaBody>;
+
+export const CreateTenantBody = z.strictObject({
+  name: Name,
+  admin_email: Email,
+  quota: QuotaBody.optional(),
+});
+export type CreateTenantBody = z.infer<typeof CreateTenantBody>;
+
+export const TenantParams = z.strictObject({ id: Uuid });
+
+export const ListTenantsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().max(2048).optional(),
+});

@@ -1,0 +1,44 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '../../lib/config.js';
+import { keyProvider } from '../../lib/crypto/envelope.js';
+import { defineHandler, ok, serviceUnavailable } from '../../lib/http/index.js';
+import { db, tableName } from '../../lib/store/client.js';
+
+export const welcome = defineHandler({
+  async handler() {
+    const { SERVICE_NAME, SERVICE_VERSION } = config();
+    return ok({ service: SERVICE_NAME, version: SERVICE_VERSION, api: '/api/v1', health: '/health', ready: '/ready' });
+  },
+});
+
+/** Liveness: the function runs; no dependency is touched. */
+export const health = defineHandler({
+  async handler() {
+    return ok({ status: 'ok' });
+  },
+});
+
+export const healthz = health;
+
+/** Readiness: the table answers and the key provider wraps and unwraps. */
+export const ready = defineHandler({
+  async handler() {
+    const checks: Record<string, 'ok' | 'failed'> = {};
+    const probe = async (name: string, fn: () => Promise<unknown>) => {
+      try {
+        await fn();
+        checks[name] = 'ok';
+      } catch {
+        checks[name] = 'failed';
+      }
+    };
+    await Promise.all([
+      probe('table', () => db().send(new GetCommand({ TableName: tableName(), Key: { pk: 'SYS', sk: 'READY' } }))),
+      probe('key_provider', () => keyProvider().check()),
+    ]);
+    if (Object.values(checks).some((v) => v !== 'ok')) {
+      throw serviceUnavailable(`not ready: ${Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k]) => k).join(', ')}`);
+    }
+    return ok({ status: 'ready', checks });
+  },
+});

@@ -1,0 +1,26 @@
+import type { Tenant } from '../store/tenants.js';
+
+/**
+ * Who is calling, after verification. The tenant comes from here and nowhere else: never
+ * from a path, query or body (DESIGN.md §6). Every domain call receives it explicitly.
+ */
+export interface Principal {
+  readonly kind: 'api_key' | 'user_token' | 'device';
+  readonly tenantId: string;
+  readonly tenant: Tenant;
+  /** The API key id, token id or device id. */
+  readonly id: string;
+  /** The user (e-mail) the credential acts for: the key's creator, the token's subject. */
+  readonly user: string | null;
+  readonly scopes: readonly string[];
+  /** Platform operator: an admin credential of an operator account. */
+  readonly operator: boolean;
+}
+
+/** The request's facts that audit entries and domain calls need beside the principal. */
+export interface CallContext {
+  readonly principal: Principal;
+  readonly requestId: string;
+  readonly sourceIp: string | null;
+  readonly userAgent: string | null;
+}

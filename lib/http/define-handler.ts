@@ -1,0 +1,204 @@
+import middy, { type MiddlewareObj, type Request } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { z } from 'zod';
+import { config } from '../config.js';
+import { routeByKey, type Route } from '../routes.js';
+import { authenticate, header, type Headers } from '../auth/authenticate.js';
+import { missingScopes } from '../auth/scopes.js';
+import type { CallContext, Principal } from '../auth/principal.js';
+import { meterRequest } from '../store/usage.js';
+import { forbidden, internalError, payloadTooLarge, toHttpError, unsupportedMediaType, validationFailed, type FieldIssue } from './errors.js';
+import { parseJsonBody } from './json.js';
+import { logger } from './logger.js';
+import { errorResult, successResult, type Reply } from './responses.js';
+
+type Schema<T> = z.ZodType<T>;
+
+export interface HandlerInput<P, Q, B> {
+  readonly route: Route;
+  readonly requestId: string;
+  /** The verified caller; null only on routes that authenticate themselves (public, endpoint, temp-token). */
+  readonly principal: Principal | null;
+  /** Principal + request facts for domain calls and audit entries; throws on unauthenticated routes. */
+  readonly ctx: CallContext;
+  readonly params: P;
+  readonly query: Q;
+  readonly body: B;
+  /** Request headers with lower-case names. */
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+export interface HandlerSpec<P, Q, B> {
+  readonly params?: Schema<P>;
+  readonly query?: Schema<Q>;
+  readonly body?: Schema<B>;
+  handler(input: HandlerInput<P, Q, B>): Promise<Reply>;
+}
+
+export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+interface State {
+  route?: Route;
+  requestId: string;
+  started: number;
+  principal: Principal | null;
+  meter?: Promise<void>;
+  body?: unknown;
+  params?: unknown;
+  query?: unknown;
+}
+
+type Req = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+type Mw = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+
+const states = new WeakMap<APIGatewayProxyEvent, State>();
+const state = (request: Req): State => states.get(request.event)!;
+
+/** Request id, route lookup, and one structured log line per request (metadata only). */
+const requestLog = (): Mw => {
+  const finish = async (request: Req) => {
+    const s = state(request);
+    if (s.meter) await s.meter;
+    const status = request.response?.statusCode ?? 500;
+    logger.info('request', {
+      request_id: s.requestId,
+      route: s.route?.key ?? `${request.event.httpMethod} ${request.event.resource}`,
+      status,
+      duration_ms: Date.now() - s.started,
+      tenant_id: s.principal?.tenantId,
+      principal: s.principal ? { kind: s.principal.kind, id: s.principal.id } : undefined,
+      source_ip: request.event.requestContext?.identity?.sourceIp,
+    });
+  };
+  return {
+    before: (request) => {
+      const requestId = request.event.requestContext?.requestId ?? request.context.awsRequestId;
+      states.set(request.event, { requestId, started: Date.now(), principal: null });
+      const route = routeByKey(request.event.httpMethod, request.event.resource);
+      if (!route) throw internalError(new Error(`no route for ${request.event.httpMethod} ${request.event.resource}`));
+      state(request).route = route;
+    },
+    after: finish,
+    onError: finish,
+  };
+};
+
+/** The one error handler: typed errors to envelopes; anything else an opaque 500. */
+const errorHandler = (): Mw => ({
+  onError: (request) => {
+    const error = toHttpError(request.error);
+    const s = states.get(request.event);
+    const requestId = s?.requestId ?? request.context.awsRequestId;
+    if (error.status === 500) {
+      logger.error('request failed', { request_id: requestId, code: error.code, error: (error.options.cause ?? error) as Error });
+    } else if (error.status > 500 && error.options.cause) {
+      logger.warn('dependency failed', { request_id: requestId, code: error.code, error: error.options.cause as Error });
+    }
+    request.response = errorResult(error, requestId);
+  },
+});
+
+const bodyBytes = (event: APIGatewayProxyEvent): number =>
+  event.body == null ? 0 : event.isBase64Encoded ? Math.floor((event.body.length * 3) / 4) : Buffer.byteLength(event.body, 'utf8');
+
+/** The route's body size limit, before any other work. */
+const bodyLimit = (): Mw => ({
+  before: (request) => {
+    const limit = state(request).route!.maxBodyBytes;
+    if (bodyBytes(request.event) > limit) throw payloadTooLarge(limit);
+  },
+});
+
+/** Authentication for the route's auth kind, then the route table's scopes. */
+const authentication = (): Mw => ({
+  before: async (request) => {
+    const s = state(request);
+    const principal = await authenticate(s.route!, request.event.headers ?? {});
+    s.principal = principal;
+    if (!principal) return;
+    s.meter = meterRequest(principal.tenantId).catch((error: unknown) =>
+      logger.warn('usage metering failed', { request_id: s.requestId, error: error as Error }),
+    );
+    const missing = missingScopes(principal.scopes, s.route!.scopes);
+    if (missing.length > 0) throw forbidden(`missing scope: ${missing.join(', ')}`, 'insufficient_scope');
+  },
+});
+
+const issues = (where: string, error: z.ZodError): FieldIssue[] =>
+  error.issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message }));
+
+/** JSON body (content type, depth) and zod validation of params, query and body. */
+const validation = <P, Q, B>(spec: HandlerSpec<P, Q, B>): Mw => ({
+  before: (request) => {
+    const s = state(request);
+    const { event } = request;
+    const details: FieldIssue[] = [];
+    const check = <T>(where: string, schema: Schema<T> | undefined, value: unknown): T | undefined => {
+      if (!schema) return undefined;
+      const parsed = schema.safeParse(value);
+      if (parsed.success) return parsed.data;
+      details.push(...issues(where, parsed.error));
+      return undefined;
+    };
+    s.params = check('params', spec.params, event.pathParameters ?? {});
+    s.query = check('query', spec.query, event.queryStringParameters ?? {});
+    if (spec.body) {
+      let raw: unknown = undefined;
+      if (event.body != null && event.body.length > 0) {
+        const type = header(event.headers ?? {}, 'content-type');
+        if (type !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) throw unsupportedMediaType();
+        const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+        raw = parseJsonBody(text, config().MAX_JSON_DEPTH);
+      }
+      s.body = check('body', spec.body, raw);
+    }
+    if (details.length > 0) throw validationFailed(details);
+  },
+});
+
+function lowerCaseHeaders(headers: Headers | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers ?? {})) if (v !== undefined) out[k.toLowerCase()] = v;
+  return out;
+}
+
+/**
+ * The only place the middy stack is composed (DESIGN.md §4): request id and structured
+ * logging, security headers, body size limit, authentication and the route's scopes,
+ * JSON parsing with a depth limit, zod validation, and one error handler.
+ */
+export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: HandlerSpec<P, Q, B>): LambdaHandler {
+  const core = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
+    const s = states.get(event)!;
+    const principal = s.principal;
+    const ctx = (): CallContext => {
+      if (!principal) throw internalError(new Error('route has no authenticated principal'));
+      return {
+        principal,
+        requestId: s.requestId,
+        sourceIp: event.requestContext?.identity?.sourceIp ?? null,
+        userAgent: event.requestContext?.identity?.userAgent ?? null,
+      };
+    };
+    const reply = await spec.handler({
+      route: s.route!,
+      requestId: s.requestId,
+      principal,
+      get ctx() {
+        return ctx();
+      },
+      params: s.params as P,
+      query: s.query as Q,
+      body: s.body as B,
+      headers: lowerCaseHeaders(event.headers),
+    });
+    return successResult(reply, s.requestId);
+  };
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    .use(requestLog())
+    .use(errorHandler())
+    .use(bodyLimit())
+    .use(authentication())
+    .use(validation(spec))
+    .handler(core) as unknown as LambdaHandler;
+}

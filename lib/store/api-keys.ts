@@ -1,0 +1,102 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.js';
+import { keys } from './keys.js';
+import type { TxItem } from './tx.js';
+
+/** What authentication reads: one consistent GetItem by the key's hash. */
+export interface ApiKeyAuth {
+  readonly tenant_id: string;
+  readonly key_id: string;
+  readonly scopes: string[];
+  readonly created_by: string | null;
+  readonly expires_at: string | null;
+}
+
+/** What listings show: never the key or its hash. */
+export interface ApiKeyMeta {
+  readonly id: string;
+  readonly name: string;
+  readonly prefix: string;
+  readonly scopes: string[];
+  readonly status: 'active' | 'revoked';
+  readonly created_at: string;
+  readonly created_by: string | null;
+  readonly expires_at: string | null;
+  readonly revoked_at: string | null;
+}
+
+const META_FIELDS = ['id', 'name', 'prefix', 'scopes', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at'] as const;
+const toMeta = (item: Record<string, unknown>): ApiKeyMeta =>
+  Object.fromEntries(META_FIELDS.map((f) => [f, item[f] ?? null])) as unknown as ApiKeyMeta;
+
+export async function getApiKeyAuth(hash: string): Promise<ApiKeyAuth | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.apiKeyAuth(hash), ConsistentRead: true }));
+  return out.Item as ApiKeyAuth | undefined;
+}
+
+/** The two items of a new key: the tenant's metadata item and the auth item, both new. */
+export function apiKeyPuts(tenantId: string, meta: ApiKeyMeta, hash: string): TxItem[] {
+  return [
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.apiKey(tenantId, meta.id), ...meta, hash },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...keys.apiKeyAuth(hash),
+          tenant_id: tenantId,
+          key_id: meta.id,
+          scopes: meta.scopes,
+          created_by: meta.created_by,
+          expires_at: meta.expires_at,
+        } satisfies ApiKeyAuth & Record<string, unknown>,
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  ];
+}
+
+export async function getApiKey(tenantId: string, keyId: string): Promise<(ApiKeyMeta & { hash: string }) | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.apiKey(tenantId, keyId), ConsistentRead: true }));
+  return out.Item ? { ...toMeta(out.Item), hash: out.Item.hash as string } : undefined;
+}
+
+export async function listApiKeys(tenantId: string): Promise<ApiKeyMeta[]> {
+  const items: ApiKeyMeta[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': keys.apiKeyPrefix },
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []).map(toMeta));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** Revocation: the auth item is deleted (the next request fails), the metadata kept. */
+export function apiKeyRevokeItems(tenantId: string, keyId: string, hash: string, at: string): TxItem[] {
+  return [
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.apiKey(tenantId, keyId),
+        UpdateExpression: 'SET #s = :revoked, revoked_at = :at',
+        ConditionExpression: '#s = :active',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':revoked': 'revoked', ':active': 'active', ':at': at },
+      },
+    },
+    { Delete: { TableName: tableName(), Key: keys.apiKeyAuth(hash) } },
+  ];
+}

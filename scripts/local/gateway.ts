@@ -1,0 +1,163 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, resolve } from 'node:path';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { ROUTES, type Route } from '../../lib/routes.js';
+import { methodNotAllowed, routeNotFound, payloadTooLarge, type HttpError } from '../../lib/http/errors.js';
+import { errorResult } from '../../lib/http/responses.js';
+import type { LambdaHandler } from '../../lib/http/define-handler.js';
+import { buildRouter } from './router.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+/** API Gateway's own payload limit; routes enforce their smaller limits themselves. */
+const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
+
+/** Loads every route's handler export once, failing fast on a missing module or export. */
+export async function loadHandlers(routes: readonly Route[] = ROUTES): Promise<Map<string, LambdaHandler>> {
+  const modules = new Map<string, Record<string, unknown>>();
+  const load = async (module: string) => {
+    if (!modules.has(module)) modules.set(module, (await import(pathToFileURL(resolve(ROOT, 'functions', `${module}.ts`)).href)) as Record<string, unknown>);
+    return modules.get(module)!;
+  };
+  const handlers = new Map<string, LambdaHandler>();
+  for (const route of routes) {
+    const [module, exportName] = route.handler ? splitHandler(route.handler) : ['not-implemented', 'handler'];
+    const fn = (await load(module))[exportName];
+    if (typeof fn !== 'function') throw new Error(`${route.key}: functions/${module}.ts has no export "${exportName}"`);
+    handlers.set(route.key, fn as LambdaHandler);
+  }
+  return handlers;
+}
+
+export function splitHandler(handler: string): [string, string] {
+  const dot = handler.lastIndexOf('.');
+  return [handler.slice(0, dot), handler.slice(dot + 1)];
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
+  return new Promise((resolveBody, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > GATEWAY_MAX_BODY) tooLarge = true;
+      else chunks.push(c);
+    });
+    req.on('end', () => resolveBody(tooLarge ? 'too_large' : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+const isText = (type: string | undefined) => !type || /^(application\/([\w.+-]+\+)?json|text\/|application\/x-www-form-urlencoded)/i.test(type);
+
+/** The API Gateway REST proxy event (payload v1) that Lambda would receive. */
+export function buildEvent(req: IncomingMessage, url: URL, route: Route, params: Record<string, string>, body: Buffer, requestId: string): APIGatewayProxyEvent {
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    const value = req.rawHeaders[i + 1]!;
+    headers[name] = value;
+    (multiValueHeaders[name] ??= []).push(value);
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [k, v] of url.searchParams) {
+    query[k] = v;
+    (multiQuery[k] ??= []).push(v);
+  }
+  const text = isText(req.headers['content-type']);
+  const hasQuery = Object.keys(query).length > 0;
+  const sourceIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
+  return {
+    resource: route.path,
+    path: url.pathname,
+    httpMethod: route.method,
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: Object.keys(params).length > 0 ? params : null,
+    stageVariables: null,
+    body: body.length === 0 ? null : text ? body.toString('utf8') : body.toString('base64'),
+    isBase64Encoded: body.length > 0 && !text,
+    requestContext: {
+      accountId: 'local',
+      apiId: 'local',
+      authorizer: null,
+      protocol: `HTTP/${req.httpVersion}`,
+      httpMethod: route.method,
+      path: url.pathname,
+      stage: 'local',
+      requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: route.key,
+      resourcePath: route.path,
+      identity: {
+        sourceIp,
+        userAgent: req.headers['user-agent'] ?? null,
+        accessKey: null, accountId: null, apiKey: null, apiKeyId: null, caller: null, clientCert: null,
+        cognitoAuthenticationProvider: null, cognitoAuthenticationType: null, cognitoIdentityId: null,
+        cognitoIdentityPoolId: null, principalOrgId: null, user: null, userArn: null,
+      },
+    },
+  };
+}
+
+function lambdaContext(route: Route, requestId: string): Context {
+  const deadline = Date.now() + 29_000;
+  const name = route.key.replace(/[^A-Za-z0-9]+/g, '-');
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+function send(res: ServerResponse, result: APIGatewayProxyResult): void {
+  const headers: Record<string, string | string[]> = {};
+  for (const [k, v] of Object.entries(result.headers ?? {})) headers[k] = String(v);
+  for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = v.map(String);
+  res.writeHead(result.statusCode, headers);
+  res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}
+
+/**
+ * The local gateway: matches the route table, builds the REST proxy event, invokes the
+ * route's handler export, and answers unknown paths 404 and wrong methods 405 itself.
+ */
+export async function startGateway(opts: { port: number; host?: string }): Promise<Server> {
+  const handlers = await loadHandlers();
+  const match = buildRouter();
+  const server = createServer(async (req, res) => {
+    const requestId = randomUUID();
+    const fail = (error: HttpError) => send(res, errorResult(error, requestId));
+    try {
+      const url = new URL(req.url ?? '/', 'http://local');
+      const found = match(req.method ?? 'GET', url.pathname);
+      if (found.kind === 'not_found') return fail(routeNotFound());
+      if (found.kind === 'method_not_allowed') return fail(methodNotAllowed(found.allow));
+      const body = await readBody(req);
+      if (body === 'too_large') return fail(payloadTooLarge(GATEWAY_MAX_BODY));
+      const event = buildEvent(req, url, found.route, found.params, body, requestId);
+      send(res, await handlers.get(found.route.key)!(event, lambdaContext(found.route, requestId)));
+    } catch (error) {
+      process.stderr.write(`gateway error ${requestId}: ${(error as Error).stack ?? String(error)}\n`);
+      if (!res.headersSent) send(res, { statusCode: 502, body: JSON.stringify({ success: false, error: 'bad gateway', code: 'bad_gateway', request_id: requestId }) });
+    }
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((ok) => server.listen(opts.port, opts.host ?? '127.0.0.1', ok));
+  return server;
+}
