@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface CallOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Sent as is (not JSON-encoded). */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export const baseUrl = () => inject('baseUrl');
+export const rootKey = () => inject('rootKey');
+
+/** One real HTTP request to the local gateway. */
+export async function api<T = any>(method: string, path: string, opts: CallOptions = {}): Promise<ApiResponse<T>> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  let body: string | undefined;
+  if (opts.rawBody !== undefined) body = opts.rawBody;
+  else if (opts.body !== undefined) {
+    body = JSON.stringify(opts.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${baseUrl()}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** A value marked as secret: the leak check after the suite looks for the marker everywhere. */
+export const canary = (label = 'v') => `CANARY-${label}-${randomBytes(9).toString('base64url')}`;
+export const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;
+
+export interface TestAccount {
+  tenantId: string;
+  adminKey: string;
+  adminEmail: string;
+  /** A key of this account with exactly these scopes (one key per scope set, reused). */
+  key(scopes: string[]): Promise<string>;
+}
+
+/** A fresh account created through the operator route, with its first admin key. */
+export async function newAccount(label = 'acct'): Promise<TestAccount> {
+  const adminEmail = `${unique(label)}@example.test`;
+  const res = await api('POST', '/api/v1/admin/tenants', { key: rootKey(), body: { name: unique(label), admin_email: adminEmail } });
+  if (res.status !== 201) throw new Error(`tenant creation failed: ${res.status} ${res.text}`);
+  const adminKey = res.body.data.api_key.key as string;
+  const keys = new Map<string, Promise<string>>();
+  return {
+    tenantId: res.body.data.tenant.id,
+    adminKey,
+    adminEmail,
+    key(scopes) {
+      const id = [...scopes].sort().join(' ');
+      if (!keys.has(id)) {
+        keys.set(
+          id,
+          api('POST', '/api/v1/api-keys', { key: adminKey, body: { name: unique('key'), scopes } }).then((k) => {
+            if (k.status !== 201) throw new Error(`key creation failed: ${k.status} ${k.text}`);
+            return k.body.data.api_key.key as string;
+          }),
+        );
+      }
+      return keys.get(id)!;
+    },
+  };
+}
+
+/** Asserts the error envelope of DESIGN.md §5 and returns its code. */
+export function errorCode(res: ApiResponse): string {
+  const b = res.body as { success?: unknown; error?: unknown; code?: unknown; request_id?: unknown };
+  if (b?.success !== false || typeof b.error !== 'string' || typeof b.code !== 'string' || typeof b.request_id !== 'string') {
+    throw new Error(`not an error envelope: ${res.status} ${res.text}`);
+  }
+  return b.code;
+}
