@@ -1,18 +1,17 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { commit } from '../../lib/audit/audit.js';
-import { openJson, sealJson, type SealScope } from '../../lib/crypto/envelope.js';
-import { conflict, forbidden, notFound, preconditionFailed } from '../../lib/http/errors.js';
+import { openJson, sealJson } from '../../lib/crypto/envelope.js';
+import { conflict, forbidden, notFound } from '../../lib/http/errors.js';
 import { newId, nowIso } from '../../lib/ids.js';
 import { db, tableName } from '../../lib/store/client.js';
 import { keys } from '../../lib/store/keys.js';
 import { queryPage } from '../../lib/store/pagination.js';
+import { actorName as actor, checkIfMatch, containerCheck, etagOf, pruneDeletes, sealScope, versionKeys, versionPut } from '../../lib/store/resources.js';
 import { TxConditionFailed, type TxItem } from '../../lib/store/tx.js';
 import { counterAdd } from '../../lib/store/usage.js';
 import type { CreateSecretBody, ListSecretsQuery, UpdateSecretBody } from './schemas.js';
 
-/** Versions kept per secret; older ones are pruned in the same transaction as a write. */
-export const KEEP_VERSIONS = 10;
 const TYPE = 'secret';
 
 export interface SecretMeta {
@@ -33,43 +32,28 @@ const META = ['id', 'name', 'description', 'tags', 'container_id', 'version', 'c
 const toMeta = (item: Record<string, unknown>): SecretMeta =>
   Object.fromEntries(META.map((f) => [f, item[f] ?? (f === 'tags' ? [] : f === 'description' ? '' : null)])) as unknown as SecretMeta;
 
-/** Strong ETag of one version of one secret: a recreated name never matches an old tag. */
-export const etagOf = (s: Pick<SecretMeta, 'id' | 'version'>) => `"${s.id}.${s.version}"`;
+export { etagOf };
 
-const scope = (tenantId: string, id: string, version: number): SealScope => ({ tenantId, type: TYPE, id, version });
-const actor = (ctx: CallContext) => ctx.principal.user ?? `${ctx.principal.kind}:${ctx.principal.id}`;
+const scope = (tenantId: string, id: string, version: number) => sealScope(tenantId, TYPE, id, version);
 
 async function readHead(tenantId: string, name: string): Promise<Record<string, unknown> | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.secret(tenantId, name), ConsistentRead: true }));
   return out.Item;
 }
 
-/** The head item (current version, value sealed) and the version item of a write. */
+/**
+ * The head item (keyed by name, current version, value sealed) and the version item of a
+ * write, in the shared version format of lib/store/resources.ts.
+ */
 function writeItems(tenantId: string, meta: SecretMeta, sealed: Uint8Array): { head: Record<string, unknown>; version: TxItem } {
   const head = { ...keys.secret(tenantId, meta.name), ...keys.resourceIndex(tenantId, meta.id), type: TYPE, ...meta, value: sealed };
-  const version: TxItem = {
-    Put: {
-      TableName: tableName(),
-      Item: {
-        ...keys.secretVersion(tenantId, meta.id, meta.version),
-        id: meta.id,
-        name: meta.name,
-        version: meta.version,
-        description: meta.description,
-        tags: meta.tags,
-        value: sealed,
-        created_at: meta.updated_at,
-        created_by: meta.updated_by,
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    },
-  };
+  const version = versionPut(
+    tenantId,
+    { ...meta, type: TYPE, meta: { description: meta.description, tags: meta.tags } },
+    sealed,
+  );
   return { head, version };
 }
-
-const containerCheck = (tenantId: string, containerId: string): TxItem => ({
-  ConditionCheck: { TableName: tableName(), Key: keys.container(tenantId, containerId), ConditionExpression: 'attribute_exists(pk)' },
-});
 
 export async function createSecret(ctx: CallContext, body: CreateSecretBody): Promise<Secret> {
   const p = ctx.principal;
@@ -134,30 +118,10 @@ export async function listSecrets(ctx: CallContext, query: ListSecretsQuery) {
   return { secrets: page.items.map(toMeta), nextCursor: page.nextCursor };
 }
 
-/**
- * Checks `If-Match` against the current head. A malformed tag, or any tag when the secret
- * does not exist, cannot hold: 412. A well-formed tag of another version: 409 (stale).
- */
-function checkIfMatch(ifMatch: string | undefined, head: Record<string, unknown> | undefined): void {
-  if (ifMatch === undefined) {
-    if (!head) throw notFound('secret');
-    return;
-  }
-  const tags = ifMatch.split(',').map((t) => t.trim());
-  if (!head) throw preconditionFailed('If-Match given for a secret that does not exist');
-  if (tags.includes('*')) return;
-  if (!tags.every((t) => /^"[0-9a-f-]{36}\.\d+"$/.test(t))) throw preconditionFailed('malformed ETag in If-Match');
-  const current = etagOf({ id: head.id as string, version: head.version as number });
-  if (!tags.includes(current)) throw conflict('stale ETag: the secret has changed; read it again before retrying', 'stale_etag');
-}
-
-const versionPrune = (tid: string, id: string, newVersion: number): TxItem[] =>
-  newVersion > KEEP_VERSIONS ? [{ Delete: { TableName: tableName(), Key: keys.secretVersion(tid, id, newVersion - KEEP_VERSIONS) } }] : [];
-
 export async function updateSecret(ctx: CallContext, name: string, body: UpdateSecretBody, ifMatch?: string): Promise<Secret> {
   const tid = ctx.principal.tenantId;
   const item = await readHead(tid, name);
-  checkIfMatch(ifMatch, item);
+  checkIfMatch(ifMatch, item && toMeta(item), 'secret');
   const current = toMeta(item!);
   const data = body.data ?? (await openJson<Record<string, string>>(scope(tid, current.id, current.version), item!.value as Uint8Array));
   const meta: SecretMeta = {
@@ -181,7 +145,7 @@ export async function updateSecret(ctx: CallContext, name: string, body: UpdateS
       },
     },
     version,
-    ...versionPrune(tid, meta.id, meta.version),
+    ...pruneDeletes(tid, { type: TYPE, id: meta.id, version: meta.version }),
   ];
   const containerIndex = items.length;
   if (meta.container_id && meta.container_id !== current.container_id) items.push(containerCheck(tid, meta.container_id));
@@ -205,17 +169,9 @@ export async function updateSecret(ctx: CallContext, name: string, body: UpdateS
 export async function deleteSecret(ctx: CallContext, name: string, ifMatch?: string): Promise<SecretMeta> {
   const tid = ctx.principal.tenantId;
   const item = await readHead(tid, name);
-  checkIfMatch(ifMatch, item);
+  checkIfMatch(ifMatch, item && toMeta(item), 'secret');
   const meta = toMeta(item!);
-  const versions = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.tenant(tid).pk, ':p': keys.secretVersionPrefix(tid, meta.id).skPrefix },
-      ProjectionExpression: 'pk, sk',
-      ConsistentRead: true,
-    }),
-  );
+  const versions = await versionKeys(tid, TYPE, meta.id);
   const items: TxItem[] = [
     {
       Delete: {
@@ -225,7 +181,7 @@ export async function deleteSecret(ctx: CallContext, name: string, ifMatch?: str
         ExpressionAttributeValues: { ':id': meta.id, ':v': meta.version },
       },
     },
-    ...(versions.Items ?? []).map((v): TxItem => ({ Delete: { TableName: tableName(), Key: { pk: v.pk, sk: v.sk } } })),
+    ...versions.map((k): TxItem => ({ Delete: { TableName: tableName(), Key: k } })),
     counterAdd(tid, 'secrets', -1),
   ];
   try {

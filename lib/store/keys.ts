@@ -13,14 +13,17 @@
  * | data key            | T#<tid>            | DEK#CURRENT                     |                                 |
  * | token-signing key   | T#<tid>            | TOKENKEY#<kid>                  |                                 |
  * | secret (head)       | T#<tid>            | SECRET#<name>                   | T#<tid> / RES#<id>              |
- * | secret version      | T#<tid>            | SECRETV#<id>#V#<n, 10 digits>   |                                 |
- * | container         | T#<tid>            | CONTAINER#<id>                  | T#<tid> / RES#<id>              |
+ * | resource (head)     | T#<tid>            | R#<type>#<id>                   | T#<tid> / RES#<id>              |
+ * | resource version    | T#<tid>            | V#<type>#<id>#<n, 10 digits>    |                                 |
  * | audit entry         | T#<tid>            | AUDIT#<uuidv7>                  | AUDIT / <uuidv7>                |
  * | outbox event        | T#<tid>            | OUTBOX#<uuidv7>                 | OUTBOX / <uuidv7>               |
  *
- * The secret head is keyed by name so a read by name is one GetItem (the hot path);
- * versions are keyed by the immutable id so a deleted-and-recreated name never mixes
- * histories. The API key auth item is the one global lookup: a request carries only the
+ * Every versioned resource type (typed credentials, keys, certificates, ...) has a head
+ * `R#<type>#<id>` and versions `V#<type>#<id>#<n>` (lib/store/resources.ts). The generic
+ * secret's head is keyed by name instead, so a read by name is one GetItem (the hot path);
+ * its versions use the same `V#secret#<id>#<n>` form, keyed by the immutable id so a
+ * deleted-and-recreated name never mixes histories. Every head carries `RES#<id>` in gsi1,
+ * so any resource is found by id within its tenant. The API key auth item is the one global lookup: a request carries only the
  * key, so its hash is the key; it holds the tenant id and everything authentication needs.
  */
 export const TABLE_KEYS = { pk: 'pk', sk: 'sk', gsi1: { name: 'gsi1', pk: 'gsi1pk', sk: 'gsi1sk' }, ttl: 'ttl' } as const;
@@ -43,12 +46,13 @@ export const keys = {
   tokenKeyPrefix: 'TOKENKEY#',
   secret: (tid: string, name: string) => ({ pk: tenantPk(tid), sk: `SECRET#${name}` }),
   secretPrefix: 'SECRET#',
-  secretVersion: (tid: string, id: string, version: number) => ({
+  resource: (tid: string, type: string, id: string) => ({ pk: tenantPk(tid), sk: `R#${type}#${id}` }),
+  resourcePrefix: (type: string) => `R#${type}#`,
+  version: (tid: string, type: string, id: string, version: number) => ({
     pk: tenantPk(tid),
-    sk: `SECRETV#${id}#V#${String(version).padStart(10, '0')}`,
+    sk: `V#${type}#${id}#${String(version).padStart(10, '0')}`,
   }),
-  container: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `CONTAINER#${id}` }),
-  secretVersionPrefix: (tid: string, id: string) => ({ pk: tenantPk(tid), skPrefix: `SECRETV#${id}#V#` }),
+  versionPrefix: (type: string, id: string) => `V#${type}#${id}#`,
   resourceIndex: (tid: string, id: string) => ({ gsi1pk: tenantPk(tid), gsi1sk: `RES#${id}` }),
   audit: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `AUDIT#${id}` }),
   auditIndex: (id: string) => ({ gsi1pk: 'AUDIT', gsi1sk: id }),

@@ -1,0 +1,362 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { CallContext } from '../auth/principal.js';
+import { commit, type Change } from '../audit/audit.js';
+import { openJson, sealJson, type SealScope } from '../crypto/envelope.js';
+import { conflict, notFound, preconditionFailed } from '../http/errors.js';
+import { newId, nowIso } from '../ids.js';
+import { db, tableName } from './client.js';
+import { keys } from './keys.js';
+import { queryPage } from './pagination.js';
+import { TxConditionFailed, type TxItem } from './tx.js';
+
+/**
+ * The one storage module of every versioned, tenant-owned resource: typed credentials,
+ * passwords, keys, certificates, containers, ... (the generic secret shares its version,
+ * ETag and pruning rules). A head item `R#<type>#<id>` holds public metadata and the
+ * current secret part sealed; each write also puts an immutable version item
+ * `V#<type>#<id>#<n>`, and versions beyond the kept count are pruned in the same
+ * transaction. Secret parts are sealed with AAD (tenant, type, id, version), so a sealed
+ * value copied to another item, version or tenant does not open.
+ */
+export const DEFAULT_KEEP_VERSIONS = 10;
+
+export interface ResourceRecord<M = Record<string, unknown>> {
+  readonly type: string;
+  readonly id: string;
+  readonly name: string;
+  readonly version: number;
+  /** Public metadata: shown in lists and to callers without read rights to the secret part. */
+  readonly meta: M;
+  readonly container_id: string | null;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly created_by: string | null;
+  readonly updated_by: string | null;
+  /** Versions kept for this resource (history settings); default DEFAULT_KEEP_VERSIONS. */
+  readonly keep_versions?: number;
+}
+
+export interface VersionRecord<M = Record<string, unknown>> {
+  readonly type: string;
+  readonly id: string;
+  readonly name: string;
+  readonly version: number;
+  readonly meta: M;
+  readonly created_at: string;
+  readonly created_by: string | null;
+  readonly has_secret: boolean;
+}
+
+const RECORD_FIELDS = ['type', 'id', 'name', 'version', 'meta', 'container_id', 'created_at', 'updated_at', 'created_by', 'updated_by', 'keep_versions'] as const;
+
+export function toRecord<M>(item: Record<string, unknown>): ResourceRecord<M> {
+  const out: Record<string, unknown> = {};
+  for (const f of RECORD_FIELDS) if (item[f] !== undefined) out[f] = item[f];
+  out.meta ??= {};
+  out.container_id ??= null;
+  return out as unknown as ResourceRecord<M>;
+}
+
+export const sealScope = (tenantId: string, type: string, id: string, version: number): SealScope => ({ tenantId, type, id, version });
+
+/** Who wrote: the user the credential acts for, else the credential itself. */
+export const actorName = (ctx: CallContext) => ctx.principal.user ?? `${ctx.principal.kind}:${ctx.principal.id}`;
+
+/** Strong ETag of one version of one resource: a recreated resource never matches an old tag. */
+export const etagOf = (r: { id: string; version: number }) => `"${r.id}.${r.version}"`;
+
+/**
+ * `If-Match` against the current head: absent → the resource must exist (404); a tag for a
+ * missing resource or a malformed tag cannot hold (412); a well-formed older tag is stale
+ * (409); `*` matches any version.
+ */
+export function checkIfMatch(ifMatch: string | undefined, head: { id: string; version: number } | undefined, what = 'resource'): void {
+  if (ifMatch === undefined) {
+    if (!head) throw notFound(what);
+    return;
+  }
+  const tags = ifMatch.split(',').map((t) => t.trim());
+  if (!head) throw preconditionFailed(`If-Match given for a ${what} that does not exist`);
+  if (tags.includes('*')) return;
+  if (!tags.every((t) => /^"[0-9a-f-]{36}\.\d+"$/.test(t))) throw preconditionFailed('malformed ETag in If-Match');
+  if (!tags.includes(etagOf(head))) throw conflict(`stale ETag: the ${what} has changed; read it again before retrying`, 'stale_etag');
+}
+
+/** The immutable version item of a write. */
+export function versionPut(tenantId: string, rec: ResourceRecord<unknown>, sealed: Uint8Array | undefined): TxItem {
+  return {
+    Put: {
+      TableName: tableName(),
+      Item: {
+        ...keys.version(tenantId, rec.type, rec.id, rec.version),
+        type: rec.type,
+        id: rec.id,
+        name: rec.name,
+        version: rec.version,
+        meta: rec.meta,
+        created_at: rec.updated_at,
+        created_by: rec.updated_by,
+        ...(sealed ? { value: sealed } : {}),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
+/** Deletes of the versions that fall out of the kept window when `rec.version` is written. */
+export function pruneDeletes(tenantId: string, rec: Pick<ResourceRecord<unknown>, 'type' | 'id' | 'version' | 'keep_versions'>, previousKeep?: number): TxItem[] {
+  const keep = rec.keep_versions ?? DEFAULT_KEEP_VERSIONS;
+  const oldestKept = rec.version - keep + 1;
+  // When the kept count shrank, more than one version may fall out at once.
+  const from = Math.max(1, rec.version - Math.max(keep, previousKeep ?? keep));
+  const out: TxItem[] = [];
+  for (let v = from; v < oldestKept; v++) out.push({ Delete: { TableName: tableName(), Key: keys.version(tenantId, rec.type, rec.id, v) } });
+  return out;
+}
+
+export const containerCheck = (tenantId: string, containerId: string): TxItem => ({
+  ConditionCheck: { TableName: tableName(), Key: keys.resource(tenantId, 'container', containerId), ConditionExpression: 'attribute_exists(pk)' },
+});
+
+export interface StoredResource<M> {
+  readonly record: ResourceRecord<M>;
+  readonly sealed: Uint8Array | undefined;
+}
+
+export async function readResource<M>(tenantId: string, type: string, id: string): Promise<StoredResource<M> | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.resource(tenantId, type, id), ConsistentRead: true }));
+  if (!out.Item) return undefined;
+  return { record: toRecord<M>(out.Item), sealed: out.Item.value as Uint8Array | undefined };
+}
+
+/** Opens the secret part of a head or version. */
+export async function openSecret<S>(tenantId: string, rec: { type: string; id: string; version: number }, sealed: Uint8Array | undefined): Promise<S | undefined> {
+  if (!sealed) return undefined;
+  return openJson<S>(sealScope(tenantId, rec.type, rec.id, rec.version), sealed);
+}
+
+export async function listResources<M>(tenantId: string, type: string, page: { limit: number; offset?: number; cursor?: string }) {
+  const out = await queryPage<Record<string, unknown>>({
+    pk: keys.tenant(tenantId).pk,
+    prefix: keys.resourcePrefix(type),
+    limit: page.limit,
+    offset: page.offset,
+    cursor: page.cursor,
+    projection: RECORD_FIELDS,
+  });
+  return { items: out.items.map((i) => toRecord<M>(i)), nextCursor: out.nextCursor };
+}
+
+/** Every kept version of a resource, newest first (metadata only). */
+export async function listVersions<M>(tenantId: string, type: string, id: string): Promise<VersionRecord<M>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': keys.versionPrefix(type, id) },
+        ScanIndexForward: false,
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items.map((i) => ({
+    type: i.type as string,
+    id: i.id as string,
+    name: i.name as string,
+    version: i.version as number,
+    meta: (i.meta ?? {}) as M,
+    created_at: i.created_at as string,
+    created_by: (i.created_by ?? null) as string | null,
+    has_secret: i.value !== undefined,
+  }));
+}
+
+export async function readVersion<M>(tenantId: string, type: string, id: string, version: number): Promise<{ record: VersionRecord<M>; sealed: Uint8Array | undefined } | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.version(tenantId, type, id, version), ConsistentRead: true }));
+  const i = out.Item;
+  if (!i) return undefined;
+  return {
+    record: { type, id, name: i.name as string, version, meta: (i.meta ?? {}) as M, created_at: i.created_at as string, created_by: (i.created_by ?? null) as string | null, has_secret: i.value !== undefined },
+    sealed: i.value as Uint8Array | undefined,
+  };
+}
+
+/** The keys of every version item of a resource (for deletes). */
+export async function versionKeys(tenantId: string, type: string, id: string): Promise<Record<string, string>[]> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+      ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': keys.versionPrefix(type, id) },
+      ProjectionExpression: 'pk, sk',
+      ConsistentRead: true,
+    }),
+  );
+  return (out.Items ?? []) as Record<string, string>[];
+}
+
+export interface CreateInput<M, S> {
+  readonly type: string;
+  readonly name: string;
+  readonly meta: M;
+  /** The secret part, sealed; omitted for resources without one. */
+  readonly secret?: S;
+  readonly container_id?: string | null;
+  readonly id?: string;
+}
+
+const headPut = (tenantId: string, rec: ResourceRecord<unknown>, sealed: Uint8Array | undefined, condition: Pick<NonNullable<TxItem['Put']>, 'ConditionExpression' | 'ExpressionAttributeValues'>): TxItem => ({
+  Put: {
+    TableName: tableName(),
+    Item: { ...keys.resource(tenantId, rec.type, rec.id), ...keys.resourceIndex(tenantId, rec.id), ...rec, ...(sealed ? { value: sealed } : {}) },
+    ...condition,
+  },
+});
+
+/**
+ * Creates a resource: head, version 1, optional container check, the caller's extra items,
+ * audit and event in one transaction. `change` builds the audit/event from the record.
+ */
+export async function createResource<M, S>(
+  ctx: CallContext,
+  input: CreateInput<M, S>,
+  change: (rec: ResourceRecord<M>) => Change,
+  extraItems: TxItem[] = [],
+): Promise<ResourceRecord<M>> {
+  const tid = ctx.principal.tenantId;
+  const at = nowIso();
+  const rec: ResourceRecord<M> = {
+    type: input.type,
+    id: input.id ?? newId(),
+    name: input.name,
+    version: 1,
+    meta: input.meta,
+    container_id: input.container_id ?? null,
+    created_at: at,
+    updated_at: at,
+    created_by: actorName(ctx),
+    updated_by: actorName(ctx),
+  };
+  const sealed = input.secret === undefined ? undefined : await sealJson(sealScope(tid, rec.type, rec.id, 1), input.secret);
+  const items: TxItem[] = [headPut(tid, rec, sealed, { ConditionExpression: 'attribute_not_exists(pk)' }), versionPut(tid, rec, sealed)];
+  const containerIndex = rec.container_id ? items.push(containerCheck(tid, rec.container_id)) - 1 : -1;
+  const extraFrom = items.length;
+  items.push(...extraItems);
+  try {
+    await commit(ctx, tid, items, change(rec));
+  } catch (error) {
+    if (error instanceof TxConditionFailed) {
+      if (error.index === containerIndex) throw notFound('container');
+      if (error.index >= extraFrom && error.index < items.length) throw new TxConditionFailed(error.index - extraFrom, false);
+      if (error.index === 0) throw conflict(`${rec.type} ${rec.id} already exists`, 'already_exists');
+    }
+    throw error;
+  }
+  return rec;
+}
+
+export interface UpdateInput<M, S> {
+  readonly name?: string;
+  /** New public metadata (whole value). */
+  readonly meta?: M;
+  /** New secret part (whole value); undefined keeps the current one (resealed for the new version). */
+  readonly secret?: S;
+  readonly container_id?: string | null;
+  readonly keep_versions?: number;
+}
+
+/**
+ * Writes a new version of an existing resource. `ifMatch` is the client's If-Match header;
+ * concurrent writers with the same version produce exactly one winner (409 for the rest).
+ * `patch` may be a function of the current record and secret (read-modify-write).
+ */
+export async function updateResource<M, S>(
+  ctx: CallContext,
+  type: string,
+  id: string,
+  patch: UpdateInput<M, S> | ((current: ResourceRecord<M>, secret: S | undefined) => UpdateInput<M, S> | Promise<UpdateInput<M, S>>),
+  change: (rec: ResourceRecord<M>, before: ResourceRecord<M>) => Change,
+  opts: { ifMatch?: string; extraItems?: TxItem[] } = {},
+): Promise<{ record: ResourceRecord<M>; secret: S | undefined }> {
+  const tid = ctx.principal.tenantId;
+  const stored = await readResource<M>(tid, type, id);
+  checkIfMatch(opts.ifMatch, stored?.record, type.replace(/_/g, ' '));
+  const current = stored!.record;
+  const currentSecret = await openSecret<S>(tid, current, stored!.sealed);
+  const p = typeof patch === 'function' ? await patch(current, currentSecret) : patch;
+  const rec: ResourceRecord<M> = {
+    ...current,
+    name: p.name ?? current.name,
+    meta: p.meta ?? current.meta,
+    container_id: p.container_id === undefined ? current.container_id : p.container_id,
+    keep_versions: p.keep_versions ?? current.keep_versions,
+    version: current.version + 1,
+    updated_at: nowIso(),
+    updated_by: actorName(ctx),
+  };
+  const secret = p.secret ?? currentSecret;
+  const sealed = secret === undefined ? undefined : await sealJson(sealScope(tid, type, id, rec.version), secret);
+  const items: TxItem[] = [
+    headPut(tid, rec, sealed, { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': current.version } }),
+    versionPut(tid, rec, sealed),
+    ...pruneDeletes(tid, rec, current.keep_versions),
+  ];
+  const containerIndex = rec.container_id && rec.container_id !== current.container_id ? items.push(containerCheck(tid, rec.container_id)) - 1 : -1;
+  const extraFrom = items.length;
+  items.push(...(opts.extraItems ?? []));
+  try {
+    await commit(ctx, tid, items, change(rec, current));
+  } catch (error) {
+    if (error instanceof TxConditionFailed) {
+      if (error.index === containerIndex) throw notFound('container');
+      if (error.index >= extraFrom) throw new TxConditionFailed(error.index - extraFrom, false);
+      throw conflict(`the ${type.replace(/_/g, ' ')} was changed concurrently; read it again before retrying`, 'stale_etag');
+    }
+    throw error;
+  }
+  return { record: rec, secret };
+}
+
+/** Deletes a resource with all its versions, audited, in one transaction. */
+export async function deleteResource<M>(
+  ctx: CallContext,
+  type: string,
+  id: string,
+  change: (rec: ResourceRecord<M>) => Change,
+  opts: { ifMatch?: string; extraItems?: TxItem[] } = {},
+): Promise<ResourceRecord<M>> {
+  const tid = ctx.principal.tenantId;
+  const stored = await readResource<M>(tid, type, id);
+  checkIfMatch(opts.ifMatch, stored?.record, type.replace(/_/g, ' '));
+  const rec = stored!.record;
+  const versions = await versionKeys(tid, type, id);
+  const items: TxItem[] = [
+    {
+      Delete: {
+        TableName: tableName(),
+        Key: keys.resource(tid, type, id),
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeValues: { ':v': rec.version },
+      },
+    },
+    ...versions.map((k): TxItem => ({ Delete: { TableName: tableName(), Key: k } })),
+  ];
+  const extraFrom = items.length;
+  items.push(...(opts.extraItems ?? []));
+  try {
+    await commit(ctx, tid, items, change(rec));
+  } catch (error) {
+    if (error instanceof TxConditionFailed) {
+      if (error.index >= extraFrom) throw new TxConditionFailed(error.index - extraFrom, false);
+      throw conflict(`the ${type.replace(/_/g, ' ')} was changed concurrently; read it again before retrying`, 'stale_etag');
+    }
+    throw error;
+  }
+  return rec;
+}
