@@ -14,6 +14,8 @@ declare module 'vitest' {
     dynamoEndpoint: string;
     tableName: string;
     logFile: string;
+    /** The runtime's DATA_DIR (its keyring master key lives in keyring/master.key). */
+    dataDir: string;
   }
 }
 
@@ -77,11 +79,16 @@ export default async function setup(project: TestProject) {
   project.provide('dynamoEndpoint', dynamoEndpoint);
   project.provide('tableName', 'secrets');
   project.provide('logFile', logFile);
+  project.provide('dataDir', dataDir);
 
   return async () => {
     try {
       const leaks = await findLeaks({ dynamoEndpoint, tableName: 'secrets', logText: readFileSync(logFile, 'utf8') });
-      if (leaks.length > 0) throw new Error(`secret material leaked after the suite:\n${leaks.join('\n')}`);
+      if (leaks.length > 0) {
+        // vitest reports a teardown error without failing the run: fail the process itself.
+        process.stderr.write(`\nFAIL secret material leaked after the suite:\n${leaks.join('\n')}\n`);
+        process.exitCode = 1;
+      }
     } finally {
       server?.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 500));
