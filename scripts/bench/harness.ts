@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { request, Agent } from 'node:http';
+
+/** Closed-loop load: `concurrency` workers run `op` back to back for `seconds`. */
+export async function closedLoop(name: string, op: (worker: number) => Promise<void>, opts: { concurrency: number; seconds: number; warmupSeconds?: number }) {
+  const run = async (seconds: number, record: boolean) => {
+    const latencies: number[] = [];
+    let errors = 0;
+    const deadline = performance.now() + seconds * 1000;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: opts.concurrency }, async (_, w) => {
+        while (performance.now() < deadline) {
+          const t0 = performance.now();
+          try {
+            await op(w);
+            if (record) latencies.push(performance.now() - t0);
+          } catch (error) {
+            errors++;
+            if (errors === 1) process.stderr.write(`${name}: ${(error as Error).message}\n`);
+          }
+        }
+      }),
+    );
+    return { latencies, errors, elapsed: (performance.now() - started) / 1000 };
+  };
+  if (opts.warmupSeconds) await run(opts.warmupSeconds, false);
+  const { latencies, errors, elapsed } = await run(opts.seconds, true);
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] ?? NaN;
+  return { name, ops: latencies.length, errors, throughput: latencies.length / elapsed, p50: pct(50), p99: pct(99) };
+}
+
+export type Result = Awaited<ReturnType<typeof closedLoop>>;
+
+export const fmt = (r: Result) =>
+  `${r.name.padEnd(34)} ${r.throughput.toFixed(0).padStart(7)} ops/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms   errors ${r.errors}`;
+
+async function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => ok(port));
+    });
+    s.on('error', fail);
+  });
+}
+
+/** Starts the real local runtime (`scripts/local/start.ts`) on free ports, in memory. */
+export async function startRuntime(rootKey: string): Promise<{ baseUrl: string; dynamoEndpoint: string; dataDir: string; stop: () => void }> {
+  const [port, dynamoPort] = [await freePort(), await freePort()];
+  const dataDir = mkdtempSync(join(tmpdir(), 'secrets-bench-'));
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', resolve('scripts/local/start.ts')], {
+    env: { ...process.env, PORT: String(port), DYNAMODB_PORT: String(dynamoPort), DYNAMODB_IN_MEMORY: '1', DATA_DIR: dataDir, SECRETS_DEV_ROOT_KEY: rootKey, NODE_NO_WARNINGS: '1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((ok, fail) => {
+    child.stdout!.on('data', (c: Buffer) => {
+      if (c.toString().includes('listening on')) ok();
+    });
+    child.on('exit', (code) => fail(new Error(`runtime exited ${code}`)));
+  });
+  child.stdout!.resume(); // the structured logs are produced (as in Lambda) and discarded
+  return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: `http://127.0.0.1:${dynamoPort}`, dataDir, stop: () => child.kill('SIGTERM') };
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+/** One HTTP request over a keep-alive agent; resolves status, headers and body text. */
+export function http(method: string, url: string, headers: Record<string, string>, body?: string) {
+  return new Promise<{ status: number; headers: Record<string, string | string[] | undefined>; text: string }>((ok, fail) => {
+    const req = request(url, { method, headers: body ? { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } : headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => ok({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString() }));
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
