@@ -8,6 +8,7 @@ import { missingScopes } from '../auth/scopes.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { meterRequest } from '../store/usage.js';
 import { forbidden, internalError, payloadTooLarge, toHttpError, unsupportedMediaType, validationFailed, type FieldIssue } from './errors.js';
+import { idempotency } from './idempotency.js';
 import { parseJsonBody } from './json.js';
 import { logger } from './logger.js';
 import { errorResult, successResult, type Reply } from './responses.js';
@@ -165,7 +166,8 @@ function lowerCaseHeaders(headers: Headers | null): Record<string, string> {
 /**
  * The only place the middy stack is composed (DESIGN.md §4): request id and structured
  * logging, security headers, body size limit, authentication and the route's scopes,
- * JSON parsing with a depth limit, zod validation, and one error handler.
+ * JSON parsing with a depth limit, zod validation, Idempotency-Key on mutations, and one
+ * error handler.
  */
 export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: HandlerSpec<P, Q, B>): LambdaHandler {
   const core = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
@@ -200,5 +202,6 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
     .use(bodyLimit())
     .use(authentication())
     .use(validation(spec))
+    .use(idempotency((request) => states.get(request.event)?.principal ?? null))
     .handler(core) as unknown as LambdaHandler;
 }

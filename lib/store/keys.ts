@@ -15,6 +15,7 @@
  * | secret (head)       | T#<tid>            | SECRET#<name>                   | T#<tid> / RES#<id>              |
  * | resource (head)     | T#<tid>            | R#<type>#<id>                   | T#<tid> / RES#<id>              |
  * | resource version    | T#<tid>            | V#<type>#<id>#<n, 10 digits>    |                                 |
+ * | idempotency record  | T#<tid>            | IDEM#<sha256(principal + key)>  |                                 |
  * | audit entry         | T#<tid>            | AUDIT#<uuidv7>                  | AUDIT / <uuidv7>                |
  * | outbox event        | T#<tid>            | OUTBOX#<uuidv7>                 | OUTBOX / <uuidv7>               |
  *
@@ -54,6 +55,7 @@ export const keys = {
   }),
   versionPrefix: (type: string, id: string) => `V#${type}#${id}#`,
   resourceIndex: (tid: string, id: string) => ({ gsi1pk: tenantPk(tid), gsi1sk: `RES#${id}` }),
+  idempotency: (tid: string, hash: string) => ({ pk: tenantPk(tid), sk: `IDEM#${hash}` }),
   audit: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `AUDIT#${id}` }),
   auditIndex: (id: string) => ({ gsi1pk: 'AUDIT', gsi1sk: id }),
   outbox: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `OUTBOX#${id}` }),

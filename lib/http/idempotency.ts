@@ -1,0 +1,99 @@
+import { createHash } from 'node:crypto';
+import type { MiddlewareObj, Request } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import type { Principal } from '../auth/principal.js';
+import { header } from '../auth/authenticate.js';
+import { openJson, sealJson } from '../crypto/envelope.js';
+import { db, tableName } from '../store/client.js';
+import { keys } from '../store/keys.js';
+import { badRequest, conflict } from './errors.js';
+
+/**
+ * `Idempotency-Key` on mutations (DESIGN.md §5): the first request with a key runs and its
+ * successful response is kept for 24 h, sealed like any secret (a response may carry a new
+ * key or a value); a retry with the same key and the same request gets that response again,
+ * marked `Idempotent-Replayed: true`, without running twice. The same key with a different
+ * request, or while the first is still running, is a 409. An error response releases the
+ * key, so the client may correct the request or retry. Keys are per credential.
+ */
+const TTL_SECONDS = 24 * 3600;
+const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+interface Held {
+  readonly tenantId: string;
+  readonly id: string;
+}
+
+type Req = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
+
+const fingerprint = (event: APIGatewayProxyEvent) =>
+  createHash('sha256')
+    .update(`${event.httpMethod} ${event.resource}\n${JSON.stringify(event.pathParameters ?? {})}\n${JSON.stringify(event.queryStringParameters ?? {})}\n`)
+    .update(event.body ?? '')
+    .digest('hex');
+
+const scope = (h: Held) => ({ tenantId: h.tenantId, type: 'idempotency', id: h.id, version: 1 });
+
+export function idempotency(principalOf: (request: Req) => Principal | null): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context> {
+  const held = new WeakMap<APIGatewayProxyEvent, Held>();
+  const release = async (request: Req) => {
+    const h = held.get(request.event);
+    if (h) await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.idempotency(h.tenantId, h.id) }));
+  };
+  return {
+    before: async (request) => {
+      const { event } = request;
+      const key = header(event.headers ?? {}, 'idempotency-key');
+      const principal = principalOf(request);
+      if (key === undefined || !principal || !MUTATIONS.has(event.httpMethod)) return undefined;
+      if (!KEY_RE.test(key)) throw badRequest('Idempotency-Key must be 1-255 printable characters', undefined, 'invalid_idempotency_key');
+      const h: Held = { tenantId: principal.tenantId, id: createHash('sha256').update(`${principal.kind}:${principal.id}:${key}`).digest('hex') };
+      const print = fingerprint(event);
+      const now = Math.floor(Date.now() / 1000);
+      try {
+        await db().send(
+          new PutCommand({
+            TableName: tableName(),
+            Item: { ...keys.idempotency(h.tenantId, h.id), state: 'pending', fingerprint: print, ttl: now + TTL_SECONDS },
+            ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now',
+            ExpressionAttributeNames: { '#ttl': 'ttl' },
+            ExpressionAttributeValues: { ':now': now },
+          }),
+        );
+        held.set(event, h);
+        return undefined;
+      } catch (error) {
+        if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      }
+      const prior = (await db().send(new GetCommand({ TableName: tableName(), Key: keys.idempotency(h.tenantId, h.id), ConsistentRead: true }))).Item;
+      if (!prior || prior.fingerprint !== print) {
+        throw conflict('this Idempotency-Key was used with a different request', 'idempotency_key_reused');
+      }
+      if (prior.state !== 'done') throw conflict('a request with this Idempotency-Key is still in progress', 'idempotency_in_progress');
+      const stored = await openJson<APIGatewayProxyResult>(scope(h), prior.response as Uint8Array);
+      return { ...stored, headers: { ...stored.headers, 'Idempotent-Replayed': 'true' } };
+    },
+    after: async (request) => {
+      const h = held.get(request.event);
+      const response = request.response;
+      if (!h || !response) return;
+      if (response.statusCode >= 400) return release(request);
+      await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: keys.idempotency(h.tenantId, h.id),
+          UpdateExpression: 'SET #s = :done, #r = :r',
+          ExpressionAttributeNames: { '#s': 'state', '#r': 'response' },
+          ExpressionAttributeValues: { ':done': 'done', ':r': await sealJson(scope(h), response) },
+        }),
+      );
+    },
+    /** A failed request releases its key; its error response is not kept. */
+    onError: async (request) => {
+      await release(request).catch(() => undefined);
+    },
+  };
+}
