@@ -36,7 +36,10 @@ export interface HandlerSpec<P, Q, B> {
   handler(input: HandlerInput<P, Q, B>): Promise<Reply>;
 }
 
-export type LambdaHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+export type LambdaHandler = ((event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>) & {
+  /** The handler's schemas, for the OpenAPI document. */
+  readonly schemas?: { readonly params?: z.ZodType; readonly query?: z.ZodType; readonly body?: z.ZodType };
+};
 
 interface State {
   route?: Route;
@@ -196,12 +199,13 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
     });
     return successResult(reply, s.requestId);
   };
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+  const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
     .use(requestLog())
     .use(errorHandler())
     .use(bodyLimit())
     .use(authentication())
     .use(validation(spec))
     .use(idempotency((request) => states.get(request.event)?.principal ?? null))
-    .handler(core) as unknown as LambdaHandler;
+    .handler(core);
+  return Object.assign(handler, { schemas: { params: spec.params, query: spec.query, body: spec.body } }) as unknown as LambdaHandler;
 }

@@ -1,0 +1,17 @@
+import { describe, expect, it } from 'vitest';
+import { buildOpenApi } from '../../scripts/openapi.js';
+
+describe('OpenAPI document', () => {
+  it('has all 322 operations with their auth, scopes and the secrets body schema', async () => {
+    const doc = await buildOpenApi();
+    const ops = Object.values(doc.paths).flatMap((p) => Object.values(p));
+    expect(ops).toHaveLength(322);
+    const create = doc.paths['/api/v1/secrets']!.post as any;
+    expect(create['x-scopes']).toEqual(['secrets:write']);
+    expect(create.requestBody.content['application/json'].schema.required).toEqual(['name', 'data']);
+    expect(create.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
+    const list = doc.paths['/api/v1/secrets']!.get as any;
+    expect(list.parameters.find((p: any) => p.name === 'limit').schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
+    expect((doc.paths['/health']!.get as any).security).toEqual([]);
+  });
+});
