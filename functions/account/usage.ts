@@ -1,5 +1,7 @@
 import { defineHandler, ok } from '../../lib/http/index.js';
 import { getCounters, requestsByDay } from '../../lib/store/usage.js';
+import { DEFAULT_REQUESTS_PER_MINUTE } from '../../lib/ratelimit/gate.js';
+import { config } from '../../lib/config.js';
 
 /**
  * Quotas and usage of the caller's own account. Any valid credential of the account may
@@ -7,7 +9,20 @@ import { getCounters, requestsByDay } from '../../lib/store/usage.js';
  */
 export const quotas = defineHandler({
   async handler({ ctx }) {
-    return ok({ tenant_id: ctx.principal.tenantId, quota: ctx.principal.tenant.quota });
+    const quota = ctx.principal.tenant.quota;
+    const rpm = quota.requests_per_minute ?? DEFAULT_REQUESTS_PER_MINUTE;
+    return ok({
+      tenant_id: ctx.principal.tenantId,
+      quota,
+      // token buckets (lib/ratelimit): capacity = the per-minute limit, refilled at limit/60 per second
+      rate_limits: {
+        account: { requests_per_minute: rpm, burst: rpm },
+        credential: quota.requests_per_minute_per_credential !== undefined ? { requests_per_minute: quota.requests_per_minute_per_credential, burst: quota.requests_per_minute_per_credential } : null,
+        unauthenticated_per_ip: { requests_per_minute: config().RATE_LIMIT_IP_PER_MINUTE, burst: config().RATE_LIMIT_IP_PER_MINUTE },
+      },
+      over_quota: { status: 403, code: 'quota_exceeded' },
+      over_rate: { status: 429, code: 'rate_limited' },
+    });
   },
 });
 
@@ -20,6 +35,8 @@ export const usage = defineHandler({
       tenant_id: tid,
       secrets: { used: counters.secrets, limit: quota.max_secrets ?? null },
       api_keys: { used: counters.api_keys, limit: quota.max_api_keys ?? null },
+      webhooks: { used: counters.webhooks, limit: quota.max_webhooks ?? null },
+      devices: { used: counters.devices, limit: quota.max_devices ?? null },
       requests: {
         today: days.find((d) => d.day === new Date().toISOString().slice(0, 10))?.requests ?? 0,
         last_30_days: days.reduce((sum, d) => sum + d.requests, 0),

@@ -9,7 +9,8 @@ export const QuotaBody = z
     max_api_keys: Limit.optional(),
     max_webhooks: Limit.optional(),
     max_devices: Limit.optional(),
-    requests_per_minute: Limit.optional(),
+    requests_per_minute: Limit.min(1).optional(),
+    requests_per_minute_per_credential: Limit.min(1).optional(),
   })
   .refine((q) => Object.keys(q).length > 0, { message: 'at least one quota value is required' });
 export type QuotaBody = z.infer<typeof QuotaBody>;

@@ -2,12 +2,14 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { commit } from '../../lib/audit/audit.js';
 import { openJson, sealJson } from '../../lib/crypto/envelope.js';
-import { conflict, forbidden, notFound } from '../../lib/http/errors.js';
-import { newId, nowIso } from '../../lib/ids.js';
+import { badRequest, conflict, forbidden, notFound } from '../../lib/http/errors.js';
+import { newId, nowIso, UUID_RE } from '../../lib/ids.js';
+import { sharedHead } from '../../lib/sharing/access.js';
 import { db, tableName } from '../../lib/store/client.js';
 import { keys } from '../../lib/store/keys.js';
 import { queryPage } from '../../lib/store/pagination.js';
-import { actorName as actor, checkIfMatch, containerCheck, etagOf, pruneDeletes, sealScope, versionKeys, versionPut } from '../../lib/store/resources.js';
+import { membershipFailure, pushMembership, type Placement } from '../../lib/store/membership.js';
+import { actorName as actor, checkIfMatch, etagOf, pruneDeletes, sealScope, versionKeys, versionPut } from '../../lib/store/resources.js';
 import { TxConditionFailed, type TxItem } from '../../lib/store/tx.js';
 import { counterAdd } from '../../lib/store/usage.js';
 import type { CreateSecretBody, ListSecretsQuery, UpdateSecretBody } from './schemas.js';
@@ -26,7 +28,11 @@ export interface SecretMeta {
   readonly created_by: string | null;
   readonly updated_by: string | null;
 }
-export type Secret = SecretMeta & { readonly data: Record<string, string> };
+export type Secret = SecretMeta & {
+  readonly data: Record<string, string>;
+  /** Present when the caller reads or writes another account's secret through a share. */
+  readonly shared?: { readonly share_id: string; readonly permission: string; readonly owner_tenant_id: string };
+};
 
 const META = ['id', 'name', 'description', 'tags', 'container_id', 'version', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
 const toMeta = (item: Record<string, unknown>): SecretMeta =>
@@ -45,8 +51,16 @@ async function readHead(tenantId: string, name: string): Promise<Record<string, 
  * The head item (keyed by name, current version, value sealed) and the version item of a
  * write, in the shared version format of lib/store/resources.ts.
  */
-function writeItems(tenantId: string, meta: SecretMeta, sealed: Uint8Array): { head: Record<string, unknown>; version: TxItem } {
-  const head = { ...keys.secret(tenantId, meta.name), ...keys.resourceIndex(tenantId, meta.id), type: TYPE, ...meta, value: sealed };
+function writeItems(tenantId: string, meta: SecretMeta, sealed: Uint8Array, keepVersions?: number): { head: Record<string, unknown>; version: TxItem } {
+  const head = {
+    ...keys.secret(tenantId, meta.name),
+    ...keys.resourceIndex(tenantId, meta.id),
+    type: TYPE,
+    ...meta,
+    // the history settings (PUT /api/v1/secret/{id}/history-settings) survive every write
+    ...(keepVersions !== undefined ? { keep_versions: keepVersions } : {}),
+    value: sealed,
+  };
   const version = versionPut(
     tenantId,
     { ...meta, type: TYPE, meta: { description: meta.description, tags: meta.tags } },
@@ -78,7 +92,7 @@ export async function createSecret(ctx: CallContext, body: CreateSecretBody): Pr
     version,
     counterAdd(tid, 'secrets', 1, p.tenant.quota.max_secrets),
   ];
-  if (meta.container_id) items.push(containerCheck(tid, meta.container_id));
+  const placed = pushMembership(tid, items, null, placement(meta));
   try {
     await commit(ctx, tid, items, {
       action: 'secret.create',
@@ -86,10 +100,10 @@ export async function createSecret(ctx: CallContext, body: CreateSecretBody): Pr
       event: { type: 'secret.created', data: { id: meta.id, name: meta.name, version: 1 } },
     });
   } catch (error) {
+    membershipFailure(error, placed, placement(meta));
     if (error instanceof TxConditionFailed) {
       if (error.index === 0) throw conflict(`a secret named "${meta.name}" already exists`, 'already_exists');
       if (error.index === 2) throw forbidden(`quota exceeded: at most ${p.tenant.quota.max_secrets} secrets`, 'quota_exceeded');
-      if (error.index === 3) throw notFound('container');
       if (error.conflict) throw conflict(`a secret named "${meta.name}" is being created concurrently`, 'already_exists');
     }
     throw error;
@@ -97,13 +111,32 @@ export async function createSecret(ctx: CallContext, body: CreateSecretBody): Pr
   return { ...meta, data: body.data };
 }
 
+const placement = (meta: SecretMeta): Placement => ({ type: TYPE, id: meta.id, name: meta.name, container_id: meta.container_id });
+
+/**
+ * A secret of another account shared with the caller's user is addressed by its id in place
+ * of a name (`GET /api/v1/secrets/{id}`; lib/sharing): the caller's own secret of that name
+ * wins, so the path stays unambiguous for the owner.
+ */
+async function sharedSecret(ctx: CallContext, name: string, need: 'read' | 'write') {
+  if (!UUID_RE.test(name)) return undefined;
+  const shared = await sharedHead(ctx, TYPE, name, need);
+  if (!shared) return undefined;
+  return { tenantId: shared.tenantId, item: shared.head.item, shared: { share_id: shared.share.id, permission: shared.share.permission, owner_tenant_id: shared.tenantId } };
+}
+
 export async function getSecret(ctx: CallContext, name: string): Promise<Secret> {
-  const tid = ctx.principal.tenantId;
-  const item = await readHead(tid, name);
-  if (!item) throw notFound('secret');
+  let tid = ctx.principal.tenantId;
+  let item = await readHead(tid, name);
+  let shared: Secret['shared'];
+  if (!item) {
+    const hit = await sharedSecret(ctx, name, 'read');
+    if (!hit) throw notFound('secret');
+    ({ tenantId: tid, item, shared } = hit);
+  }
   const meta = toMeta(item);
   const data = await openJson<Record<string, string>>(scope(tid, meta.id, meta.version), item.value as Uint8Array);
-  return { ...meta, data };
+  return { ...meta, data, ...(shared ? { shared } : {}) };
 }
 
 export async function listSecrets(ctx: CallContext, query: ListSecretsQuery) {
@@ -119,8 +152,19 @@ export async function listSecrets(ctx: CallContext, query: ListSecretsQuery) {
 }
 
 export async function updateSecret(ctx: CallContext, name: string, body: UpdateSecretBody, ifMatch?: string): Promise<Secret> {
-  const tid = ctx.principal.tenantId;
-  const item = await readHead(tid, name);
+  let tid = ctx.principal.tenantId;
+  let item = await readHead(tid, name);
+  let shared: Secret['shared'];
+  if (!item) {
+    // a `write` share lets its recipient update the description, tags and value (never the container)
+    const hit = await sharedSecret(ctx, name, 'write');
+    if (hit) {
+      if (body.container_id !== undefined) {
+        throw badRequest('container_id cannot be changed through a share', [{ path: 'body.container_id', message: 'not allowed through a share' }]);
+      }
+      ({ tenantId: tid, item, shared } = hit);
+    }
+  }
   checkIfMatch(ifMatch, item && toMeta(item), 'secret');
   const current = toMeta(item!);
   const data = body.data ?? (await openJson<Record<string, string>>(scope(tid, current.id, current.version), item!.value as Uint8Array));
@@ -134,7 +178,8 @@ export async function updateSecret(ctx: CallContext, name: string, body: UpdateS
     updated_by: actor(ctx),
   };
   const sealed = await sealJson(scope(tid, meta.id, meta.version), data);
-  const { head, version } = writeItems(tid, meta, sealed);
+  const keepVersions = item!.keep_versions as number | undefined;
+  const { head, version } = writeItems(tid, meta, sealed, keepVersions);
   const items: TxItem[] = [
     {
       Put: {
@@ -145,25 +190,24 @@ export async function updateSecret(ctx: CallContext, name: string, body: UpdateS
       },
     },
     version,
-    ...pruneDeletes(tid, { type: TYPE, id: meta.id, version: meta.version }),
+    ...pruneDeletes(tid, { type: TYPE, id: meta.id, version: meta.version, keep_versions: keepVersions }),
   ];
-  const containerIndex = items.length;
-  if (meta.container_id && meta.container_id !== current.container_id) items.push(containerCheck(tid, meta.container_id));
+  const placed = pushMembership(tid, items, placement(current), placement(meta));
   try {
     await commit(ctx, tid, items, {
       action: 'secret.update',
       resource: { type: TYPE, id: meta.id, name: meta.name },
-      detail: { version: meta.version, fields: Object.keys(body) },
+      detail: { version: meta.version, fields: Object.keys(body), ...(shared ? { via: 'share', share_id: shared.share_id } : {}) },
       event: { type: 'secret.updated', data: { id: meta.id, name: meta.name, version: meta.version } },
     });
   } catch (error) {
+    membershipFailure(error, placed, placement(meta));
     if (error instanceof TxConditionFailed) {
-      if (error.index === containerIndex) throw notFound('container');
       throw conflict('the secret was changed concurrently; read it again before retrying', 'stale_etag');
     }
     throw error;
   }
-  return { ...meta, data };
+  return { ...meta, data, ...(shared ? { shared } : {}) };
 }
 
 export async function deleteSecret(ctx: CallContext, name: string, ifMatch?: string): Promise<SecretMeta> {
@@ -184,6 +228,7 @@ export async function deleteSecret(ctx: CallContext, name: string, ifMatch?: str
     ...versions.map((k): TxItem => ({ Delete: { TableName: tableName(), Key: k } })),
     counterAdd(tid, 'secrets', -1),
   ];
+  pushMembership(tid, items, placement(meta), null);
   try {
     await commit(ctx, tid, items, {
       action: 'secret.delete',

@@ -1,6 +1,7 @@
 import { newId, nowIso } from '../ids.js';
 import { keys } from '../store/keys.js';
-import { tableName } from '../store/client.js';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../store/client.js';
 import { transact, type TxItem } from '../store/tx.js';
 import { eventPut } from '../events/outbox.js';
 import type { EventType } from '../events/catalogue.js';
@@ -20,6 +21,8 @@ export interface Change {
   readonly event?: { readonly type: EventType; readonly data: Record<string, unknown> };
   /** Extra metadata for the audit entry (never values). */
   readonly detail?: Record<string, unknown>;
+  /** `success` (default) for committed changes; `denied` / `failure` for refused or failed attempts (recordAudit). */
+  readonly outcome?: 'success' | 'denied' | 'failure';
 }
 
 /** The audit entry of a successful change, as a transaction item. */
@@ -40,7 +43,7 @@ export function auditPut(ctx: CallContext, tenantId: string, change: Change): { 
           actor: { type: p.operator && p.tenantId !== tenantId ? 'operator' : p.kind, id: p.id, user: p.user, tenant_id: p.tenantId },
           action: change.action,
           resource: change.resource,
-          outcome: 'success',
+          outcome: change.outcome ?? 'success',
           request_id: ctx.requestId,
           source_ip: ctx.sourceIp,
           user_agent: ctx.userAgent,
@@ -57,9 +60,46 @@ export function auditPut(ctx: CallContext, tenantId: string, change: Change): { 
  * TransactWriteItems, so all land together or none do. Returns the audit entry's id.
  */
 export async function commit(ctx: CallContext, tenantId: string, items: TxItem[], change: Change): Promise<string> {
+  return (await commitWithIds(ctx, tenantId, items, change)).auditId;
+}
+
+/** As commit(), returning the ids of both the audit entry and the outbox event. */
+export async function commitWithIds(ctx: CallContext, tenantId: string, items: TxItem[], change: Change): Promise<{ auditId: string; eventId?: string }> {
   const audit = auditPut(ctx, tenantId, change);
   const all = [...items, audit.item];
-  if (change.event) all.push(eventPut(tenantId, change.event.type, change.event.data));
+  const event = change.event ? eventPut(tenantId, change.event.type, change.event.data) : undefined;
+  if (event) all.push(event);
   await transact(all);
+  return { auditId: audit.id, ...(event ? { eventId: event.Put!.Item!.id as string } : {}) };
+}
+
+/**
+ * An audit entry on its own (no change to commit): a denied request, a sensitive read
+ * (an export, a sync with values). One PutItem; returns the entry's id.
+ */
+export async function recordAudit(ctx: CallContext, tenantId: string, change: Change): Promise<string> {
+  const audit = auditPut(ctx, tenantId, change);
+  // An UpdateItem that creates the item (= a conditional put): every authenticated route
+  // may UpdateItem (grant table:meter), so even read-only routes can audit a denial.
+  const { pk, sk, ...fields } = audit.item.Put!.Item as Record<string, unknown>;
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = Object.entries(fields)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v], i) => {
+      names[`#f${i}`] = k;
+      values[`:f${i}`] = v;
+      return `#f${i} = :f${i}`;
+    });
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: { pk, sk },
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: 'attribute_not_exists(pk)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    }),
+  );
   return audit.id;
 }

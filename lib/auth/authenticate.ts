@@ -1,8 +1,11 @@
+import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { Route } from '../routes.js';
 import { forbidden, unauthorized } from '../http/errors.js';
 import { getApiKeyAuth } from '../store/api-keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { hashApiKey } from './api-keys.js';
+import { API_TOKEN_RE, authenticateApiToken } from './api-tokens.js';
+import { authenticateSignedRequest } from './device-signature.js';
 import { verifyAccessToken } from './jwt.js';
 import { ADMIN_SCOPE } from './scopes.js';
 import type { Principal } from './principal.js';
@@ -29,7 +32,10 @@ function activeTenant(tenant: Tenant | undefined): Tenant {
  * consistent reads and caches nothing, so a revocation or suspension takes effect on the
  * very next request. `X-API-Key` alone is refused.
  */
-export async function authenticateBearer(headers: Headers, now = Date.now()): Promise<Principal> {
+/** Told the account and credential as soon as a credential names them (lib/ratelimit/gate.ts starts its check in parallel). */
+export type OnIdentified = (tenantId: string, credentialId: string, tenant: Promise<Tenant | undefined>) => void;
+
+export async function authenticateBearer(headers: Headers, now = Date.now(), onIdentified?: OnIdentified): Promise<Principal> {
   const authorization = header(headers, 'authorization');
   if (!authorization) {
     if (header(headers, 'x-api-key') !== undefined) {
@@ -44,7 +50,9 @@ export async function authenticateBearer(headers: Headers, now = Date.now()): Pr
   if (JWT_RE.test(token)) {
     const claims = await verifyAccessToken(token);
     if (!claims) throw unauthorized();
-    const tenant = activeTenant(await getTenant(claims.tenantId));
+    const read = getTenant(claims.tenantId);
+    onIdentified?.(claims.tenantId, claims.tokenId, read);
+    const tenant = activeTenant(await read);
     return {
       kind: 'user_token',
       tenantId: tenant.id,
@@ -56,10 +64,21 @@ export async function authenticateBearer(headers: Headers, now = Date.now()): Pr
     };
   }
 
+  if (API_TOKEN_RE.test(token)) {
+    // personal API token (lib/auth/api-tokens.ts): never a platform-operator credential
+    const auth = await authenticateApiToken(token, now);
+    const read = getTenant(auth.tenant_id);
+    onIdentified?.(auth.tenant_id, auth.token_id, read);
+    const tenant = activeTenant(await read);
+    return { kind: 'api_token', tenantId: tenant.id, tenant, id: auth.token_id, user: auth.created_by, scopes: auth.scopes, operator: false };
+  }
+
   const record = await getApiKeyAuth(hashApiKey(token));
   if (!record) throw unauthorized();
   if (record.expires_at && Date.parse(record.expires_at) <= now) throw unauthorized('API key has expired', 'credentials_expired');
-  const tenant = activeTenant(await getTenant(record.tenant_id));
+  const read = getTenant(record.tenant_id);
+  onIdentified?.(record.tenant_id, record.key_id, read);
+  const tenant = activeTenant(await read);
   return {
     kind: 'api_key',
     tenantId: tenant.id,
@@ -72,31 +91,33 @@ export async function authenticateBearer(headers: Headers, now = Date.now()): Pr
 }
 
 /**
- * Signed device requests (RFC 9421; the agents capability). Until a device can be
- * enrolled no device key exists, so every device request is unauthenticated.
+ * Signed device requests: RFC 9421 HTTP Message Signatures over method, path, query and
+ * the RFC 9530 Content-Digest of the body (lib/auth/device-signature.ts). The signature
+ * covers more than headers, so this needs the whole proxy event.
  */
-export async function authenticateDevice(headers: Headers): Promise<Principal> {
+export async function authenticateDevice(headers: Headers, event?: APIGatewayProxyEvent, onIdentified?: OnIdentified): Promise<Principal> {
   if (!header(headers, 'signature') || !header(headers, 'signature-input')) {
-    throw unauthorized('missing request signature (Signature and Signature-Input headers)');
+    throw unauthorized('missing request signature (Signature and Signature-Input headers, RFC 9421)');
   }
-  throw unauthorized('unknown device key');
+  if (!event) throw unauthorized('a signed device request needs the whole request');
+  return authenticateSignedRequest(event, Date.now(), onIdentified);
 }
 
 /** Authentication for a route's auth kind; null for routes that authenticate themselves. */
-export async function authenticate(route: Route, headers: Headers): Promise<Principal | null> {
+export async function authenticate(route: Route, headers: Headers, event?: APIGatewayProxyEvent, onIdentified?: OnIdentified): Promise<Principal | null> {
   switch (route.auth) {
     case 'public':
     case 'endpoint':
     case 'temp-token':
       return null;
     case 'bearer':
-      return authenticateBearer(headers);
+      return authenticateBearer(headers, undefined, onIdentified);
     case 'operator': {
-      const principal = await authenticateBearer(headers);
+      const principal = await authenticateBearer(headers, undefined, onIdentified);
       if (!principal.operator) throw forbidden('platform operator credentials required', 'operator_required');
       return principal;
     }
     case 'device':
-      return authenticateDevice(headers);
+      return authenticateDevice(headers, event, onIdentified);
   }
 }

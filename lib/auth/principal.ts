@@ -5,7 +5,11 @@ import type { Tenant } from '../store/tenants.js';
  * from a path, query or body (DESIGN.md §6). Every domain call receives it explicitly.
  */
 export interface Principal {
-  readonly kind: 'api_key' | 'user_token' | 'device';
+  /**
+   * `temp_token`: a temporary-access token redeemed at GET /api/v1/t/{token} (its id is the grant id; no scopes).
+   * `api_token`: a personal API token (lib/auth/api-tokens.ts; its id is the token id).
+   */
+  readonly kind: 'api_key' | 'user_token' | 'device' | 'temp_token' | 'api_token';
   readonly tenantId: string;
   readonly tenant: Tenant;
   /** The API key id, token id or device id. */

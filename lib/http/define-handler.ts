@@ -6,7 +6,7 @@ import { routeByKey, type Route } from '../routes.js';
 import { authenticate, header, type Headers } from '../auth/authenticate.js';
 import { missingScopes } from '../auth/scopes.js';
 import type { CallContext, Principal } from '../auth/principal.js';
-import { meterRequest } from '../store/usage.js';
+import { gate, withHeaders, type Gate } from '../ratelimit/gate.js';
 import { forbidden, internalError, payloadTooLarge, toHttpError, unsupportedMediaType, validationFailed, type FieldIssue } from './errors.js';
 import { idempotency } from './idempotency.js';
 import { parseJsonBody } from './json.js';
@@ -27,6 +27,8 @@ export interface HandlerInput<P, Q, B> {
   readonly body: B;
   /** Request headers with lower-case names. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The client's address (for audit entries of routes without a principal, e.g. temp-token). */
+  readonly sourceIp: string | null;
 }
 
 export interface HandlerSpec<P, Q, B> {
@@ -47,6 +49,8 @@ interface State {
   started: number;
   principal: Principal | null;
   meter?: Promise<void>;
+  /** Rate limits, the usage meter and the API-key IP allow-list (lib/ratelimit/gate.ts). */
+  gate?: Gate;
   body?: unknown;
   params?: unknown;
   query?: unknown;
@@ -113,18 +117,29 @@ const bodyLimit = (): Mw => ({
   },
 });
 
-/** Authentication for the route's auth kind, then the route table's scopes. */
+/** Authentication for the route's auth kind, then the route table's scopes, then admission (rate limits). */
 const authentication = (): Mw => ({
   before: async (request) => {
     const s = state(request);
-    const principal = await authenticate(s.route!, request.event.headers ?? {});
+    s.gate = gate(s.route!, request.event);
+    const principal = await authenticate(s.route!, request.event.headers ?? {}, request.event, s.gate.identify);
     s.principal = principal;
-    if (!principal) return;
-    s.meter = meterRequest(principal.tenantId).catch((error: unknown) =>
-      logger.warn('usage metering failed', { request_id: s.requestId, error: error as Error }),
-    );
-    const missing = missingScopes(principal.scopes, s.route!.scopes);
-    if (missing.length > 0) throw forbidden(`missing scope: ${missing.join(', ')}`, 'insufficient_scope');
+    s.meter = s.gate.start(principal);
+    if (principal) {
+      const missing = missingScopes(principal.scopes, s.route!.scopes);
+      if (missing.length > 0) throw forbidden(`missing scope: ${missing.join(', ')}`, 'insufficient_scope');
+    }
+    await s.gate.enforce();
+  },
+  after: (request) => {
+    const h = state(request).gate?.headers();
+    if (request.response && h) request.response.headers = { ...request.response.headers, ...h };
+  },
+  onError: async (request) => {
+    const s = states.get(request.event);
+    if (!s?.gate) return;
+    await s.gate.auditDenied(request.error, s.requestId);
+    request.error = withHeaders(request.error, s.gate.headers()) as Error;
   },
 });
 
@@ -196,6 +211,7 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
       query: s.query as Q,
       body: s.body as B,
       headers: lowerCaseHeaders(event.headers),
+      sourceIp: event.requestContext?.identity?.sourceIp ?? null,
     });
     return successResult(reply, s.requestId);
   };

@@ -6,10 +6,19 @@ export interface Reply {
   readonly status: number;
   readonly data: unknown;
   readonly headers?: Readonly<Record<string, string>>;
+  /** A body sent as is instead of the JSON envelope (downloads: CSV, JSON Lines); set Content-Type in headers. */
+  readonly raw?: string;
 }
 
 export const ok = (data: unknown, headers?: Record<string, string>): Reply => ({ status: 200, data, headers });
 export const created = (data: unknown, headers?: Record<string, string>): Reply => ({ status: 201, data, headers });
+/** A 200 download: the body as is, with its content type (e.g. `text/csv; charset=utf-8`). */
+export const download = (body: string, contentType: string, headers?: Record<string, string>): Reply => ({
+  status: 200,
+  data: null,
+  raw: body,
+  headers: { ...headers, 'Content-Type': contentType },
+});
 
 /** Headers on every response, success or error. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -27,7 +36,7 @@ export function successResult(reply: Reply, requestId: string): APIGatewayProxyR
   return {
     statusCode: reply.status,
     headers: { ...SECURITY_HEADERS, ...reply.headers, 'X-Request-Id': requestId },
-    body: JSON.stringify({ success: true, data: reply.data }),
+    body: reply.raw ?? JSON.stringify({ success: true, data: reply.data }),
   };
 }
 

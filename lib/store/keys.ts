@@ -10,6 +10,15 @@
  * | user                | T#<tid>            | USER#<email>                    | EMAIL#<email> / T#<tid>         |
  * | API key (metadata)  | T#<tid>            | APIKEY#<kid>                    |                                 |
  * | API key (auth)      | KEY#<sha256(key)>  | KEY                             |                                 |
+ * | API token (auth)    | APITOKEN#<sha256>  | APITOKEN                        |                                 |
+ * | YubiKey OTP counter | T#<tid>            | OTPCTR#<yubikey id>             |                                 |
+ * | agent profile       | T#<tid>            | AGENTPROFILE#<id>               |                                 |
+ * | agent device        | T#<tid>            | AGENTDEVICE#<id>                |                                 |
+ * | device (auth)       | DEVICE#<id>        | DEVICE                          |                                 |
+ * | request nonce       | NONCE#<dev>#<nonce>| NONCE (ttl)                     |                                 |
+ * | device authz (8628) | DEVAUTHZ#<sha256>  | DEVAUTHZ (ttl)                  |                                 |
+ * | user code (8628)    | USERCODE#<sha256>  | USERCODE (ttl)                  |                                 |
+ * | enrolment token     | ENROLL#<sha256>    | ENROLL (ttl)                    |                                 |
  * | data key            | T#<tid>            | DEK#CURRENT                     |                                 |
  * | token-signing key   | T#<tid>            | TOKENKEY#<kid>                  |                                 |
  * | secret (head)       | T#<tid>            | SECRET#<name>                   | T#<tid> / RES#<id>              |
@@ -18,6 +27,26 @@
  * | idempotency record  | T#<tid>            | IDEM#<sha256(principal + key)>  |                                 |
  * | audit entry         | T#<tid>            | AUDIT#<uuidv7>                  | AUDIT / <uuidv7>                |
  * | outbox event        | T#<tid>            | OUTBOX#<uuidv7>                 | OUTBOX / <uuidv7>               |
+ * | audit chain head    | T#<tid>            | AUDITCHAIN                      |                                 |
+ * | audit signing key   | T#<tid>            | AUDITKEY                        |                                 |
+ * | webhook             | T#<tid>            | WEBHOOK#<id>                    |                                 |
+ * | webhook delivery    | T#<tid>            | WHDLV#<webhook id>#<event id>   |                                 |
+ * | rate limit per IP   | IP#<source ip>     | RATE                            |                                 |
+ * | audit sealer mark   | SYS                | AUDITSEAL                       |                                 |
+ * | share               | T#<tid>            | SHARE#<type>#<res id>#<share id>|                                 |
+ * | share by id         | T#<tid>            | SHAREID#<share id>              |                                 |
+ * | share by recipient  | SHAREDWITH#<email> | <type>#<res id>                 |                                 |
+ * | temp access grant   | T#<tid>            | TEMPACCESS#<type>#<res id>#<gid>|                                 |
+ * | temp grant by id    | T#<tid>            | TEMPID#<grant id>               |                                 |
+ * | temp token (auth)   | TEMPTOKEN#<sha256> | TOKEN                           |                                 |
+ * | container name      | T#<tid>            | CNAME#<name>                    |                                 |
+ * | container member    | T#<tid>            | CMEMBER#<container id>#<name>   |                                 |
+ * | container count     | T#<tid>            | CCOUNT#<container id>           |                                 |
+ * | cert revocation     | T#<tid>            | CRL#<ca id>#<serial hex>        |                                 |
+ * | ACME challenge      | ACME#<token>       | ACME (ttl)                      |                                 |
+ * | database lease      | T#<tid>            | LEASE#<lease id> (ttl)          | LEASES / <expires_at>#<tid>#<id> (while not revoked) |
+ * | rotation lock       | T#<tid>            | DBLOCK#<connection id> (ttl)    |                                 |
+ * | variable            | T#<tid>            | VAR#<name>                      |                                 |
  *
  * Every versioned resource type (typed credentials, keys, certificates, ...) has a head
  * `R#<type>#<id>` and versions `V#<type>#<id>#<n>` (lib/store/resources.ts). The generic
@@ -26,6 +55,10 @@
  * deleted-and-recreated name never mixes histories. Every head carries `RES#<id>` in gsi1,
  * so any resource is found by id within its tenant. The API key auth item is the one global lookup: a request carries only the
  * key, so its hash is the key; it holds the tenant id and everything authentication needs.
+ * The other global lookups follow the same rule: a temporary-access token item is keyed by the
+ * token's hash (the redemption request carries only the token), and a share's recipient item
+ * by the recipient's e-mail (a recipient in any account finds what was shared with them);
+ * both hold the owner's tenant id and are written in the same transaction as the owner's items.
  */
 export const TABLE_KEYS = { pk: 'pk', sk: 'sk', gsi1: { name: 'gsi1', pk: 'gsi1pk', sk: 'gsi1sk' }, ttl: 'ttl' } as const;
 
@@ -42,6 +75,21 @@ export const keys = {
   apiKey: (tid: string, kid: string) => ({ pk: tenantPk(tid), sk: `APIKEY#${kid}` }),
   apiKeyPrefix: 'APIKEY#',
   apiKeyAuth: (hash: string) => ({ pk: `KEY#${hash}`, sk: 'KEY' }),
+  // personal API tokens (lib/auth/api-tokens.ts): a global lookup by the token's hash, like API keys
+  apiTokenAuth: (hash: string) => ({ pk: `APITOKEN#${hash}`, sk: 'APITOKEN' }),
+  // last accepted Yubico OTP counter of a YubiKey credential (functions/credentials/yubikeys.ts)
+  otpCounter: (tid: string, yubikeyId: string) => ({ pk: tenantPk(tid), sk: `OTPCTR#${yubikeyId}` }),
+  // agents (lib/agents/store.ts): a signed device request carries only its key id, and the
+  // RFC 8628 endpoints only a device code, user code or enrolment token: global lookups.
+  agentProfile: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `AGENTPROFILE#${id}` }),
+  agentProfilePrefix: 'AGENTPROFILE#',
+  agentDevice: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `AGENTDEVICE#${id}` }),
+  agentDevicePrefix: 'AGENTDEVICE#',
+  deviceAuth: (deviceId: string) => ({ pk: `DEVICE#${deviceId}`, sk: 'DEVICE' }),
+  deviceNonce: (deviceId: string, nonce: string) => ({ pk: `NONCE#${deviceId}#${nonce}`, sk: 'NONCE' }),
+  deviceAuthorization: (deviceCodeHash: string) => ({ pk: `DEVAUTHZ#${deviceCodeHash}`, sk: 'DEVAUTHZ' }),
+  userCode: (codeHash: string) => ({ pk: `USERCODE#${codeHash}`, sk: 'USERCODE' }),
+  enrolmentToken: (tokenHash: string) => ({ pk: `ENROLL#${tokenHash}`, sk: 'ENROLL' }),
   dataKey: (tid: string) => ({ pk: tenantPk(tid), sk: 'DEK#CURRENT' }),
   tokenKey: (tid: string, kid: string) => ({ pk: tenantPk(tid), sk: `TOKENKEY#${kid}` }),
   tokenKeyPrefix: 'TOKENKEY#',
@@ -60,6 +108,44 @@ export const keys = {
   auditIndex: (id: string) => ({ gsi1pk: 'AUDIT', gsi1sk: id }),
   outbox: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `OUTBOX#${id}` }),
   outboxIndex: (id: string) => ({ gsi1pk: 'OUTBOX', gsi1sk: id }),
+  auditPrefix: 'AUDIT#',
+  auditChain: (tid: string) => ({ pk: tenantPk(tid), sk: 'AUDITCHAIN' }),
+  auditKey: (tid: string) => ({ pk: tenantPk(tid), sk: 'AUDITKEY' }),
+  auditSealMark: () => ({ pk: 'SYS', sk: 'AUDITSEAL' }),
+  webhook: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `WEBHOOK#${id}` }),
+  webhookPrefix: 'WEBHOOK#',
+  delivery: (tid: string, webhookId: string, eventId: string) => ({ pk: tenantPk(tid), sk: `WHDLV#${webhookId}#${eventId}` }),
+  deliveryPrefix: (webhookId: string) => `WHDLV#${webhookId}#`,
+  ipRate: (ip: string) => ({ pk: `IP#${ip}`, sk: 'RATE' }),
+  // sharing, temporary access, containers (lib/sharing, functions/containers)
+  share: (tid: string, type: string, resId: string, shareId: string) => ({ pk: tenantPk(tid), sk: `SHARE#${type}#${resId}#${shareId}` }),
+  sharePrefix: (type: string, resId: string) => `SHARE#${type}#${resId}#`,
+  shareRef: (tid: string, shareId: string) => ({ pk: tenantPk(tid), sk: `SHAREID#${shareId}` }),
+  sharedWith: (email: string, type: string, resId: string) => ({ pk: `SHAREDWITH#${email}`, sk: `${type}#${resId}` }),
+  sharedWithPk: (email: string) => `SHAREDWITH#${email}`,
+  tempGrant: (tid: string, type: string, resId: string, grantId: string) => ({ pk: tenantPk(tid), sk: `TEMPACCESS#${type}#${resId}#${grantId}` }),
+  tempGrantPrefix: (type: string, resId: string) => `TEMPACCESS#${type}#${resId}#`,
+  tempGrantRef: (tid: string, grantId: string) => ({ pk: tenantPk(tid), sk: `TEMPID#${grantId}` }),
+  tempToken: (hash: string) => ({ pk: `TEMPTOKEN#${hash}`, sk: 'TOKEN' }),
+  containerName: (tid: string, name: string) => ({ pk: tenantPk(tid), sk: `CNAME#${name}` }),
+  containerMember: (tid: string, containerId: string, name: string) => ({ pk: tenantPk(tid), sk: `CMEMBER#${containerId}#${name}` }),
+  containerMemberPrefix: (containerId: string) => `CMEMBER#${containerId}#`,
+  containerCount: (tid: string, containerId: string) => ({ pk: tenantPk(tid), sk: `CCOUNT#${containerId}` }),
+  // certificates (functions/certificates): one item per revoked serial, read to build the CRL;
+  // an ACME http-01 challenge is a global lookup (the validation request carries only the token).
+  certRevocation: (tid: string, caId: string, serial: string) => ({ pk: tenantPk(tid), sk: `CRL#${caId}#${serial}` }),
+  certRevocationPrefix: (caId: string) => `CRL#${caId}#`,
+  acmeChallenge: (token: string) => ({ pk: `ACME#${token}`, sk: 'ACME' }),
+  // database leases (lib/database): the sparse LEASES index holds unrevoked leases in expiry
+  // order for the sweeper (gsi1 is KEYS_ONLY: tenant and id are in the keys).
+  lease: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `LEASE#${id}` }),
+  leasePrefix: 'LEASE#',
+  leaseExpiryIndex: (tid: string, id: string, expiresAt: string) => ({ gsi1pk: 'LEASES', gsi1sk: `${expiresAt}#${tid}#${id}` }),
+  leaseExpiryPk: 'LEASES',
+  rotationLock: (tid: string, connectionId: string) => ({ pk: tenantPk(tid), sk: `DBLOCK#${connectionId}` }),
+  // named variables (lib/variables)
+  variable: (tid: string, name: string) => ({ pk: tenantPk(tid), sk: `VAR#${name}` }),
+  variablePrefix: 'VAR#',
 } as const;
 
 /** The table's definition, shared by the local runtime (CreateTable) and the CDK stack. */

@@ -10,6 +10,8 @@ export interface PageRequest {
   readonly offset?: number;
   readonly cursor?: string;
   readonly projection?: readonly string[];
+  /** Descending sk order (newest first for UUIDv7-keyed items). */
+  readonly newestFirst?: boolean;
 }
 
 export interface Page<T> {
@@ -56,6 +58,7 @@ export async function queryPage<T>(req: PageRequest): Promise<Page<T>> {
         ExclusiveStartKey: start,
         Limit: Math.min(want, 1000),
         ConsistentRead: true,
+        ...(req.newestFirst ? { ScanIndexForward: false } : {}),
       }),
     );
     const got = out.Items ?? [];

@@ -7,6 +7,7 @@ import { newId, nowIso } from '../ids.js';
 import { db, tableName } from './client.js';
 import { keys } from './keys.js';
 import { queryPage } from './pagination.js';
+import { membershipFailure, pushMembership } from './membership.js';
 import { TxConditionFailed, type TxItem } from './tx.js';
 
 /**
@@ -114,9 +115,13 @@ export function pruneDeletes(tenantId: string, rec: Pick<ResourceRecord<unknown>
   return out;
 }
 
-export const containerCheck = (tenantId: string, containerId: string): TxItem => ({
-  ConditionCheck: { TableName: tableName(), Key: keys.resource(tenantId, 'container', containerId), ConditionExpression: 'attribute_exists(pk)' },
-});
+/*
+ * Container placement is not a bare check of the container: create, update and delete keep
+ * the container's membership (member item + count) in their own transaction through
+ * lib/store/membership.ts (pushMembership / membershipFailure), so a non-empty container
+ * cannot be deleted and a key names one resource per container. Writers of their own
+ * transactions that set a container_id must call pushMembership too.
+ */
 
 export interface StoredResource<M> {
   readonly record: ResourceRecord<M>;
@@ -245,14 +250,15 @@ export async function createResource<M, S>(
   };
   const sealed = input.secret === undefined ? undefined : await sealJson(sealScope(tid, rec.type, rec.id, 1), input.secret);
   const items: TxItem[] = [headPut(tid, rec, sealed, { ConditionExpression: 'attribute_not_exists(pk)' }), versionPut(tid, rec, sealed)];
-  const containerIndex = rec.container_id ? items.push(containerCheck(tid, rec.container_id)) - 1 : -1;
+  // container membership (lib/store/membership.ts): the container must exist, the name be free in it
+  const placed = pushMembership(tid, items, null, rec);
   const extraFrom = items.length;
   items.push(...extraItems);
   try {
     await commit(ctx, tid, items, change(rec));
   } catch (error) {
+    membershipFailure(error, placed, rec);
     if (error instanceof TxConditionFailed) {
-      if (error.index === containerIndex) throw notFound('container');
       if (error.index >= extraFrom && error.index < items.length) throw new TxConditionFailed(error.index - extraFrom, false);
       if (error.index === 0) throw conflict(`${rec.type} ${rec.id} already exists`, 'already_exists');
     }
@@ -307,14 +313,14 @@ export async function updateResource<M, S>(
     versionPut(tid, rec, sealed),
     ...pruneDeletes(tid, rec, current.keep_versions),
   ];
-  const containerIndex = rec.container_id && rec.container_id !== current.container_id ? items.push(containerCheck(tid, rec.container_id)) - 1 : -1;
+  const placed = pushMembership(tid, items, current, rec);
   const extraFrom = items.length;
   items.push(...(opts.extraItems ?? []));
   try {
     await commit(ctx, tid, items, change(rec, current));
   } catch (error) {
+    membershipFailure(error, placed, rec);
     if (error instanceof TxConditionFailed) {
-      if (error.index === containerIndex) throw notFound('container');
       if (error.index >= extraFrom) throw new TxConditionFailed(error.index - extraFrom, false);
       throw conflict(`the ${type.replace(/_/g, ' ')} was changed concurrently; read it again before retrying`, 'stale_etag');
     }
@@ -347,6 +353,7 @@ export async function deleteResource<M>(
     },
     ...versions.map((k): TxItem => ({ Delete: { TableName: tableName(), Key: k } })),
   ];
+  pushMembership(tid, items, rec, null);
   const extraFrom = items.length;
   items.push(...(opts.extraItems ?? []));
   try {

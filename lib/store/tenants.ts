@@ -13,6 +13,8 @@ export interface Quota {
   readonly max_webhooks?: number;
   readonly max_devices?: number;
   readonly requests_per_minute?: number;
+  /** Per credential (API key, token, device) within the account; absent = the account's rate. */
+  readonly requests_per_minute_per_credential?: number;
 }
 
 export const DEFAULT_QUOTA: Quota = { max_secrets: 10_000, max_api_keys: 100, max_webhooks: 25, max_devices: 1_000, requests_per_minute: 6_000 };
@@ -25,11 +27,13 @@ export interface Tenant {
   /** A platform-operator account: its admin keys may use the operator routes. */
   readonly operator: boolean;
   readonly quota: Quota;
+  /** Account settings set with PUT /api/v1/settings (lib/settings/settings.ts); absent = defaults. */
+  readonly settings?: Readonly<Record<string, unknown>>;
   readonly created_at: string;
   readonly updated_at: string;
 }
 
-const FIELDS = ['id', 'name', 'admin_email', 'status', 'operator', 'quota', 'created_at', 'updated_at'] as const;
+const FIELDS = ['id', 'name', 'admin_email', 'status', 'operator', 'quota', 'settings', 'created_at', 'updated_at'] as const;
 
 export const toTenant = (item: Record<string, unknown>): Tenant =>
   Object.fromEntries(FIELDS.map((f) => [f, item[f]])) as unknown as Tenant;

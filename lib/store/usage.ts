@@ -1,6 +1,7 @@
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { keys } from './keys.js';
+import { HttpError } from '../http/errors.js';
 
 const USAGE_TTL_DAYS = 400;
 export const today = (at = new Date()) => at.toISOString().slice(0, 10);
@@ -40,17 +41,28 @@ export async function requestsByDay(tenantId: string, days: number): Promise<{ d
 export interface Counters {
   readonly secrets: number;
   readonly api_keys: number;
+  /** Active enrolled agent devices (quota max_devices). */
+  readonly devices: number;
+  /** Webhook subscriptions (quota max_webhooks). */
+  readonly webhooks: number;
 }
 
 export async function getCounters(tenantId: string): Promise<Counters> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.counters(tenantId), ConsistentRead: true }));
-  return { secrets: Number(out.Item?.secrets ?? 0), api_keys: Number(out.Item?.api_keys ?? 0) };
+  return { secrets: Number(out.Item?.secrets ?? 0), api_keys: Number(out.Item?.api_keys ?? 0), devices: Number(out.Item?.devices ?? 0), webhooks: Number(out.Item?.webhooks ?? 0) };
 }
 
 /**
  * A counter change as a transaction item. An increment is conditional on the quota, so a
  * create over quota fails inside the same transaction that would have counted it.
  */
+/**
+ * The one answer to a create over quota: 403 `quota_exceeded` (a standing limit: retrying
+ * does not help, unlike 429 rate limits). Raised when counterAdd's condition fails.
+ */
+export const quotaExceeded = (limit: number | undefined, what: string) =>
+  new HttpError(403, 'quota_exceeded', `quota exceeded: at most ${limit} ${what}`);
+
 export function counterAdd(tenantId: string, counter: keyof Counters, delta: 1 | -1, max?: number) {
   const limited = delta > 0 && max !== undefined;
   return {

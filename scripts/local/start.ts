@@ -39,10 +39,17 @@ async function main() {
     KEY_PROVIDER: 'local',
     LOCAL_MASTER_KEY_FILE: resolve(dataDir, 'keyring', 'master.key'),
     PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
+    // development: ACME enrollment may use a local directory (pebble on 127.0.0.1)
+    ACME_ALLOW_LOOPBACK: process.env.ACME_ALLOW_LOOPBACK ?? '1',
+    DATABASE_ALLOW_LOOPBACK: process.env.DATABASE_ALLOW_LOOPBACK ?? '1',
   });
+  // the SoftHSM2 token under DATA_DIR/softhsm (signing); without SoftHSM2 signing answers 503
+  process.stdout.write(`${(await import('./softhsm.js')).configureLocalSigning(dataDir)}\n`);
 
   await waitForDynamo(endpoint);
   await ensureTable(endpoint, process.env.TABLE_NAME!);
+  const stopEvents = (await import('./events.js')).startLocalEvents(); // outbox relay + webhook worker, in-process
+  const stopSweeper = (await import('./sweeper.js')).startLeaseSweeper(); // database lease expiry
   const { seedRoot } = await import('./seed.js');
   const root = await seedRoot(process.env.SECRETS_DEV_ROOT_KEY || undefined);
   const { startGateway } = await import('./gateway.js');
@@ -56,6 +63,8 @@ async function main() {
   const stop = () => {
     if (stopping) return;
     stopping = true;
+    stopEvents();
+    stopSweeper();
     server.close();
     server.closeAllConnections();
     dynamo.once('exit', () => process.exit(0));

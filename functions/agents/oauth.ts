@@ -1,0 +1,54 @@
+import { completeEnrolment, decideAuthorization, pollToken, reviewAuthorization, startAuthorization } from '../../lib/agents/authorization.js';
+import { publicKeyField, deviceView } from '../../lib/agents/admin.js';
+import { config } from '../../lib/config.js';
+import { created, defineHandler, ok } from '../../lib/http/index.js';
+import { ApproveBody, DeviceAuthorizationBody, EnrollBody, ReviewBody, TokenBody } from './schemas.js';
+
+/** Where the user goes to review the request: the public base URL, else this request's host. */
+function verificationUri(headers: Readonly<Record<string, string>>): string {
+  const base = config().PUBLIC_BASE_URL;
+  if (base) return `${base.replace(/\/+$/, '')}/api/v1/agents/oauth/review`;
+  const host = headers.host ?? 'localhost';
+  const proto = headers['x-forwarded-proto'] ?? (/^(localhost|127\.|\[::1\])/.test(host) ? 'http' : 'https');
+  return `${proto}://${host}/api/v1/agents/oauth/review`;
+}
+
+/** RFC 8628 §3.1–3.2: the device asks for authorization with its public key. */
+export const device = defineHandler({
+  body: DeviceAuthorizationBody,
+  async handler({ body, headers }) {
+    const key = await publicKeyField(body.public_key);
+    return ok(await startAuthorization({ name: body.name, key, profile_id: body.profile_id }, verificationUri(headers)));
+  },
+});
+
+/** RFC 8628 §3.4–3.5: the device polls; once approved it gets a one-time enrolment token. */
+export const token = defineHandler({
+  body: TokenBody,
+  async handler({ body }) {
+    return ok(await pollToken(body.device_code));
+  },
+});
+
+/** Binds the key: a new device of the approver's account; its id is the key id of its signatures. */
+export const enroll = defineHandler({
+  body: EnrollBody,
+  async handler({ body, headers, requestId }) {
+    const { device, tenantId } = await completeEnrolment(body.enrollment_token, { requestId, sourceIp: null, userAgent: headers['user-agent'] ?? null });
+    return created({ device_id: device.id, key_id: device.id, tenant_id: tenantId, profile_id: device.profile_id, device: deviceView(device) });
+  },
+});
+
+export const review = defineHandler({
+  body: ReviewBody,
+  async handler({ ctx, body }) {
+    return ok({ authorization: await reviewAuthorization(ctx, body.user_code) });
+  },
+});
+
+export const approve = defineHandler({
+  body: ApproveBody,
+  async handler({ ctx, body }) {
+    return ok({ authorization: await decideAuthorization(ctx, body) });
+  },
+});

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { DEVICE_CODE_GRANT } from '../../lib/agents/authorization.js';
+import { GRANT_SERVICES } from '../../lib/agents/grants.js';
+
+export const Uuid = z.uuid();
+export const IdParams = z.strictObject({ id: Uuid });
+
+export const ListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  cursor: z.string().min(1).max(2048).optional(),
+});
+export type ListQuery = z.infer<typeof ListQuery>;
+
+const Name = z.string().trim().min(1).max(128);
+
+/** A JWK object (public members only; checked by lib/agents/public-key.ts) or a PEM SPKI string. */
+const PublicKey = z.union([z.string().min(1).max(4096), z.record(z.string().max(16), z.unknown()).refine((o) => Object.keys(o).length <= 16, 'too many JWK members')]);
+
+/** An alias is one URL path segment: `/api/v1/agent/access/{alias}`. */
+export const Alias = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-", starting with a letter or digit');
+
+const Grant = z.strictObject({
+  alias: Alias,
+  service: z.enum(GRANT_SERVICES),
+  // exactly one resource: a UUID, never a pattern ("*", prefixes, lists)
+  resource: z.uuid({ message: 'must be the UUID of one existing resource (wildcards and patterns are not accepted)' }),
+});
+
+export const ProfileBody = z
+  .strictObject({
+    name: Name,
+    enabled: z.boolean(),
+    grants: z.array(Grant).max(100),
+  })
+  .superRefine((body, ctx) => {
+    const seen = new Set<string>();
+    body.grants.forEach((g, i) => {
+      if (seen.has(g.alias)) ctx.addIssue({ code: 'custom', path: ['grants', i, 'alias'], message: `alias "${g.alias}" appears twice: aliases are unique per profile` });
+      seen.add(g.alias);
+    });
+  });
+export type ProfileBody = z.infer<typeof ProfileBody>;
+
+export const CreateDeviceBody = z.strictObject({ name: Name, public_key: PublicKey, profile_id: Uuid });
+
+export const DeviceAuthorizationBody = z.strictObject({ name: Name, public_key: PublicKey, profile_id: Uuid.optional() });
+
+export const TokenBody = z.strictObject({
+  device_code: z.string().min(16).max(128),
+  grant_type: z.literal(DEVICE_CODE_GRANT).optional(),
+});
+
+export const EnrollBody = z.strictObject({ enrollment_token: z.string().min(16).max(128) });
+
+export const ReviewBody = z.strictObject({ user_code: z.string().min(1).max(32) });
+
+export const ApproveBody = z.strictObject({
+  user_code: z.string().min(1).max(32),
+  decision: z.enum(['approve', 'deny']),
+  profile_id: Uuid.optional(),
+});
+
+export const AliasParams = z.strictObject({ alias: Alias });
+
+/** The access body: empty, or options of the granted service. */
+export const AccessBody = z
+  .strictObject({
+    /** database.issue: requested lease lifetime (capped by the role's maximum). */
+    ttl_seconds: z.number().int().min(1).max(31 * 86400).optional(),
+  })
+  .optional();

@@ -1,0 +1,192 @@
+import https from 'node:https';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import acme from 'acme-client';
+import { v5 as uuidv5 } from 'uuid';
+import type { CallContext } from '../../lib/auth/principal.js';
+import { config } from '../../lib/config.js';
+import { BlockedDestination, checkUrl, guardedLookup } from '../../lib/events/ssrf.js';
+import { badRequest, HttpError } from '../../lib/http/errors.js';
+import { nowIso } from '../../lib/ids.js';
+import { generateKeyPair, privatePkcs8Pem } from '../../lib/pki/keys.js';
+import { db, tableName } from '../../lib/store/client.js';
+import { keys } from '../../lib/store/keys.js';
+import { createResource, openSecret, readResource } from '../../lib/store/resources.js';
+
+/**
+ * Certificates from an external ACME directory (RFC 8555) with acme-client, validated by
+ * http-01: the key authorization of each pending challenge is stored as a global lookup
+ * item `ACME#<token>` (the validation request carries only the token) with a TTL, and
+ * `GET /.well-known/acme-challenge/{token}` answers it. The order runs within one request,
+ * bounded by ACME_TIMEOUT_MS.
+ *
+ * Outbound safety: the directory must be https; every connection (directory, order,
+ * finalize, certificate URLs the server returns) goes through the SSRF guard of
+ * lib/events/ssrf.ts (public unicast addresses only; loopback only with the development
+ * flag ACME_ALLOW_LOOPBACK), with no redirects and no environment proxies. A private ACME
+ * CA may be trusted with `directory_ca_pem` (like cert-manager's caBundle).
+ *
+ * The ACME account is one per account and directory: a sealed `acme_account` resource
+ * (key sealed, account URL public) whose id derives from (tenant, directory URL).
+ */
+export interface AcmeSettings {
+  readonly directory_url: string;
+  readonly email?: string;
+  readonly directory_ca_pem?: string;
+}
+
+const ACCOUNT_TYPE = 'acme_account';
+const ACCOUNT_NAMESPACE = '8c1d5e52-2f1a-4d0b-8a44-7b3f4e9c6d10';
+const CHALLENGE_TTL_SECONDS = 3600;
+
+export const acmeError = (message: string, cause?: unknown) => new HttpError(502, 'acme_failed', message, { expose: true, cause });
+
+export function checkDirectoryUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = checkUrl(raw, config().ACME_ALLOW_LOOPBACK);
+  } catch (error) {
+    if (error instanceof BlockedDestination) throw badRequest(`acme.directory_url refused: ${error.message}`);
+    throw error;
+  }
+  if (url.protocol !== 'https:') throw badRequest('acme.directory_url must be an https URL');
+  return url;
+}
+
+/**
+ * The account's ACME account at a directory: its key (sealed) and account URL, registered
+ * on first use (terms of service agreed, contact e-mail when given) and reused after.
+ */
+async function account(ctx: CallContext, settings: AcmeSettings): Promise<{ key: string; url: string }> {
+  const tid = ctx.principal.tenantId;
+  const directoryUrl = settings.directory_url;
+  const id = uuidv5(`${tid}\n${directoryUrl}`, ACCOUNT_NAMESPACE);
+  const open = async () => {
+    const stored = await readResource<{ account_url: string }>(tid, ACCOUNT_TYPE, id);
+    if (!stored) return undefined;
+    const secret = await openSecret<{ private_key: string }>(tid, stored.record, stored.sealed);
+    return { key: secret!.private_key, url: stored.record.meta.account_url };
+  };
+  const existing = await open();
+  if (existing) return existing;
+  const pair = await generateKeyPair({ kind: 'ec', curve: 'P-256' });
+  const key = privatePkcs8Pem(pair.privateKey);
+  const c = client(settings, key);
+  try {
+    await c.createAccount({ termsOfServiceAgreed: true, ...(settings.email ? { contact: [`mailto:${settings.email}`] } : {}) });
+  } catch (error) {
+    throw acmeError(`ACME account registration failed: ${describe(error)}`, error);
+  }
+  const url = c.getAccountUrl();
+  try {
+    await createResource(
+      ctx,
+      { type: ACCOUNT_TYPE, id, name: new URL(directoryUrl).host, meta: { directory_url: directoryUrl, account_url: url, algorithm: 'ec', curve: 'P-256' }, secret: { private_key: key } },
+      (rec) => ({ action: 'acme_account.create', resource: { type: ACCOUNT_TYPE, id: rec.id, name: rec.name }, detail: { directory_url: directoryUrl, account_url: url } }),
+    );
+    return { key, url };
+  } catch (error) {
+    // registered concurrently by another request: use the stored one
+    if (error instanceof HttpError && error.code === 'already_exists') return (await open())!;
+    throw error;
+  }
+}
+
+function client(settings: AcmeSettings, key: string, accountUrl?: string): acme.Client {
+  const agent = new https.Agent({
+    ...(settings.directory_ca_pem ? { ca: settings.directory_ca_pem } : {}),
+    lookup: guardedLookup({ allowLoopback: config().ACME_ALLOW_LOOPBACK }) as unknown as https.AgentOptions['lookup'],
+    keepAlive: false,
+  });
+  const c = new acme.Client({ directoryUrl: settings.directory_url, accountKey: key, ...(accountUrl ? { accountUrl } : {}), backoffAttempts: 10, backoffMin: 250, backoffMax: 2000 });
+  // acme-client sends every request through HttpClient.request(url, method, axiosOptions):
+  // this client's requests use the guarded agent, never follow redirects or env proxies.
+  const http = (c as unknown as { http: { request: (u: string, m: string, o?: Record<string, unknown>) => Promise<unknown> } }).http;
+  const request = http.request.bind(http);
+  http.request = (url, method, opts = {}) => request(url, method, { ...opts, httpsAgent: agent, maxRedirects: 0, proxy: false, timeout: 10_000 });
+  return c;
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<T>((_ok, fail) => {
+      timer = setTimeout(() => fail(acmeError(`the ACME order did not complete within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+const describe = (error: unknown) => {
+  const e = error as { message?: string; cause?: { message?: string } };
+  const text = (e.message ?? 'unknown error').replace(/\s+/g, ' ').slice(0, 500);
+  return e.cause?.message && e.cause.message !== e.message ? `${text} (${e.cause.message.slice(0, 200)})` : text;
+};
+
+/** Runs a full ACME order for a CSR (http-01); returns the certificate and its chain as PEM. */
+export async function obtainCertificate(ctx: CallContext, settings: AcmeSettings, csrPem: string): Promise<{ certificate: string; chain: string }> {
+  checkDirectoryUrl(settings.directory_url);
+  const tid = ctx.principal.tenantId;
+  const acct = await account(ctx, settings);
+  const c = client(settings, acct.key, acct.url);
+  const tokens: string[] = [];
+  let bundle: string;
+  try {
+    bundle = await withTimeout(
+      c.auto({
+        csr: csrPem,
+        ...(settings.email ? { email: settings.email } : {}),
+        termsOfServiceAgreed: true,
+        challengePriority: ['http-01'],
+        // the directory validates against the public route; a self-check from here proves nothing
+        skipChallengeVerification: true,
+        challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
+          if (challenge.type !== 'http-01') throw new Error(`unsupported challenge ${challenge.type}`);
+          tokens.push(challenge.token);
+          await db().send(
+            new PutCommand({
+              TableName: tableName(),
+              Item: {
+                ...keys.acmeChallenge(challenge.token),
+                tenant_id: tid,
+                key_authorization: keyAuthorization,
+                created_at: nowIso(),
+                ttl: Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS,
+              },
+            }),
+          );
+        },
+        challengeRemoveFn: async (_authz, challenge) => {
+          await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.acmeChallenge(challenge.token) }));
+        },
+      }),
+      config().ACME_TIMEOUT_MS,
+    );
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    throw acmeError(`ACME enrollment failed: ${describe(error)}`, error);
+  } finally {
+    await Promise.all(tokens.map((t) => db().send(new DeleteCommand({ TableName: tableName(), Key: keys.acmeChallenge(t) })).catch(() => undefined)));
+  }
+  const blocks = bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) throw acmeError('the ACME server returned no certificate');
+  return { certificate: `${blocks[0]}\n`, chain: blocks.slice(1).map((b) => `${b}\n`).join('') };
+}
+
+/** Revokes a certificate at the directory that issued it (RFC 8555 §7.6). */
+export async function revokeAtDirectory(ctx: CallContext, settings: AcmeSettings, certificatePem: string, reasonCode: number): Promise<void> {
+  const acct = await account(ctx, settings);
+  try {
+    await withTimeout(client(settings, acct.key, acct.url).revokeCertificate(certificatePem, { reason: reasonCode }), config().ACME_TIMEOUT_MS);
+  } catch (error) {
+    if (error instanceof HttpError) throw error;
+    throw acmeError(`ACME revocation failed: ${describe(error)}`, error);
+  }
+}
+
+/** The key authorization for a pending http-01 token, or undefined. */
+export async function challengeAnswer(token: string): Promise<string | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.acmeChallenge(token), ConsistentRead: true }));
+  const item = out.Item;
+  if (!item || (typeof item.ttl === 'number' && item.ttl * 1000 < Date.now())) return undefined;
+  return item.key_authorization as string;
+}

@@ -1,0 +1,98 @@
+import { eventPut } from '../../lib/events/outbox.js';
+import { keys } from '../../lib/store/keys.js';
+import { tableName } from '../../lib/store/client.js';
+import { listResources } from '../../lib/store/resources.js';
+import { listTenants } from '../../lib/store/tenants.js';
+import { transact, TxConditionFailed } from '../../lib/store/tx.js';
+import type { CertMeta } from './service.js';
+
+/**
+ * Expiry tracking: `certificate.expiring` once per certificate and warning threshold
+ * (30, 7 and 1 days before not_after by default). The notice sent last is recorded on the
+ * certificate's head item (`expiry_notice` = "<serial>:<threshold>") in the same
+ * transaction as the outbox event, conditioned on the head's version, so two sweeps never
+ * emit the same notice twice; a renewal (new serial, new head) starts afresh. The
+ * scheduled sweeper calls sweepCertificateExpiry(); emitExpiringCertificates() does one
+ * account. In AWS the hourly `CertificateExpirySweeper` job (infra/background.ts) calls sweep().
+ */
+export const DEFAULT_THRESHOLDS_DAYS = [30, 7, 1] as const;
+const DAY = 86400_000;
+
+export interface ExpiryOptions {
+  readonly now?: Date;
+  readonly thresholdsDays?: readonly number[];
+}
+
+/** The smallest threshold the certificate is within, or undefined when none applies yet. */
+export function thresholdFor(notAfter: Date, now: Date, thresholds: readonly number[]): number | undefined {
+  const left = notAfter.getTime() - now.getTime();
+  if (left <= 0) return undefined;
+  const within = [...thresholds].sort((a, b) => a - b).filter((t) => left <= t * DAY);
+  return within[0];
+}
+
+export async function emitExpiringCertificates(tenantId: string, opts: ExpiryOptions = {}): Promise<{ emitted: number; checked: number }> {
+  const now = opts.now ?? new Date();
+  const thresholds = opts.thresholdsDays ?? DEFAULT_THRESHOLDS_DAYS;
+  let emitted = 0;
+  let checked = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await listResources<CertMeta>(tenantId, 'certificate', { limit: 500, cursor });
+    for (const rec of page.items) {
+      checked++;
+      if (rec.meta.status !== 'active') continue;
+      const notAfter = new Date(rec.meta.not_after);
+      const threshold = thresholdFor(notAfter, now, thresholds);
+      if (threshold === undefined) continue;
+      const notice = `${rec.meta.serial_number}:${threshold}`;
+      try {
+        await transact([
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.resource(tenantId, 'certificate', rec.id),
+              UpdateExpression: 'SET expiry_notice = :n',
+              ConditionExpression: 'version = :v AND (attribute_not_exists(expiry_notice) OR expiry_notice <> :n)',
+              ExpressionAttributeValues: { ':n': notice, ':v': rec.version },
+            },
+          },
+          eventPut(tenantId, 'certificate.expiring', {
+            id: rec.id,
+            name: rec.name,
+            serial: rec.meta.serial_number,
+            subject: rec.meta.subject,
+            not_after: rec.meta.not_after,
+            days_left: Math.ceil((notAfter.getTime() - now.getTime()) / DAY),
+            threshold_days: threshold,
+          }),
+        ]);
+        emitted++;
+      } catch (error) {
+        // already noticed at this threshold, or changed meanwhile (the next sweep sees it)
+        if (!(error instanceof TxConditionFailed)) throw error;
+      }
+    }
+    cursor = page.nextCursor;
+  } while (cursor);
+  return { emitted, checked };
+}
+
+/** Every account, page by page (the scheduled sweeper's entry point). */
+export async function sweepCertificateExpiry(opts: ExpiryOptions = {}): Promise<{ tenants: number; emitted: number }> {
+  let after: string | undefined;
+  let tenants = 0;
+  let emitted = 0;
+  do {
+    const page = await listTenants(100, after);
+    for (const t of page.tenants) {
+      tenants++;
+      emitted += (await emitExpiringCertificates(t.id, opts)).emitted;
+    }
+    after = page.cursor;
+  } while (after);
+  return { tenants, emitted };
+}
+
+/** The sweeper as a Lambda function, invoked hourly by an EventBridge schedule (infra/background.ts). */
+export const sweep = async (): Promise<{ tenants: number; emitted: number }> => sweepCertificateExpiry();

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { conflict, defineHandler, notFound, ok, created } from '../../lib/http/index.js';
+import { etagOf } from '../../lib/store/resources.js';
+import { buildPkcs12 } from './formats/pkcs12.js';
+import { IdParams } from './collection.js';
+import { Alias, EntryInput, toStoredEntry, type StoredEntry } from './jks.js';
+import { typeByName } from './registry.js';
+import { mutateTyped, openTyped, readTyped } from './service.js';
+
+/** Entries and export of /api/v1/jks-keystores/{id} (the five CRUD routes are collection.ts). */
+const def = typeByName('jks_keystore')!;
+const entriesOf = (meta: Record<string, unknown>) => (meta.entries ?? []) as StoredEntry[];
+
+export const listEntries = defineHandler({
+  params: IdParams,
+  async handler({ ctx, params }) {
+    const record = await readTyped(ctx.principal.tenantId, def, params.id);
+    const entries = entriesOf(record.meta);
+    return ok({ entries, total: entries.length }, { ETag: etagOf(record) });
+  },
+});
+
+/** Adds an entry as a new version of the keystore; an alias in use is 409. */
+export const addEntry = defineHandler({
+  params: IdParams,
+  body: EntryInput,
+  async handler({ ctx, params, body, headers }) {
+    const { entry, privateKey } = toStoredEntry(body);
+    const { record } = await mutateTyped(
+      ctx,
+      def,
+      params.id,
+      (current) => {
+        if (entriesOf(current).some((e) => e.alias === entry.alias)) throw conflict(`alias "${entry.alias}" is already in this keystore`, 'already_exists');
+        const keys = { ...(current.private_keys as Record<string, string>), ...(privateKey ? { [entry.alias]: privateKey } : {}) };
+        return { ...current, entries: [...entriesOf(current), entry], private_keys: keys };
+      },
+      { ifMatch: headers['if-match'], detail: { entry_added: entry.alias } },
+    );
+    return created({ entry, version: record.version }, { ETag: etagOf(record) });
+  },
+});
+
+export const removeEntry = defineHandler({
+  params: z.strictObject({ id: z.uuid(), alias: Alias }),
+  async handler({ ctx, params, headers }) {
+    const { record } = await mutateTyped(
+      ctx,
+      def,
+      params.id,
+      (current) => {
+        if (!entriesOf(current).some((e) => e.alias === params.alias)) throw notFound('keystore entry');
+        const { [params.alias]: _removed, ...keys } = current.private_keys as Record<string, string>;
+        return { ...current, entries: entriesOf(current).filter((e) => e.alias !== params.alias), private_keys: keys };
+      },
+      { ifMatch: headers['if-match'], detail: { entry_removed: params.alias } },
+    );
+    return ok({ deleted: true, alias: params.alias, version: record.version }, { ETag: etagOf(record) });
+  },
+});
+
+const der = (pem: string) => Buffer.from(pem.replace(/-----(BEGIN|END) [A-Z ]+-----|\s/g, ''), 'base64');
+
+/**
+ * The keystore as PKCS#12 protected by its store password (base64), which Java 17's
+ * `keytool -list -storetype PKCS12` reads. JKS itself: no maintained library writes it, and
+ * Java 9+ reads PKCS#12 wherever it reads JKS (keystore.type.compat), so only PKCS#12.
+ */
+export const exportKeystore = defineHandler({
+  params: IdParams,
+  query: z.strictObject({ format: z.enum(['pkcs12']).default('pkcs12') }),
+  async handler({ ctx, params }) {
+    const { record, fields } = await openTyped(ctx.principal.tenantId, def, params.id);
+    const entries = entriesOf(fields);
+    const privateKeys = (fields.private_keys ?? {}) as Record<string, string>;
+    const p12 = await buildPkcs12(
+      fields.store_password as string,
+      entries.filter((e) => e.kind === 'private-key').map((e) => ({ alias: e.alias, privateKey: der(privateKeys[e.alias]!), chain: e.certificate_chain.map(der) })),
+      entries.filter((e) => e.kind === 'trusted-certificate').map((e) => ({ alias: e.alias, certificate: der(e.certificate_chain[0]!) })),
+    );
+    return ok(
+      { id: record.id, format: 'pkcs12', filename: `${record.name.replace(/[^A-Za-z0-9._-]/g, '_')}.p12`, entries: entries.length, keystore_base64: p12.toString('base64') },
+      { ETag: etagOf(record) },
+    );
+  },
+});

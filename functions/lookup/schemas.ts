@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { RESOURCE_TYPES } from '../../lib/resource-types.js';
+import { VersionNumber } from '../sharing/schemas.js';
+
+const Ref = z.string().min(1).max(128);
+/** A key is a resource's name inside its container (one path segment). */
+const Key = z.string().min(1).max(256);
+
+export const LookupParams = z.strictObject({ container: Ref, key: Key });
+export const LookupVersionParams = z.strictObject({ container: Ref, key: Key, version: VersionNumber });
+
+const KEY_TYPES = RESOURCE_TYPES.filter((t) => t.key).map((t) => t.type) as [string, ...string[]];
+
+export const KeyCatalogQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  cursor: z.string().min(1).max(2048).optional(),
+  type: z.enum(KEY_TYPES).optional(),
+});
+export type KeyCatalogQuery = z.infer<typeof KeyCatalogQuery>;
+
+const TYPES = RESOURCE_TYPES.map((t) => t.type) as [string, ...string[]];
+
+export const SemanticSearchBody = z.strictObject({
+  query: z.string().trim().min(1).max(256),
+  limit: z.number().int().min(1).max(100).default(10),
+  /** Restrict to these types (singular internal names). */
+  types: z.array(z.enum(TYPES)).min(1).max(TYPES.length).optional(),
+});
+export type SemanticSearchBody = z.infer<typeof SemanticSearchBody>;

@@ -1,0 +1,101 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { CallContext } from '../../lib/auth/principal.js';
+import { hasScope } from '../../lib/auth/scopes.js';
+import { defineHandler, ok } from '../../lib/http/index.js';
+import { RESOURCE_TYPES, resourceType } from '../../lib/resource-types.js';
+import { db, tableName } from '../../lib/store/client.js';
+import { keys } from '../../lib/store/keys.js';
+import { tfidfRanker, type SearchDocument, type SearchRanker } from './ranker.js';
+import { SemanticSearchBody } from './schemas.js';
+
+/**
+ * POST /api/v1/search/semantic: ranks the account's resources of every type against a
+ * free-text query, over their names, descriptions, tags and types — read with projections
+ * that never include a value — through the SearchRanker port (functions/lookup/ranker.ts).
+ * Only types whose read scope the caller holds are searched. At most MAX_DOCUMENTS heads are
+ * ranked per request (the index is built per request: no copy of the metadata is kept).
+ */
+export const MAX_DOCUMENTS = 10_000;
+
+const ranker: SearchRanker = tfidfRanker;
+
+async function collect(tenantId: string, prefix: string, projection: string, names: Record<string, string>, max: number): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': prefix },
+        ProjectionExpression: projection,
+        ExpressionAttributeNames: names,
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+        Limit: Math.min(1000, max - items.length),
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start && items.length < max);
+  return items;
+}
+
+/** The searchable metadata of the caller's resources of the given types. */
+async function documents(tenantId: string, types: ReadonlySet<string>): Promise<{ docs: SearchDocument[]; truncated: boolean }> {
+  const docs: SearchDocument[] = [];
+  const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  let truncated = false;
+  if (types.has('secret')) {
+    const items = await collect(tenantId, keys.secretPrefix, '#i, #n, #d, #g, #c', { '#i': 'id', '#n': 'name', '#d': 'description', '#g': 'tags', '#c': 'container_id' }, MAX_DOCUMENTS);
+    for (const i of items) {
+      docs.push({ type: 'secret', id: i.id as string, name: i.name as string, description: (i.description as string) ?? '', tags: strings(i.tags), container_id: (i.container_id as string) ?? null });
+    }
+  }
+  if ([...types].some((t) => t !== 'secret') && docs.length < MAX_DOCUMENTS) {
+    // every other type's head is under R#<type>#: one query for all of them, metadata fields only
+    const items = await collect(
+      tenantId,
+      'R#',
+      '#t, #i, #n, #c, #m.#d, #m.#g',
+      { '#t': 'type', '#i': 'id', '#n': 'name', '#c': 'container_id', '#m': 'meta', '#d': 'description', '#g': 'tags' },
+      MAX_DOCUMENTS - docs.length,
+    );
+    for (const i of items) {
+      const type = i.type as string;
+      if (!types.has(type)) continue;
+      const meta = (i.meta ?? {}) as Record<string, unknown>;
+      docs.push({
+        type,
+        id: i.id as string,
+        name: (i.name as string) ?? '',
+        description: typeof meta.description === 'string' ? meta.description : '',
+        tags: strings(meta.tags),
+        container_id: (i.container_id as string) ?? null,
+      });
+    }
+  }
+  truncated = docs.length >= MAX_DOCUMENTS;
+  return { docs, truncated };
+}
+
+export async function semanticSearch(ctx: CallContext, body: SemanticSearchBody) {
+  const wanted = body.types ?? RESOURCE_TYPES.map((t) => t.type);
+  const readable = new Set(wanted.filter((t) => resourceType(t)!.read.every((s) => hasScope(ctx.principal.scopes, s))));
+  const { docs, truncated } = await documents(ctx.principal.tenantId, readable);
+  const ranked = await ranker.rank(body.query, docs, body.limit);
+  return {
+    query: body.query,
+    ranker: ranker.name,
+    results: ranked.map(({ doc, score }) => ({ ...doc, tags: [...doc.tags], score: Math.round(score * 10_000) / 10_000 })),
+    total: ranked.length,
+    searched: { documents: docs.length, types: [...readable].sort(), truncated },
+  };
+}
+
+export const search = defineHandler({
+  body: SemanticSearchBody,
+  async handler({ ctx, body }) {
+    return ok(await semanticSearch(ctx, body));
+  },
+});

@@ -1,0 +1,71 @@
+import { recordAudit } from '../../lib/audit/audit.js';
+import { requireScopes } from '../../lib/auth/scopes.js';
+import { created, defineHandler, ok } from '../../lib/http/index.js';
+import { logger } from '../../lib/http/logger.js';
+import { resolveVariables, scopeAccess, VariableResolutionError } from '../../lib/variables/resolve.js';
+import { deleteVariable, getVariable, listVariables, putVariable } from '../../lib/variables/store.js';
+import { ListVariablesQuery, PutVariableBody, ResolveBody, VariableParams } from './schemas.js';
+
+export const list = defineHandler({
+  query: ListVariablesQuery,
+  async handler({ ctx, query }) {
+    const page = await listVariables(ctx, query);
+    return ok({ variables: page.variables, total: page.variables.length, limit: query.limit, offset: query.offset, next_cursor: page.nextCursor ?? null });
+  },
+});
+
+export const get = defineHandler({
+  params: VariableParams,
+  async handler({ ctx, params }) {
+    return ok({ variable: await getVariable(ctx, params.name) });
+  },
+});
+
+/** Binds (201) or rebinds (200) a name to a credential's field. */
+export const put = defineHandler({
+  params: VariableParams,
+  body: PutVariableBody,
+  async handler({ ctx, params, body }) {
+    const out = await putVariable(ctx, params.name, body);
+    return out.created ? created({ variable: out.variable }) : ok({ variable: out.variable });
+  },
+});
+
+export const remove = defineHandler({
+  params: VariableParams,
+  async handler({ ctx, params }) {
+    const v = await deleteVariable(ctx, params.name);
+    return ok({ deleted: true, variable: { name: v.name } });
+  },
+});
+
+/**
+ * POST /api/v1/variables/resolve (scopes checked here): variables:read for the bindings,
+ * and for each credential the read scope of its type. Audited (names, never values).
+ */
+export const resolve = defineHandler({
+  body: ResolveBody,
+  async handler({ ctx, body }) {
+    requireScopes(ctx.principal, ['variables:read']);
+    const tid = ctx.principal.tenantId;
+    try {
+      const out = await resolveVariables(ctx, body, scopeAccess(ctx.principal));
+      await recordAudit(ctx, tid, {
+        action: 'variables.resolve',
+        resource: { type: 'variable', id: out.names.join(',').slice(0, 1024) },
+        detail: { names: out.names, credentials: out.credentials.map((c) => ({ type: c.type, id: c.id })) },
+      });
+      return ok(out.result !== undefined ? { result: out.result, variables: out.names } : { values: out.values, variables: out.names });
+    } catch (error) {
+      if (error instanceof VariableResolutionError) {
+        await recordAudit(ctx, tid, {
+          action: 'variables.resolve',
+          outcome: error.status === 403 ? 'denied' : 'failure',
+          resource: { type: 'variable', id: error.failures.map((f) => f.name).join(',').slice(0, 1024) },
+          detail: { failures: error.failures.map((f) => ({ name: f.name, reason: f.reason })) },
+        }).catch((e: unknown) => logger.warn('could not audit a failed variable resolution', { error: e as Error }));
+      }
+      throw error;
+    }
+  },
+});

@@ -1,0 +1,290 @@
+import { createHash } from 'node:crypto';
+import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
+import { acknowledge } from './nag.js';
+import type { Construct } from 'constructs';
+import type { Route } from '../lib/routes.js';
+import { alarmActions } from './alarms.js';
+import { BACKGROUND_JOBS, BackgroundStack, type BackgroundJob } from './background.js';
+import { CorsStack } from './cors-stack.js';
+import type { DataStack } from './data-stack.js';
+import { FamilyStack } from './family-stack.js';
+import { GATEWAY_RESPONSES, gatewayResponseOptions } from './gateway-responses.js';
+import { RouteRoles } from './grants.js';
+import { assertUnique, familyId, functionName, routeId } from './naming.js';
+import { ARCHITECTURE, RUNTIME, retentionDays, type FunctionDefaults } from './route-function.js';
+import { hsmConfigured, type Settings } from './settings.js';
+
+export interface ApiStackProps extends StackProps {
+  readonly settings: Settings;
+  readonly data: DataStack;
+  readonly routes: readonly Route[];
+  /** The bundle built by scripts/build.ts. */
+  readonly assetDir: string;
+  readonly serviceVersion: string;
+  /** Background functions (default: infra/background.ts BACKGROUND_JOBS). */
+  readonly jobs?: readonly BackgroundJob[];
+}
+
+/**
+ * Bump when something that API Gateway only picks up on a new deployment changes in a way
+ * the hash below cannot see (method options, integration settings).
+ */
+const API_SHAPE_VERSION = 1;
+
+/**
+ * The REST API: one method per route, each integrated with its own function.
+ *
+ * Layout, chosen for CloudFormation's limits (500 resources per template, 200 parameters):
+ * - this stack: the RestApi, its resource tree (one AWS::ApiGateway::Resource per path
+ *   segment, ~290), the shared roles, gateway responses, deployment, stage, access logs,
+ *   WAF association and alarms;
+ * - one nested stack per route family: functions, log groups, methods, permissions;
+ * - with CORS configured, one more nested stack with the OPTIONS methods.
+ */
+export class ApiStack extends Stack {
+  readonly api: apigw.RestApi;
+  readonly stage: apigw.Stage;
+  readonly families = new Map<string, FamilyStack>();
+  readonly background: BackgroundStack;
+  readonly url: string;
+
+  constructor(scope: Construct, id: string, props: ApiStackProps) {
+    super(scope, id, props);
+    const { settings, data, routes } = props;
+    assertUnique(routes, (r) => r.key, 'route key');
+    assertUnique(routes, routeId, 'construct id');
+    assertUnique(routes, (r) => functionName(settings.name, r), 'function name');
+
+    this.api = new apigw.RestApi(this, 'Api', {
+      restApiName: settings.name,
+      description: 'secrets and credentials API: one Lambda function per route',
+      deploy: false,
+      endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
+      cloudWatchRole: settings.apiGatewayCloudWatchRole,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    // The resource tree: every path of the route table, with its intermediate segments.
+    const resources = new Map<string, apigw.IResource>([['/', this.api.root]]);
+    for (const path of [...new Set(routes.map((r) => r.path))].sort()) {
+      if (path !== '/') resources.set(path, this.api.root.resourceForPath(path));
+    }
+
+    const roles = new RouteRoles(this, 'Roles', { routes, targets: data, settings });
+
+    const stageUrl = `https://${this.api.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${settings.stage}`;
+    this.url = settings.publicBaseUrl ?? stageUrl;
+    const hsmRoutes = routes.filter((r) => r.grants.includes('hsm'));
+    const defaults: FunctionDefaults = {
+      settings,
+      environment: {
+        TABLE_NAME: data.table.tableName,
+        KEY_PROVIDER: 'kms',
+        KMS_KEY_ID: data.key.keyArn,
+        QUEUE_PROVIDER: 'sqs',
+        SERVICE_NAME: settings.name,
+        SERVICE_VERSION: props.serviceVersion,
+        PUBLIC_BASE_URL: this.url,
+        NODE_OPTIONS: '--enable-source-maps',
+        // The KMS asymmetric signing backend only where the route declares `kms:sign`
+        // (infra/grants.ts); elsewhere it reports itself unavailable instead of failing on
+        // AccessDenied.
+        SIGNING_KMS_ENABLED: '0',
+        ...(settings.corsOrigins.length ? { CORS_ALLOWED_ORIGINS: settings.corsOrigins.join(',') } : {}),
+      },
+      queueEnvironment: { WEBHOOK_QUEUE_URL: data.queue.queueUrl },
+      // Names of lib/config.ts (PKCS#11 signing). One session per process: a Lambda instance
+      // serves one request at a time.
+      hsmEnvironment: hsmConfigured(settings.hsm)
+        ? {
+            PKCS11_MODULE: settings.hsm.libraryPath,
+            PKCS11_TOKEN_LABEL: settings.hsm.tokenLabel,
+            PKCS11_POOL_SIZE: '1',
+            ...(settings.hsm.pinSecretArn ? { PKCS11_PIN_SECRET_ID: settings.hsm.pinSecretArn } : {}),
+          }
+        : {},
+      hsmReservedConcurrency: Math.max(1, Math.floor(settings.hsm.connectionBudget / Math.max(1, hsmRoutes.length))),
+    };
+
+    let layer: lambda.ILayerVersion | undefined;
+    if (hsmRoutes.length > 0 && hsmConfigured(settings.hsm)) {
+      layer = new lambda.LayerVersion(this, 'CloudHsmPkcs11Layer', {
+        description: 'CloudHSM Client SDK 5 PKCS#11 library (/opt/cloudhsm) and pkcs11js (/opt/nodejs/node_modules)',
+        code: lambda.Code.fromAsset(settings.hsm.layerPath!),
+        compatibleRuntimes: [RUNTIME],
+        compatibleArchitectures: [ARCHITECTURE],
+      });
+    } else if (hsmRoutes.length > 0) {
+      const message =
+        `${hsmRoutes.length} signing route(s) need CloudHSM context (hsmClusterId, hsmSubnetIds, hsmSecurityGroupId, hsmLayerPath); ` +
+        'without it their functions run outside the VPC without the PKCS#11 layer and signing answers 503';
+      if (settings.hsm.required) throw new Error(`requireHsm: ${message}`);
+      Annotations.of(this).addWarningV2('secrets-api:hsm-context-missing', message);
+    }
+
+    // One nested stack per family, in a stable order.
+    const byFamily = new Map<string, Route[]>();
+    for (const route of routes) byFamily.set(route.family, [...(byFamily.get(route.family) ?? []), route]);
+    for (const family of [...byFamily.keys()].sort()) {
+      const stack = new FamilyStack(this, `Family${familyId(family)}`, {
+        family,
+        routes: byFamily.get(family)!,
+        resources,
+        roles,
+        assetDir: props.assetDir,
+        layer,
+        defaults,
+      });
+      this.families.set(family, stack);
+      acknowledge(stack, [
+        {
+          id: 'AwsSolutions-APIG4',
+          reason: 'Every route authenticates in its handler (API keys and JWTs checked against the table on each request, so revocation is immediate; public routes need none). A gateway authorizer would duplicate that logic, and its cache would delay revocation.',
+        },
+        { id: 'AwsSolutions-COG4', reason: 'Credentials are the service\'s own API keys and JWTs, verified by the handler; there is no Cognito user pool.' },
+      ]);
+    }
+
+    this.background = new BackgroundStack(this, 'Background', {
+      jobs: props.jobs ?? BACKGROUND_JOBS,
+      targets: data,
+      settings,
+      assetDir: props.assetDir,
+      environment: defaults.environment,
+    });
+
+    const corsStack = settings.corsOrigins.length
+      ? new CorsStack(this, 'Cors', { routes, resources, origins: settings.corsOrigins })
+      : undefined;
+
+    for (const response of GATEWAY_RESPONSES) {
+      this.api.addGatewayResponse(`Response${response.type}`, gatewayResponseOptions(response, settings.corsOrigins[0]));
+    }
+
+    // A deployment whose logical id changes whenever the API's shape changes, so the stage is
+    // redeployed exactly then (methods live in nested stacks, which RestApi's own automatic
+    // deployment cannot see). Functions' code updates need no redeployment.
+    const deployment = new apigw.Deployment(this, 'Deployment', { api: this.api, description: `${routes.length} routes` });
+    deployment.addToLogicalId(
+      createHash('sha256')
+        .update(
+          JSON.stringify({
+            version: API_SHAPE_VERSION,
+            routes: routes.map((r) => [r.key, r.family, functionName(settings.name, r)]).sort(),
+            responses: GATEWAY_RESPONSES,
+            cors: settings.corsOrigins,
+          }),
+        )
+        .digest('hex'),
+    );
+    for (const stack of this.families.values()) deployment.node.addDependency(stack);
+    if (corsStack) deployment.node.addDependency(corsStack);
+
+    const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: retentionDays(settings.logRetentionDays),
+      removalPolicy: settings.retainLogs ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    this.stage = new apigw.Stage(this, 'Stage', {
+      deployment,
+      stageName: settings.stage,
+      description: `${settings.name} ${settings.stage}`,
+      tracingEnabled: true,
+      accessLogDestination: new apigw.LogGroupLogDestination(accessLogs),
+      // The route template ($context.resourcePath), never the raw path: temporary-access
+      // tokens travel in the path (/api/v1/t/{token}) and must not reach a log.
+      accessLogFormat: apigw.AccessLogFormat.custom(
+        JSON.stringify({
+          request_id: '$context.requestId',
+          time: '$context.requestTimeEpoch',
+          ip: '$context.identity.sourceIp',
+          user_agent: '$context.identity.userAgent',
+          method: '$context.httpMethod',
+          route: '$context.resourcePath',
+          status: '$context.status',
+          response_bytes: '$context.responseLength',
+          latency_ms: '$context.responseLatency',
+          integration_latency_ms: '$context.integrationLatency',
+          integration_status: '$context.integration.status',
+          error_type: '$context.error.responseType',
+          waf: '$context.waf.status',
+          xray_trace_id: '$context.xrayTraceId',
+        }),
+      ),
+      // Execution logs for errors only; data tracing would log request and response bodies
+      // (secret values), so it stays off.
+      loggingLevel: apigw.MethodLoggingLevel.ERROR,
+      dataTraceEnabled: false,
+      metricsEnabled: false,
+      throttlingRateLimit: settings.throttleRate,
+      throttlingBurstLimit: settings.throttleBurst,
+    });
+
+    if (settings.wafWebAclArn) {
+      new wafv2.CfnWebACLAssociation(this, 'WebAcl', { resourceArn: this.stage.stageArn, webAclArn: settings.wafWebAclArn });
+    } else {
+      acknowledge(this.stage, [
+        { id: 'AwsSolutions-APIG3', reason: 'WAF is optional here: set context wafWebAclArn to associate a REGIONAL web ACL with the stage.' },
+      ]);
+    }
+
+    this.alarms(settings, routes.length);
+    if (layer && settings.hsm.clusterId) {
+      new cloudwatch.Alarm(this, 'HsmUnhealthy', {
+        alarmDescription: `CloudHSM cluster ${settings.hsm.clusterId} reports an unhealthy HSM (signing depends on it).`,
+        metric: new cloudwatch.Metric({ namespace: 'AWS/CloudHSM', metricName: 'HsmUnhealthy', dimensionsMap: { ClusterId: settings.hsm.clusterId }, statistic: 'Maximum', period: Duration.minutes(5) }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }).addAlarmAction(...alarmActions(this, settings));
+    }
+
+    acknowledge(this.api, [
+      {
+        id: 'AwsSolutions-APIG2',
+        reason: 'Requests are validated by each handler\'s zod schemas (lib/http/define-handler.ts), which answer 400 with field details in the service\'s error envelope; gateway validation would answer in another shape.',
+      },
+    ]);
+    if (this.api.node.tryFindChild('CloudWatchRole')) {
+      acknowledge(
+        this.api.node.findChild('CloudWatchRole'),
+        [
+          {
+            id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+            reason: 'The account-level role API Gateway uses to write access and execution logs; AmazonAPIGatewayPushToCloudWatchLogs is the AWS-maintained policy for exactly that.',
+          },
+        ],
+      );
+    }
+
+    new CfnOutput(this, 'ApiUrl', { value: stageUrl, description: 'Base URL of the stage' });
+    new CfnOutput(this, 'RestApiId', { value: this.api.restApiId });
+  }
+
+  private alarms(settings: Settings, routeCount: number): void {
+    const dims = { ApiName: settings.name, Stage: settings.stage };
+    const actions = alarmActions(this, settings);
+    new cloudwatch.Alarm(this, 'Api5xxRate', {
+      alarmDescription: `More than 5% of requests to the ${routeCount} routes answered 5xx for 15 minutes.`,
+      metric: new cloudwatch.Metric({ namespace: 'AWS/ApiGateway', metricName: '5XXError', dimensionsMap: dims, statistic: 'Average', period: Duration.minutes(5) }),
+      threshold: 0.05,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }).addAlarmAction(...actions);
+    new cloudwatch.Alarm(this, 'LambdaThrottles', {
+      alarmDescription:
+        'Lambda throttled invocations in this account and region (the metric without dimensions; one alarm per function would add 322 resources). Signing functions also have their own.',
+      metric: new cloudwatch.Metric({ namespace: 'AWS/Lambda', metricName: 'Throttles', statistic: 'Sum', period: Duration.minutes(5) }),
+      threshold: 10,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }).addAlarmAction(...actions);
+  }
+}

@@ -1,0 +1,154 @@
+import { Duration, NestedStack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+import type { Grant } from '../lib/routes.js';
+import { alarmActions } from './alarms.js';
+import { grantedRole, type RoleTargets } from './grants.js';
+import { ServiceFunction } from './route-function.js';
+import type { Settings } from './settings.js';
+
+/**
+ * Functions that are not routes, each written next to its capability and wired here: the
+ * outbox relay (schedule), the webhook delivery worker (the webhook queue's consumer) and the
+ * lease-expiry sweeper (schedule). Their grants use the route table's vocabulary, plus the
+ * queue permissions a consumer needs. They share the routes' bundle (scripts/build.ts builds
+ * these modules in the same esbuild call).
+ */
+export interface BackgroundJob {
+  /** Construct id and function-name suffix (`<name>-job-<slug>`). */
+  readonly id: string;
+  readonly slug: string;
+  /** `<module>.<export>` under functions/, like the route table's handler column. */
+  readonly handler: string;
+  readonly description: string;
+  readonly grants: readonly Grant[];
+  readonly timeout: Duration;
+  readonly trigger: { readonly schedule: string } | { readonly queue: 'webhook' };
+  /** The queue URLs in its environment. */
+  readonly queueEnv: boolean;
+}
+
+/** The webhook worker's timeout; the queue's visibility timeout is 6 times it (SQS's rule for Lambda consumers). */
+export const WEBHOOK_WORKER_TIMEOUT = Duration.seconds(30);
+
+export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
+  {
+    id: 'OutboxRelay',
+    slug: 'outbox-relay',
+    handler: 'webhooks/relay.handler',
+    description: 'outbox relay: outbox -> webhook queue, audit sealing (every minute, polls each second)',
+    grants: ['table:read', 'table:write', 'kms:encrypt', 'queue:send'],
+    timeout: Duration.seconds(60),
+    trigger: { schedule: 'rate(1 minute)' },
+    queueEnv: true,
+  },
+  {
+    id: 'WebhookWorker',
+    slug: 'webhook-worker',
+    handler: 'webhooks/worker.handler',
+    description: 'webhook delivery worker: consumes the webhook queue',
+    grants: ['table:read', 'table:write', 'kms:decrypt'],
+    timeout: WEBHOOK_WORKER_TIMEOUT,
+    trigger: { queue: 'webhook' },
+    queueEnv: true,
+  },
+  {
+    id: 'LeaseSweeper',
+    slug: 'lease-sweeper',
+    handler: 'database/sweeper.sweep',
+    description: 'database lease sweeper: revokes leases past their expiry (every minute)',
+    grants: ['table:read', 'table:write', 'kms:decrypt'],
+    timeout: Duration.seconds(60),
+    trigger: { schedule: 'rate(1 minute)' },
+    queueEnv: false,
+  },
+  {
+    id: 'CertificateExpirySweeper',
+    slug: 'cert-expiry',
+    handler: 'certificates/expiry.sweep',
+    description: 'certificate expiry sweeper: emits certificate.expiring at 30, 7 and 1 days (hourly)',
+    grants: ['table:read', 'table:write'],
+    timeout: Duration.minutes(5),
+    trigger: { schedule: 'rate(1 hour)' },
+    queueEnv: false,
+  },
+];
+
+export class BackgroundStack extends NestedStack {
+  readonly functions = new Map<string, lambda.Function>();
+
+  constructor(
+    scope: Construct,
+    id: string,
+    props: { jobs: readonly BackgroundJob[]; targets: RoleTargets; settings: Settings; assetDir: string; environment: Readonly<Record<string, string>> },
+  ) {
+    super(scope, id, { description: 'secrets API background functions (not routes)' });
+    const { settings, targets: t } = props;
+    const code = lambda.Code.fromAsset(props.assetDir);
+    for (const job of props.jobs) {
+      const consumer = 'queue' in job.trigger;
+      const extra = consumer
+        ? [
+            new iam.PolicyStatement({
+              sid: 'QueueConsume',
+              actions: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'],
+              resources: [t.queue.queueArn],
+            }),
+            new iam.PolicyStatement({ sid: 'DeadLetterSend', actions: ['sqs:SendMessage'], resources: [t.deadLetterQueue.queueArn] }),
+            new iam.PolicyStatement({
+              sid: 'QueueKeys',
+              actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+              resources: [t.key.keyArn],
+              conditions: {
+                StringEquals: { 'kms:ViaService': `sqs.${this.region}.${this.urlSuffix}` },
+                'ForAnyValue:StringEquals': { 'kms:EncryptionContext:aws:sqs:arn': [t.queue.queueArn, t.deadLetterQueue.queueArn] },
+              },
+            }),
+          ]
+        : [];
+      const role = grantedRole(this, `${job.id}Role`, `${settings.name} ${job.description}`, job.grants, t, settings, extra);
+      const fn = new ServiceFunction(this, job.id, {
+        functionName: `${settings.name}-job-${job.slug}`,
+        description: job.description,
+        handler: job.handler,
+        role,
+        code,
+        settings,
+        timeout: job.timeout,
+        environment: {
+          ...props.environment,
+          ...(job.queueEnv ? { WEBHOOK_QUEUE_URL: t.queue.queueUrl, WEBHOOK_DLQ_URL: t.deadLetterQueue.queueUrl } : {}),
+        },
+      }).function;
+      if ('schedule' in job.trigger) {
+        new events.Rule(this, `${job.id}Schedule`, {
+          description: `${settings.name}: ${job.description}`,
+          schedule: events.Schedule.expression(job.trigger.schedule),
+          targets: [new targets.LambdaFunction(fn, { retryAttempts: 0 })],
+        });
+      } else {
+        // The mapping itself, not SqsEventSource: that one would also grant an unconditioned
+        // kms:Decrypt on the key (the queue's), which the statements above grant only via SQS.
+        new lambda.EventSourceMapping(this, `${job.id}Source`, {
+          target: fn,
+          eventSourceArn: t.queue.queueArn,
+          batchSize: 10,
+          reportBatchItemFailures: true,
+        });
+      }
+      new cloudwatch.Alarm(this, `${job.id}Errors`, {
+        alarmDescription: `${job.description}: failed invocations for 15 minutes.`,
+        metric: fn.metricErrors({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 3,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }).addAlarmAction(...alarmActions(this, settings));
+      this.functions.set(job.id, fn);
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { TABLE_DEFINITION, TABLE_KEYS } from '../lib/store/keys.js';
+import { alarmActions } from './alarms.js';
+import { WEBHOOK_WORKER_TIMEOUT } from './background.js';
+import type { Settings } from './settings.js';
+
+/**
+ * The stateful resources, in their own stack so the API stack can be replaced or deleted
+ * without touching data: the single table, the envelope key and the webhook queues. All
+ * are retained when the stack is deleted; the table also has deletion protection.
+ */
+export class DataStack extends Stack {
+  readonly table: dynamodb.Table;
+  /** The envelope-encryption key (tenant data keys are generated under it) and the queues' key. */
+  readonly key: kms.Key;
+  readonly queue: sqs.Queue;
+  readonly deadLetterQueue: sqs.Queue;
+
+  constructor(scope: Construct, id: string, props: StackProps & { settings: Settings }) {
+    super(scope, id, props);
+    const { settings } = props;
+
+    this.key = new kms.Key(this, 'EnvelopeKey', {
+      description: `${settings.name}: wraps tenant data keys (encryption context tenant_id) and encrypts the webhook queues`,
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.key.addAlias(`alias/${settings.name}`);
+
+    // The key design of lib/store/keys.ts: the local runtime creates the same table from it.
+    const attr = (name: string): dynamodb.Attribute => {
+      const def = TABLE_DEFINITION.attributeDefinitions.find((a) => a.AttributeName === name);
+      if (!def) throw new Error(`TABLE_DEFINITION has no attribute ${name}`);
+      return { name, type: def.AttributeType === 'S' ? dynamodb.AttributeType.STRING : dynamodb.AttributeType.NUMBER };
+    };
+    const keyAttr = (schema: readonly { AttributeName: string; KeyType: string }[], type: 'HASH' | 'RANGE') => {
+      const entry = schema.find((k) => k.KeyType === type);
+      if (!entry) throw new Error(`TABLE_DEFINITION has no ${type} key`);
+      return attr(entry.AttributeName);
+    };
+    this.table = new dynamodb.Table(this, 'Table', {
+      partitionKey: keyAttr(TABLE_DEFINITION.keySchema, 'HASH'),
+      sortKey: keyAttr(TABLE_DEFINITION.keySchema, 'RANGE'),
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      timeToLiveAttribute: TABLE_KEYS.ttl,
+      // Secret values are already sealed with tenant data keys (lib/crypto/envelope.ts); the
+      // table itself uses the AWS managed key, so reading the table never needs a KMS grant.
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const gsi = TABLE_DEFINITION.gsi1;
+    this.table.addGlobalSecondaryIndex({
+      indexName: gsi.IndexName,
+      partitionKey: keyAttr(gsi.KeySchema, 'HASH'),
+      sortKey: keyAttr(gsi.KeySchema, 'RANGE'),
+      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+    });
+
+    this.deadLetterQueue = new sqs.Queue(this, 'WebhookDeadLetterQueue', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.key,
+      dataKeyReuse: Duration.minutes(5),
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.queue = new sqs.Queue(this, 'WebhookQueue', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.key,
+      dataKeyReuse: Duration.minutes(5),
+      enforceSSL: true,
+      retentionPeriod: Duration.days(4),
+      // SQS's rule for a Lambda consumer: at least 6 times the function's timeout
+      visibilityTimeout: Duration.seconds(WEBHOOK_WORKER_TIMEOUT.toSeconds() * 6),
+      // above WEBHOOK_MAX_ATTEMPTS (8): the worker dead-letters exhausted deliveries itself;
+      // the redrive is the safety net for a worker that keeps failing on a message
+      deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 10 },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    new cloudwatch.Alarm(this, 'WebhookDeadLetterDepth', {
+      alarmDescription: 'Webhook deliveries parked in the dead-letter queue (see README, webhooks).',
+      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }).addAlarmAction(...alarmActions(this, settings));
+  }
+}

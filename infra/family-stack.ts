@@ -1,0 +1,66 @@
+import { NestedStack } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type { Construct } from 'constructs';
+import type { Route } from '../lib/routes.js';
+import type { RouteRoles } from './grants.js';
+import { routeId } from './naming.js';
+import { RouteFunction, type FunctionDefaults } from './route-function.js';
+
+export interface FamilyStackProps {
+  readonly family: string;
+  readonly routes: readonly Route[];
+  /** The API's resource tree (owned by the parent stack), by path. */
+  readonly resources: ReadonlyMap<string, apigw.IResource>;
+  readonly roles: RouteRoles;
+  readonly assetDir: string;
+  readonly layer?: lambda.ILayerVersion;
+  readonly defaults: FunctionDefaults;
+}
+
+/**
+ * One route family (Route.family): for each of its routes a function, the method on the
+ * route's resource, integrated with that function (Lambda proxy), and the permission for
+ * API Gateway to invoke it (4 CloudFormation resources per route; 5 for signing routes with
+ * their throttle alarm). Grouping by family keeps it stable: adding a route adds resources
+ * to its family's stack only, and never moves another route.
+ */
+export class FamilyStack extends NestedStack {
+  readonly functions = new Map<string, lambda.Function>();
+  readonly methods = new Map<string, apigw.Method>();
+
+  constructor(scope: Construct, id: string, props: FamilyStackProps) {
+    super(scope, id, { description: `secrets API routes of the ${props.family} family` });
+    // One Code per stack (an asset binds to one stack); every stack's asset is the same
+    // directory with the same hash, so it is staged and uploaded once.
+    const code = lambda.Code.fromAsset(props.assetDir);
+    for (const route of props.routes) {
+      const id = routeId(route);
+      const fn = new RouteFunction(this, id, {
+        route,
+        role: props.roles.roleFor(route),
+        code,
+        layer: props.layer,
+        defaults: props.defaults,
+      }).function;
+      const resource = props.resources.get(route.path);
+      if (!resource) throw new Error(`no API resource for ${route.path}`);
+      const method = new apigw.Method(this, `${id}Method`, {
+        resource,
+        httpMethod: route.method,
+        // Lambda proxy; the permission is scoped to this method and path on any stage. Test
+        // invocations from the console use the same permission, so no second one is created.
+        integration: new apigw.LambdaIntegration(fn, { proxy: true, allowTestInvoke: false }),
+        options: {
+          // Every route authenticates in its handler (lib/auth/authenticate.ts): API keys and
+          // JWTs are checked against the table on each request, so revocation takes effect on
+          // the very next call; public and endpoint routes have no gateway credential either.
+          authorizationType: apigw.AuthorizationType.NONE,
+          operationName: id,
+        },
+      });
+      this.functions.set(route.key, fn);
+      this.methods.set(route.key, method);
+    }
+  }
+}

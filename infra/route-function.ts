@@ -1,0 +1,166 @@
+import { Annotations, Duration, RemovalPolicy } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { Route } from '../lib/routes.js';
+import { alarmActions } from './alarms.js';
+import { usesKmsSigning } from './grants.js';
+import { acknowledge } from './nag.js';
+import { lambdaEntry } from './handlers.js';
+import { functionName } from './naming.js';
+import { hsmConfigured, type Settings } from './settings.js';
+
+/** What every function of a deployment shares: the bundle, the environment, the HSM wiring. */
+export interface FunctionDefaults {
+  readonly settings: Settings;
+  /** Environment of every function (table, key, service identity, base URL). */
+  readonly environment: Readonly<Record<string, string>>;
+  /** Added for routes with the `queue:send` grant. */
+  readonly queueEnvironment: Readonly<Record<string, string>>;
+  /** Added for routes with the `hsm` grant. */
+  readonly hsmEnvironment: Readonly<Record<string, string>>;
+  /** Reserved concurrency of each signing function (its share of the cluster's connections). */
+  readonly hsmReservedConcurrency: number;
+}
+
+/** Timeout just under API Gateway's 29 s integration timeout: the function's own timeout is logged. */
+export const FUNCTION_TIMEOUT = Duration.seconds(28);
+export const RUNTIME = lambda.Runtime.NODEJS_22_X;
+export const ARCHITECTURE = lambda.Architecture.ARM_64;
+
+export interface ServiceFunctionProps {
+  readonly functionName: string;
+  readonly description: string;
+  /** Lambda handler setting: `<module>.<export>` under the bundle. */
+  readonly handler: string;
+  readonly role: iam.IRole;
+  readonly code: lambda.Code;
+  readonly settings: Settings;
+  readonly environment: Readonly<Record<string, string>>;
+  readonly timeout?: Duration;
+  readonly reservedConcurrency?: number;
+  readonly layers?: readonly lambda.ILayerVersion[];
+  /** Subnets and security groups (set on the L1: no VPC lookup at synth). */
+  readonly vpc?: { readonly subnetIds: readonly string[]; readonly securityGroupIds: readonly string[] };
+}
+
+/**
+ * THE construct that fixes every function's production defaults (route functions and
+ * background jobs alike): nodejs22.x on arm64, the shared bundle, its own log group
+ * `/aws/lambda/<name>` with the configured retention, JSON structured logs (application
+ * INFO, platform WARN), active X-Ray tracing, source-mapped stack traces, memory from
+ * context, a timeout just under API Gateway's.
+ */
+export class ServiceFunction extends Construct {
+  readonly function: lambda.Function;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionProps) {
+    super(scope, id);
+    const { settings } = props;
+    const logGroup = new logs.LogGroup(this, 'Logs', {
+      logGroupName: `/aws/lambda/${props.functionName}`,
+      retention: retentionDays(settings.logRetentionDays),
+      removalPolicy: settings.retainLogs ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    this.function = new lambda.Function(this, 'Function', {
+      functionName: props.functionName,
+      description: props.description,
+      runtime: RUNTIME,
+      architecture: ARCHITECTURE,
+      code: props.code,
+      handler: props.handler,
+      role: props.role,
+      memorySize: settings.memoryMb,
+      timeout: props.timeout ?? FUNCTION_TIMEOUT,
+      environment: { ...props.environment },
+      logGroup,
+      loggingFormat: lambda.LoggingFormat.JSON,
+      applicationLogLevelV2: lambda.ApplicationLogLevel.INFO,
+      systemLogLevelV2: lambda.SystemLogLevel.WARN,
+      tracing: lambda.Tracing.ACTIVE,
+      ...(props.reservedConcurrency !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrency } : {}),
+      ...(props.layers?.length ? { layers: [...props.layers] } : {}),
+    });
+    acknowledge(this.function, [
+      {
+        id: 'AwsSolutions-L1',
+        reason: 'nodejs22.x is the runtime this service is built and tested for (target node20 bundle, Node 20+ locally); a newer runtime is a deliberate change with its own test run, made here in RUNTIME.',
+      },
+    ]);
+    if (props.vpc) {
+      const cfn = this.function.node.defaultChild as lambda.CfnFunction;
+      cfn.vpcConfig = { subnetIds: [...props.vpc.subnetIds], securityGroupIds: [...props.vpc.securityGroupIds] };
+    }
+  }
+}
+
+/**
+ * One route's function: a ServiceFunction named after the route, running the route table's
+ * handler, with the environment its grants need; for signing (`hsm`) routes also the
+ * CloudHSM subnets and security group, the PKCS#11 layer, reserved concurrency (its share of
+ * the cluster's client connections) and a throttle alarm.
+ */
+export class RouteFunction extends Construct {
+  readonly function: lambda.Function;
+
+  constructor(
+    scope: Construct,
+    id: string,
+    props: { route: Route; role: iam.IRole; code: lambda.Code; layer?: lambda.ILayerVersion; defaults: FunctionDefaults },
+  ) {
+    super(scope, id);
+    const { route, role, code, layer, defaults } = props;
+    const { settings } = defaults;
+    const signing = route.grants.includes('hsm');
+    const inVpc = signing && hsmConfigured(settings.hsm);
+
+    this.function = new ServiceFunction(this, 'Service', {
+      functionName: functionName(settings.name, route),
+      description: route.key,
+      handler: lambdaEntry(route).handler,
+      role,
+      code,
+      settings,
+      environment: {
+        ...defaults.environment,
+        ...(route.grants.includes('queue:send') ? defaults.queueEnvironment : {}),
+        ...(signing ? defaults.hsmEnvironment : {}),
+        ...(usesKmsSigning(route.grants) ? { SIGNING_KMS_ENABLED: '1' } : {}),
+      },
+      ...(signing ? { reservedConcurrency: defaults.hsmReservedConcurrency } : {}),
+      ...(inVpc && layer ? { layers: [layer] } : {}),
+      // The subnets and security group are the CloudHSM cluster's (context parameters; a
+      // cluster is not a CloudFormation resource); the role carries the ENI permissions.
+      ...(inVpc ? { vpc: { subnetIds: settings.hsm.subnetIds, securityGroupIds: [settings.hsm.securityGroupId!] } } : {}),
+    }).function;
+
+    if (signing && !inVpc) {
+      Annotations.of(this).addWarningV2(
+        'secrets-api:hsm-context',
+        `${route.key} needs the CloudHSM cluster (context hsmClusterId, hsmSubnetIds, hsmSecurityGroupId, hsmLayerPath): ` +
+          'synthesized without VPC and PKCS#11 layer, so signing answers 503 until they are set',
+      );
+    }
+
+    if (signing) {
+      new cloudwatch.Alarm(this, 'Throttles', {
+        alarmDescription: `${route.key}: throttled at its reserved concurrency (${defaults.hsmReservedConcurrency}, its share of the CloudHSM client connections).`,
+        metric: this.function.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }).addAlarmAction(...alarmActions(this, settings));
+    }
+  }
+}
+
+const RETENTIONS = Object.values(logs.RetentionDays).filter((v): v is logs.RetentionDays => typeof v === 'number');
+
+export function retentionDays(days: number): logs.RetentionDays {
+  const match = RETENTIONS.find((r) => r === days);
+  if (match === undefined) throw new Error(`context "logRetentionDays" must be one of ${RETENTIONS.filter((r) => r > 0).join(', ')}`);
+  return match;
+}

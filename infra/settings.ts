@@ -1,0 +1,115 @@
+import type { Node } from 'constructs';
+
+/**
+ * Every deployment setting, read once from CDK context (`cdk synth -c key=value`, or the
+ * "context" block of cdk.json) with its default. README "Deploying to AWS" lists them.
+ */
+export interface Settings {
+  /** Prefix of stack, function and log group names (several deployments per account: vary it). */
+  readonly name: string;
+  /** API Gateway stage name; the API is at https://<api>.execute-api.<region>.amazonaws.com/<stage>. */
+  readonly stage: string;
+  /** A prebuilt bundle (scripts/build.ts output); absent: infra/app.ts builds into dist/lambda. */
+  readonly assetDir?: string;
+  /** Absolute base URL clients use (custom domain); default: the execute-api URL of the stage. */
+  readonly publicBaseUrl?: string;
+  readonly memoryMb: number;
+  readonly logRetentionDays: number;
+  /** Keep function and access log groups when the stack is deleted. */
+  readonly retainLogs: boolean;
+  /** Stage-wide steady rate and burst (requests per second), per method. */
+  readonly throttleRate: number;
+  readonly throttleBurst: number;
+  /** AWS WAFv2 web ACL (REGIONAL scope) to associate with the stage. */
+  readonly wafWebAclArn?: string;
+  /** Allowed CORS origins; empty = CORS off (no OPTIONS methods at all). */
+  readonly corsOrigins: readonly string[];
+  /** SNS topic notified by every alarm. */
+  readonly alarmTopicArn?: string;
+  /** Create the account-wide API Gateway CloudWatch role (needed once per account and region for access logs). */
+  readonly apiGatewayCloudWatchRole: boolean;
+  readonly hsm: HsmSettings;
+}
+
+export interface HsmSettings {
+  readonly clusterId?: string;
+  readonly subnetIds: readonly string[];
+  readonly securityGroupId?: string;
+  /** Directory (or .zip) holding the layer: /opt/cloudhsm/... and /opt/nodejs/node_modules/pkcs11js. */
+  readonly layerPath?: string;
+  /** Path of the PKCS#11 library inside the layer (PKCS11_MODULE). */
+  readonly libraryPath: string;
+  /** Label of the token (PKCS11_TOKEN_LABEL; CloudHSM's is hsm1). */
+  readonly tokenLabel: string;
+  /** Secrets Manager secret holding the crypto user's PIN (`<user>:<password>`). */
+  readonly pinSecretArn?: string;
+  /** Client connections the signing functions may hold in all (CloudHSM allows 900). */
+  readonly connectionBudget: number;
+  /** Fail synthesis instead of warning when signing routes exist but the HSM context is incomplete. */
+  readonly required: boolean;
+}
+
+/** True when the signing functions can be placed in the cluster's VPC with the layer. */
+export function hsmConfigured(hsm: HsmSettings): boolean {
+  return Boolean(hsm.clusterId && hsm.subnetIds.length > 0 && hsm.securityGroupId && hsm.layerPath);
+}
+
+export function readSettings(node: Node): Settings {
+  const raw = (key: string): unknown => node.tryGetContext(key);
+  const str = (key: string): string | undefined => {
+    const v = raw(key);
+    if (v === undefined || v === null || v === '') return undefined;
+    if (typeof v !== 'string') throw new Error(`context "${key}" must be a string`);
+    return v;
+  };
+  const list = (key: string): string[] => {
+    const v = raw(key);
+    if (v === undefined || v === null || v === '') return [];
+    if (Array.isArray(v)) return v.map(String);
+    return String(v).split(',').map((s) => s.trim()).filter(Boolean);
+  };
+  const int = (key: string, fallback: number, min: number, max: number): number => {
+    const v = raw(key);
+    if (v === undefined || v === null || v === '') return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`context "${key}" must be an integer in ${min}..${max}`);
+    return n;
+  };
+  const bool = (key: string, fallback: boolean): boolean => {
+    const v = raw(key);
+    if (v === undefined || v === null || v === '') return fallback;
+    if (v === true || v === 'true' || v === '1') return true;
+    if (v === false || v === 'false' || v === '0') return false;
+    throw new Error(`context "${key}" must be true or false`);
+  };
+  const name = str('name') ?? 'secrets-api';
+  if (!/^[a-z][a-z0-9-]{1,23}$/.test(name)) throw new Error('context "name" must be 2-24 lower-case letters, digits or dashes, starting with a letter');
+  const stage = str('stage') ?? 'prod';
+  if (!/^[A-Za-z0-9_]{1,64}$/.test(stage)) throw new Error('context "stage" must be letters, digits or underscores');
+  return {
+    name,
+    stage,
+    assetDir: str('assetDir'),
+    publicBaseUrl: str('publicBaseUrl'),
+    memoryMb: int('memoryMb', 512, 128, 10240),
+    logRetentionDays: int('logRetentionDays', 90, 1, 3653),
+    retainLogs: bool('retainLogs', false),
+    throttleRate: int('throttleRate', 1000, 1, 1_000_000),
+    throttleBurst: int('throttleBurst', 2000, 1, 1_000_000),
+    wafWebAclArn: str('wafWebAclArn'),
+    corsOrigins: list('corsOrigins'),
+    alarmTopicArn: str('alarmTopicArn'),
+    apiGatewayCloudWatchRole: bool('apiGatewayCloudWatchRole', true),
+    hsm: {
+      clusterId: str('hsmClusterId'),
+      subnetIds: list('hsmSubnetIds'),
+      securityGroupId: str('hsmSecurityGroupId'),
+      layerPath: str('hsmLayerPath'),
+      libraryPath: str('hsmLibraryPath') ?? '/opt/cloudhsm/lib/libcloudhsm_pkcs11.so',
+      tokenLabel: str('hsmTokenLabel') ?? 'hsm1',
+      pinSecretArn: str('hsmPinSecretArn'),
+      connectionBudget: int('hsmConnectionBudget', 300, 1, 900),
+      required: bool('requireHsm', false),
+    },
+  };
+}

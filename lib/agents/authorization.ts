@@ -1,0 +1,275 @@
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+import type { CallContext, Principal } from '../auth/principal.js';
+import { commit } from '../audit/audit.js';
+import { forbidden, HttpError, notFound, validationFailed } from '../http/errors.js';
+import { newId, nowIso } from '../ids.js';
+import { actorName } from '../store/resources.js';
+import { getTenant } from '../store/tenants.js';
+import { transact, TxConditionFailed } from '../store/tx.js';
+import { enrolDevice } from './admin.js';
+import { displayFingerprint, type DevicePublicKey } from './public-key.js';
+import {
+  authorizationPuts,
+  authorizationUpdate,
+  enrolmentTokenDelete,
+  enrolmentTokenPut,
+  getAuthorization,
+  getAuthorizationByToken,
+  getAuthorizationByUserCode,
+  getProfile,
+  profileExists,
+  recordPoll,
+  userCodeDelete,
+  type AuthorizationRecord,
+  type DeviceRecord,
+} from './store.js';
+
+/**
+ * Enrolment by device authorization (RFC 8628), adapted to a device that brings its own
+ * key pair:
+ *
+ * 1. `POST /api/v1/agent/oauth/device` {name, public_key, profile_id?}: the device gets a
+ *    `device_code` (secret; only its SHA-256 is stored), a `user_code`, `verification_uri`,
+ *    `expires_in` and `interval`.
+ * 2. A user holding agents:approve reviews the request by user code
+ *    (`POST /api/v1/agents/oauth/review`) and approves it into one of the account's
+ *    profiles or denies it (`POST /api/v1/agents/oauth/approve`). The user code is single-use.
+ * 3. The device polls `POST /api/v1/agent/oauth/token` {device_code}: 400
+ *    `authorization_pending`, `slow_down` (polled sooner than `interval`; the interval grows
+ *    by 5 s), `access_denied`, `expired_token`; once approved, 200 with a one-time
+ *    `access_token` of type `enrollment`.
+ * 4. `POST /api/v1/agent/oauth/enroll` {enrollment_token}: binds the key to a new device in
+ *    the approver's account and returns the device id, which is the `keyid` of its signed
+ *    requests.
+ */
+export const AUTHORIZATION_TTL_SECONDS = 600;
+export const POLL_INTERVAL_SECONDS = 5;
+export const SLOW_DOWN_STEP_SECONDS = 5;
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** 20 consonants without vowels (no words) and without look-alikes: RFC 8628 §6.1. */
+export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
+const USER_CODE_LENGTH = 8;
+
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+export function newUserCode(): string {
+  let code = '';
+  for (let i = 0; i < USER_CODE_LENGTH; i++) code += USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)];
+  return code;
+}
+
+export const formatUserCode = (code: string) => `${code.slice(0, 4)}-${code.slice(4)}`;
+
+/** What a user typed, normalised: case, spaces and dashes ignored; undefined when it cannot be a code. */
+export function normaliseUserCode(input: string): string | undefined {
+  const code = input.toUpperCase().replace(/[\s-]/g, '');
+  return code.length === USER_CODE_LENGTH && [...code].every((c) => USER_CODE_ALPHABET.includes(c)) ? code : undefined;
+}
+
+/** RFC 8628 §3.5 errors, in the service's error envelope (`code` carries the RFC's error code). */
+const oauthError = (code: string, message: string) => new HttpError(400, code, message);
+
+export interface DeviceAuthorizationResponse {
+  readonly device_code: string;
+  readonly user_code: string;
+  readonly verification_uri: string;
+  readonly verification_uri_complete: string;
+  readonly expires_in: number;
+  readonly interval: number;
+}
+
+export async function startAuthorization(
+  input: { name: string; key: DevicePublicKey; profile_id?: string | undefined },
+  verificationUri: string,
+): Promise<DeviceAuthorizationResponse> {
+  const now = Math.floor(Date.now() / 1000);
+  for (let attempt = 0; ; attempt++) {
+    const deviceCode = randomBytes(32).toString('base64url');
+    const userCode = newUserCode();
+    const rec: AuthorizationRecord = {
+      id: newId(),
+      code_hash: sha256(deviceCode),
+      user_code_hash: sha256(userCode),
+      name: input.name,
+      public_key: input.key.jwk,
+      algorithm: input.key.algorithm,
+      fingerprint: input.key.fingerprint,
+      requested_profile_id: input.profile_id ?? null,
+      status: 'pending',
+      created_at: nowIso(),
+      expires_at: now + AUTHORIZATION_TTL_SECONDS,
+      interval: POLL_INTERVAL_SECONDS,
+      last_poll_at: 0,
+      tenant_id: null,
+      profile_id: null,
+      decided_by: null,
+      decided_at: null,
+      token_hash: null,
+      device_id: null,
+    };
+    try {
+      // kept a day past expiry so that late polls still get expired_token, then removed by TTL
+      await transact(authorizationPuts(rec, rec.expires_at + 86_400));
+    } catch (error) {
+      // a user code still held by another live request: draw again
+      if (error instanceof TxConditionFailed && attempt < 4) continue;
+      throw error;
+    }
+    return {
+      device_code: deviceCode,
+      user_code: formatUserCode(userCode),
+      verification_uri: verificationUri,
+      verification_uri_complete: `${verificationUri}?user_code=${formatUserCode(userCode)}`,
+      expires_in: AUTHORIZATION_TTL_SECONDS,
+      interval: POLL_INTERVAL_SECONDS,
+    };
+  }
+}
+
+export interface TokenResponse {
+  readonly access_token: string;
+  readonly token_type: 'enrollment';
+  readonly expires_in: number;
+}
+
+/** One poll of the token endpoint (RFC 8628 §3.4–3.5). */
+export async function pollToken(deviceCode: string, nowMs = Date.now()): Promise<TokenResponse> {
+  const now = Math.floor(nowMs / 1000);
+  const rec = await getAuthorization(sha256(deviceCode));
+  if (!rec) throw oauthError('invalid_grant', 'unknown device code');
+  if (rec.status === 'issued' || rec.status === 'enrolled') throw oauthError('invalid_grant', 'this device code has already been used');
+  if (now >= rec.expires_at) throw oauthError('expired_token', 'the device code has expired: start a new device authorization');
+  if (rec.status === 'denied') throw oauthError('access_denied', 'the request was denied');
+  if (rec.status === 'pending') {
+    const tooSoon = rec.last_poll_at > 0 && nowMs - rec.last_poll_at < rec.interval * 1000;
+    const interval = tooSoon ? rec.interval + SLOW_DOWN_STEP_SECONDS : rec.interval;
+    const recorded = await recordPoll(rec.code_hash, rec.last_poll_at, nowMs, interval);
+    if (tooSoon || !recorded) throw oauthError('slow_down', `polling too fast: wait at least ${interval} s between polls`);
+    throw oauthError('authorization_pending', 'the request has not been approved yet: poll again after the interval');
+  }
+  // approved: hand out the one-time enrolment token
+  const token = randomBytes(32).toString('base64url');
+  const tokenHash = sha256(token);
+  try {
+    await transact([
+      authorizationUpdate(rec.code_hash, 'approved', { status: 'issued', token_hash: tokenHash }),
+      enrolmentTokenPut(tokenHash, rec.code_hash, rec.expires_at + 86_400),
+    ]);
+  } catch (error) {
+    if (error instanceof TxConditionFailed) throw oauthError('invalid_grant', 'this device code has already been used');
+    throw error;
+  }
+  return { access_token: token, token_type: 'enrollment', expires_in: Math.max(1, rec.expires_at - now) };
+}
+
+/** The pending request a user code names, or 404 (unknown, used, expired: the same answer). */
+async function pendingByUserCode(userCode: string): Promise<{ rec: AuthorizationRecord; code: string }> {
+  const code = normaliseUserCode(userCode);
+  const now = Math.floor(Date.now() / 1000);
+  const rec = code ? await getAuthorizationByUserCode(sha256(code), now) : undefined;
+  if (!code || !rec || rec.status !== 'pending' || now >= rec.expires_at) throw notFound('pending device authorization for this user code');
+  return { rec, code };
+}
+
+export async function reviewAuthorization(ctx: CallContext, userCode: string) {
+  const { rec, code } = await pendingByUserCode(userCode);
+  const requested = rec.requested_profile_id ? await getProfile(ctx.principal.tenantId, rec.requested_profile_id) : undefined;
+  return {
+    user_code: formatUserCode(code),
+    status: rec.status,
+    device_name: rec.name,
+    key_fingerprint: displayFingerprint(rec.fingerprint),
+    algorithm: rec.algorithm,
+    requested_profile: rec.requested_profile_id
+      ? { id: rec.requested_profile_id, name: requested?.name ?? null, exists: requested !== undefined, enabled: requested?.enabled ?? null }
+      : null,
+    created_at: rec.created_at,
+    expires_at: new Date(rec.expires_at * 1000).toISOString(),
+  };
+}
+
+export async function decideAuthorization(
+  ctx: CallContext,
+  input: { user_code: string; decision: 'approve' | 'deny'; profile_id?: string | undefined },
+) {
+  const tid = ctx.principal.tenantId;
+  const { rec } = await pendingByUserCode(input.user_code);
+  const base = { decided_by: actorName(ctx), decided_at: nowIso(), tenant_id: tid };
+  const resource = { type: 'agent_authorization', id: rec.id, name: rec.name };
+  const fingerprint = displayFingerprint(rec.fingerprint);
+  if (input.decision === 'deny') {
+    try {
+      await commit(ctx, tid, [authorizationUpdate(rec.code_hash, 'pending', { status: 'denied', ...base }), userCodeDelete(rec.user_code_hash, rec.code_hash)], {
+        action: 'agent.authorization.deny',
+        resource,
+        detail: { fingerprint },
+        event: { type: 'agent.denied', data: { authorization_id: rec.id, name: rec.name, fingerprint } },
+      });
+    } catch (error) {
+      if (error instanceof TxConditionFailed) throw notFound('pending device authorization for this user code');
+      throw error;
+    }
+    return { status: 'denied' as const, device_name: rec.name, key_fingerprint: fingerprint };
+  }
+  const profileId = input.profile_id ?? rec.requested_profile_id;
+  if (!profileId) throw validationFailed([{ path: 'body.profile_id', message: 'required: the device requested no profile' }]);
+  if (!(await getProfile(tid, profileId))) throw validationFailed([{ path: 'body.profile_id', message: 'no agent profile with this id in the account' }]);
+  try {
+    await commit(
+      ctx,
+      tid,
+      [
+        authorizationUpdate(rec.code_hash, 'pending', { status: 'approved', profile_id: profileId, ...base }),
+        userCodeDelete(rec.user_code_hash, rec.code_hash),
+        profileExists(tid, profileId),
+      ],
+      {
+        action: 'agent.authorization.approve',
+        resource,
+        detail: { fingerprint, profile_id: profileId },
+        event: { type: 'agent.approved', data: { authorization_id: rec.id, name: rec.name, fingerprint, profile_id: profileId } },
+      },
+    );
+  } catch (error) {
+    if (error instanceof TxConditionFailed) {
+      if (error.index === 2) throw validationFailed([{ path: 'body.profile_id', message: 'no agent profile with this id in the account' }]);
+      throw notFound('pending device authorization for this user code');
+    }
+    throw error;
+  }
+  return { status: 'approved' as const, device_name: rec.name, key_fingerprint: fingerprint, profile_id: profileId };
+}
+
+/**
+ * Completes an approved authorization: the key becomes a device of the approver's account,
+ * in one transaction with the authorization's last state change and the token's deletion
+ * (so a token enrols at most one device). The device itself is the audit actor.
+ */
+export async function completeEnrolment(
+  enrolmentToken: string,
+  request: { requestId: string; sourceIp: string | null; userAgent: string | null },
+): Promise<{ device: DeviceRecord; tenantId: string }> {
+  const now = Math.floor(Date.now() / 1000);
+  const tokenHash = sha256(enrolmentToken);
+  const rec = await getAuthorizationByToken(tokenHash);
+  if (!rec || rec.status !== 'issued' || !rec.tenant_id || !rec.profile_id) throw oauthError('invalid_grant', 'unknown or already used enrolment token');
+  if (now >= rec.expires_at) throw oauthError('expired_token', 'the enrolment token has expired: start a new device authorization');
+  const tenant = await getTenant(rec.tenant_id);
+  if (!tenant) throw oauthError('invalid_grant', 'unknown or already used enrolment token');
+  if (tenant.status !== 'active') throw forbidden('account is suspended', 'tenant_suspended');
+  const deviceId = newId();
+  const principal: Principal = { kind: 'device', tenantId: tenant.id, tenant, id: deviceId, user: null, scopes: [], operator: false };
+  const ctx: CallContext = { principal, ...request };
+  try {
+    const device = await enrolDevice(
+      ctx,
+      { id: deviceId, name: rec.name, key: { jwk: rec.public_key, algorithm: rec.algorithm, fingerprint: rec.fingerprint }, profile_id: rec.profile_id, via: 'device_authorization', created_by: rec.decided_by },
+      [authorizationUpdate(rec.code_hash, 'issued', { status: 'enrolled', device_id: deviceId }), enrolmentTokenDelete(tokenHash)],
+    );
+    return { device, tenantId: tenant.id };
+  } catch (error) {
+    if (error instanceof TxConditionFailed) throw oauthError('invalid_grant', 'unknown or already used enrolment token');
+    throw error;
+  }
+}

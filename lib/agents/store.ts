@@ -1,0 +1,356 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../store/client.js';
+import { keys } from '../store/keys.js';
+import { queryPage } from '../store/pagination.js';
+import type { TxItem } from '../store/tx.js';
+import type { DeviceAlgorithm, PublicJwk } from './public-key.js';
+
+/**
+ * Storage of the agents capability (key design: lib/store/keys.ts).
+ *
+ * - A device has a tenant-first item (`T#<tid>` / `AGENTDEVICE#<id>`: listing, history) and,
+ *   while active, a global auth item (`DEVICE#<id>`) holding everything a signed request
+ *   needs: a request carries only its key id. Both are written in one transaction;
+ *   revocation deletes the auth item in the transaction that marks the device revoked, so
+ *   the very next request finds no key (every read is consistent, nothing is cached).
+ * - Profiles are tenant-first (`AGENTPROFILE#<id>`), read consistently on every request.
+ * - Nonces of signed requests are global items with a TTL, claimed by a conditional put.
+ * - RFC 8628 authorizations are global (the device has no account yet), keyed by the hash of
+ *   the device code; the user code and the enrolment token point to them by hash.
+ */
+
+export type GrantService = 'secret.read' | 'database.issue';
+
+/** A grant as stored: the client's triple plus what the resource was resolved to. */
+export interface StoredGrant {
+  readonly alias: string;
+  readonly service: GrantService;
+  readonly resource: string;
+  /** The resource's internal type (lib/resource-types.ts), resolved when the grant was written. */
+  readonly resource_type: string;
+  /** For a generic secret: its name (the head's key), checked against the id on every access. */
+  readonly resource_name?: string;
+}
+
+export interface ProfileRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly enabled: boolean;
+  readonly grants: readonly StoredGrant[];
+  readonly version: number;
+  readonly created_at: string;
+  readonly updated_at: string;
+  readonly created_by: string | null;
+  readonly updated_by: string | null;
+}
+
+export type EnrolledVia = 'device_authorization' | 'account_credentials';
+
+export interface DeviceRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly profile_id: string;
+  readonly algorithm: DeviceAlgorithm;
+  readonly public_key: PublicJwk;
+  /** RFC 7638 thumbprint of the public key. */
+  readonly fingerprint: string;
+  readonly status: 'active' | 'revoked';
+  readonly enrolled_via: EnrolledVia;
+  readonly created_at: string;
+  readonly created_by: string | null;
+  readonly revoked_at: string | null;
+  readonly revoked_by: string | null;
+}
+
+/** The global auth item of an active device. */
+export interface DeviceAuthRecord {
+  readonly device_id: string;
+  readonly tenant_id: string;
+  readonly name: string;
+  readonly profile_id: string;
+  readonly algorithm: DeviceAlgorithm;
+  readonly public_key: PublicJwk;
+}
+
+const DEVICE_FIELDS = ['id', 'name', 'profile_id', 'algorithm', 'public_key', 'fingerprint', 'status', 'enrolled_via', 'created_at', 'created_by', 'revoked_at', 'revoked_by'] as const;
+const PROFILE_FIELDS = ['id', 'name', 'enabled', 'grants', 'version', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
+
+const pick = <T>(item: Record<string, unknown>, fields: readonly string[]): T =>
+  Object.fromEntries(fields.map((f) => [f, item[f] ?? null])) as T;
+
+async function get(key: Record<string, string>): Promise<Record<string, unknown> | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+  return out.Item;
+}
+
+// ---------------------------------------------------------------- devices
+
+export async function getDeviceAuth(deviceId: string): Promise<DeviceAuthRecord | undefined> {
+  const item = await get(keys.deviceAuth(deviceId));
+  return item ? pick<DeviceAuthRecord>(item, ['device_id', 'tenant_id', 'name', 'profile_id', 'algorithm', 'public_key']) : undefined;
+}
+
+export async function getDevice(tenantId: string, id: string): Promise<DeviceRecord | undefined> {
+  const item = await get(keys.agentDevice(tenantId, id));
+  return item ? pick<DeviceRecord>(item, DEVICE_FIELDS) : undefined;
+}
+
+export async function listDevices(tenantId: string, page: { limit: number; offset?: number; cursor?: string }) {
+  const out = await queryPage<Record<string, unknown>>({
+    pk: keys.tenant(tenantId).pk,
+    prefix: keys.agentDevicePrefix,
+    limit: page.limit,
+    offset: page.offset,
+    cursor: page.cursor,
+    projection: DEVICE_FIELDS,
+  });
+  return { devices: out.items.map((i) => pick<DeviceRecord>(i, DEVICE_FIELDS)), nextCursor: out.nextCursor };
+}
+
+/** The two items of a new device (tenant item and global auth item), both new. */
+export function devicePuts(tenantId: string, rec: DeviceRecord): TxItem[] {
+  const auth: DeviceAuthRecord = {
+    device_id: rec.id,
+    tenant_id: tenantId,
+    name: rec.name,
+    profile_id: rec.profile_id,
+    algorithm: rec.algorithm,
+    public_key: rec.public_key,
+  };
+  return [
+    { Put: { TableName: tableName(), Item: { ...keys.agentDevice(tenantId, rec.id), ...rec }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    { Put: { TableName: tableName(), Item: { ...keys.deviceAuth(rec.id), ...auth }, ConditionExpression: 'attribute_not_exists(pk)' } },
+  ];
+}
+
+/** Revocation: the tenant item marked revoked (only if active) and the auth item deleted. */
+export function deviceRevokeItems(tenantId: string, id: string, at: string, by: string | null): TxItem[] {
+  return [
+    {
+      Update: {
+        TableName: tableName(),
+        Key: keys.agentDevice(tenantId, id),
+        UpdateExpression: 'SET #s = :revoked, revoked_at = :at, revoked_by = :by',
+        ConditionExpression: '#s = :active',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':revoked': 'revoked', ':active': 'active', ':at': at, ':by': by },
+      },
+    },
+    {
+      Delete: {
+        TableName: tableName(),
+        Key: keys.deviceAuth(id),
+        ConditionExpression: 'tenant_id = :tid',
+        ExpressionAttributeValues: { ':tid': tenantId },
+      },
+    },
+  ];
+}
+
+// ---------------------------------------------------------------- nonces
+
+/**
+ * Claims a request nonce for a device: a conditional put that fails when the nonce was
+ * already used inside its retention (an expired item not yet removed by TTL may be reused).
+ * Returns false on reuse.
+ */
+export async function claimNonce(deviceId: string, nonce: string, keepUntilEpochSeconds: number, nowEpochSeconds: number): Promise<boolean> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.deviceNonce(deviceId, nonce), ttl: keepUntilEpochSeconds },
+        ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':now': nowEpochSeconds },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+// ---------------------------------------------------------------- profiles
+
+export async function getProfile(tenantId: string, id: string): Promise<ProfileRecord | undefined> {
+  const item = await get(keys.agentProfile(tenantId, id));
+  return item ? pick<ProfileRecord>(item, PROFILE_FIELDS) : undefined;
+}
+
+export async function listProfiles(tenantId: string, page: { limit: number; offset?: number; cursor?: string }) {
+  const out = await queryPage<Record<string, unknown>>({
+    pk: keys.tenant(tenantId).pk,
+    prefix: keys.agentProfilePrefix,
+    limit: page.limit,
+    offset: page.offset,
+    cursor: page.cursor,
+    projection: PROFILE_FIELDS,
+  });
+  return { profiles: out.items.map((i) => pick<ProfileRecord>(i, PROFILE_FIELDS)), nextCursor: out.nextCursor };
+}
+
+/** Put of a profile: new (no item) or replacing exactly the version that was read. */
+export function profilePut(tenantId: string, rec: ProfileRecord, previousVersion: number | null): TxItem {
+  return {
+    Put: {
+      TableName: tableName(),
+      Item: { ...keys.agentProfile(tenantId, rec.id), ...rec },
+      ...(previousVersion === null
+        ? { ConditionExpression: 'attribute_not_exists(pk)' }
+        : { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': previousVersion } }),
+    },
+  };
+}
+
+/** A transaction check that the profile exists (a device is bound to it). */
+export const profileExists = (tenantId: string, id: string): TxItem => ({
+  ConditionCheck: { TableName: tableName(), Key: keys.agentProfile(tenantId, id), ConditionExpression: 'attribute_exists(pk)' },
+});
+
+// ---------------------------------------------------------------- RFC 8628 authorizations
+
+export type AuthorizationStatus = 'pending' | 'approved' | 'denied' | 'issued' | 'enrolled';
+
+export interface AuthorizationRecord {
+  /** The authorization's id (audit entries name it). */
+  readonly id: string;
+  /** sha256 of the device code (the item's key); the code itself is never stored. */
+  readonly code_hash: string;
+  readonly user_code_hash: string;
+  readonly name: string;
+  readonly public_key: PublicJwk;
+  readonly algorithm: DeviceAlgorithm;
+  readonly fingerprint: string;
+  readonly requested_profile_id: string | null;
+  readonly status: AuthorizationStatus;
+  readonly created_at: string;
+  /** Epoch seconds: the device code, the user code and an issued enrolment token end here. */
+  readonly expires_at: number;
+  /** Seconds the device must wait between polls (raised by 5 on every slow_down). */
+  readonly interval: number;
+  /** Epoch milliseconds of the last poll, 0 before the first. */
+  readonly last_poll_at: number;
+  readonly tenant_id: string | null;
+  readonly profile_id: string | null;
+  readonly decided_by: string | null;
+  readonly decided_at: string | null;
+  readonly token_hash: string | null;
+  readonly device_id: string | null;
+}
+
+const AUTHZ_FIELDS = [
+  'id', 'code_hash', 'user_code_hash', 'name', 'public_key', 'algorithm', 'fingerprint', 'requested_profile_id', 'status', 'created_at',
+  'expires_at', 'interval', 'last_poll_at', 'tenant_id', 'profile_id', 'decided_by', 'decided_at', 'token_hash', 'device_id',
+] as const;
+
+export async function getAuthorization(codeHash: string): Promise<AuthorizationRecord | undefined> {
+  const item = await get(keys.deviceAuthorization(codeHash));
+  return item ? pick<AuthorizationRecord>(item, AUTHZ_FIELDS) : undefined;
+}
+
+/** The authorization a user code points to (the pointer and the record both unexpired). */
+export async function getAuthorizationByUserCode(userCodeHash: string, nowSeconds: number): Promise<AuthorizationRecord | undefined> {
+  const pointer = await get(keys.userCode(userCodeHash));
+  if (!pointer || Number(pointer.ttl) <= nowSeconds) return undefined;
+  const rec = await getAuthorization(pointer.code_hash as string);
+  return rec && rec.user_code_hash === userCodeHash ? rec : undefined;
+}
+
+/** The authorization an enrolment token points to. */
+export async function getAuthorizationByToken(tokenHash: string): Promise<AuthorizationRecord | undefined> {
+  const pointer = await get(keys.enrolmentToken(tokenHash));
+  if (!pointer) return undefined;
+  const rec = await getAuthorization(pointer.code_hash as string);
+  return rec && rec.token_hash === tokenHash ? rec : undefined;
+}
+
+export function authorizationPuts(rec: AuthorizationRecord, ttl: number): TxItem[] {
+  return [
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.deviceAuthorization(rec.code_hash), ...rec, ttl },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.userCode(rec.user_code_hash), code_hash: rec.code_hash, ttl: rec.expires_at },
+        // a user code may be reused once its previous holder has expired
+        ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
+      },
+    },
+  ];
+}
+
+/** A conditional status change of an authorization, with extra SET clauses. */
+export function authorizationUpdate(codeHash: string, from: AuthorizationStatus, set: Record<string, unknown>): TxItem {
+  const names: Record<string, string> = { '#status': 'status' };
+  const values: Record<string, unknown> = { ':from': from };
+  const clauses = Object.entries(set).map(([k, v], i) => {
+    names[`#f${i}`] = k;
+    values[`:v${i}`] = v;
+    return `#f${i} = :v${i}`;
+  });
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.deviceAuthorization(codeHash),
+      UpdateExpression: `SET ${clauses.join(', ')}`,
+      ConditionExpression: '#status = :from',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+export const userCodeDelete = (userCodeHash: string, codeHash: string): TxItem => ({
+  Delete: {
+    TableName: tableName(),
+    Key: keys.userCode(userCodeHash),
+    ConditionExpression: 'code_hash = :c',
+    ExpressionAttributeValues: { ':c': codeHash },
+  },
+});
+
+export const enrolmentTokenPut = (tokenHash: string, codeHash: string, ttl: number): TxItem => ({
+  Put: {
+    TableName: tableName(),
+    Item: { ...keys.enrolmentToken(tokenHash), code_hash: codeHash, ttl },
+    ConditionExpression: 'attribute_not_exists(pk)',
+  },
+});
+
+export const enrolmentTokenDelete = (tokenHash: string): TxItem => ({
+  Delete: { TableName: tableName(), Key: keys.enrolmentToken(tokenHash), ConditionExpression: 'attribute_exists(pk)' },
+});
+
+/**
+ * Records a poll of a pending authorization (optimistic on the previous poll time, so two
+ * concurrent polls cannot both pass); `interval` is the new polling interval. False when
+ * the record changed meanwhile.
+ */
+export async function recordPoll(codeHash: string, previous: number, at: number, interval: number): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.deviceAuthorization(codeHash),
+        UpdateExpression: 'SET last_poll_at = :at, #interval = :interval',
+        ConditionExpression: '#status = :pending AND last_poll_at = :prev',
+        ExpressionAttributeNames: { '#status': 'status', '#interval': 'interval' },
+        ExpressionAttributeValues: { ':at': at, ':interval': interval, ':pending': 'pending', ':prev': previous },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}

@@ -1,0 +1,176 @@
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../store/client.js';
+import { keys, tenantPk } from '../store/keys.js';
+import { transact, TxConditionFailed, type TxItem } from '../store/tx.js';
+import { nowIso } from '../ids.js';
+import { GENESIS, headMessage, linkHash, presentEntry, type ChainLink } from './canonical.js';
+import { auditKey } from './signing-key.js';
+
+/**
+ * Tamper evidence for the audit trail: a hash chain per account, built off the request
+ * path by a sealer.
+ *
+ * Why not chain inside commit()? A synchronous chain needs the previous hash before the
+ * write: a read of a per-account head item, then a transaction conditional on it. Every
+ * write of an account would then serialise on that one item (concurrent writers fail their
+ * condition and retry), costing one extra read and one extra write per change and capping
+ * an account's write rate at roughly one transaction round trip at a time. Instead commit()
+ * writes the entry alone (no extra cost), and the sealer, which runs with the outbox relay
+ * and on demand before an export, links the account's new entries in one transaction per
+ * batch of 99: `chain = {seq, prev, hash}` on each entry, and the head item
+ * `T#<tid>/AUDITCHAIN` {seq, hash, last_id, signature}, conditional on the head's previous
+ * seq, so concurrent sealers cannot fork the chain. The head is signed with the account's
+ * Ed25519 audit key (lib/audit/signing-key.ts). The trade-off: an entry is unsealed for
+ * the sealer's interval (under a second locally); an export seals first.
+ *
+ * Entries are chained in the order the sealer finds them, which is id (time) order except
+ * for a transaction that lands after a later one was sealed: the sealer re-reads the last
+ * LOOKBACK_MS before its newest sealed entry for such stragglers (commit latency is bounded
+ * by the 29 s API timeout).
+ */
+export const LOOKBACK_MS = 60_000;
+const BATCH = 99;
+
+/** The UUIDv7 ids of the table start with their 48-bit millisecond time. */
+export const idTime = (id: string): number => parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+/** The smallest id prefix at or after time `ms`: sorts before every id of that millisecond. */
+export function idPrefixAt(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}`;
+}
+/** sk bounds of the audit entries with time in [from, to] (both inclusive, milliseconds). */
+export const auditSkRange = (from: number | undefined, to: number | undefined) => ({
+  lo: `${keys.auditPrefix}${from !== undefined ? idPrefixAt(from) : ''}`,
+  hi: `${keys.auditPrefix}${to !== undefined ? idPrefixAt(to + 1) : '~'}`,
+});
+
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
+  readonly last_id: string;
+  readonly signature: string;
+  readonly sealed_at: string;
+}
+
+export async function chainHead(tenantId: string): Promise<ChainHead | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.auditChain(tenantId), ConsistentRead: true }));
+  return out.Item as ChainHead | undefined;
+}
+
+async function unsealed(tenantId: string, head: ChainHead | undefined): Promise<Record<string, unknown>[]> {
+  const lo = head ? `${keys.auditPrefix}${idPrefixAt(idTime(head.last_id) - LOOKBACK_MS)}` : keys.auditPrefix;
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+        FilterExpression: 'attribute_not_exists(chain)',
+        ExpressionAttributeValues: { ':pk': tenantPk(tenantId), ':lo': lo, ':hi': `${keys.auditPrefix}~` },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start && items.length < 10 * BATCH);
+  return items;
+}
+
+/**
+ * Links every unsealed entry of the account into its chain. Returns how many entries were
+ * sealed. Safe to run concurrently: a sealer that loses the head's condition re-reads.
+ */
+export async function sealTenant(tenantId: string): Promise<number> {
+  let sealed = 0;
+  for (let round = 0; round < 50; round++) {
+    const head = await chainHead(tenantId);
+    const pending = await unsealed(tenantId, head);
+    if (pending.length === 0) return sealed;
+    const batch = pending.slice(0, BATCH);
+    let seq = head?.seq ?? 0;
+    let prev = head?.hash ?? GENESIS;
+    let lastId = head?.last_id ?? '';
+    const items: TxItem[] = batch.map((item) => {
+      seq += 1;
+      const link: ChainLink = { seq, prev, hash: linkHash(seq, prev, presentEntry(item) as unknown as Record<string, unknown>) };
+      prev = link.hash;
+      if ((item.id as string) > lastId) lastId = item.id as string;
+      return {
+        Update: {
+          TableName: tableName(),
+          Key: { pk: item.pk, sk: item.sk },
+          UpdateExpression: 'SET chain = :c',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(chain)',
+          ExpressionAttributeValues: { ':c': link },
+        },
+      };
+    });
+    const key = await auditKey(tenantId);
+    const next: ChainHead = { seq, hash: prev, last_id: lastId, signature: key.sign(headMessage(tenantId, seq, prev)), sealed_at: nowIso() };
+    items.push(
+      head
+        ? {
+            Update: {
+              TableName: tableName(),
+              Key: keys.auditChain(tenantId),
+              UpdateExpression: 'SET seq = :seq, #h = :hash, last_id = :last, signature = :sig, sealed_at = :at',
+              ConditionExpression: 'seq = :prev',
+              ExpressionAttributeNames: { '#h': 'hash' },
+              ExpressionAttributeValues: { ':seq': next.seq, ':hash': next.hash, ':last': next.last_id, ':sig': next.signature, ':at': next.sealed_at, ':prev': head.seq },
+            },
+          }
+        : { Put: { TableName: tableName(), Item: { ...keys.auditChain(tenantId), ...next }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    );
+    try {
+      await transact(items);
+      sealed += batch.length;
+    } catch (error) {
+      if (!(error instanceof TxConditionFailed)) throw error;
+      // another sealer moved the head or sealed one of these entries: read again
+    }
+  }
+  return sealed;
+}
+
+/**
+ * One pass over the accounts with recent audit entries (the global AUDIT index, from a
+ * stored mark minus a margin for the index's lag), sealing each. Run by the relay.
+ */
+export async function sealRecent(now = Date.now(), maxTenants = 200): Promise<number> {
+  const mark = (await db().send(new GetCommand({ TableName: tableName(), Key: keys.auditSealMark(), ConsistentRead: true }))).Item;
+  const after = mark?.after as string | undefined;
+  const from = idPrefixAt((after ? idTime(after) : now) - 5_000);
+  const tenants = new Set<string>();
+  let newest = after ?? '';
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p AND gsi1sk > :from',
+        ExpressionAttributeValues: { ':p': 'AUDIT', ':from': from },
+        ExclusiveStartKey: start,
+        Limit: 1000,
+      }),
+    );
+    for (const item of out.Items ?? []) {
+      tenants.add((item.pk as string).slice(2));
+      if ((item.gsi1sk as string) > newest) newest = item.gsi1sk as string;
+    }
+    start = out.LastEvaluatedKey;
+  } while (start && tenants.size < maxTenants);
+  let sealed = 0;
+  const queue = [...tenants];
+  await Promise.all(
+    Array.from({ length: Math.min(4, queue.length) }, async () => {
+      for (let tid = queue.shift(); tid; tid = queue.shift()) sealed += await sealTenant(tid);
+    }),
+  );
+  if (newest && newest !== after) {
+    await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.auditSealMark(), after: newest, at: nowIso() } }));
+  }
+  return sealed;
+}

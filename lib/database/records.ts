@@ -1,0 +1,139 @@
+import { notFound, serviceUnavailable } from '../http/errors.js';
+import { openSecret, readResource, type ResourceRecord } from '../store/resources.js';
+import { checkTemplate, TemplateError, type Dialect } from './template.js';
+import { dialectOf, type ConnectionSettings, type Engine } from './session.js';
+import { checkUsernameTemplate } from './usernames.js';
+
+/**
+ * The two account-owned records a lease comes from, read through lib/store/resources.ts
+ * (tenant first) with the field names of the credential collections
+ * (functions/credentials/integrations.ts):
+ *
+ * - a database role: `service_config` of kind `database-role` — connection_id,
+ *   creation_statements, revocation_statements?, rotation_statements?, default_ttl_seconds,
+ *   max_ttl_seconds, username_template?;
+ * - its connection: an `integration` of provider postgresql / mysql / mariadb — host, port,
+ *   database, username, tls_mode, tls_ca_certificate?, tls_client_certificate?,
+ *   connect_timeout_seconds; sealed: password, tls_client_key?.
+ */
+export const ENGINES: readonly Engine[] = ['postgresql', 'mysql', 'mariadb'];
+
+export interface DatabaseRole {
+  readonly id: string;
+  readonly name: string;
+  readonly connectionId: string;
+  readonly creationStatements: readonly string[];
+  readonly revocationStatements: readonly string[];
+  readonly rotationStatements: readonly string[];
+  readonly defaultTtlSeconds: number;
+  readonly maxTtlSeconds: number;
+  readonly usernameTemplate: string | undefined;
+}
+
+export interface StoredConnection {
+  readonly settings: ConnectionSettings;
+  readonly record: ResourceRecord<Record<string, unknown>>;
+  /** The opened secret part (password, tls_client_key), for rotation's read-modify-write. */
+  readonly secret: Record<string, unknown>;
+}
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((s): s is string => typeof s === 'string') : []);
+
+/** The role, or 404 for a missing id, another account's id, or a service-config of another kind. */
+export async function loadRole(tenantId: string, roleId: string): Promise<DatabaseRole> {
+  const stored = await readResource<Record<string, unknown>>(tenantId, 'service_config', roleId);
+  const m = stored?.record.meta;
+  if (!stored || !m || m.kind !== 'database-role') throw notFound('database role');
+  return {
+    id: stored.record.id,
+    name: stored.record.name,
+    connectionId: String(m.connection_id ?? ''),
+    creationStatements: strings(m.creation_statements),
+    revocationStatements: strings(m.revocation_statements),
+    rotationStatements: strings(m.rotation_statements),
+    defaultTtlSeconds: Number(m.default_ttl_seconds ?? 3600),
+    maxTtlSeconds: Number(m.max_ttl_seconds ?? 86_400),
+    usernameTemplate: typeof m.username_template === 'string' ? m.username_template : undefined,
+  };
+}
+
+/**
+ * The connection a role or lease names, with its admin password opened. A missing
+ * integration or one that is not a supported database is "not configured": 503, since the
+ * caller's request is fine and the account's configuration is what must change.
+ */
+export async function loadConnection(tenantId: string, connectionId: string): Promise<StoredConnection> {
+  const stored = connectionId ? await readResource<Record<string, unknown>>(tenantId, 'integration', connectionId) : undefined;
+  if (!stored) throw serviceUnavailable(`database connection ${connectionId} is not configured: create it in /api/v1/integrations`);
+  const m = stored.record.meta;
+  const engine = m.provider as Engine;
+  if (!ENGINES.includes(engine)) {
+    throw serviceUnavailable(`integration ${connectionId} is not a database connection the service issues leases for (postgresql, mysql, mariadb)`);
+  }
+  const secret = (await openSecret<Record<string, unknown>>(tenantId, stored.record, stored.sealed)) ?? {};
+  if (typeof secret.password !== 'string' || typeof m.host !== 'string' || typeof m.username !== 'string') {
+    throw serviceUnavailable(`database connection ${connectionId} is incomplete: it needs host, username and password`);
+  }
+  const tlsMode = (m.tls_mode ?? 'verify-full') as ConnectionSettings['tls']['mode'];
+  return {
+    record: stored.record,
+    secret,
+    settings: {
+      id: connectionId,
+      engine,
+      host: m.host,
+      port: Number(m.port ?? (engine === 'postgresql' ? 5432 : 3306)),
+      database: typeof m.database === 'string' ? m.database : null,
+      username: m.username,
+      password: secret.password,
+      connectTimeoutMs: typeof m.connect_timeout_seconds === 'number' ? m.connect_timeout_seconds * 1000 : undefined,
+      tls: {
+        mode: tlsMode,
+        ...(typeof m.tls_ca_certificate === 'string' ? { ca: m.tls_ca_certificate } : {}),
+        ...(typeof m.tls_client_certificate === 'string' ? { cert: m.tls_client_certificate } : {}),
+        ...(typeof secret.tls_client_key === 'string' ? { key: secret.tls_client_key } : {}),
+      },
+    },
+  };
+}
+
+/** Each statement list and the placeholders it cannot use: revocation knows only the login, rotation the admin login and its new password. */
+const STATEMENT_FIELDS = [
+  ['creation_statements', []],
+  ['revocation_statements', ['password', 'expiration']],
+  ['rotation_statements', ['expiration']],
+] as const;
+
+export interface RoleProblem {
+  readonly field: string;
+  readonly message: string;
+}
+
+/**
+ * Checks a database role's templates against its connection's engine: every statement's
+ * placeholders and quoting (lib/database/template.ts) and the username template
+ * (lib/database/usernames.ts). Used when a role is stored (the service-config collection's
+ * prepare hook) and again before anything runs on the server.
+ */
+export function databaseRoleProblems(role: Record<string, unknown>, provider: string | undefined): RoleProblem[] {
+  const problems: RoleProblem[] = [];
+  const dialect: Dialect | undefined = ENGINES.includes(provider as Engine) ? dialectOf(provider as Engine) : undefined;
+  for (const [field, unavailable] of STATEMENT_FIELDS) {
+    strings(role[field]).forEach((statement, i) => {
+      try {
+        checkTemplate(statement, dialect);
+        for (const p of unavailable) {
+          if (new RegExp(`\\{\\{\\s*${p}\\s*\\}\\}`).test(statement)) throw new TemplateError(`{{${p}}} has no value in ${field.replace('_', ' ')}`);
+        }
+      } catch (error) {
+        if (!(error instanceof TemplateError)) throw error;
+        problems.push({ field: `${field}.${i}`, message: error.message });
+      }
+    });
+  }
+  if (typeof role.username_template === 'string') {
+    const problem = checkUsernameTemplate(role.username_template, provider as Engine | undefined);
+    if (problem) problems.push({ field: 'username_template', message: problem });
+  }
+  return problems;
+}

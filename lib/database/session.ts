@@ -1,0 +1,214 @@
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
+import pg from 'pg';
+import mysql from 'mysql2/promise';
+import { config } from '../config.js';
+import { connectError, DatabaseError, statementError, type DbPhase } from './errors.js';
+import type { Dialect, Escaper } from './template.js';
+
+/**
+ * One admin session on a customer's database server, over the engine's own driver (`pg`,
+ * `mysql2`). Two kinds of SQL go through it: `exec` runs a statement rendered from a role's
+ * template (already escaped by lib/database/template.ts with this session's escaper), and
+ * `query` runs the service's own fixed SQL with server-side parameters. Every driver error
+ * is replaced by a sanitised DatabaseError (lib/database/errors.ts) before it leaves.
+ */
+export type Engine = 'postgresql' | 'mysql' | 'mariadb';
+
+export interface ConnectionSettings {
+  readonly id: string;
+  readonly engine: Engine;
+  readonly host: string;
+  readonly port: number;
+  readonly database: string | null;
+  readonly username: string;
+  readonly password: string;
+  /** The connection's own connect timeout; bounded by DATABASE_CONNECT_TIMEOUT_MS. */
+  readonly connectTimeoutMs?: number | undefined;
+  readonly tls: TlsSettings;
+}
+
+/** `disable`: plain TCP; `require`: TLS without certificate checks; `verify-ca`: chain only; `verify-full`: chain and host name. */
+export interface TlsSettings {
+  readonly mode: 'disable' | 'require' | 'verify-ca' | 'verify-full';
+  /** PEM bundle of trusted CAs (default: the system's). */
+  readonly ca?: string;
+  /** Client certificate and key (PEM) for servers that require one. */
+  readonly cert?: string;
+  readonly key?: string;
+}
+
+export interface AdminSession {
+  readonly dialect: Dialect;
+  readonly escape: Escaper;
+  /** A rendered role statement. `what` names it in errors ("creation statement 2"). */
+  exec(sql: string, phase: DbPhase, what: string): Promise<void>;
+  /** The service's own SQL, with server-side parameters ($1 / ?). */
+  query<T extends Record<string, unknown>>(sql: string, params: readonly (string | number)[], phase: DbPhase, what: string): Promise<T[]>;
+  close(): Promise<void>;
+}
+
+export const dialectOf = (engine: Engine): Dialect => (engine === 'postgresql' ? 'postgresql' : 'mysql');
+
+const HOST_RE = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+/**
+ * Private addresses are where managed databases live (RDS in a VPC), so they are allowed;
+ * refused are link-local (the instance metadata endpoints), unspecified, multicast,
+ * broadcast and reserved addresses, and loopback unless DATABASE_ALLOW_LOOPBACK (the local
+ * runtime; config refuses it with KMS). Host names are resolved and every address checked.
+ * A Unix socket path (pg treats a host starting with "/" as one) is not a host.
+ */
+async function checkHost(host: string): Promise<void> {
+  const allowLoopback = config().DATABASE_ALLOW_LOOPBACK;
+  const bare = host.replace(/^\[|\]$/g, '');
+  const problem = (address: string): string | null => {
+    let ip: ipaddr.IPv4 | ipaddr.IPv6;
+    try {
+      ip = ipaddr.process(address);
+    } catch {
+      return 'not an address';
+    }
+    const range = ip.range();
+    if (['unicast', 'private', 'uniqueLocal', 'carrierGradeNat'].includes(range)) return null;
+    if (range === 'loopback' && allowLoopback) return null;
+    return range;
+  };
+  let addresses: string[];
+  if (isIP(bare)) addresses = [bare];
+  else {
+    if (!HOST_RE.test(bare)) throw new DatabaseError('connect', 'BAD_HOST', 'the connection\'s host is not a host name or IP address');
+    try {
+      addresses = (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
+    } catch (error) {
+      throw connectError(error, `of host ${bare}`);
+    }
+  }
+  for (const a of addresses) {
+    const p = problem(a);
+    if (p) throw new DatabaseError('connect', 'BLOCKED_ADDRESS', `the connection's host resolves to a ${p} address, which the service does not connect to`);
+  }
+}
+
+const clientCert = (tls: TlsSettings) => (tls.cert && tls.key ? { cert: tls.cert, key: tls.key } : {});
+
+function pgSsl(tls: TlsSettings, host: string): pg.ClientConfig['ssl'] {
+  if (tls.mode === 'disable') return false;
+  if (tls.mode === 'require') return { rejectUnauthorized: false, ...clientCert(tls) };
+  return {
+    rejectUnauthorized: true,
+    ...clientCert(tls),
+    ...(tls.ca ? { ca: tls.ca } : {}),
+    ...(tls.mode === 'verify-ca' ? { checkServerIdentity: () => undefined } : { servername: isIP(host) ? undefined : host }),
+  };
+}
+
+function mysqlSsl(tls: TlsSettings): mysql.ConnectionOptions['ssl'] {
+  if (tls.mode === 'disable') return undefined;
+  if (tls.mode === 'require') return { rejectUnauthorized: false, ...clientCert(tls) };
+  return { rejectUnauthorized: true, ...clientCert(tls), verifyIdentity: tls.mode === 'verify-full', ...(tls.ca ? { ca: tls.ca } : {}) };
+}
+
+const connectTimeout = (c: ConnectionSettings) => Math.min(c.connectTimeoutMs ?? Infinity, config().DATABASE_CONNECT_TIMEOUT_MS);
+
+async function openPg(c: ConnectionSettings, where: string): Promise<AdminSession> {
+  const cfg = config();
+  const client = new pg.Client({
+    host: c.host,
+    port: c.port,
+    user: c.username,
+    password: c.password,
+    database: c.database ?? undefined,
+    ssl: pgSsl(c.tls, c.host),
+    connectionTimeoutMillis: connectTimeout(c),
+    statement_timeout: cfg.DATABASE_STATEMENT_TIMEOUT_MS,
+    query_timeout: cfg.DATABASE_STATEMENT_TIMEOUT_MS + 1000,
+    application_name: 'secrets-api',
+  });
+  // A server-side termination after connect arrives as an 'error' event: never crash on it.
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw connectError(error, where);
+  }
+  return {
+    dialect: 'postgresql',
+    escape: { identifier: (v) => client.escapeIdentifier(v), literal: (v) => client.escapeLiteral(v) },
+    async exec(sql, phase, what) {
+      try {
+        await client.query(sql);
+      } catch (error) {
+        throw statementError(error, phase, what);
+      }
+    },
+    async query<T extends Record<string, unknown>>(sql: string, params: readonly (string | number)[], phase: DbPhase, what: string) {
+      try {
+        return (await client.query<T>(sql, [...params])).rows;
+      } catch (error) {
+        throw statementError(error, phase, what);
+      }
+    },
+    close: () => client.end().catch(() => undefined),
+  };
+}
+
+async function openMysql(c: ConnectionSettings, where: string): Promise<AdminSession> {
+  const cfg = config();
+  let conn: mysql.Connection;
+  try {
+    conn = await mysql.createConnection({
+      host: c.host,
+      port: c.port,
+      user: c.username,
+      password: c.password,
+      ...(c.database ? { database: c.database } : {}),
+      ssl: mysqlSsl(c.tls),
+      connectTimeout: connectTimeout(c),
+      multipleStatements: false,
+      supportBigNumbers: true,
+    });
+  } catch (error) {
+    throw connectError(error, where);
+  }
+  conn.on('error', () => undefined);
+  const wrap = async <T>(phase: DbPhase, what: string, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (error) {
+      throw statementError(error, phase, what);
+    }
+  };
+  try {
+    // The escaping of mysql2 (backslashes; '"' quotes a string) assumes the default
+    // sql_mode: drop NO_BACKSLASH_ESCAPES and ANSI_QUOTES for this session, and bound
+    // every statement's run time (MariaDB's max_statement_time, in seconds).
+    const [rows] = await conn.query('SELECT @@SESSION.sql_mode AS m');
+    const mode = String((rows as Array<{ m: string }>)[0]?.m ?? '')
+      .split(',')
+      .filter((m) => m && m !== 'NO_BACKSLASH_ESCAPES' && m !== 'ANSI_QUOTES' && m !== 'ANSI')
+      .join(',');
+    await conn.query(`SET SESSION sql_mode = ${conn.escape(mode)}`);
+    await conn.query(`SET SESSION max_statement_time = ${Math.ceil(cfg.DATABASE_STATEMENT_TIMEOUT_MS / 1000)}`).catch(() => undefined);
+  } catch (error) {
+    await conn.end().catch(() => undefined);
+    throw connectError(error, where);
+  }
+  return {
+    dialect: 'mysql',
+    escape: { identifier: (v) => conn.escapeId(v), literal: (v) => conn.escape(v) },
+    exec: (sql, phase, what) => wrap(phase, what, async () => void (await conn.query(sql))),
+    query: <T extends Record<string, unknown>>(sql: string, params: readonly (string | number)[], phase: DbPhase, what: string) =>
+      wrap(phase, what, async () => (await conn.execute(sql, [...params]))[0] as unknown as T[]),
+    close: () => conn.end().catch(() => undefined),
+  };
+}
+
+/** Connects as the connection's admin user. Throws DatabaseError (phase `connect`). */
+export async function openAdminSession(c: ConnectionSettings): Promise<AdminSession> {
+  const where = `of connection ${c.id} (${c.host}:${c.port})`;
+  await checkHost(c.host);
+  return c.engine === 'postgresql' ? openPg(c, where) : openMysql(c, where);
+}

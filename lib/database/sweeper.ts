@@ -1,0 +1,101 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { CallContext, Principal } from '../auth/principal.js';
+import { logger } from '../http/logger.js';
+import { newId } from '../ids.js';
+import { db, tableName } from '../store/client.js';
+import { keys } from '../store/keys.js';
+import { getTenant, type Tenant } from '../store/tenants.js';
+import { HttpError } from '../http/errors.js';
+import { cleanUpAbandoned, getLease, revokeLease } from './leases.js';
+
+/**
+ * The lease-expiry sweeper: revokes every lease past its `expires_at` (an EventBridge
+ * schedule in AWS: functions/database/sweeper.sweep; a timer in the local runtime:
+ * scripts/local/sweeper.ts). PostgreSQL logins also carry VALID UNTIL, so an expired lease
+ * cannot log in even before the sweep; MySQL/MariaDB have no such per-login expiry, so
+ * there the sweeper is what ends access.
+ *
+ * It reads the sparse expiry index (gsi1 `LEASES`, keys only, `<expires_at>#<tid>#<id>`)
+ * below `now`, re-reads each lease (the index is eventually consistent) and revokes active
+ * ones exactly as DELETE /database/leases/{id} does (audited, actor `system` /
+ * `lease-sweeper`), or cleans up abandoned pending/failed ones. One lease's failure (server
+ * down) is logged and retried at the next run; the others go on.
+ */
+export interface SweepReport {
+  readonly examined: number;
+  readonly revoked: number;
+  readonly cleaned: number;
+  readonly failed: ReadonlyArray<{ readonly tenant_id: string; readonly lease_id: string; readonly reason: string }>;
+}
+
+/** The sweeper acts for no user: a system principal of the lease's account (audit actor type `system`). */
+function systemContext(tenantId: string, tenant: Tenant | undefined): CallContext {
+  const principal = {
+    kind: 'system' as unknown as Principal['kind'],
+    tenantId,
+    tenant: tenant ?? ({ id: tenantId } as Tenant),
+    id: 'lease-sweeper',
+    user: null,
+    scopes: [],
+    operator: false,
+  } satisfies Principal;
+  return { principal, requestId: `lease-sweep-${newId()}`, sourceIp: null, userAgent: 'lease-sweeper' };
+}
+
+/**
+ * One pass. `now` (default: the clock) and `tenantIds` (only these accounts' leases) let a
+ * test or an operator sweep deliberately; the schedule passes neither. No revocation starts
+ * after `stopAt` (epoch ms); what is left is due at the next run.
+ */
+export async function sweepExpiredLeases(opts: { now?: Date; limit?: number; tenantIds?: readonly string[]; stopAt?: number } = {}): Promise<SweepReport> {
+  const now = (opts.now ?? new Date()).toISOString();
+  const limit = opts.limit ?? 500;
+  const due: Array<{ tenantId: string; id: string }> = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p AND gsi1sk < :now',
+        ExpressionAttributeValues: { ':p': keys.leaseExpiryPk, ':now': now },
+        Limit: Math.min(100, limit - due.length),
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of out.Items ?? []) {
+      const pk = String(item.pk);
+      const sk = String(item.sk);
+      if (opts.tenantIds && !opts.tenantIds.includes(pk.slice(2))) continue;
+      if (pk.startsWith('T#') && sk.startsWith(keys.leasePrefix)) due.push({ tenantId: pk.slice(2), id: sk.slice(keys.leasePrefix.length) });
+    }
+    start = out.LastEvaluatedKey;
+  } while (start && due.length < limit);
+
+  let revoked = 0;
+  let cleaned = 0;
+  const failed: Array<{ tenant_id: string; lease_id: string; reason: string }> = [];
+  const tenants = new Map<string, Tenant | undefined>();
+  for (const { tenantId, id } of due) {
+    // stop starting revocations near the invocation's deadline: the rest wait for the next run
+    if (opts.stopAt !== undefined && Date.now() >= opts.stopAt) break;
+    try {
+      const lease = await getLease(tenantId, id);
+      if (!lease) continue;
+      if (lease.status === 'active') {
+        if (!tenants.has(tenantId)) tenants.set(tenantId, await getTenant(tenantId));
+        const out = await revokeLease(systemContext(tenantId, tenants.get(tenantId)), id, { by: 'sweeper' });
+        if (!out.already_revoked) revoked++;
+      } else if (lease.status === 'pending' || lease.status === 'failed') {
+        if (await cleanUpAbandoned(lease)) cleaned++;
+        else failed.push({ tenant_id: tenantId, lease_id: id, reason: 'the login could not be removed' });
+      }
+    } catch (error) {
+      const reason = error instanceof HttpError ? error.message : 'internal error';
+      failed.push({ tenant_id: tenantId, lease_id: id, reason });
+      logger.warn('lease sweep: revocation failed', { tenant_id: tenantId, lease_id: id, reason, ...(error instanceof HttpError ? {} : { error: error as Error }) });
+    }
+  }
+  if (due.length > 0) logger.info('lease sweep', { examined: due.length, revoked, cleaned, failed: failed.length });
+  return { examined: due.length, revoked, cleaned, failed };
+}

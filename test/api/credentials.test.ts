@@ -1,0 +1,277 @@
+import { randomBytes } from 'node:crypto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { CREDENTIAL_TYPES, type CredentialType } from '../../functions/credentials/registry.js';
+import { api, canary, errorCode, newAccount, unique, type TestAccount } from '../helpers/api.js';
+import { expectNotStored, opensslCert, toModhex } from './credentials-helpers.js';
+
+/**
+ * Every collection the generic CRUD serves (the 17 typed credential collections, passwords,
+ * crypto wallets), driven by the registry: create → list (metadata only) → get (secret
+ * fields) → update (the type's PUT semantics) → delete, 400 on schema violations, 404
+ * across accounts. Secret values are canaries where the format allows; the others (hex and
+ * base32 keys, a mnemonic) are searched for in the table and the log explicitly.
+ */
+interface Fixture {
+  /** The type's fields of a create body. */
+  create(): Record<string, unknown>;
+  /** A PUT body (the type's semantics: replace types send the whole representation). */
+  update(created: Record<string, unknown>): Record<string, unknown>;
+  /** Public fields expected after the update (undefined = cleared). */
+  updated: Record<string, unknown>;
+  /** Bodies that violate the schema or the type's rules. */
+  invalid: Record<string, unknown>[];
+}
+
+const future = () => new Date(Date.now() + 30 * 86_400_000).toISOString();
+const hex = (n: number) => randomBytes(n).toString('hex');
+const base32 = () => [...randomBytes(20)].map((b) => 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567'[b & 31]).join('');
+const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
+const ca = opensslCert('Test Root CA', 'ec');
+const notCanary: string[] = [];
+const remember = <T extends string>(v: T) => (notCanary.push(v), v);
+
+const FIXTURES: Record<string, Fixture> = {
+  computer_credential: {
+    create: () => ({ hostname: 'db1.example.test', protocol: 'ssh', port: 22, username: 'admin', password: canary('pc') }),
+    update: () => ({ name: 'db2', hostname: 'db2.example.test', username: 'root' }),
+    updated: { hostname: 'db2.example.test', username: 'root', protocol: 'ssh', port: undefined },
+    invalid: [{ hostname: 'bad host!', username: 'x', password: 'p' }, { hostname: 'h.example.test', username: 'x' }],
+  },
+  code_signing_key: {
+    create: () => ({ generate: 'ecdsa-p256', platform: 'java-jar' }),
+    update: () => ({ platform: 'authenticode' }),
+    updated: { platform: 'authenticode', algorithm: 'EC', curve: 'P-256', exportable: false },
+    invalid: [{ generate: 'rsa-1024' }, { backend: 'nosuch', generate: 'ed25519' }, { generate: 'ed25519', exportable: true }],
+  },
+  disk_credential: {
+    create: () => ({ encryption: 'luks', device: '/dev/nvme0n1p3', hostname: 'laptop-7', passphrase: canary('disk') }),
+    update: () => ({ name: 'laptop', encryption: 'luks', device: '/dev/sda2' }),
+    updated: { device: '/dev/sda2', hostname: undefined },
+    invalid: [{ encryption: 'bitlocker', device: 'C:', recovery_key: '123456-123456-123456-123456-123456-123456-123456-123456' }, { encryption: 'zfs', device: 'x', passphrase: 'p' }],
+  },
+  integration: {
+    create: () => ({ provider: 'postgresql', host: '127.0.0.1', port: 5432, database: 'app', username: 'admin', password: canary('pg'), tls_mode: 'disable' }),
+    update: () => ({ name: 'pg', provider: 'postgresql', host: 'db.internal.example.test', database: 'app', username: 'admin2' }),
+    updated: { host: 'db.internal.example.test', username: 'admin2', tls_mode: 'verify-full', port: 5432 },
+    invalid: [{ provider: 'postgresql', host: 'h' }, { provider: 'nosuch', host: 'h' }, { provider: 'stripe', mode: 'test', publishable_key: 'pk_test_x', secret_key: 'nope' }],
+  },
+  jks_keystore: {
+    create: () => ({ store_password: canary('jks'), entries: [{ kind: 'trusted-certificate', alias: 'Root-CA', certificate: ca.cert }] }),
+    update: () => ({ description: 'new description' }),
+    updated: { store_type: 'pkcs12' },
+    invalid: [{ store_password: '12345' }, { store_password: 'long-enough', entries: [{ kind: 'trusted-certificate', alias: 'x', certificate: 'not a cert' }] }],
+  },
+  ldap_bind_credential: {
+    create: () => ({ url: 'ldaps://ldap.example.test', bind_dn: 'cn=svc,dc=example,dc=test', password: canary('ldap'), base_dn: 'dc=example,dc=test' }),
+    update: () => ({ name: 'ldap', url: 'ldap://ldap.example.test', bind_dn: 'cn=svc2,dc=example,dc=test', start_tls: true }),
+    updated: { url: 'ldap://ldap.example.test', start_tls: true, base_dn: undefined },
+    invalid: [{ url: 'http://ldap.example.test', bind_dn: 'x', password: 'p' }, { url: 'ldaps://l.example.test', bind_dn: 'x', password: 'p', start_tls: true }],
+  },
+  ntlm: {
+    create: () => ({ domain: 'CORP', username: 'svc', nt_hash: remember(hex(16)), password: canary('ntlm') }),
+    update: () => ({ name: 'ntlm', domain: 'CORP2', username: 'svc' }),
+    updated: { domain: 'CORP2' },
+    invalid: [{ domain: 'CORP', username: 'u', nt_hash: 'xyz' }],
+  },
+  radius_credential: {
+    create: () => ({ server: 'radius.example.test', shared_secret: canary('radius'), auth_method: 'pap' }),
+    update: () => ({ name: 'radius', server: '10.0.0.5', auth_port: 11812 }),
+    updated: { server: '10.0.0.5', auth_port: 11812, accounting_port: 1813, auth_method: undefined },
+    invalid: [{ server: 'r.example.test', shared_secret: 's', auth_port: 70000 }, { server: 'r.example.test' }],
+  },
+  root_credential: {
+    create: () => ({ system: 'prod-aws', account_type: 'aws-root', username: 'root@example.test', password: canary('root'), rotate_by: future() }),
+    update: () => ({ name: 'aws root', system: 'prod-aws', account_type: 'aws-root', rotate_by: '2020-01-01T00:00:00Z' }),
+    updated: { rotate_by: '2020-01-01T00:00:00Z', expired: true, username: 'root' },
+    invalid: [{ system: 'x', account_type: 'superuser', password: 'p' }],
+  },
+  service_config: {
+    create: () => ({ kind: 'generic', service: 'billing', settings: { region: 'eu-west-1' }, secret_settings: { api_key: canary('svc') } }),
+    update: () => ({ name: 'billing', kind: 'generic', service: 'billing-v2' }),
+    updated: { service: 'billing-v2', settings: undefined },
+    invalid: [{ kind: 'generic' }, { kind: 'database-role', connection_id: '00000000-0000-7000-8000-000000000001', creation_statements: ['CREATE ROLE x'] }],
+  },
+  social_credential: {
+    create: () => ({ platform: 'github', username: 'acme-bot', password: canary('social') }),
+    update: () => ({ name: 'bot', platform: 'github', username: 'acme-bot2', email: 'bot@example.test' }),
+    updated: { username: 'acme-bot2', email: 'bot@example.test' },
+    invalid: [{ platform: 'myspace', username: 'u', password: 'p' }],
+  },
+  software_license: {
+    create: () => ({ product: 'IntelliJ IDEA', license_key: canary('lic'), seats: 10, expires_at: future() }),
+    update: () => ({ name: 'idea', product: 'IntelliJ IDEA Ultimate', seats: 20 }),
+    updated: { product: 'IntelliJ IDEA Ultimate', seats: 20, expires_at: undefined, expired: false },
+    invalid: [{ product: 'x', license_key: 'k', seats: 0 }, { product: 'x', license_key: 'k', expires_at: 'tomorrow' }],
+  },
+  totp_token: {
+    create: () => ({ issuer: 'ACME', account: 'alice@example.test', secret: remember(base32()) }),
+    update: () => ({ name: 'acme', account: 'bob@example.test', digits: 8 }),
+    updated: { account: 'bob@example.test', digits: 8, issuer: undefined, period: 30 },
+    invalid: [{ account: 'a', secret: 'not base32!' }, { account: 'a', secret: 'JBSWY3DPEHPK3PXP', digits: 9 }],
+  },
+  vpn_credential: {
+    create: () => ({ protocol: 'openvpn', server: 'vpn.example.test', username: 'alice', password: canary('vpn') }),
+    update: () => ({ name: 'vpn', protocol: 'openvpn', server: 'vpn2.example.test', username: 'alice' }),
+    updated: { server: 'vpn2.example.test' },
+    invalid: [{ protocol: 'wireguard', server: 'vpn.example.test', username: 'x', password: 'p' }],
+  },
+  wifi_credential: {
+    create: () => ({ ssid: 'ACME-Guest', security: 'wpa2-personal', passphrase: canary('wifi') }),
+    update: () => ({ name: 'guest wifi', ssid: 'ACME-Guest', security: 'wpa3-personal', hidden: true }),
+    updated: { security: 'wpa3-personal', hidden: true },
+    invalid: [{ ssid: 'x', security: 'wpa2-personal', passphrase: 'short' }, { ssid: 'x'.repeat(33), security: 'open' }, { ssid: 'x', security: 'open', passphrase: 'whatever1' }],
+  },
+  windows_credential: {
+    create: () => ({ target: 'fileserver.corp.example.test', domain: 'CORP', username: 'alice', password: canary('win') }),
+    update: () => ({ name: 'fs', target: 'fileserver2.corp.example.test', username: 'alice' }),
+    updated: { target: 'fileserver2.corp.example.test', domain: undefined, persist: 'local-machine' },
+    invalid: [{ target: 't', username: 'u', password: 'p', persist: 'forever' }],
+  },
+  yubikey: {
+    create: () => ({ public_id: toModhex(randomBytes(6)), private_id: remember(hex(6)), aes_key: remember(hex(16)), serial: 1234567 }),
+    update: (c) => ({ name: 'yk', public_id: c.public_id, serial: 7654321, slot: 2 }),
+    updated: { serial: 7654321, slot: 2 },
+    invalid: [{ public_id: 'xyz', private_id: '00', aes_key: '00' }],
+  },
+  password: {
+    create: () => ({ username: 'alice', password: canary('pw'), url: 'https://example.test/login', notes: canary('notes') }),
+    update: () => ({ name: 'site', username: 'alice2', url: 'https://example.test/' }),
+    updated: { username: 'alice2', url: 'https://example.test/' },
+    invalid: [{ password: 42 }, { password: 'p', url: 'javascript:alert(1)' }],
+  },
+  crypto_wallet: {
+    create: () => ({ chain: 'ethereum', mnemonic: MNEMONIC, passphrase: canary('bip39') }),
+    update: () => ({ label: 'cold storage' }),
+    updated: { label: 'cold storage', chain: 'ethereum', derivation_path: "m/44'/60'/0'/0/0" },
+    invalid: [{ chain: 'dogecoin', mnemonic: MNEMONIC }, { chain: 'bitcoin', mnemonic: 'abandon abandon abandon' }, { chain: 'bitcoin', mnemonic: MNEMONIC, private_key: hex(32) }],
+  },
+};
+
+const SERVED = CREDENTIAL_TYPES.filter((t) => !t.ownRoutes);
+
+let a: TestAccount;
+let b: TestAccount;
+beforeAll(async () => {
+  [a, b] = await Promise.all([newAccount('cred-a'), newAccount('cred-b')]);
+});
+
+const keyFor = (acct: TestAccount, def: CredentialType) => acct.key([...new Set([...def.scopes.read, ...def.scopes.write, ...def.scopes.delete])]);
+
+describe('registry', () => {
+  it('has a fixture for every collection the generic CRUD serves (17 credential collections, passwords, wallets)', () => {
+    expect(SERVED.map((t) => t.type).sort()).toEqual(Object.keys(FIXTURES).sort());
+    expect(SERVED.filter((t) => t.scopes.read.includes('credentials:read'))).toHaveLength(17);
+  });
+});
+
+describe.each(SERVED)('$path ($type)', (def) => {
+  const fx = FIXTURES[def.type]!;
+  const secretsOf = (body: Record<string, unknown>) => Object.fromEntries(def.secret.filter((k) => body[k] !== undefined).map((k) => [k, body[k]]));
+
+  it('create → list (metadata only) → get (secret fields) → update → delete', async () => {
+    const key = await keyFor(a, def);
+    const fields = fx.create();
+    const secrets = secretsOf(fields);
+    const name = unique('c');
+    const made = await api('POST', def.path, { key, body: { name, description: 'first', tags: ['t1'], ...fields } });
+    expect(made.status, made.text).toBe(201);
+    const c = made.body.data[def.type];
+    expect(c).toMatchObject({ name, type: def.type, description: 'first', tags: ['t1'], version: 1 });
+    expect(made.headers.get('etag')).toBe(`"${c.id}.1"`);
+    for (const [k, v] of Object.entries(secrets)) if (!def.withheld?.includes(k)) expect(c[k]).toEqual(v);
+
+    const listed = await api('GET', def.path, { key });
+    expect(listed.status).toBe(200);
+    const item = listed.body.data[def.listKey].find((x: { id: string }) => x.id === c.id);
+    expect(item).toMatchObject({ id: c.id, name, type: def.type });
+    for (const k of def.secret) expect(item).not.toHaveProperty(k);
+    expect(item.secret_fields.sort()).toEqual(c.secret_fields.sort());
+    for (const v of Object.values(secrets)) expect(listed.text).not.toContain(typeof v === 'string' ? v : JSON.stringify(v).slice(1, -1));
+
+    const got = await api('GET', `${def.path}/${c.id}`, { key });
+    expect(got.status).toBe(200);
+    expect(got.headers.get('etag')).toBe(`"${c.id}.1"`);
+    const g = got.body.data[def.type];
+    for (const [k, v] of Object.entries(secrets)) expect(g[k]).toEqual(def.withheld?.includes(k) ? undefined : v);
+    for (const k of def.withheld ?? []) expect(got.text).not.toContain(`"${k}":`);
+
+    const body = fx.update(fields);
+    const put = await api('PUT', `${def.path}/${c.id}`, { key, body, headers: { 'if-match': `"${c.id}.1"` } });
+    expect(put.status, put.text).toBe(200);
+    expect(put.headers.get('etag')).toBe(`"${c.id}.2"`);
+    const after = (await api('GET', `${def.path}/${c.id}`, { key })).body.data[def.type];
+    expect(after.version).toBe(2);
+    expect(after.name).toBe(body.name ?? name);
+    for (const [k, v] of Object.entries(fx.updated)) expect(after[k], k).toEqual(v);
+    for (const [k, v] of Object.entries(secrets)) if (!(k in body) && !def.withheld?.includes(k)) expect(after[k], `${k} kept`).toEqual(v);
+    if (def.update === 'replace') expect(after.description).toBe(body.description ?? '');
+    else expect(after.description).toBe(body.description ?? 'first');
+
+    const stale = await api('PUT', `${def.path}/${c.id}`, { key, body, headers: { 'if-match': `"${c.id}.1"` } });
+    expect(stale.status).toBe(409);
+    expect(errorCode(stale)).toBe('stale_etag');
+
+    const del = await api('DELETE', `${def.path}/${c.id}`, { key });
+    expect(del.status).toBe(200);
+    expect(del.body.data).toMatchObject({ deleted: true, [def.type]: { id: c.id } });
+    expect((await api('GET', `${def.path}/${c.id}`, { key })).status).toBe(404);
+    expect((await api('DELETE', `${def.path}/${c.id}`, { key })).status).toBe(404);
+  });
+
+  it('404 across accounts, with the body of a missing resource', async () => {
+    const made = await api('POST', def.path, { key: await keyFor(a, def), body: { name: unique('x'), ...fx.create() } });
+    expect(made.status, made.text).toBe(201);
+    const id = made.body.data[def.type].id;
+    const other = b.adminKey;
+    const missing = await api('GET', `${def.path}/00000000-0000-7000-8000-000000000000`, { key: other });
+    for (const [method, body] of [['GET'], ['PUT', fx.update(made.body.data[def.type])], ['DELETE']] as const) {
+      const res = await api(method, `${def.path}/${id}`, { key: other, body });
+      expect(res.status, `${method} ${res.text}`).toBe(404);
+      expect(errorCode(res)).toBe('not_found');
+      expect(res.body.error).toBe(missing.body.error);
+    }
+    const listed = await api('GET', def.path, { key: other });
+    expect(listed.body.data[def.listKey].some((x: { id: string }) => x.id === id)).toBe(false);
+    expect((await api('GET', `${def.path}/${id}`, { key: await keyFor(a, def) })).status).toBe(200);
+  });
+
+  it('400 on schema violations: wrong types, bad values, unknown fields, a bad id', async () => {
+    const key = await keyFor(a, def);
+    for (const fields of fx.invalid) {
+      const res = await api('POST', def.path, { key, body: { name: 'bad', ...fields } });
+      expect(res.status, JSON.stringify(fields)).toBe(400);
+      expect(['validation_failed', 'bad_request', 'invalid_key']).toContain(errorCode(res));
+    }
+    const unknown = await api('POST', def.path, { key, body: { name: 'x', ...fx.create(), owner: 'me' } });
+    expect(unknown.status).toBe(400);
+    expect(errorCode(unknown)).toBe('validation_failed');
+    expect((await api('POST', def.path, { key, body: { ...fx.create() } })).status).toBe(400); // no name
+    expect((await api('POST', def.path, { key })).status).toBe(400); // no body
+    expect((await api('GET', `${def.path}/not-a-uuid`, { key })).status).toBe(400);
+    expect((await api('GET', `${def.path}?limit=0`, { key })).status).toBe(400);
+    const made = await api('POST', def.path, { key, body: { name: unique('u'), ...fx.create() } });
+    const putUnknown = await api('PUT', `${def.path}/${made.body.data[def.type].id}`, { key, body: { ...fx.update(made.body.data[def.type]), colour: 'red' } });
+    expect(putUnknown.status).toBe(400);
+    expect(errorCode(putUnknown)).toBe('validation_failed');
+  });
+});
+
+describe('values that cannot be canaries', () => {
+  it('are not stored or logged in plaintext', async () => {
+    expect(notCanary.length).toBeGreaterThan(3);
+    await expectNotStored([...notCanary, MNEMONIC]);
+  });
+});
+
+describe('immutable fields', () => {
+  it('a YubiKey PUT may repeat its key material, not change it (400 immutable_field)', async () => {
+    const key = a.adminKey;
+    const fields = FIXTURES.yubikey!.create();
+    const made = await api('POST', '/api/v1/yubikeys', { key, body: { name: 'yk', ...fields } });
+    const id = made.body.data.yubikey.id;
+    expect((await api('PUT', `/api/v1/yubikeys/${id}`, { key, body: { name: 'yk', ...fields, model: 'YubiKey 5C' } })).status).toBe(200);
+    const changed = await api('PUT', `/api/v1/yubikeys/${id}`, { key, body: { name: 'yk', ...fields, aes_key: hex(16) } });
+    expect(changed.status).toBe(400);
+    expect(errorCode(changed)).toBe('immutable_field');
+  });
+});

@@ -1,0 +1,290 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ROUTES } from '../../lib/routes.js';
+import { BACKGROUND_JOBS } from '../../infra/background.js';
+import { TABLE_DEFINITION } from '../../lib/store/keys.js';
+import {
+  actionsOf,
+  allOfType,
+  expectedActions,
+  functionsByRoute,
+  parentRef,
+  resourcePaths,
+  resourcesOfType,
+  roleStatements,
+  STAR_ACTIONS,
+  synthesize,
+  type CfnResource,
+  type Synthesized,
+} from './synth.js';
+
+/**
+ * The CDK app, synthesized offline exactly as `npm run synth` does (no context, no account),
+ * against the route table: one method and one function per route, CloudFormation limits,
+ * least privilege per grant set, the gateway's error envelope, the stateful resources.
+ */
+
+const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+describe('the CDK app, synthesized offline with the default context', () => {
+  let s: Synthesized;
+  beforeAll(() => {
+    s = synthesize();
+  });
+
+  it('has one method per route and no OPTIONS methods (CORS is off)', () => {
+    const methods = allOfType(s, 'AWS::ApiGateway::Method');
+    expect(methods).toHaveLength(ROUTES.length);
+    expect(ROUTES).toHaveLength(322);
+    expect(methods.filter((m) => m.resource.Properties!.HttpMethod === 'OPTIONS')).toHaveLength(0);
+  });
+
+  it('has 322 distinct Lambda functions, one per route, with the route table\'s handler, nodejs22.x on arm64', () => {
+    const fns = functionsByRoute(s);
+    expect(fns.size).toBe(322);
+    expect([...fns.keys()].sort()).toEqual(ROUTES.map((r) => r.key).sort());
+    const names = new Set([...fns.values()].map((f) => f.resource.Properties!.FunctionName as string));
+    expect(names.size).toBe(322);
+    for (const route of ROUTES) {
+      const p = fns.get(route.key)!.resource.Properties!;
+      expect(p.Handler, route.key).toBe(route.handler ?? 'not-implemented.handler');
+      expect(p.Runtime).toBe('nodejs22.x');
+      expect(p.Architectures).toEqual(['arm64']);
+      expect(p.TracingConfig).toEqual({ Mode: 'Active' });
+      expect(p.LoggingConfig).toMatchObject({ LogFormat: 'JSON' });
+      expect(p.Environment.Variables).toMatchObject({ KEY_PROVIDER: 'kms', QUEUE_PROVIDER: 'sqs' });
+      expect(p.Environment.Variables.TABLE_NAME).toBeDefined();
+      expect(p.Environment.Variables.KMS_KEY_ID).toBeDefined();
+      expect(p.Environment.Variables.DYNAMODB_ENDPOINT).toBeUndefined();
+      // only queue senders learn the queue's URL
+      expect('WEBHOOK_QUEUE_URL' in p.Environment.Variables).toBe(route.grants.includes('queue:send'));
+    }
+  });
+
+  it('integrates each method with its own function, on the resource of its path, without gateway credentials', () => {
+    const paths = resourcePaths(s.api);
+    const seen = new Set<string>();
+    for (const template of s.families) {
+      const fnByLogicalId = new Map(resourcesOfType(template, 'AWS::Lambda::Function'));
+      for (const [, method] of resourcesOfType(template, 'AWS::ApiGateway::Method')) {
+        const p = method.Properties!;
+        expect(p.Integration.Type).toBe('AWS_PROXY');
+        const uriParts = p.Integration.Uri['Fn::Join'][1] as unknown[];
+        const getAtt = uriParts.find((x: any) => x?.['Fn::GetAtt']) as { 'Fn::GetAtt': [string, string] };
+        const fn = fnByLogicalId.get(getAtt['Fn::GetAtt'][0]);
+        expect(fn, 'the function is in the same template').toBeDefined();
+        const resourceId = p.ResourceId as { Ref: string };
+        const passed = template.passed[resourceId.Ref];
+        const path = passed?.['Fn::GetAtt']?.[1] === 'RootResourceId' ? '/' : paths.get(parentRef(template, resourceId));
+        const key = `${p.HttpMethod as string} ${path}`;
+        expect(fn!.Properties!.Description, 'method and function serve the same route').toBe(key);
+        expect(seen.has(key)).toBe(false);
+        seen.add(key);
+        // Authentication is every handler's own (README "Deploying to AWS": Authorization).
+        expect(p.AuthorizationType).toBe('NONE');
+        expect(p.ApiKeyRequired ?? false).toBe(false);
+      }
+    }
+    expect(seen.size).toBe(322);
+    const publicRoutes = ROUTES.filter((r) => r.auth === 'public' || r.auth === 'endpoint');
+    expect(publicRoutes.every((r) => seen.has(r.key))).toBe(true);
+  });
+
+  it('lets API Gateway invoke each function only for its own method and path', () => {
+    for (const template of s.families) {
+      const perms = resourcesOfType(template, 'AWS::Lambda::Permission');
+      const fns = resourcesOfType(template, 'AWS::Lambda::Function');
+      expect(perms).toHaveLength(fns.length);
+      for (const [, perm] of perms) {
+        expect(perm.Properties!.Principal).toBe('apigateway.amazonaws.com');
+        const fnId = perm.Properties!.FunctionName['Fn::GetAtt'][0] as string;
+        const route = template.resources[fnId]!.Properties!.Description as string;
+        const [method, path] = route.split(' ') as [string, string];
+        const arnTail = (perm.Properties!.SourceArn['Fn::Join'][1] as unknown[]).at(-1) as string;
+        expect(arnTail).toBe(`/*/${method}${path.replace(/\{[^}]+\}/g, '*')}`);
+      }
+    }
+  });
+
+  it('stays inside the REST API and CloudFormation quotas', () => {
+    const resources = resourcesOfType(s.api, 'AWS::ApiGateway::Resource');
+    const segments = new Set(ROUTES.flatMap((r) => r.path.split('/').filter(Boolean).map((_, i, all) => all.slice(0, i + 1).join('/'))));
+    expect(resources).toHaveLength(segments.size);
+    expect(resources.length + 1).toBeLessThan(300); // + the root resource
+    for (const t of s.templates) {
+      expect(Object.keys(t.resources).length, t.file).toBeLessThan(500);
+      expect(t.bytes, t.file).toBeLessThan(1024 * 1024);
+      expect(Object.keys(t.parameters).length, t.file).toBeLessThan(200);
+    }
+    const apiOperation = [s.api, ...s.nested].reduce((n, t) => n + Object.keys(t.resources).length, 0);
+    const total = s.templates.reduce((n, t) => n + Object.keys(t.resources).length, 0);
+    expect(apiOperation).toBeLessThan(2500);
+    expect(total).toBeLessThan(2500);
+  });
+
+  it('groups routes into one nested stack per family', () => {
+    const families = new Set(ROUTES.map((r) => r.family));
+    expect(s.families).toHaveLength(families.size);
+    const fns = functionsByRoute(s);
+    for (const family of families) {
+      const files = new Set(ROUTES.filter((r) => r.family === family).map((r) => fns.get(r.key)!.template.file));
+      expect(files.size, family).toBe(1);
+    }
+  });
+
+  it('grants each function exactly what its route declares, through roles shared by identical grant sets', () => {
+    const fns = functionsByRoute(s);
+    const roleBySet = new Map<string, string>();
+    for (const route of ROUTES) {
+      const fn = fns.get(route.key)!;
+      expect(actionsOf(s, fn), route.key).toEqual(expectedActions(route.grants, false));
+      const set = [...route.grants].sort().join(' ');
+      const role = parentRef(fn.template, fn.resource.Properties!.Role);
+      expect(roleBySet.get(set) ?? role, `${route.key} shares the role of its grant set`).toBe(role);
+      roleBySet.set(set, role);
+    }
+    expect(new Set(roleBySet.values()).size).toBe(roleBySet.size);
+  });
+
+  it('never grants dynamodb:*, kms:* or any action on Resource "*" beyond those AWS requires there', () => {
+    const statements = roleStatements(s);
+    expect(statements.length).toBeGreaterThan(0);
+    for (const { statement } of statements) {
+      expect(statement.Effect).toBe('Allow');
+      for (const action of list(statement.Action)) {
+        expect(action).not.toMatch(/\*/);
+        if (list(statement.Resource).includes('*')) expect(STAR_ACTIONS.has(action), `${action} on *`).toBe(true);
+      }
+    }
+    // the envelope key only with a tenant context; the queue's data keys only through SQS
+    for (const { statement } of statements) {
+      const actions = list(statement.Action);
+      if (actions.includes('kms:Decrypt') || actions.includes('kms:GenerateDataKey')) {
+        expect(statement.Condition).toBeDefined();
+      }
+    }
+    // no AWS managed policy on any function role (only API Gateway's account-level logging role has one)
+    for (const { id, resource } of allOfType(s, 'AWS::IAM::Role')) {
+      if (resource.Properties!.ManagedPolicyArns) expect(id).toMatch(/^ApiCloudWatchRole/);
+    }
+  });
+
+  it('places no function in a VPC when no signing route has the HSM context', () => {
+    const fns = [...functionsByRoute(s).values()];
+    expect(fns.filter((f) => f.resource.Properties!.VpcConfig)).toHaveLength(0);
+    expect(fns.filter((f) => f.resource.Properties!.Layers)).toHaveLength(0);
+  });
+
+  it('reserves concurrency for the signing functions only', () => {
+    for (const [key, fn] of functionsByRoute(s)) {
+      const route = ROUTES.find((r) => r.key === key)!;
+      expect(fn.resource.Properties!.ReservedConcurrentExecutions !== undefined, key).toBe(route.grants.includes('hsm'));
+    }
+  });
+
+  it('answers unknown routes 404 with the error envelope, and other gateway errors in the same envelope', () => {
+    const responses = new Map(resourcesOfType(s.api, 'AWS::ApiGateway::GatewayResponse').map(([, r]) => [r.Properties!.ResponseType as string, r.Properties!]));
+    const missing = responses.get('MISSING_AUTHENTICATION_TOKEN')!;
+    expect(missing.StatusCode).toBe('404');
+    const body = JSON.parse(missing.ResponseTemplates['application/json'] as string);
+    expect(body).toEqual({ success: false, error: 'no route matches this path', code: 'route_not_found', request_id: '$context.requestId' });
+    expect(missing.ResponseParameters['gatewayresponse.header.Content-Type']).toBe("'application/json; charset=utf-8'");
+    for (const type of ['DEFAULT_4XX', 'DEFAULT_5XX', 'THROTTLED', 'WAF_FILTERED', 'INTEGRATION_TIMEOUT']) {
+      const template = responses.get(type)!.ResponseTemplates['application/json'] as string;
+      expect(template, type).toMatch(/^\{"success":false,"error":.+,"code":"[a-z_]+","request_id":"\$context\.requestId"\}$/);
+    }
+    // a 5xx never carries API Gateway's own message
+    expect(responses.get('DEFAULT_5XX')!.ResponseTemplates['application/json']).not.toContain('$context.error');
+    expect(responses.get('THROTTLED')!.StatusCode).toBe('429');
+  });
+
+  it('logs access without bodies or raw paths, traces, throttles, and redeploys when the API shape changes', () => {
+    const [[, stage]] = resourcesOfType(s.api, 'AWS::ApiGateway::Stage') as [[string, CfnResource]];
+    const p = stage.Properties!;
+    expect(p.TracingEnabled).toBe(true);
+    expect(p.AccessLogSetting.DestinationArn).toBeDefined();
+    const format = JSON.parse(p.AccessLogSetting.Format as string) as Record<string, string>;
+    expect(format.route).toBe('$context.resourcePath');
+    expect(Object.values(format)).not.toContain('$context.path');
+    expect(p.MethodSettings).toEqual([
+      expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', DataTraceEnabled: false, LoggingLevel: 'ERROR', ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 }),
+    ]);
+    const [[deploymentId, deployment]] = resourcesOfType(s.api, 'AWS::ApiGateway::Deployment') as [[string, CfnResource]];
+    expect(p.DeploymentId).toEqual({ Ref: deploymentId });
+    // the deployment waits for every family's methods
+    const nestedIds = resourcesOfType(s.api, 'AWS::CloudFormation::Stack')
+      .map(([id]) => id)
+      .filter((id) => id.startsWith('Family'));
+    expect(nestedIds).toHaveLength(s.families.length);
+    expect(deployment.DependsOn).toEqual(expect.arrayContaining(nestedIds));
+    expect(resourcesOfType(s.api, 'AWS::WAFv2::WebACLAssociation')).toHaveLength(0);
+  });
+
+  it('alarms on the 5xx rate, throttles and the dead-letter queue', () => {
+    const alarms = allOfType(s, 'AWS::CloudWatch::Alarm').map((a) => a.resource.Properties!);
+    expect(alarms.some((a) => a.MetricName === '5XXError' && a.Namespace === 'AWS/ApiGateway' && a.Statistic === 'Average')).toBe(true);
+    expect(alarms.some((a) => a.MetricName === 'Throttles' && a.Namespace === 'AWS/Lambda')).toBe(true);
+    expect(alarms.some((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Namespace === 'AWS/SQS')).toBe(true);
+  });
+
+  it('keeps state in its own stack: the table of lib/store/keys.ts, a rotating key, encrypted queues', () => {
+    const [[, table]] = resourcesOfType(s.data, 'AWS::DynamoDB::Table') as [[string, CfnResource]];
+    const t = table.Properties!;
+    expect(t.KeySchema).toEqual(TABLE_DEFINITION.keySchema);
+    expect(t.AttributeDefinitions).toEqual(expect.arrayContaining(TABLE_DEFINITION.attributeDefinitions as unknown as object[]));
+    expect(t.GlobalSecondaryIndexes).toEqual([
+      { IndexName: 'gsi1', KeySchema: TABLE_DEFINITION.gsi1.KeySchema, Projection: { ProjectionType: 'KEYS_ONLY' } },
+    ]);
+    expect(t.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(t.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(t.DeletionProtectionEnabled).toBe(true);
+    expect(t.TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
+    expect(table.DeletionPolicy).toBe('Retain');
+
+    const [[keyId, key]] = resourcesOfType(s.data, 'AWS::KMS::Key') as [[string, CfnResource]];
+    expect(key.Properties!.EnableKeyRotation).toBe(true);
+    expect(key.DeletionPolicy).toBe('Retain');
+
+    const queues = resourcesOfType(s.data, 'AWS::SQS::Queue');
+    expect(queues).toHaveLength(2);
+    for (const [, q] of queues) expect(q.Properties!.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
+    const main = queues.find(([, q]) => q.Properties!.RedrivePolicy)!;
+    const dlq = queues.find(([, q]) => !q.Properties!.RedrivePolicy)!;
+    expect(main[1].Properties!.RedrivePolicy.deadLetterTargetArn).toEqual({ 'Fn::GetAtt': [dlq[0], 'Arn'] });
+  });
+
+  it('wires each background function to its trigger with its declared grants', () => {
+    const fns = new Map(resourcesOfType(s.background, 'AWS::Lambda::Function').map(([id, f]) => [f.Properties!.Handler as string, { id, f }]));
+    expect([...fns.keys()].sort()).toEqual(BACKGROUND_JOBS.map((j) => j.handler).sort());
+    const rules = resourcesOfType(s.background, 'AWS::Events::Rule').map(([, r]) => r.Properties!);
+    const mappings = resourcesOfType(s.background, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties!);
+    for (const job of BACKGROUND_JOBS) {
+      const { id, f } = fns.get(job.handler)!;
+      expect(f.Properties!.Timeout, job.id).toBe(job.timeout.toSeconds());
+      const ref = { 'Fn::GetAtt': [id, 'Arn'] };
+      if ('schedule' in job.trigger) {
+        const rule = rules.find((r) => JSON.stringify(r.Targets).includes(JSON.stringify(ref)));
+        expect(rule?.ScheduleExpression, job.id).toBe(job.trigger.schedule);
+      } else {
+        const mapping = mappings.find((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: id }));
+        expect(mapping?.FunctionResponseTypes, job.id).toEqual(['ReportBatchItemFailures']);
+        // the consumer: declared grants plus exactly what consuming and dead-lettering take
+        const extra = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:SendMessage', 'kms:Decrypt', 'kms:GenerateDataKey'];
+        expect(actionsOf(s, { template: s.background, resource: f, local: true }), job.id).toEqual([...new Set([...expectedActions(job.grants, false), ...extra])].sort());
+        continue;
+      }
+      expect(actionsOf(s, { template: s.background, resource: f, local: true }), job.id).toEqual(expectedActions(job.grants, false));
+    }
+    // SQS's rule for Lambda consumers: visibility timeout at least 6 x the function's timeout
+    const worker = BACKGROUND_JOBS.find((j) => 'queue' in j.trigger)!;
+    const main = resourcesOfType(s.data, 'AWS::SQS::Queue').find(([, q]) => q.Properties!.RedrivePolicy)!;
+    expect(main[1].Properties!.VisibilityTimeout).toBeGreaterThanOrEqual(6 * worker.timeout.toSeconds());
+  });
+
+  it('puts no resource of the API in the data stack and no stateful resource in the API stacks', () => {
+    const stateful = ['AWS::DynamoDB::Table', 'AWS::KMS::Key', 'AWS::SQS::Queue'];
+    for (const t of [s.api, ...s.nested]) {
+      for (const r of Object.values(t.resources)) expect(stateful).not.toContain(r.Type);
+    }
+    expect(Object.values(s.data.resources).some((r) => r.Type.startsWith('AWS::ApiGateway') || r.Type === 'AWS::Lambda::Function')).toBe(false);
+  });
+});

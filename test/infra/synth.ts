@@ -1,0 +1,182 @@
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App } from 'aws-cdk-lib';
+import type { Grant, Route } from '../../lib/routes.js';
+import { addStacks, type Deployment } from '../../infra/stacks.js';
+
+/** A CloudFormation resource as synthesized. */
+export interface CfnResource {
+  readonly Type: string;
+  readonly Properties?: Record<string, any>;
+  readonly DependsOn?: string[];
+  readonly DeletionPolicy?: string;
+  readonly Metadata?: Record<string, any>;
+}
+
+export interface SynthTemplate {
+  readonly file: string;
+  readonly bytes: number;
+  readonly resources: Record<string, CfnResource>;
+  readonly parameters: Record<string, unknown>;
+  /** For a nested template: the parameter values its parent passes (by parameter name). */
+  readonly passed: Record<string, any>;
+}
+
+export interface Synthesized {
+  readonly dir: string;
+  readonly deployment: Deployment;
+  /** Every template: the two stacks and every nested stack. */
+  readonly templates: readonly SynthTemplate[];
+  readonly data: SynthTemplate;
+  readonly api: SynthTemplate;
+  readonly nested: readonly SynthTemplate[];
+  /** The nested stack of the background functions (infra/background.ts). */
+  readonly background: SynthTemplate;
+  /** The nested stacks of route families (and CORS preflights when configured). */
+  readonly families: readonly SynthTemplate[];
+}
+
+/** A stand-in bundle: the templates do not depend on the bundle's contents (test/infra/build.test.ts covers those). */
+export function stubAssetDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'secrets-api-asset-'));
+  writeFileSync(join(dir, 'not-implemented.mjs'), 'export const handler = async () => ({ statusCode: 501, body: "" });\n');
+  return dir;
+}
+
+/** Synthesizes the whole app offline (no account, no lookups) into a temporary directory. */
+export function synthesize(options: { context?: Record<string, unknown>; routes?: readonly Route[]; assetDir?: string } = {}): Synthesized {
+  const dir = mkdtempSync(join(tmpdir(), 'secrets-api-cdk-'));
+  // As the CLI does: asset metadata names each nested stack's template file.
+  const app = new App({ outdir: dir, context: { 'aws:cdk:enable-asset-metadata': true, ...options.context } });
+  const deployment = addStacks(app, { assetDir: options.assetDir ?? stubAssetDir(), routes: options.routes });
+  app.synth();
+  const load = (file: string, passed: Record<string, any> = {}): SynthTemplate => {
+    const path = join(dir, file);
+    const json = JSON.parse(readFileSync(path, 'utf8')) as { Resources?: Record<string, CfnResource>; Parameters?: Record<string, unknown> };
+    return { file, bytes: statSync(path).size, resources: json.Resources ?? {}, parameters: json.Parameters ?? {}, passed };
+  };
+  const data = load(`${deployment.data.artifactId}.template.json`);
+  const api = load(`${deployment.api.artifactId}.template.json`);
+  const nested = Object.values(api.resources)
+    .filter((r) => r.Type === 'AWS::CloudFormation::Stack')
+    .map((r) => load(r.Metadata!['aws:asset:path'] as string, (r.Properties?.Parameters ?? {}) as Record<string, any>));
+  const background = nested.find((t) => t.file.includes('Background'));
+  if (!background) throw new Error('no Background nested stack');
+  const families = nested.filter((t) => t !== background);
+  return { dir, deployment, templates: [data, api, ...nested], data, api, nested, background, families };
+}
+
+export function resourcesOfType(template: SynthTemplate, type: string): [string, CfnResource][] {
+  return Object.entries(template.resources).filter(([, r]) => r.Type === type);
+}
+
+export function allOfType(s: Synthesized, type: string): { template: SynthTemplate; id: string; resource: CfnResource }[] {
+  return s.templates.flatMap((template) => resourcesOfType(template, type).map(([id, resource]) => ({ template, id, resource })));
+}
+
+/** `{Ref: param}` in a nested template -> the parent's logical id that the parameter carries. */
+export function parentRef(template: SynthTemplate, value: any): string {
+  const param = value?.Ref as string;
+  const passed = template.passed[param];
+  if (passed?.Ref) return passed.Ref as string;
+  if (passed?.['Fn::GetAtt']) return passed['Fn::GetAtt'][0] as string;
+  throw new Error(`${template.file}: ${JSON.stringify(value)} is not a parameter passed from the parent`);
+}
+
+/** Every AWS::ApiGateway::Resource of the API template as its full path (`/api/v1/secrets/{name}`), by logical id. */
+export function resourcePaths(api: SynthTemplate): Map<string, string> {
+  const paths = new Map<string, string>();
+  const resolve = (id: string): string => {
+    const cached = paths.get(id);
+    if (cached) return cached;
+    const r = api.resources[id]!;
+    const parent = r.Properties!.ParentId;
+    const prefix = parent['Fn::GetAtt'] ? '' : resolve(parent.Ref as string);
+    const path = `${prefix}/${r.Properties!.PathPart as string}`;
+    paths.set(id, path);
+    return path;
+  };
+  for (const [id] of resourcesOfType(api, 'AWS::ApiGateway::Resource')) resolve(id);
+  return paths;
+}
+
+const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+const ENI_ACTIONS = [
+  'ec2:CreateNetworkInterface',
+  'ec2:DescribeNetworkInterfaces',
+  'ec2:DescribeSubnets',
+  'ec2:DeleteNetworkInterface',
+  'ec2:AssignPrivateIpAddresses',
+  'ec2:UnassignPrivateIpAddresses',
+];
+/** Actions AWS only grants on Resource "*". */
+export const STAR_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords', ...ENI_ACTIONS, 'kms:CreateKey', 'kms:TagResource']);
+
+/** What each grant of lib/routes.ts allows, restated independently of infra/grants.ts. */
+export function expectedActions(grants: readonly Grant[], hsmInVpc: boolean, pin = false): string[] {
+  const has = (g: Grant) => grants.includes(g);
+  const a = new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
+  if (has('table:read') || has('table:write')) ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].forEach((x) => a.add(x));
+  if (has('table:meter') || has('table:write')) a.add('dynamodb:UpdateItem');
+  if (has('table:write')) ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'].forEach((x) => a.add(x));
+  if (has('kms:decrypt') || has('kms:encrypt')) ['kms:Decrypt', 'kms:DescribeKey'].forEach((x) => a.add(x));
+  if (has('kms:encrypt')) a.add('kms:GenerateDataKey');
+  if (has('queue:send')) ['sqs:SendMessage', 'kms:GenerateDataKey', 'kms:Decrypt'].forEach((x) => a.add(x));
+  if (has('hsm') && hsmInVpc) ENI_ACTIONS.forEach((x) => a.add(x));
+  if (has('hsm') && pin) a.add('secretsmanager:GetSecretValue');
+  if ((grants as readonly string[]).includes('kms:sign')) {
+    ['kms:CreateKey', 'kms:TagResource', 'kms:Sign', 'kms:GetPublicKey', 'kms:ScheduleKeyDeletion'].forEach((x) => a.add(x));
+  }
+  return [...a].sort();
+}
+
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+  Condition?: Record<string, unknown>;
+}
+
+/** Every identity-policy statement of the synthesized app, with the role logical ids it applies to. */
+export function roleStatements(s: Synthesized): { template: SynthTemplate; roles: string[]; statement: Statement }[] {
+  const out: { template: SynthTemplate; roles: string[]; statement: Statement }[] = [];
+  for (const { template, resource } of allOfType(s, 'AWS::IAM::Policy')) {
+    const roles = list(resource.Properties!.Roles as { Ref: string }[]).map((r) => r.Ref);
+    for (const statement of list(resource.Properties!.PolicyDocument.Statement as Statement[])) out.push({ template, roles, statement });
+  }
+  for (const { template, id, resource } of allOfType(s, 'AWS::IAM::Role')) {
+    for (const policy of list(resource.Properties!.Policies as { PolicyDocument: { Statement: Statement[] } }[])) {
+      for (const statement of list(policy.PolicyDocument.Statement)) out.push({ template, roles: [id], statement });
+    }
+  }
+  return out;
+}
+
+/** The route functions of the app (background jobs aside): route key (the function's description) -> template, logical id, resource. */
+export function functionsByRoute(s: Synthesized): Map<string, { template: SynthTemplate; id: string; resource: CfnResource }> {
+  const map = new Map<string, { template: SynthTemplate; id: string; resource: CfnResource }>();
+  for (const f of allOfType(s, 'AWS::Lambda::Function')) {
+    if (f.template === s.background) continue;
+    const key = f.resource.Properties!.Description as string;
+    if (map.has(key)) throw new Error(`two functions for ${key}`);
+    map.set(key, f);
+  }
+  return map;
+}
+
+/**
+ * Actions granted to a function's role: roles of route functions live in the API template
+ * (passed to the nested stack as parameters); `local` roles live next to the function.
+ */
+export function actionsOf(s: Synthesized, fn: { template: SynthTemplate; resource: CfnResource; local?: boolean }): string[] {
+  const roleRef = fn.resource.Properties!.Role;
+  const [home, role] = fn.local ? [fn.template, roleRef['Fn::GetAtt'][0] as string] : [s.api, parentRef(fn.template, roleRef)];
+  const actions = new Set<string>();
+  for (const { template, roles, statement } of roleStatements(s)) {
+    if (template === home && roles.includes(role)) list(statement.Action).forEach((a) => actions.add(a));
+  }
+  return [...actions].sort();
+}
