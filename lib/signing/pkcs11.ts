@@ -1,5 +1,5 @@
 import { createHash, createPublicKey } from 'node:crypto';
-import pkcs11js from 'pkcs11js';
+import { createRequire } from 'node:module';
 import type { Handle, Mechanism, PKCS11, RsaPSS, Template } from 'pkcs11js';
 import { p256, p384 } from '@noble/curves/nist.js';
 import { ALGORITHMS, KEY_SPECS, PSS_SALT_LENGTH, SIGNING_ALGORITHMS, rsaBits, type KeySpec, type SigningAlgorithm } from './algorithms.js';
@@ -20,6 +20,21 @@ import { BackendUnavailable, DeviceError, UnsupportedKeySpec, type BackendStatus
  * token, open sessions, log in).
  */
 
+/**
+ * pkcs11js is a native addon delivered by the HSM layer in AWS: it is loaded on first use,
+ * never at module load, so a function without the layer (every non-signing route that
+ * imports the credential registry) still starts.
+ */
+const requireNative = createRequire(import.meta.url);
+let native: typeof import('pkcs11js') | undefined;
+const pkcs11js = new Proxy({} as typeof import('pkcs11js'), {
+  get: (_t, prop) => (native ??= requireNative('pkcs11js') as typeof import('pkcs11js'))[prop as keyof typeof import('pkcs11js')],
+});
+const lazy = <T>(make: () => T): (() => T) => {
+  let value: T | undefined;
+  return () => (value ??= make());
+};
+
 // PKCS#11 v3.0 constants that pkcs11js 2.1 does not name.
 const CKM_EC_EDWARDS_KEY_PAIR_GEN = 0x1055;
 const CKM_EDDSA = 0x1057;
@@ -31,24 +46,24 @@ const EC_PARAMS: Partial<Record<KeySpec, Buffer>> = {
   ED25519: Buffer.from('06032b6570', 'hex'), // id-Ed25519
 };
 
-const SIGN_MECHANISMS: Record<SigningAlgorithm, number> = {
+const SIGN_MECHANISMS = lazy((): Record<SigningAlgorithm, number> => ({
   ECDSA_P256_SHA256: pkcs11js.CKM_ECDSA,
   ECDSA_P384_SHA384: pkcs11js.CKM_ECDSA,
   ED25519: CKM_EDDSA,
   RSA_PKCS1_SHA256: pkcs11js.CKM_SHA256_RSA_PKCS,
   RSA_PSS_SHA256: pkcs11js.CKM_SHA256_RSA_PKCS_PSS,
-};
+}));
 
-const GEN_MECHANISMS: Record<KeySpec, number> = {
+const GEN_MECHANISMS = lazy((): Record<KeySpec, number> => ({
   EC_P256: pkcs11js.CKM_EC_KEY_PAIR_GEN,
   EC_P384: pkcs11js.CKM_EC_KEY_PAIR_GEN,
   ED25519: CKM_EC_EDWARDS_KEY_PAIR_GEN,
   RSA_2048: pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN,
   RSA_3072: pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN,
   RSA_4096: pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN,
-};
+}));
 
-const MECHANISM_NAMES = new Map<number, string>([
+const MECHANISM_NAMES = lazy(() => new Map<number, string>([
   [pkcs11js.CKM_EC_KEY_PAIR_GEN, 'CKM_EC_KEY_PAIR_GEN'],
   [pkcs11js.CKM_ECDSA, 'CKM_ECDSA'],
   [CKM_EC_EDWARDS_KEY_PAIR_GEN, 'CKM_EC_EDWARDS_KEY_PAIR_GEN'],
@@ -56,10 +71,10 @@ const MECHANISM_NAMES = new Map<number, string>([
   [pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN, 'CKM_RSA_PKCS_KEY_PAIR_GEN'],
   [pkcs11js.CKM_SHA256_RSA_PKCS, 'CKM_SHA256_RSA_PKCS'],
   [pkcs11js.CKM_SHA256_RSA_PKCS_PSS, 'CKM_SHA256_RSA_PKCS_PSS'],
-]);
+]));
 
 /** Failures of one request that say nothing about the connection (no reconnect). */
-const REQUEST_LEVEL = new Set([
+const REQUEST_LEVEL = lazy(() => new Set([
   pkcs11js.CKR_ARGUMENTS_BAD,
   pkcs11js.CKR_DATA_LEN_RANGE,
   pkcs11js.CKR_DATA_INVALID,
@@ -72,7 +87,7 @@ const REQUEST_LEVEL = new Set([
   pkcs11js.CKR_TEMPLATE_INCOMPLETE,
   pkcs11js.CKR_ATTRIBUTE_VALUE_INVALID,
   pkcs11js.CKR_DOMAIN_PARAMS_INVALID,
-]);
+]));
 
 const SIGNATURE_BUFFER = 1024; // RSA-4096 needs 512
 
@@ -189,9 +204,9 @@ export class Pkcs11Backend implements SigningBackend {
       } finally {
         c.release(session);
       }
-      const mechanisms = [...MECHANISM_NAMES].filter(([m]) => c.mechanisms.has(m)).map(([, n]) => n);
-      const specs = KEY_SPECS.filter((s) => c.mechanisms.has(GEN_MECHANISMS[s]));
-      const algorithms = SIGNING_ALGORITHMS.filter((a) => c.mechanisms.has(SIGN_MECHANISMS[a]));
+      const mechanisms = [...MECHANISM_NAMES()].filter(([m]) => c.mechanisms.has(m)).map(([, n]) => n);
+      const specs = KEY_SPECS.filter((s) => c.mechanisms.has(GEN_MECHANISMS()[s]));
+      const algorithms = SIGNING_ALGORITHMS.filter((a) => c.mechanisms.has(SIGN_MECHANISMS()[a]));
       return { ...base, configured: true, reachable: true, status: 'available', key_specs: specs, algorithms, mechanisms };
     } catch (error) {
       return { ...base, configured: true, reachable: false, status: 'error', reason: (error as Error).message };
@@ -202,8 +217,8 @@ export class Pkcs11Backend implements SigningBackend {
     const objectLabel = `${label.tenantId}/${label.keyId}`;
     const objectId = Buffer.from(label.keyId.replace(/-/g, ''), 'hex');
     return this.withSession('key generation', async (c, session) => {
-      const mechanism = GEN_MECHANISMS[spec];
-      if (!c.mechanisms.has(mechanism)) throw new UnsupportedKeySpec(this.name, spec, `the token does not offer ${MECHANISM_NAMES.get(mechanism)}`);
+      const mechanism = GEN_MECHANISMS()[spec];
+      if (!c.mechanisms.has(mechanism)) throw new UnsupportedKeySpec(this.name, spec, `the token does not offer ${MECHANISM_NAMES().get(mechanism)}`);
       const common: Template = [
         { type: pkcs11js.CKA_LABEL, value: objectLabel },
         { type: pkcs11js.CKA_ID, value: objectId },
@@ -251,7 +266,7 @@ export class Pkcs11Backend implements SigningBackend {
     const info = ALGORITHMS[algorithm];
     const input = info.prehash ? createHash(info.prehash).update(message).digest() : message;
     const pss: RsaPSS = { type: pkcs11js.CK_PARAMS_RSA_PSS, hashAlg: pkcs11js.CKM_SHA256, mgf: pkcs11js.CKG_MGF1_SHA256, saltLen: PSS_SALT_LENGTH };
-    const mechanism: Mechanism = algorithm === 'RSA_PSS_SHA256' ? { mechanism: SIGN_MECHANISMS[algorithm], parameter: pss } : { mechanism: SIGN_MECHANISMS[algorithm] };
+    const mechanism: Mechanism = algorithm === 'RSA_PSS_SHA256' ? { mechanism: SIGN_MECHANISMS()[algorithm], parameter: pss } : { mechanism: SIGN_MECHANISMS()[algorithm] };
     const raw = await this.withSession('sign', async (c, session) => {
       const key = this.findKey(c, session, ref);
       c.lib.C_SignInit(session, mechanism, key);
@@ -323,7 +338,7 @@ export class Pkcs11Backend implements SigningBackend {
   private failure(c: Connection, what: string, error: unknown): Error {
     if (error instanceof DeviceError || error instanceof BackendUnavailable || error instanceof UnsupportedKeySpec) return error;
     const rv = ckr(error);
-    if (!rv || !REQUEST_LEVEL.has(rv.code)) c.broken = true;
+    if (!rv || !REQUEST_LEVEL().has(rv.code)) c.broken = true;
     return new DeviceError(this.name, `${what} failed: ${rv?.name ?? (error as Error).message}`, { cause: error, code: rv?.name });
   }
 
@@ -337,8 +352,9 @@ export class Pkcs11Backend implements SigningBackend {
 
   private load(): PKCS11 {
     if (this.lib) return this.lib;
-    const lib = new pkcs11js.PKCS11();
+    let lib: PKCS11;
     try {
+      lib = new pkcs11js.PKCS11();
       lib.load(this.opts.module!);
     } catch (error) {
       throw new DeviceError(this.name, `cannot load the PKCS#11 module ${this.opts.module}`, { cause: error, code: 'module_load' });

@@ -23,7 +23,7 @@ async function main() {
   const rootKey = generateApiKey().key;
   const rt = await startRuntime(rootKey);
   try {
-    const tenant = await http('POST', `${rt.baseUrl}/api/v1/admin/tenants`, { authorization: `Bearer ${rootKey}` }, JSON.stringify({ name: 'bench', admin_email: 'bench@example.test' }));
+    const tenant = await http('POST', `${rt.baseUrl}/api/v1/admin/tenants`, { authorization: `Bearer ${rootKey}` }, JSON.stringify({ name: 'bench', admin_email: 'bench@example.test', quota: { requests_per_minute: 100_000_000, requests_per_minute_per_credential: 100_000_000 } }));
     const created = JSON.parse(tenant.text).data;
     const key: string = created.api_key.key;
     const tid: string = created.tenant.id;
