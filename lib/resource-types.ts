@@ -67,3 +67,10 @@ export const RESOURCE_TYPES: readonly ResourceType[] = [
 export const RESOURCE_TYPES_BY_NAME: ReadonlyMap<string, ResourceType> = new Map(RESOURCE_TYPES.map((r) => [r.type, r]));
 
 export const resourceType = (type: string): ResourceType | undefined => RESOURCE_TYPES_BY_NAME.get(type);
+
+/**
+ * Scopes that open a resource's secret part outside its own routes (history versions,
+ * container lookup, temporary access): for key material, the type's read scope plus
+ * `export:read`, the same rule the key families' export routes apply to private keys.
+ */
+export const secretReadScopes = (rt: ResourceType): readonly string[] => (rt.key ? [...rt.read, 'export:read'] : rt.read);

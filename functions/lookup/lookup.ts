@@ -2,7 +2,7 @@ import type { CallContext } from '../../lib/auth/principal.js';
 import { requireScopes } from '../../lib/auth/scopes.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
 import { notFound } from '../../lib/http/errors.js';
-import { resourceType } from '../../lib/resource-types.js';
+import { resourceType, secretReadScopes } from '../../lib/resource-types.js';
 import { readHead } from '../../lib/sharing/heads.js';
 import { resourceView } from '../../lib/sharing/views.js';
 import { findMember } from '../../lib/store/membership.js';
@@ -23,7 +23,7 @@ async function resolve(ctx: CallContext, containerRef: string, key: string) {
   const member = await findMember(tid, container.id, key);
   const rt = member && resourceType(member.type);
   if (!member || !rt) throw notFound('key');
-  requireScopes(ctx.principal, rt.read);
+  requireScopes(ctx.principal, secretReadScopes(rt));
   const head = await readHead(tid, member.type, member.id);
   if (!head) throw notFound('key');
   return { tid, container, head };

@@ -2,7 +2,7 @@ import type { CallContext } from '../../lib/auth/principal.js';
 import { hasScope, requireScopes } from '../../lib/auth/scopes.js';
 import { commit } from '../../lib/audit/audit.js';
 import { conflict, notFound } from '../../lib/http/errors.js';
-import type { ResourceType } from '../../lib/resource-types.js';
+import { secretReadScopes, type ResourceType } from '../../lib/resource-types.js';
 import { readHead, typeOrNotFound, type Head } from '../../lib/sharing/heads.js';
 import { tableName } from '../../lib/store/client.js';
 import { DEFAULT_KEEP_VERSIONS, listVersions, openSecret, readVersion, versionKeys } from '../../lib/store/resources.js';
@@ -51,7 +51,8 @@ export async function getHistoryVersion(ctx: CallContext, type: string, id: stri
   const tid = ctx.principal.tenantId;
   const stored = await readVersion(tid, type, id, version);
   if (!stored) throw notFound('version');
-  const mayRead = rt.read.every((s) => hasScope(ctx.principal.scopes, s));
+  const needed = secretReadScopes(rt);
+  const mayRead = needed.every((s) => hasScope(ctx.principal.scopes, s));
   const base = {
     type,
     id,
@@ -63,7 +64,7 @@ export async function getHistoryVersion(ctx: CallContext, type: string, id: stri
     has_value: stored.record.has_secret,
   };
   if (!stored.record.has_secret) return { ...base, value_redacted: false };
-  if (!mayRead) return { ...base, value_redacted: true, missing_scopes: rt.read.filter((s) => !hasScope(ctx.principal.scopes, s)) };
+  if (!mayRead) return { ...base, value_redacted: true, missing_scopes: needed.filter((s) => !hasScope(ctx.principal.scopes, s)) };
   // opened with the version's own scope: a ciphertext copied from another item does not open
   const data = await openSecret<unknown>(tid, { type, id, version }, stored.sealed);
   return { ...base, value_redacted: false, data };

@@ -1,3 +1,4 @@
+import { secretReadScopes } from '../../lib/resource-types.js';
 import type { CallContext, Principal } from '../../lib/auth/principal.js';
 import { requireScopes } from '../../lib/auth/scopes.js';
 import { commit } from '../../lib/audit/audit.js';
@@ -59,7 +60,7 @@ export async function createTempAccess(ctx: CallContext, type: string, id: strin
   const tid = ctx.principal.tenantId;
   const head = await readHead(tid, type, id);
   if (!head) throw notFound(type.replace(/_/g, ' '));
-  requireScopes(ctx.principal, rt.read);
+  requireScopes(ctx.principal, secretReadScopes(rt));
   if (type === 'container') {
     throw badRequest('a container has no value to hand out: grant access to the resources in it', [{ path: 'params.type', message: 'not for containers' }]);
   }
