@@ -1,5 +1,4 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { v5 as uuidv5 } from 'uuid';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { badRequest, HttpError } from '../../lib/http/errors.js';
@@ -16,8 +15,9 @@ import {
   toSigningKey,
   x509,
 } from '../../lib/pki/x509.js';
-import { db, tableName } from '../../lib/store/client.js';
+import { tableName } from '../../lib/store/client.js';
 import { keys } from '../../lib/store/keys.js';
+import { queryAll } from '../../lib/store/pagination.js';
 import { createResource, openSecret, readResource, type ResourceRecord } from '../../lib/store/resources.js';
 
 /**
@@ -218,21 +218,7 @@ export function revocationPut(tenantId: string, caId: string, entry: { serial_nu
 }
 
 async function revocations(tenantId: string, caId: string) {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': keys.certRevocationPrefix(caId) },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
+  const items = await queryAll(keys.tenant(tenantId).pk, keys.certRevocationPrefix(caId));
   return items as { serial_number: string; revoked_at: string; reason: RevocationReason }[];
 }
 

@@ -1,10 +1,9 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { hasScope } from '../../lib/auth/scopes.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
 import { RESOURCE_TYPES, resourceType } from '../../lib/resource-types.js';
-import { db, tableName } from '../../lib/store/client.js';
 import { keys } from '../../lib/store/keys.js';
+import { queryAll } from '../../lib/store/pagination.js';
 import { tfidfRanker, type SearchDocument, type SearchRanker } from './ranker.js';
 import { SemanticSearchBody } from './schemas.js';
 
@@ -20,25 +19,7 @@ export const MAX_DOCUMENTS = 10_000;
 const ranker: SearchRanker = tfidfRanker;
 
 async function collect(tenantId: string, prefix: string, projection: string, names: Record<string, string>, max: number): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': prefix },
-        ProjectionExpression: projection,
-        ExpressionAttributeNames: names,
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-        Limit: Math.min(1000, max - items.length),
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start && items.length < max);
-  return items;
+  return queryAll(keys.tenant(tenantId).pk, prefix, { projection, names, max });
 }
 
 /** The searchable metadata of the caller's resources of the given types. */

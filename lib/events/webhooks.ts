@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { open, seal } from '../crypto/envelope.js';
 import { nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { keys, tenantPk } from '../store/keys.js';
+import { queryAll } from '../store/pagination.js';
 
 /**
  * Webhook subscriptions and their delivery records (one table, tenant partition):
@@ -75,22 +76,7 @@ export async function openSigningSecret(tenantId: string, id: string, sealed: Ui
 }
 
 export async function listWebhooks(tenantId: string): Promise<Webhook[]> {
-  const items: Webhook[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': tenantPk(tenantId), ':p': keys.webhookPrefix },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...(out.Items ?? []).map(toWebhook));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
+  return (await queryAll(tenantPk(tenantId), keys.webhookPrefix)).map(toWebhook);
 }
 
 const ttl = () => Math.floor(Date.now() / 1000) + DELIVERY_TTL_DAYS * 86400;

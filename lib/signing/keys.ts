@@ -2,11 +2,12 @@ import { createHash, createPublicKey } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import type { CallContext } from '../auth/principal.js';
-import { badRequest, validationFailed } from '../http/errors.js';
+import { validationFailed } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { logger } from '../http/logger.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
+import { decodeCursor, encodeCursor } from '../store/pagination.js';
 import { describeKey, publicSpkiPem } from '../pki/keys.js';
 import { createResource, readResource, toRecord, type ResourceRecord } from '../store/resources.js';
 import { KEY_SPECS, SIGNING_ALGORITHMS, algorithmsFor, type KeySpec, type SigningAlgorithm } from './algorithms.js';
@@ -207,16 +208,6 @@ export interface SigningKeyPage {
   readonly nextCursor?: string;
 }
 
-const encodeCursor = (sk: string) => Buffer.from(JSON.stringify({ sk }), 'utf8').toString('base64url');
-function decodeCursor(cursor: string, prefix: string): string {
-  try {
-    const { sk } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { sk?: unknown };
-    if (typeof sk === 'string' && sk.startsWith(prefix)) return sk;
-  } catch {
-    // fall through
-  }
-  throw badRequest('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor returned by this list' }]);
-}
 
 /**
  * The caller's backend-held keys (of one backend, or all): one Query on the tenant's

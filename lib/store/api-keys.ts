@@ -1,6 +1,7 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { keys } from './keys.js';
+import { queryAll } from './pagination.js';
 import type { TxItem } from './tx.js';
 
 /** What authentication reads: one consistent GetItem by the key's hash. */
@@ -67,21 +68,7 @@ export async function getApiKey(tenantId: string, keyId: string): Promise<(ApiKe
 }
 
 export async function listApiKeys(tenantId: string): Promise<ApiKeyMeta[]> {
-  const items: ApiKeyMeta[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': keys.apiKeyPrefix },
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(out.Items ?? []).map(toMeta));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
+  return (await queryAll(keys.tenant(tenantId).pk, keys.apiKeyPrefix)).map(toMeta);
 }
 
 /** Revocation: the auth item is deleted (the next request fails), the metadata kept. */

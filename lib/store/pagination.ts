@@ -20,9 +20,10 @@ export interface Page<T> {
   readonly nextCursor?: string;
 }
 
-const encodeCursor = (sk: string) => Buffer.from(JSON.stringify({ sk }), 'utf8').toString('base64url');
+/** The opaque cursor of every sk-ordered list: the last sk returned, validated against the list's prefix on the way back. */
+export const encodeCursor = (sk: string) => Buffer.from(JSON.stringify({ sk }), 'utf8').toString('base64url');
 
-function decodeCursor(cursor: string, prefix: string): string {
+export function decodeCursor(cursor: string, prefix: string): string {
   try {
     const { sk } = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { sk?: unknown };
     if (typeof sk === 'string' && sk.startsWith(prefix)) return sk;
@@ -72,4 +73,32 @@ export async function queryPage<T>(req: PageRequest): Promise<Page<T>> {
   // read: more items may follow it exactly when DynamoDB says the query did not finish.
   const last = items.at(-1);
   return { items: items as T[], ...(last && more ? { nextCursor: encodeCursor(last.sk as string) } : {}) };
+}
+
+/**
+ * Every item of a partition under a key prefix (consistent reads, following
+ * LastEvaluatedKey), up to `max`. For bounded sets: versions, revocations, webhooks, keys.
+ */
+export async function queryAll(pk: string, prefix: string, opts: { projection?: string; names?: Record<string, string>; max?: number; newestFirst?: boolean } = {}): Promise<Record<string, unknown>[]> {
+  const max = opts.max ?? Number.POSITIVE_INFINITY;
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
+        ExpressionAttributeValues: { ':pk': pk, ':p': prefix },
+        ...(opts.projection ? { ProjectionExpression: opts.projection } : {}),
+        ...(opts.names ? { ExpressionAttributeNames: opts.names } : {}),
+        ...(opts.newestFirst ? { ScanIndexForward: false } : {}),
+        ...(Number.isFinite(max) ? { Limit: Math.min(1000, max - items.length) } : {}),
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start && items.length < max);
+  return items;
 }
