@@ -15,14 +15,18 @@ describe('statement templates', () => {
     expect(renderStatement('CREATE ROLE {{name}} LOGIN PASSWORD {{password}} VALID UNTIL {{ expiration }}', 'postgresql', values, PG)).toBe(
       `CREATE ROLE "v_ro_abc" LOGIN PASSWORD  E'p''w"d\\\\x\`;--' VALID UNTIL '2026-01-02T03:04:05.000Z'`,
     );
-    expect(renderStatement('CREATE USER {{name}}@\'%\' IDENTIFIED BY {{password}}', 'mysql', values, MY)).toBe(
+    expect(renderStatement("CREATE USER {{name}}@'%' IDENTIFIED BY {{password}}", 'mysql', values, MY)).toBe(
       "CREATE USER `v_ro_abc`@'%' IDENTIFIED BY 'p\\'w\\\"d\\\\x`;--'",
     );
   });
 
   it('Vault-style quoted placeholders are replaced with their quotes', () => {
-    expect(renderStatement(`CREATE ROLE "{{name}}" WITH PASSWORD '{{password}}'`, 'postgresql', { ...values, password: 'pw' }, PG)).toBe(`CREATE ROLE "v_ro_abc" WITH PASSWORD 'pw'`);
-    expect(renderStatement(`CREATE USER '{{name}}'@'%' IDENTIFIED BY "{{password}}"`, 'mysql', { ...values, password: 'pw' }, MY)).toBe(`CREATE USER 'v_ro_abc'@'%' IDENTIFIED BY 'pw'`);
+    expect(renderStatement(`CREATE ROLE "{{name}}" WITH PASSWORD '{{password}}'`, 'postgresql', { ...values, password: 'pw' }, PG)).toBe(
+      `CREATE ROLE "v_ro_abc" WITH PASSWORD 'pw'`,
+    );
+    expect(renderStatement(`CREATE USER '{{name}}'@'%' IDENTIFIED BY "{{password}}"`, 'mysql', { ...values, password: 'pw' }, MY)).toBe(
+      `CREATE USER 'v_ro_abc'@'%' IDENTIFIED BY 'pw'`,
+    );
     expect(renderStatement('GRANT SELECT ON db.* TO `{{name}}`', 'mysql', values, MY)).toBe('GRANT SELECT ON db.* TO `v_ro_abc`');
   });
 
@@ -30,7 +34,7 @@ describe('statement templates', () => {
     const evil = { name: `x"; DROP TABLE t; --`, password: `'; DROP TABLE t; --`, expiration: 'now' };
     expect(renderStatement('GRANT SELECT ON t TO {{name}}', 'postgresql', evil, PG)).toBe('GRANT SELECT ON t TO "x""; DROP TABLE t; --"');
     expect(renderStatement('SET PASSWORD = PASSWORD({{password}})', 'mysql', evil, MY)).toBe("SET PASSWORD = PASSWORD('\\'; DROP TABLE t; --')");
-    expect(renderStatement('GRANT SELECT ON t TO `{{name}}`', 'mysql', evil, MY)).toBe('GRANT SELECT ON t TO `x\"; DROP TABLE t; --`');
+    expect(renderStatement('GRANT SELECT ON t TO `{{name}}`', 'mysql', evil, MY)).toBe('GRANT SELECT ON t TO `x"; DROP TABLE t; --`');
   });
 
   it('refuses placeholders inside strings, identifiers, comments and dollar quotes, and unknown or unbalanced ones', () => {
@@ -58,7 +62,9 @@ describe('statement templates', () => {
       expect(() => checkTemplate(t, d), t).toThrow(TemplateError);
     }
     // strings and comments without placeholders are fine
-    expect(renderStatement("COMMENT ON ROLE {{name}} IS 'lease -- {x}' /* ok */", 'postgresql', values, PG)).toBe(`COMMENT ON ROLE "v_ro_abc" IS 'lease -- {x}' /* ok */`);
+    expect(renderStatement("COMMENT ON ROLE {{name}} IS 'lease -- {x}' /* ok */", 'postgresql', values, PG)).toBe(
+      `COMMENT ON ROLE "v_ro_abc" IS 'lease -- {x}' /* ok */`,
+    );
     expect(() => renderStatement('DROP ROLE {{name}} -- {{password}}', 'postgresql', { name: 'x' }, PG)).toThrow(TemplateError);
   });
 

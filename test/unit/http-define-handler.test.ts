@@ -1,0 +1,351 @@
+import { randomUUID } from 'node:crypto';
+import * as z from 'zod/v4';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { table } from './table.js';
+import * as http from '../../lib/http/index.js';
+import { logger } from '../../lib/http/logger.js';
+import { generateApiKey, hashApiKey } from '../../lib/auth/api-keys.js';
+
+/**
+ * lib/http/define-handler.ts: the one middy stack, called as Lambda calls a handler (an API
+ * Gateway proxy event and a context), against the suite's table for authentication, rate
+ * limits and audit: the order of the checks, each failure's envelope, what the handler is
+ * given, and the request log line.
+ */
+let t: Awaited<ReturnType<typeof table>>;
+
+beforeAll(async () => {
+  t = await table();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+async function credential(scopes: string[], account: { settings?: Record<string, unknown>; quota?: Record<string, number> } = {}) {
+  const tenantId = await t.account(account);
+  const { key } = generateApiKey();
+  const keyId = randomUUID();
+  await t.put({ pk: `KEY#${hashApiKey(key)}`, sk: 'KEY', tenant_id: tenantId, key_id: keyId, scopes, created_by: 'dh@unit.example', expires_at: null });
+  return { tenantId, keyId, key };
+}
+
+function event(method: string, resource: string, fields: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent {
+  return {
+    httpMethod: method,
+    resource,
+    path: resource,
+    headers: {},
+    multiValueHeaders: {},
+    pathParameters: null,
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    stageVariables: null,
+    body: null,
+    isBase64Encoded: false,
+    requestContext: { requestId: `req-${randomUUID()}`, identity: { sourceIp: '192.0.2.10', userAgent: 'unit-agent' } } as never,
+    ...fields,
+  };
+}
+const context = { awsRequestId: 'aws-req-1', getRemainingTimeInMillis: () => 28_000 } as never;
+const json = (r: { body: string }) => JSON.parse(r.body);
+
+const Body = z.strictObject({ name: z.string().min(1), data: z.record(z.string(), z.string()) });
+const Params = z.strictObject({ name: z.string().regex(/^[a-z]+$/) });
+const Query = z.strictObject({ limit: z.coerce.number().int().max(10).optional() });
+
+describe('defineHandler', () => {
+  it('success: the handler gets the principal, validated input and lower-cased headers; the envelope carries the request id, security and RateLimit headers', async () => {
+    const { key, tenantId, keyId } = await credential(['secrets:write']);
+    const seen = vi.fn();
+    const h = http.defineHandler({
+      body: Body,
+      query: Query,
+      async handler(input) {
+        seen({ ...input, ctx: input.ctx });
+        return http.created({ ok: true }, { ETag: '"e"' });
+      },
+    });
+    const ev = event('POST', '/api/v1/secrets', {
+      headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json; charset=utf-8', 'X-Custom': 'V' },
+      queryStringParameters: { limit: '3' },
+      body: JSON.stringify({ name: 'n', data: { a: 'b' } }),
+    });
+    const res = await h(ev, context);
+    expect(res.statusCode).toBe(201);
+    expect(json(res)).toEqual({ success: true, data: { ok: true } });
+    expect(res.headers).toMatchObject({
+      'X-Request-Id': ev.requestContext.requestId,
+      ETag: '"e"',
+      'Cache-Control': 'no-store',
+      'X-Content-Type-Options': 'nosniff',
+      'RateLimit-Policy': '"account";q=6000;w=60',
+      RateLimit: '"account";r=5999;t=1',
+    });
+    const input = seen.mock.calls[0]![0];
+    expect(input.route.key).toBe('POST /api/v1/secrets');
+    expect(input.requestId).toBe(ev.requestContext.requestId);
+    expect(input.principal).toMatchObject({ kind: 'api_key', tenantId, id: keyId });
+    expect(input.ctx).toEqual({ principal: input.principal, requestId: ev.requestContext.requestId, sourceIp: '192.0.2.10', userAgent: 'unit-agent' });
+    expect(input.body).toEqual({ name: 'n', data: { a: 'b' } });
+    expect(input.query).toEqual({ limit: 3 });
+    expect(input.params).toBeUndefined();
+    expect(input.headers).toMatchObject({ authorization: `Bearer ${key}`, 'x-custom': 'V', 'content-type': 'application/json; charset=utf-8' });
+    expect(input.sourceIp).toBe('192.0.2.10');
+    expect(h.schemas).toEqual({ params: undefined, query: Query, body: Body });
+  });
+
+  it('one log line per request: route, status, account and principal, never the body', async () => {
+    const { key, tenantId, keyId } = await credential(['secrets:write']);
+    const info = vi.spyOn(logger, 'info');
+    const h = http.defineHandler({ body: Body, handler: async () => http.ok({}) });
+    const ev = event('POST', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ name: 'CANARY-log', data: {} }) });
+    await h(ev, context);
+    const lines = info.mock.calls.filter(([m]) => m === 'request');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]![1]).toMatchObject({
+      request_id: ev.requestContext.requestId,
+      route: 'POST /api/v1/secrets',
+      status: 200,
+      tenant_id: tenantId,
+      principal: { kind: 'api_key', id: keyId },
+      source_ip: '192.0.2.10',
+    });
+    expect(typeof (lines[0]![1] as { duration_ms: number }).duration_ms).toBe('number');
+    expect(JSON.stringify(lines[0])).not.toContain('CANARY-log');
+    // an unauthenticated request logs no principal
+    info.mockClear();
+    const denied = await h(event('POST', '/api/v1/secrets'), context);
+    expect(denied.statusCode).toBe(401);
+    expect(info.mock.calls.find(([m]) => m === 'request')![1]).toMatchObject({ status: 401, tenant_id: undefined, principal: undefined });
+  });
+
+  it('an unknown route is an opaque 500 that logs its cause; the request id falls back to the Lambda one', async () => {
+    const error = vi.spyOn(logger, 'error');
+    const h = http.defineHandler({ handler: async () => http.ok({}) });
+    const res = await h(event('GET', '/api/v1/nowhere', { requestContext: undefined as never }), context);
+    expect(res.statusCode).toBe(500);
+    expect(json(res)).toEqual({ success: false, error: 'internal error', code: 'internal_error', request_id: 'aws-req-1' });
+    expect(res.headers!['X-Request-Id']).toBe('aws-req-1');
+    expect(error).toHaveBeenCalledWith('request failed', expect.objectContaining({ request_id: 'aws-req-1', code: 'internal_error' }));
+    expect(String((error.mock.calls[0]![1] as { error: Error }).error.message)).toBe('no route for GET /api/v1/nowhere');
+  });
+
+  it('the log line of a request that found no route names its method and resource; durations are elapsed milliseconds', async () => {
+    const info = vi.spyOn(logger, 'info');
+    const h = http.defineHandler({ handler: async () => http.ok({}) });
+    const before = Date.now();
+    await h(event('DELETE', '/api/v1/nowhere/{x}'), context);
+    const line = info.mock.calls.find(([m]) => m === 'request')![1] as { route: string; status: number; duration_ms: number };
+    expect(line).toMatchObject({ route: 'DELETE /api/v1/nowhere/{x}', status: 500 });
+    expect(line.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(line.duration_ms).toBeLessThanOrEqual(Date.now() - before);
+  });
+
+  it('an event without caller identity (no source address or user agent) still authenticates and audits; ctx says null', async () => {
+    const { key } = await credential(['secrets:read']);
+    const info = vi.spyOn(logger, 'info');
+    const seen = vi.fn();
+    const h = http.defineHandler({
+      async handler({ ctx, sourceIp }) {
+        seen({ ctx, sourceIp });
+        return http.ok({});
+      },
+    });
+    for (const requestContext of [{ requestId: 'no-identity' }, undefined]) {
+      const res = await h(event('GET', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}` }, requestContext: requestContext as never }), context);
+      expect(res.statusCode).toBe(200);
+    }
+    for (const [call] of seen.mock.calls) {
+      expect(call.sourceIp).toBeNull();
+      expect(call.ctx).toMatchObject({ sourceIp: null, userAgent: null });
+    }
+    const lines = info.mock.calls.filter(([m]) => m === 'request').map(([, l]) => l as { source_ip?: string; request_id: string });
+    expect(lines.map((l) => [l.request_id, l.source_ip])).toEqual([
+      ['no-identity', undefined],
+      ['aws-req-1', undefined],
+    ]);
+  });
+
+  it('a 4xx with a cause is not a dependency failure', async () => {
+    const warn = vi.spyOn(logger, 'warn');
+    const { key } = await credential(['secrets:read']);
+    const res = await http.defineHandler({ handler: async () => Promise.reject(new http.HttpError(409, 'c', 'm', { cause: new Error('inner') })) })(
+      event('GET', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}` } }),
+      context,
+    );
+    expect(res.statusCode).toBe(409);
+    expect(warn.mock.calls.filter(([m]) => m === 'dependency failed')).toEqual([]);
+  });
+
+  it('every missing scope is named; a missing body is validated as absent; undefined header values are dropped', async () => {
+    const { key } = await credential(['secrets:read']);
+    const denied = await http.defineHandler({ handler: async () => http.ok({}) })(event('POST', '/api/v1/containers', { headers: { authorization: `Bearer ${key}` }, body: '{}' }), context);
+    expect(json(denied)).toMatchObject({ code: 'insufficient_scope', error: 'missing scope: containers:read, containers:write' });
+    const { key: writer } = await credential(['secrets:write']);
+    const absent = await http.defineHandler({ body: Body, handler: async () => http.ok({}) })(event('POST', '/api/v1/secrets', { headers: { authorization: `Bearer ${writer}` }, body: null }), context);
+    expect(absent.statusCode).toBe(400);
+    expect(json(absent)).toMatchObject({ code: 'validation_failed', details: [{ path: 'body' }] });
+    const seen = vi.fn();
+    await http.defineHandler({ handler: async ({ headers }) => (seen(headers), http.ok({})) })(
+      event('GET', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}`, 'X-Absent': undefined } as never }),
+      context,
+    );
+    expect(Object.keys(seen.mock.calls[0]![0])).not.toContain('x-absent');
+  });
+
+  it('a content type that only mentions JSON after another type is not JSON', async () => {
+    const { key } = await credential(['secrets:write']);
+    const h = http.defineHandler({ body: Body, handler: async () => http.ok({}) });
+    for (const type of ['text/plain; application/json', 'multipart/mixed, application/json']) {
+      const res = await h(event('POST', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}`, 'content-type': type }, body: '{"name":"n","data":{}}' }), context);
+      expect(res.statusCode, type).toBe(415);
+    }
+  });
+
+  it('a handler without a body schema ignores the body (not parsed, not checked)', async () => {
+    const { key } = await credential(['secrets:read']);
+    const res = await http.defineHandler({ handler: async ({ body }) => http.ok({ body: body ?? null }) })(
+      event('GET', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}`, 'content-type': 'text/plain' }, body: '{not json' }),
+      context,
+    );
+    expect(res.statusCode).toBe(200);
+    expect(json(res)).toEqual({ success: true, data: { body: null } });
+  });
+
+  it('the body limit comes first: 413 before authentication (plain and base64 bodies)', async () => {
+    const h = http.defineHandler({ body: Body, handler: async () => http.ok({}) });
+    const limit = 1024 * 1024;
+    const big = await h(event('POST', '/api/v1/secrets', { body: 'x'.repeat(limit + 1) }), context);
+    expect(big.statusCode).toBe(413);
+    expect(json(big)).toMatchObject({ code: 'payload_too_large', error: `request body exceeds the ${limit} byte limit of this route` });
+    // exactly the limit passes the size check (and fails authentication next)
+    expect((await h(event('POST', '/api/v1/secrets', { body: 'x'.repeat(limit) }), context)).statusCode).toBe(401);
+    // multi-byte characters count as bytes
+    expect((await h(event('POST', '/api/v1/secrets', { body: 'é'.repeat(limit / 2 + 1) }), context)).statusCode).toBe(413);
+    // base64: the decoded size counts (4 characters = 3 bytes)
+    const encoded = 'A'.repeat(Math.ceil(((limit + 3) * 4) / 3));
+    expect((await h(event('POST', '/api/v1/secrets', { body: encoded, isBase64Encoded: true }), context)).statusCode).toBe(413);
+    expect((await h(event('POST', '/api/v1/secrets', { body: 'A'.repeat((limit / 3) * 4), isBase64Encoded: true }), context)).statusCode).toBe(401);
+  });
+
+  it('401 carries WWW-Authenticate; 403 for a missing scope names it and is audited', async () => {
+    const { key, tenantId } = await credential(['secrets:read']);
+    const h = http.defineHandler({ body: Body, handler: async () => http.ok({}) });
+    const unauth = await h(event('POST', '/api/v1/secrets', { headers: { authorization: 'Bearer nope-nope-nope' } }), context);
+    expect(unauth.statusCode).toBe(401);
+    expect(unauth.headers).toMatchObject({ 'WWW-Authenticate': 'Bearer' });
+    const ev = event('POST', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}` }, body: '{}' });
+    const res = await h(ev, context);
+    expect(res.statusCode).toBe(403);
+    expect(json(res)).toEqual({ success: false, error: 'missing scope: secrets:write', code: 'insufficient_scope', request_id: ev.requestContext.requestId });
+    // the limit is enforced after the scope check: a scope refusal has no binding decision to report
+    expect(res.headers!.RateLimit).toBeUndefined();
+    const { QueryCommand } = await import('@aws-sdk/lib-dynamodb');
+    const audit = await t.db().send(
+      new QueryCommand({ TableName: t.tableName(), KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': `T#${tenantId}`, ':s': 'AUDIT#' }, ConsistentRead: true }),
+    );
+    expect(audit.Items).toHaveLength(1);
+    expect(audit.Items![0]).toMatchObject({ action: 'access.denied', detail: { code: 'insufficient_scope' }, request_id: ev.requestContext.requestId });
+  });
+
+  it('a refused rate limit: 429 with Retry-After, before validation and the handler', async () => {
+    const { key } = await credential(['secrets:write'], { quota: { requests_per_minute: 1 } });
+    const handler = vi.fn(async () => http.ok({}));
+    const h = http.defineHandler({ body: Body, handler });
+    const ev = () => event('POST', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}` }, body: '{"bad":1}' });
+    const invalid = await h(ev(), context);
+    expect(invalid.statusCode).toBe(400);
+    // errors after admission carry the RateLimit headers of the binding decision
+    expect(invalid.headers).toMatchObject({ 'RateLimit-Policy': '"account";q=1;w=60', RateLimit: '"account";r=0;t=60' });
+    const res = await h(ev(), context);
+    expect(res.statusCode).toBe(429);
+    // one token a minute: back in 60 s, or 59 if the clock crossed a second in between
+    const wait = Number(res.headers!['Retry-After']);
+    expect([59, 60]).toContain(wait);
+    expect(res.headers).toMatchObject({ RateLimit: `"account";r=0;t=${wait}` });
+    expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('JSON bodies: the content type must be JSON (any +json suffix, any case), the text valid and not too deep', async () => {
+    const { key } = await credential(['secrets:write']);
+    const h = http.defineHandler({ body: Body, handler: async ({ body }) => http.ok(body) });
+    const call = (body: string, type?: string, base64 = false) =>
+      h(event('POST', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}`, ...(type ? { 'content-type': type } : {}) }, body, isBase64Encoded: base64 }), context);
+    const good = JSON.stringify({ name: 'n', data: {} });
+    for (const type of ['application/json', 'APPLICATION/JSON', 'application/merge-patch+json', 'application/vnd.api+json; charset=utf-8', undefined]) {
+      expect((await call(good, type)).statusCode, String(type)).toBe(200);
+    }
+    for (const type of ['text/plain', 'application/jsonx', 'application/x-www-form-urlencoded', 'text/json']) {
+      const res = await call(good, type);
+      expect(res.statusCode, type).toBe(415);
+      expect(json(res).code).toBe('unsupported_media_type');
+    }
+    expect(json(await call(Buffer.from(good).toString('base64'), 'application/json', true))).toEqual({ success: true, data: { name: 'n', data: {} } });
+    expect(json(await call('{"name":', 'application/json')).code).toBe('invalid_json');
+    expect(json(await call(`${'['.repeat(17)}${']'.repeat(17)}`, 'application/json')).code).toBe('json_too_deep');
+    // an empty body is validated as absent
+    expect(json(await call('', 'text/plain'))).toMatchObject({ code: 'validation_failed', details: [{ path: 'body' }] });
+  });
+
+  it('validation collects every field error of params, query and body in one 400', async () => {
+    const { key } = await credential(['secrets:read']);
+    const h = http.defineHandler({ params: Params, query: Query, body: Body, handler: async () => http.ok({}) });
+    const res = await h(
+      event('GET', '/api/v1/secrets/{name}', {
+        headers: { authorization: `Bearer ${key}` },
+        pathParameters: { name: 'UPPER' },
+        queryStringParameters: { limit: '99' },
+        body: JSON.stringify({ name: '', data: { a: 1 }, extra: true }),
+      }),
+      context,
+    );
+    expect(res.statusCode).toBe(400);
+    const body = json(res);
+    expect(body).toMatchObject({ code: 'validation_failed', error: 'request validation failed' });
+    const paths = body.details.map((d: { path: string }) => d.path).sort();
+    expect(paths).toEqual(['body', 'body.data.a', 'body.name', 'params.name', 'query.limit']);
+    // absent path parameters and query are validated as empty objects
+    const absent = await h(event('GET', '/api/v1/secrets/{name}', { headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ name: 'a', data: {} }) }), context);
+    expect(json(absent).details.map((d: { path: string }) => d.path)).toEqual(['params.name']);
+  });
+
+  it('routes that authenticate themselves: no principal; asking for ctx is an internal error; no rate limit for public routes', async () => {
+    const h = http.defineHandler({ handler: async ({ principal }) => http.ok({ principal }) });
+    const res = await h(event('GET', '/health'), context);
+    expect(res.statusCode).toBe(200);
+    expect(json(res)).toEqual({ success: true, data: { principal: null } });
+    expect(res.headers!.RateLimit).toBeUndefined();
+    const error = vi.spyOn(logger, 'error');
+    const withCtx = http.defineHandler({ handler: async ({ ctx }) => http.ok({ ctx }) });
+    const bad = await withCtx(event('GET', '/health'), context);
+    expect(bad.statusCode).toBe(500);
+    expect(json(bad).code).toBe('internal_error');
+    expect((error.mock.calls.at(-1)![1] as { error: Error }).error.message).toBe('route has no authenticated principal');
+  });
+
+  it('errors from the handler: typed ones as they are, anything else an opaque 500; a 5xx with a cause is logged as a dependency failure', async () => {
+    const warn = vi.spyOn(logger, 'warn');
+    const { key } = await credential(['secrets:read']);
+    const ev = () => event('GET', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}` } });
+    const typed = await http.defineHandler({ handler: async () => Promise.reject(http.conflict('taken', 'already_exists')) })(ev(), context);
+    expect(typed.statusCode).toBe(409);
+    expect(json(typed)).toMatchObject({ error: 'taken', code: 'already_exists' });
+    const opaque = await http.defineHandler({ handler: async () => Promise.reject(new Error('password=hunter2')) })(ev(), context);
+    expect(opaque.statusCode).toBe(500);
+    expect(opaque.body).not.toContain('hunter2');
+    const upstream = await http.defineHandler({ handler: async () => Promise.reject(http.serviceUnavailable('HSM down', new Error('socket'))) })(ev(), context);
+    expect(upstream.statusCode).toBe(503);
+    expect(json(upstream).error).toBe('HSM down');
+    expect(warn).toHaveBeenCalledWith('dependency failed', expect.objectContaining({ code: 'service_unavailable' }));
+    warn.mockClear();
+    await http.defineHandler({ handler: async () => Promise.reject(http.serviceUnavailable('no cause')) })(ev(), context);
+    expect(warn.mock.calls.filter(([m]) => m === 'dependency failed')).toEqual([]);
+  });
+
+  it('a raw download reply keeps its body and content type', async () => {
+    const { key } = await credential(['secrets:read']);
+    const res = await http.defineHandler({ handler: async () => http.download('a,b\n', 'text/csv') })(event('GET', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}` } }), context);
+    expect(res).toMatchObject({ statusCode: 200, body: 'a,b\n', headers: { 'Content-Type': 'text/csv' } });
+  });
+});
