@@ -23,7 +23,7 @@ export interface ApiStackProps extends StackProps {
   readonly settings: Settings;
   readonly data: DataStack;
   readonly routes: readonly Route[];
-  /** The bundle built by scripts/build.ts. */
+  /** The code assets built by infra/bundle.ts. */
   readonly assetDir: string;
   readonly serviceVersion: string;
   /** Background functions (default: infra/background.ts BACKGROUND_JOBS). */
@@ -90,7 +90,7 @@ export class ApiStack extends Stack {
         SERVICE_NAME: settings.name,
         SERVICE_VERSION: props.serviceVersion,
         PUBLIC_BASE_URL: this.url,
-        NODE_OPTIONS: '--enable-source-maps',
+        ...(settings.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
         // The KMS asymmetric signing backend only where the route declares `kms:sign`
         // (infra/grants.ts); elsewhere it reports itself unavailable instead of failing on
         // AccessDenied.

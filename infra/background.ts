@@ -7,6 +7,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import type { Grant } from '../lib/routes.js';
 import { alarmActions } from './alarms.js';
+import { CodeAssets } from './code.js';
 import { grantedRole, type RoleTargets } from './grants.js';
 import { ServiceFunction } from './route-function.js';
 import type { Settings } from './settings.js';
@@ -15,8 +16,8 @@ import type { Settings } from './settings.js';
  * Functions that are not routes, each written next to its capability and wired here: the
  * outbox relay (schedule), the webhook delivery worker (the webhook queue's consumer) and the
  * lease-expiry sweeper (schedule). Their grants use the route table's vocabulary, plus the
- * queue permissions a consumer needs. They share the routes' bundle (scripts/build.ts builds
- * these modules in the same esbuild call).
+ * queue permissions a consumer needs. Their modules are bundled with the routes' (infra/bundle.ts),
+ * each into its own code asset.
  */
 export interface BackgroundJob {
   /** Construct id and function-name suffix (`<name>-job-<slug>`). */
@@ -88,7 +89,7 @@ export class BackgroundStack extends NestedStack {
   ) {
     super(scope, id, { description: 'secrets API background functions (not routes)' });
     const { settings, targets: t } = props;
-    const code = lambda.Code.fromAsset(props.assetDir);
+    const codes = new CodeAssets(props.assetDir);
     for (const job of props.jobs) {
       const consumer = 'queue' in job.trigger;
       const extra = consumer
@@ -116,7 +117,7 @@ export class BackgroundStack extends NestedStack {
         description: job.description,
         handler: job.handler,
         role,
-        code,
+        code: codes.forHandler(job.handler),
         settings,
         timeout: job.timeout,
         environment: {

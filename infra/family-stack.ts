@@ -3,7 +3,9 @@ import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import type { Route } from '../lib/routes.js';
+import { CodeAssets } from './code.js';
 import type { RouteRoles } from './grants.js';
+import { lambdaEntry } from './handlers.js';
 import { routeId } from './naming.js';
 import { RouteFunction, type FunctionDefaults } from './route-function.js';
 
@@ -31,15 +33,13 @@ export class FamilyStack extends NestedStack {
 
   constructor(scope: Construct, id: string, props: FamilyStackProps) {
     super(scope, id, { description: `secrets API routes of the ${props.family} family` });
-    // One Code per stack (an asset binds to one stack); every stack's asset is the same
-    // directory with the same hash, so it is staged and uploaded once.
-    const code = lambda.Code.fromAsset(props.assetDir);
+    const codes = new CodeAssets(props.assetDir);
     for (const route of props.routes) {
       const id = routeId(route);
       const fn = new RouteFunction(this, id, {
         route,
         role: props.roles.roleFor(route),
-        code,
+        code: codes.forHandler(lambdaEntry(route).handler),
         layer: props.layer,
         defaults: props.defaults,
       }).function;

@@ -29,3 +29,11 @@ export function lambdaEntry(route: Route): LambdaEntry {
 export function handlerModules(routes: readonly Route[]): string[] {
   return [...new Set([lambdaEntry({ handler: null } as Route).module, ...routes.map((r) => lambdaEntry(r).module)])].sort();
 }
+
+/**
+ * The code asset of a handler module (infra/bundle.ts): a directory of its own under the
+ * build output, named after the module (`credentials/collection` -> `credentials.collection`).
+ */
+export function assetId(module: string): string {
+  return module.split('/').join('.');
+}

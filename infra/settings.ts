@@ -9,8 +9,10 @@ export interface Settings {
   readonly name: string;
   /** API Gateway stage name; the API is at https://<api>.execute-api.<region>.amazonaws.com/<stage>. */
   readonly stage: string;
-  /** A prebuilt bundle (scripts/build.ts output); absent: infra/app.ts builds into dist/lambda. */
+  /** A prebuilt bundle (infra/bundle.ts output); absent: infra/app.ts builds into dist/lambda. */
   readonly assetDir?: string;
+  /** Ship linked source maps in the code assets and run functions with --enable-source-maps. */
+  readonly sourceMaps: boolean;
   /** Absolute base URL clients use (custom domain); default: the execute-api URL of the stage. */
   readonly publicBaseUrl?: string;
   readonly memoryMb: number;
@@ -90,6 +92,7 @@ export function readSettings(node: Node): Settings {
     name,
     stage,
     assetDir: str('assetDir'),
+    sourceMaps: bool('sourceMaps', false),
     publicBaseUrl: str('publicBaseUrl'),
     memoryMb: int('memoryMb', 512, 128, 10240),
     logRetentionDays: int('logRetentionDays', 90, 1, 3653),

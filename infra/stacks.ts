@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { App } from 'aws-cdk-lib';
+import { readManifest } from './code.js';
 import { addAwsSolutionsChecks } from './nag.js';
 import { ROUTES, type Route } from '../lib/routes.js';
 import { ApiStack } from './api-stack.js';
@@ -26,6 +27,9 @@ export interface Deployment {
  */
 export function addStacks(app: App, options: { assetDir: string; routes?: readonly Route[] }): Deployment {
   const settings = readSettings(app.node);
+  if (settings.sourceMaps && readManifest(options.assetDir)?.sourceMaps === false) {
+    throw new Error(`context sourceMaps=true, but the code assets in ${options.assetDir} were built without source maps (npm run build -- --source-maps)`);
+  }
   // Cross-stack references (data stack -> API stack) as CloudFormation exports, which keep
   // the data stack from dropping a value the API still uses. Stated, not defaulted.
   if (app.node.tryGetContext(STRONG_REFS) === undefined) app.node.setContext(STRONG_REFS, 'strong');

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
 
 /**
  * Every environment variable the service reads, parsed once at cold start with zod and
@@ -29,7 +29,10 @@ const Env = z
     WEBHOOK_QUEUE_URL: z.url().optional(),
     WEBHOOK_DLQ_URL: z.url().optional(),
     /** Development only: lets an account opt in (settings) to loopback webhook receivers. Refused with KMS. */
-    WEBHOOKS_ALLOW_LOOPBACK: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+    WEBHOOKS_ALLOW_LOOPBACK: z
+      .enum(['0', '1', 'true', 'false'])
+      .default('0')
+      .transform((v) => v === '1' || v === 'true'),
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(30_000).default(10_000),
     WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(8),
     WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(30_000),
@@ -46,16 +49,25 @@ const Env = z
     /** PKCS#11 sessions per process (one operation per session at a time). */
     PKCS11_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(4),
     /** Development only: ACME enrollment may use a directory on a loopback address (a local pebble). Refused with KMS. */
-    ACME_ALLOW_LOOPBACK: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+    ACME_ALLOW_LOOPBACK: z
+      .enum(['0', '1', 'true', 'false'])
+      .default('0')
+      .transform((v) => v === '1' || v === 'true'),
     /** Upper bound of one ACME enrollment (order, http-01 validation, finalization), within API Gateway's 29 s. */
     ACME_TIMEOUT_MS: z.coerce.number().int().min(1000).max(28_000).default(25_000),
     /** The AWS KMS asymmetric signing backend; default: on with KEY_PROVIDER=kms. */
-    SIGNING_KMS_ENABLED: z.enum(['0', '1', 'true', 'false']).optional().transform((v) => (v === undefined ? undefined : v === '1' || v === 'true')),
+    SIGNING_KMS_ENABLED: z
+      .enum(['0', '1', 'true', 'false'])
+      .optional()
+      .transform((v) => (v === undefined ? undefined : v === '1' || v === 'true')),
     /** Database leases (lib/database): connect and per-statement limits on customer database servers. */
     DATABASE_CONNECT_TIMEOUT_MS: z.coerce.number().int().min(100).max(20_000).default(5_000),
     DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(25_000).default(10_000),
     /** Development only: database connections to loopback addresses (the local servers). Refused with KMS. */
-    DATABASE_ALLOW_LOOPBACK: z.enum(['0', '1', 'true', 'false']).default('0').transform((v) => v === '1' || v === 'true'),
+    DATABASE_ALLOW_LOOPBACK: z
+      .enum(['0', '1', 'true', 'false'])
+      .default('0')
+      .transform((v) => v === '1' || v === 'true'),
     /** Days a revoked (or expired) lease record is kept before DynamoDB TTL removes it. */
     LEASE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** The local runtime's lease-expiry sweeper period (AWS: an EventBridge schedule). */
@@ -66,23 +78,39 @@ const Env = z
       ctx.addIssue({ code: 'custom', path: ['KMS_KEY_ID'], message: 'KMS_KEY_ID is required when KEY_PROVIDER=kms' });
     }
     if (env.KEY_PROVIDER === 'kms' && env.DATABASE_ALLOW_LOOPBACK) {
-      ctx.addIssue({ code: 'custom', path: ['DATABASE_ALLOW_LOOPBACK'], message: 'loopback database servers are for local development only (not with KEY_PROVIDER=kms)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['DATABASE_ALLOW_LOOPBACK'],
+        message: 'loopback database servers are for local development only (not with KEY_PROVIDER=kms)',
+      });
     }
     if (env.KEY_PROVIDER === 'kms' && env.ACME_ALLOW_LOOPBACK) {
-      ctx.addIssue({ code: 'custom', path: ['ACME_ALLOW_LOOPBACK'], message: 'loopback ACME directories are for local development only (not with KEY_PROVIDER=kms)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ACME_ALLOW_LOOPBACK'],
+        message: 'loopback ACME directories are for local development only (not with KEY_PROVIDER=kms)',
+      });
     }
     if (env.KEY_PROVIDER === 'kms' && env.WEBHOOKS_ALLOW_LOOPBACK) {
-      ctx.addIssue({ code: 'custom', path: ['WEBHOOKS_ALLOW_LOOPBACK'], message: 'loopback webhook receivers are for local development only (not with KEY_PROVIDER=kms)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['WEBHOOKS_ALLOW_LOOPBACK'],
+        message: 'loopback webhook receivers are for local development only (not with KEY_PROVIDER=kms)',
+      });
     }
     if (env.KEY_PROVIDER === 'kms' && env.QUEUE_PROVIDER === 'memory') {
-      ctx.addIssue({ code: 'custom', path: ['QUEUE_PROVIDER'], message: 'the in-process queue is for the local runtime only (not with KEY_PROVIDER=kms)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['QUEUE_PROVIDER'],
+        message: 'the in-process queue is for the local runtime only (not with KEY_PROVIDER=kms)',
+      });
     }
     if (env.KEY_PROVIDER === 'local' && !env.LOCAL_MASTER_KEY_FILE) {
       ctx.addIssue({ code: 'custom', path: ['LOCAL_MASTER_KEY_FILE'], message: 'LOCAL_MASTER_KEY_FILE is required when KEY_PROVIDER=local' });
     }
   });
 
-export type Config = z.infer<typeof Env>;
+type Config = z.infer<typeof Env>;
 
 let cached: Config | undefined;
 

@@ -1,5 +1,7 @@
+import { CATALOG, type CatalogEntry } from './catalog.js';
+
 /**
- * THE route table: the 322 routes of the service as data (DESIGN.md §3).
+ * THE route table: the 322 routes of the service as data (docs/architecture.md).
  *
  * Everything derives from it: the local gateway's router, the scope check at run time
  * (defineHandler looks the route up by the event's method + resource template), the CDK
@@ -11,10 +13,13 @@
  * under functions/, or null while the capability is not built: such a route is served by
  * functions/not-implemented.ts and answers 501 after authentication and the scope check),
  * and what the function touches beyond the base grants (see Grant).
+ * `credentialCollection(path, module)` stands for the five CRUD rows of a typed credential
+ * collection (`<path>` and `<path>/{id}`, exports list/create/get/update/remove of the
+ * module), with the collection's scopes from the resource catalogue (lib/catalog.ts).
  */
 
-export const AUTH_KINDS = ['public', 'endpoint', 'temp-token', 'bearer', 'operator', 'device'] as const;
-export type AuthKind = (typeof AUTH_KINDS)[number];
+const AUTH_KINDS = ['public', 'endpoint', 'temp-token', 'bearer', 'operator', 'device'] as const;
+type AuthKind = (typeof AUTH_KINDS)[number];
 
 /**
  * What a function may touch. Every authenticated route also gets `table:read` and
@@ -50,7 +55,7 @@ export interface Route {
   readonly maxBodyBytes: number;
 }
 
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
 /** Routes that need a larger body than the default, and why. */
 const BODY_LIMITS: Record<string, number> = {
@@ -60,15 +65,7 @@ const BODY_LIMITS: Record<string, number> = {
   'POST /api/v1/documents': 8 * 1024 * 1024,
 };
 
-function r(
-  method: HttpMethod,
-  path: string,
-  auth: AuthKind,
-  scopes: string,
-  family: string,
-  handler: string | null,
-  grants = '',
-): Route {
+function r(method: HttpMethod, path: string, auth: AuthKind, scopes: string, family: string, handler: string | null, grants = ''): Route {
   const key = `${method} ${path}`;
   const handlerScopes = scopes === 'handler';
   const base: Grant[] = auth === 'public' ? [] : ['table:read', 'table:meter'];
@@ -87,7 +84,29 @@ function r(
   };
 }
 
-// prettier-ignore
+/**
+ * The five CRUD rows of a typed credential collection (lib/credentials/handlers.ts): list,
+ * create, get, update, delete of `<path>` and `<path>/{id}`, served by the handler module
+ * named in the row; their scopes are the collection's read/write/delete scopes in the
+ * catalogue (lib/catalog.ts). `hsm`: its create may generate the key inside the signing
+ * backend (code-signing keys).
+ */
+function credentialCollection(path: string, module: string, hsm = false): Route[] {
+  const e = CATALOG_BY_PATH.get(path);
+  if (!e) throw new Error(`${path} is not a collection of lib/catalog.ts`);
+  const [read, write, del] = [e.scopes.read, e.scopes.write, e.scopes.delete].map((s) => [...s].sort().join(' ')) as [string, string, string];
+  return [
+    r('GET', path, 'bearer', read, e.family, `${module}.list`, 'table:read'),
+    r('POST', path, 'bearer', write, e.family, `${module}.create`, `table:write kms:encrypt${hsm ? ' hsm' : ''}`),
+    r('GET', `${path}/{id}`, 'bearer', read, e.family, `${module}.get`, 'table:read kms:decrypt'),
+    r('PUT', `${path}/{id}`, 'bearer', write, e.family, `${module}.update`, 'table:write kms:encrypt'),
+    r('DELETE', `${path}/{id}`, 'bearer', del, e.family, `${module}.remove`, 'table:write'),
+  ];
+}
+
+const CATALOG_BY_PATH: ReadonlyMap<string, CatalogEntry> = new Map(Object.values(CATALOG).map((e: CatalogEntry) => [e.path, e]));
+
+// biome-ignore format: the route table is read as a table, one route a line
 export const ROUTES: readonly Route[] = [
   r("GET",    "/",                                                   "public",     "-",                                   "public",       "public/health.welcome"),
   r("GET",    "/.well-known/acme-challenge/{token}",                 "public",     "-",                                   "certificates", "certificates/challenge.challenge", "table:read"),
@@ -118,91 +137,23 @@ export const ROUTES: readonly Route[] = [
   r("DELETE", "/api/v1/shares/{share_id}",                           "bearer",     "sharing:manage",                      "sharing",      "sharing/shares.remove", "table:write"),
   r("DELETE", "/api/v1/temp-access/{grant_id}",                      "bearer",     "sharing:manage",                      "sharing",      "sharing/temp-access.remove", "table:write"),
   r("GET",    "/api/v1/shared-with-me",                              "bearer",     "handler",                             "sharing",      "sharing/shares.sharedWithMe"),
-  r("GET",    "/api/v1/computer-credentials",                        "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/computer-credentials",                        "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/computer-credentials/{id}",                   "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/computer-credentials/{id}",                   "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/computer-credentials/{id}",                   "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/code-signing-keys",                           "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/code-signing-keys",                           "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt hsm"),
-  r("GET",    "/api/v1/code-signing-keys/{id}",                      "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/code-signing-keys/{id}",                      "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/code-signing-keys/{id}",                      "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/disk-credentials",                            "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/disk-credentials",                            "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/disk-credentials/{id}",                       "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/disk-credentials/{id}",                       "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/disk-credentials/{id}",                       "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/integrations",                                "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/integrations",                                "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/integrations/{id}",                           "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/integrations/{id}",                           "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/integrations/{id}",                           "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/jks-keystores",                               "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/jks-keystores",                               "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/jks-keystores/{id}",                          "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/jks-keystores/{id}",                          "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/jks-keystores/{id}",                          "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/ldap-bind-credentials",                       "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/ldap-bind-credentials",                       "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/ldap-bind-credentials/{id}",                  "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/ldap-bind-credentials/{id}",                  "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/ldap-bind-credentials/{id}",                  "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/ntlm",                                        "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/ntlm",                                        "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/ntlm/{id}",                                   "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/ntlm/{id}",                                   "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/ntlm/{id}",                                   "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/radius-credentials",                          "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/radius-credentials",                          "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/radius-credentials/{id}",                     "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/radius-credentials/{id}",                     "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/radius-credentials/{id}",                     "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/root-credentials",                            "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/root-credentials",                            "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/root-credentials/{id}",                       "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/root-credentials/{id}",                       "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/root-credentials/{id}",                       "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/service-config",                              "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/service-config",                              "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/service-config/{id}",                         "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/service-config/{id}",                         "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/service-config/{id}",                         "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/social-credentials",                          "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/social-credentials",                          "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/social-credentials/{id}",                     "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/social-credentials/{id}",                     "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/social-credentials/{id}",                     "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/software-licenses",                           "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/software-licenses",                           "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/software-licenses/{id}",                      "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/software-licenses/{id}",                      "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/software-licenses/{id}",                      "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/totp-tokens",                                 "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/totp-tokens",                                 "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/totp-tokens/{id}",                            "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/totp-tokens/{id}",                            "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/totp-tokens/{id}",                            "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/vpn-credentials",                             "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/vpn-credentials",                             "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/vpn-credentials/{id}",                        "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/vpn-credentials/{id}",                        "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/vpn-credentials/{id}",                        "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/wifi-credentials",                            "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/wifi-credentials",                            "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/wifi-credentials/{id}",                       "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/wifi-credentials/{id}",                       "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/wifi-credentials/{id}",                       "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/windows-credentials",                         "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/windows-credentials",                         "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/windows-credentials/{id}",                    "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/windows-credentials/{id}",                    "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/windows-credentials/{id}",                    "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
-  r("GET",    "/api/v1/yubikeys",                                    "bearer",     "credentials:read",                    "credentials",  "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/yubikeys",                                    "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.create", "table:write kms:encrypt"),
-  r("GET",    "/api/v1/yubikeys/{id}",                               "bearer",     "credentials:read",                    "credentials",  "credentials/collection.get", "table:read kms:decrypt"),
-  r("PUT",    "/api/v1/yubikeys/{id}",                               "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/yubikeys/{id}",                               "bearer",     "credentials:delete credentials:read", "credentials",  "credentials/collection.remove", "table:write"),
+  ...credentialCollection("/api/v1/computer-credentials",                        "credentials/computer-credentials"),
+  ...credentialCollection("/api/v1/code-signing-keys",                           "credentials/code-signing-keys", true),
+  ...credentialCollection("/api/v1/disk-credentials",                            "credentials/disk-credentials"),
+  ...credentialCollection("/api/v1/integrations",                                "credentials/integrations"),
+  ...credentialCollection("/api/v1/jks-keystores",                               "credentials/jks-keystores"),
+  ...credentialCollection("/api/v1/ldap-bind-credentials",                       "credentials/ldap-bind-credentials"),
+  ...credentialCollection("/api/v1/ntlm",                                        "credentials/ntlm"),
+  ...credentialCollection("/api/v1/radius-credentials",                          "credentials/radius-credentials"),
+  ...credentialCollection("/api/v1/root-credentials",                            "credentials/root-credentials"),
+  ...credentialCollection("/api/v1/service-config",                              "credentials/service-config"),
+  ...credentialCollection("/api/v1/social-credentials",                          "credentials/social-credentials"),
+  ...credentialCollection("/api/v1/software-licenses",                           "credentials/software-licenses"),
+  ...credentialCollection("/api/v1/totp-tokens",                                 "credentials/totp-tokens"),
+  ...credentialCollection("/api/v1/vpn-credentials",                             "credentials/vpn-credentials"),
+  ...credentialCollection("/api/v1/wifi-credentials",                            "credentials/wifi-credentials"),
+  ...credentialCollection("/api/v1/windows-credentials",                         "credentials/windows-credentials"),
+  ...credentialCollection("/api/v1/yubikeys",                                    "credentials/yubikeys"),
   r("GET",    "/api/v1/code-signing-keys/{id}/export",               "bearer",     "credentials:read export:read",        "credentials",  "credentials/code-signing-keys.exportKey", "table:read kms:decrypt"),
   r("GET",    "/api/v1/jks-keystores/{id}/entries",                  "bearer",     "credentials:read",                    "credentials",  "credentials/jks-keystores.listEntries", "table:read"),
   r("POST",   "/api/v1/jks-keystores/{id}/entries",                  "bearer",     "credentials:read credentials:write",  "credentials",  "credentials/jks-keystores.addEntry", "table:write kms:encrypt"),
@@ -218,22 +169,22 @@ export const ROUTES: readonly Route[] = [
   r("POST",   "/api/v1/containers",                                  "bearer",     "containers:read containers:write",    "containers",   "containers/containers.create", "table:write"),
   r("PUT",    "/api/v1/containers/{id}",                             "bearer",     "containers:read containers:write",    "containers",   "containers/containers.update", "table:write"),
   r("DELETE", "/api/v1/containers/{id}",                             "bearer",     "containers:read containers:write",    "containers",   "containers/containers.remove", "table:write"),
-  r("GET",    "/api/v1/crypto-wallets",                              "bearer",     "passwords:read",                      "passwords",    "credentials/collection.list", "table:read"),
-  r("GET",    "/api/v1/crypto-wallets/{id}",                         "bearer",     "passwords:read",                      "passwords",    "credentials/collection.get", "table:read kms:decrypt"),
-  r("POST",   "/api/v1/crypto-wallets",                              "bearer",     "passwords:read passwords:write",      "passwords",    "credentials/collection.create", "table:write kms:encrypt"),
-  r("PUT",    "/api/v1/crypto-wallets/{id}",                         "bearer",     "passwords:read passwords:write",      "passwords",    "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/crypto-wallets/{id}",                         "bearer",     "passwords:read passwords:write",      "passwords",    "credentials/collection.remove", "table:write"),
+  r("GET",    "/api/v1/crypto-wallets",                              "bearer",     "passwords:read",                      "passwords",    "passwords/crypto-wallets.list", "table:read"),
+  r("GET",    "/api/v1/crypto-wallets/{id}",                         "bearer",     "passwords:read",                      "passwords",    "passwords/crypto-wallets.get", "table:read kms:decrypt"),
+  r("POST",   "/api/v1/crypto-wallets",                              "bearer",     "passwords:read passwords:write",      "passwords",    "passwords/crypto-wallets.create", "table:write kms:encrypt"),
+  r("PUT",    "/api/v1/crypto-wallets/{id}",                         "bearer",     "passwords:read passwords:write",      "passwords",    "passwords/crypto-wallets.update", "table:write kms:encrypt"),
+  r("DELETE", "/api/v1/crypto-wallets/{id}",                         "bearer",     "passwords:read passwords:write",      "passwords",    "passwords/crypto-wallets.remove", "table:write"),
   r("GET",    "/api/v1/api-tokens",                                  "bearer",     "tokens:read",                         "tokens",       "tokens/api-tokens.list", "table:read"),
   r("GET",    "/api/v1/api-tokens/{id}",                             "bearer",     "tokens:read",                         "tokens",       "tokens/api-tokens.get", "table:read"),
   r("POST",   "/api/v1/api-tokens",                                  "bearer",     "tokens:read tokens:write",            "tokens",       "tokens/api-tokens.create", "table:write"),
   r("DELETE", "/api/v1/api-tokens/{id}",                             "bearer",     "tokens:read tokens:write",            "tokens",       "tokens/api-tokens.remove", "table:write"),
   r("POST",   "/api/v1/api-tokens/{id}/rotate",                      "bearer",     "tokens:read tokens:write",            "tokens",       "tokens/api-tokens.rotate", "table:write"),
-  r("GET",    "/api/v1/passwords",                                   "bearer",     "passwords:read",                      "passwords",    "credentials/collection.list", "table:read"),
-  r("POST",   "/api/v1/passwords",                                   "bearer",     "passwords:write",                     "passwords",    "credentials/collection.create", "table:write kms:encrypt"),
-  r("PUT",    "/api/v1/passwords/{id}",                              "bearer",     "passwords:write",                     "passwords",    "credentials/collection.update", "table:write kms:encrypt"),
-  r("DELETE", "/api/v1/passwords/{id}",                              "bearer",     "passwords:write",                     "passwords",    "credentials/collection.remove", "table:write"),
+  r("GET",    "/api/v1/passwords",                                   "bearer",     "passwords:read",                      "passwords",    "passwords/passwords.list", "table:read"),
+  r("POST",   "/api/v1/passwords",                                   "bearer",     "passwords:write",                     "passwords",    "passwords/passwords.create", "table:write kms:encrypt"),
+  r("PUT",    "/api/v1/passwords/{id}",                              "bearer",     "passwords:write",                     "passwords",    "passwords/passwords.update", "table:write kms:encrypt"),
+  r("DELETE", "/api/v1/passwords/{id}",                              "bearer",     "passwords:write",                     "passwords",    "passwords/passwords.remove", "table:write"),
   r("POST",   "/api/v1/passwords/generate",                          "bearer",     "passwords:write",                     "passwords",    "passwords/generate.generate"),
-  r("GET",    "/api/v1/passwords/{id}",                              "bearer",     "handler",                             "passwords",    "credentials/collection.get", "table:read kms:decrypt"),
+  r("GET",    "/api/v1/passwords/{id}",                              "bearer",     "handler",                             "passwords",    "passwords/passwords.get", "table:read kms:decrypt"),
   r("GET",    "/api/v1/ssh-keys",                                    "bearer",     "ssh:read",                            "keys",         "keys/ssh-keys.list", "table:read"),
   r("PUT",    "/api/v1/ssh-keys/{id}",                               "bearer",     "ssh:write",                           "keys",         "keys/ssh-keys.update", "table:write kms:encrypt"),
   r("DELETE", "/api/v1/ssh-keys/{id}",                               "bearer",     "ssh:write",                           "keys",         "keys/ssh-keys.remove", "table:write"),
@@ -272,11 +223,11 @@ export const ROUTES: readonly Route[] = [
   r("GET",    "/api/v1/keys/smime/{id}/pkcs12",                      "bearer",     "credentials:write export:read",       "keys",         "keys/kinds.smimePkcs12", "table:write kms:decrypt"),
   r("GET",    "/api/v1/certificates",                                "bearer",     "certs:read",                          "certificates", "certificates/certificates.list", "table:read"),
   r("GET",    "/api/v1/certificates/{id}",                           "bearer",     "handler",                             "certificates", "certificates/certificates.get", "table:read"),
-  r("GET",    "/api/v1/certificates/{id}/download",                  "bearer",     "handler",                             "certificates", "certificates/certificates.downloadGet", "table:write kms:decrypt"),
-  r("POST",   "/api/v1/certificates/{id}/download",                  "bearer",     "handler",                             "certificates", "certificates/certificates.downloadPost", "table:write kms:decrypt"),
-  r("POST",   "/api/v1/certificates/{id}/renew",                     "bearer",     "certs:write",                         "certificates", "certificates/certificates.renewCertificate", "table:write kms:encrypt"),
-  r("POST",   "/api/v1/certificates/{id}/revoke",                    "bearer",     "certs:revoke",                        "certificates", "certificates/certificates.revokeCertificate", "table:write kms:encrypt"),
-  r("POST",   "/api/v1/certificates/enroll",                         "bearer",     "certs:write",                         "certificates", "certificates/certificates.enrollCertificate", "table:write kms:encrypt"),
+  r("GET",    "/api/v1/certificates/{id}/download",                  "bearer",     "handler",                             "certificates", "certificates/downloads.downloadGet", "table:write kms:decrypt"),
+  r("POST",   "/api/v1/certificates/{id}/download",                  "bearer",     "handler",                             "certificates", "certificates/downloads.downloadPost", "table:write kms:decrypt"),
+  r("POST",   "/api/v1/certificates/{id}/renew",                     "bearer",     "certs:write",                         "certificates", "certificates/lifecycle.renewCertificate", "table:write kms:encrypt"),
+  r("POST",   "/api/v1/certificates/{id}/revoke",                    "bearer",     "certs:revoke",                        "certificates", "certificates/lifecycle.revokeCertificate", "table:write kms:encrypt"),
+  r("POST",   "/api/v1/certificates/enroll",                         "bearer",     "certs:write",                         "certificates", "certificates/lifecycle.enrollCertificate", "table:write kms:encrypt"),
   r("GET",    "/api/v1/.well-known/jwks.json",                       "bearer",     "handler",                             "certificates", "certificates/jwks.jwks", "table:read"),
   r("GET",    "/api/v1/crypto/backends",                             "bearer",     "credentials:read",                    "signing",      "signing/crypto.backends", "hsm"),
   r("GET",    "/api/v1/crypto/signing-keys",                         "bearer",     "keys:sign",                           "signing",      "signing/crypto.signingKeys", "table:read"),
@@ -299,9 +250,9 @@ export const ROUTES: readonly Route[] = [
   r("POST",   "/api/v1/agent/oauth/device",                          "endpoint",   "-",                                   "agents",       "agents/oauth.device", "table:write"),
   r("POST",   "/api/v1/agent/oauth/token",                           "endpoint",   "-",                                   "agents",       "agents/oauth.token", "table:write"),
   r("POST",   "/api/v1/agent/oauth/enroll",                          "endpoint",   "-",                                   "agents",       "agents/oauth.enroll", "table:write"),
-  r("GET",    "/api/v1/agent/identity",                              "device",     "-",                                   "agents",       "agents/agent.identity", "table:write"),
-  r("POST",   "/api/v1/agent/access/{alias}",                        "device",     "-",                                   "agents",       "agents/agent.access", "table:write kms:decrypt"),
-  r("POST",   "/api/v1/agent/variables/resolve",                     "device",     "-",                                   "agents",       "agents/agent.resolveVariables", "table:write kms:decrypt"),
+  r("GET",    "/api/v1/agent/identity",                              "device",     "-",                                   "agents",       "agents/identity.identity", "table:write"),
+  r("POST",   "/api/v1/agent/access/{alias}",                        "device",     "-",                                   "agents",       "agents/access.access", "table:write kms:decrypt"),
+  r("POST",   "/api/v1/agent/variables/resolve",                     "device",     "-",                                   "agents",       "agents/variables.resolveVariables", "table:write kms:decrypt"),
   r("GET",    "/api/v1/documents",                                   "bearer",     "handler",                             "documents",    null),
   r("POST",   "/api/v1/documents",                                   "bearer",     "handler",                             "documents",    null),
   r("GET",    "/api/v1/documents/{id}",                              "bearer",     "handler",                             "documents",    null),
@@ -413,24 +364,39 @@ export const ROUTES: readonly Route[] = [
   r("POST",   "/api/v1/ldap/import",                                 "bearer",     "ldap:use",                            "tools",        null),
 ];
 
-export const ROUTES_BY_KEY: ReadonlyMap<string, Route> = new Map(ROUTES.map((route) => [route.key, route]));
+const ROUTES_BY_KEY: ReadonlyMap<string, Route> = new Map(ROUTES.map((route) => [route.key, route]));
 
 export function routeByKey(method: string, path: string): Route | undefined {
   return ROUTES_BY_KEY.get(`${method.toUpperCase()} ${path}`);
 }
 
-/** Every scope name the service knows: the router-level ones plus those checked in handlers. */
+/** Every scope name the service knows: the router-level ones, the catalogue's, and those checked in handlers. */
 export const KNOWN_SCOPES: readonly string[] = [
   ...new Set([
     ...ROUTES.flatMap((route) => route.scopes),
-    // checked inside handlers (spec, Authentication rule 4)
-    'admin:*', 'secrets:read', 'secrets:write', 'secrets:delete', 'history:read', 'sharing:manage', 'temp-access:create',
-    'credentials:read', 'credentials:write', 'credentials:delete', 'export:read', 'containers:read', 'containers:write',
-    'passwords:read', 'passwords:write', 'ssh:read', 'ssh:write', 'gpg:read', 'gpg:write',
-    'certs:read', 'certs:write', 'certs:revoke', 'keys:sign',
-    'database:issue', 'database:rotate', 'database:revoke',
-    'variables:read', 'variables:write', 'agents:approve',
-    'tokens:read', 'tokens:write', 'audit:read', 'webhooks:manage', 'settings:write',
-    'oidc:read', 'oidc:write', 'saml:read', 'saml:write', 'ldap:use', 'transform:use', 'extract:run', 'intelligence:read',
+    ...Object.values(CATALOG).flatMap((e: CatalogEntry) => [...e.scopes.read, ...e.scopes.write, ...e.scopes.delete, ...e.scopes.export]),
+    // checked inside handlers (spec, Authentication rule 4) and not a resource type's
+    'admin:*',
+    'history:read',
+    'sharing:manage',
+    'temp-access:create',
+    'keys:sign',
+    'database:issue',
+    'database:rotate',
+    'database:revoke',
+    'variables:read',
+    'variables:write',
+    'agents:approve',
+    'audit:read',
+    'webhooks:manage',
+    'settings:write',
+    'oidc:read',
+    'oidc:write',
+    'saml:read',
+    'saml:write',
+    'ldap:use',
+    'transform:use',
+    'extract:run',
+    'intelligence:read',
   ]),
 ].sort();

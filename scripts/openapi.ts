@@ -3,11 +3,13 @@
  * handlers' zod schemas: `npm run openapi` -> openapi.json (or the path given).
  */
 import { writeFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod/v4';
+import { ERROR_CODES } from '../lib/http/error-codes.js';
 import { ROUTES } from '../lib/routes.js';
 import { loadHandlers } from './local/gateway.js';
 
-const schema = (s: z.ZodType | undefined) => (s ? (z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>) : undefined);
+const schema = (s: z.ZodType | undefined) =>
+  s ? (z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>) : undefined;
 const ERROR = { $ref: '#/components/schemas/Error' };
 
 export async function buildOpenApi() {
@@ -28,7 +30,12 @@ export async function buildOpenApi() {
       security: bearer ? [{ bearer: route.scopes }] : [],
       parameters: [
         ...names.map((name) => ({ name, in: 'path', required: true, schema: params?.properties?.[name] ?? { type: 'string' } })),
-        ...Object.entries(query?.properties ?? {}).map(([name, s]) => ({ name, in: 'query', required: query?.required?.includes(name) ?? false, schema: s })),
+        ...Object.entries(query?.properties ?? {}).map(([name, s]) => ({
+          name,
+          in: 'query',
+          required: query?.required?.includes(name) ?? false,
+          schema: s,
+        })),
       ],
       ...(schemas.body ? { requestBody: { required: true, content: { 'application/json': { schema: schema(schemas.body) } } } } : {}),
       responses: {
@@ -48,10 +55,17 @@ export async function buildOpenApi() {
         Error: {
           type: 'object',
           required: ['success', 'error', 'code', 'request_id'],
-          properties: { success: { const: false }, error: { type: 'string' }, code: { type: 'string' }, request_id: { type: 'string' }, details: { type: 'array' } },
+          properties: {
+            success: { const: false },
+            error: { type: 'string' },
+            code: { type: 'string', enum: Object.keys(ERROR_CODES), description: 'lib/http/error-codes.ts: see x-error-codes' },
+            request_id: { type: 'string' },
+            details: { type: 'array' },
+          },
         },
       },
     },
+    'x-error-codes': Object.entries(ERROR_CODES).map(([code, [status, meaning]]) => ({ code, status, meaning })),
     paths,
   };
 }
@@ -60,5 +74,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const doc = await buildOpenApi();
   const out = process.argv[2] ?? 'openapi.json';
   writeFileSync(out, `${JSON.stringify(doc, null, 2)}\n`);
-  process.stdout.write(`wrote ${out}: ${Object.keys(doc.paths).length} paths, ${Object.values(doc.paths).reduce((n, p) => n + Object.keys(p).length, 0)} operations\n`);
+  process.stdout.write(
+    `wrote ${out}: ${Object.keys(doc.paths).length} paths, ${Object.values(doc.paths).reduce((n, p) => n + Object.keys(p).length, 0)} operations\n`,
+  );
 }

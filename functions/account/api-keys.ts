@@ -1,6 +1,6 @@
 import { defineHandler, ok, created } from '../../lib/http/index.js';
-import { CreateApiKeyBody, IdParams } from './schemas.js';
-import { createApiKey, listApiKeys, revokeApiKey } from './service.js';
+import { CreateApiKeyBody, IdParams } from '../../lib/account/schemas.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../lib/account/api-keys.js';
 
 export const list = defineHandler({
   async handler({ ctx }) {

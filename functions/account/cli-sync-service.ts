@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { recordAudit } from '../../lib/audit/audit.js';
 import { idPrefixAt, LOOKBACK_MS } from '../../lib/audit/chain.js';
@@ -8,6 +8,7 @@ import { badRequest } from '../../lib/http/errors.js';
 import { accountSettings } from '../../lib/settings/settings.js';
 import { db, tableName } from '../../lib/store/client.js';
 import { keys, tenantPk } from '../../lib/store/keys.js';
+import { queryFirst, queryPages, readPage, type QuerySpec } from '../../lib/store/pagination.js';
 import { toRecord } from '../../lib/store/resources.js';
 
 /**
@@ -52,14 +53,30 @@ function unb64<T>(s: string, field: string, check: (v: T) => boolean): T {
   throw badRequest(`invalid ${field}`, [{ path: `query.${field}`, message: `not a ${field} returned by this endpoint` }], `invalid_${field}`);
 }
 
-const SECRET_FIELDS = ['id', 'name', 'description', 'tags', 'container_id', 'version', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
+const SECRET_FIELDS = [
+  'id',
+  'name',
+  'description',
+  'tags',
+  'container_id',
+  'version',
+  'created_at',
+  'updated_at',
+  'created_by',
+  'updated_by',
+] as const;
 const API_KEY_FIELDS = ['id', 'name', 'prefix', 'scopes', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at'] as const;
 const pick = (item: Record<string, unknown>, fields: readonly string[]) => Object.fromEntries(fields.map((f) => [f, item[f] ?? null]));
 
 async function present(tid: string, item: Record<string, unknown>, withValues: boolean): Promise<Record<string, unknown> | undefined> {
   const sk = item.sk as string;
   if (sk.startsWith(keys.secretPrefix)) {
-    const out: Record<string, unknown> = { kind: 'secret', type: 'secret', ...pick(item, SECRET_FIELDS) };
+    const meta = (item.meta ?? {}) as Record<string, unknown>;
+    const out: Record<string, unknown> = {
+      kind: 'secret',
+      type: 'secret',
+      ...pick({ ...item, description: meta.description, tags: meta.tags }, SECRET_FIELDS),
+    };
     if (withValues && item.value) {
       out.data = await openJson({ tenantId: tid, type: 'secret', id: item.id as string, version: item.version as number }, item.value as Uint8Array);
     }
@@ -86,10 +103,15 @@ export interface SyncQuery {
 export async function cliSync(ctx: CallContext, q: SyncQuery) {
   const tid = ctx.principal.tenantId;
   const withValues = q.include_values === 'true';
-  if (q.since && q.cursor) throw badRequest('since and cursor cannot be combined', [{ path: 'query.cursor', message: 'continue a full snapshot without since' }]);
+  if (q.since && q.cursor)
+    throw badRequest('since and cursor cannot be combined', [{ path: 'query.cursor', message: 'continue a full snapshot without since' }]);
   const result = q.since ? await incremental(ctx, q.since, withValues) : await full(ctx, q, withValues);
   if (withValues) {
-    await recordAudit(ctx, tid, { action: 'cli.sync', resource: { type: 'account', id: tid }, detail: { values: true, items: result.items.length, full: result.full } });
+    await recordAudit(ctx, tid, {
+      action: 'cli.sync',
+      resource: { type: 'account', id: tid },
+      detail: { values: true, items: result.items.length, full: result.full },
+    });
   }
   return result;
 }
@@ -97,7 +119,12 @@ export async function cliSync(ctx: CallContext, q: SyncQuery) {
 async function full(ctx: CallContext, q: SyncQuery, withValues: boolean) {
   const tid = ctx.principal.tenantId;
   const cursor = q.cursor
-    ? unb64<Cursor>(q.cursor, 'cursor', (c) => typeof c.token === 'string' && Number.isInteger(c.g) && c.g >= 0 && c.g < GROUPS.length && (c.sk === undefined || typeof c.sk === 'string'))
+    ? unb64<Cursor>(
+        q.cursor,
+        'cursor',
+        (c) =>
+          typeof c.token === 'string' && Number.isInteger(c.g) && c.g >= 0 && c.g < GROUPS.length && (c.sk === undefined || typeof c.sk === 'string'),
+      )
     : undefined;
   const token = cursor ? cursor.token : b64({ v: 1, t: tid, at: Date.now() } satisfies Token);
   if (cursor) checkToken(token, tid);
@@ -107,21 +134,13 @@ async function full(ctx: CallContext, q: SyncQuery, withValues: boolean) {
   let next: Cursor | undefined;
   while (g < GROUPS.length) {
     const prefix = GROUPS[g]!;
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': tenantPk(tid), ':p': prefix },
-        ExclusiveStartKey: after ? { pk: tenantPk(tid), sk: after } : undefined,
-        Limit: q.limit - items.length,
-        ConsistentRead: true,
-      }),
-    );
-    for (const item of out.Items ?? []) {
+    const pk = tenantPk(tid);
+    const got = await readPage({ pk, sk: { prefix } }, q.limit - items.length, { start: after ? { pk, sk: after } : undefined });
+    for (const item of got.items) {
       const shown = await present(tid, item, withValues);
       if (shown) items.push(shown);
     }
-    if (out.LastEvaluatedKey) after = out.LastEvaluatedKey.sk as string;
+    if (got.more) after = got.items.at(-1)!.sk as string;
     else {
       g += 1;
       after = undefined;
@@ -144,7 +163,12 @@ async function full(ctx: CallContext, q: SyncQuery, withValues: boolean) {
 
 function checkToken(token: string, tid: string): Token {
   const t = unb64<Token>(token, 'sync_token', (v) => v.v === 1 && typeof v.t === 'string' && typeof v.at === 'number');
-  if (t.t !== tid) throw badRequest('this sync token belongs to another account', [{ path: 'query.since', message: 'not a sync token of this account' }], 'invalid_sync_token');
+  if (t.t !== tid)
+    throw badRequest(
+      'this sync token belongs to another account',
+      [{ path: 'query.since', message: 'not a sync token of this account' }],
+      'invalid_sync_token',
+    );
   return t;
 }
 
@@ -152,15 +176,8 @@ async function findById(tid: string, type: string, id: string): Promise<Record<s
   const direct = type === 'api_key' ? keys.apiKey(tid, id) : type === 'webhook' ? keys.webhook(tid, id) : undefined;
   let key = direct;
   if (!key) {
-    const ref = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
-        ExpressionAttributeValues: { ':pk': tenantPk(tid), ':sk': `RES#${id}` },
-      }),
-    );
-    const hit = ref.Items?.[0];
+    const index = keys.resourceIndex(tid, id);
+    const hit = await queryFirst({ pk: index.gsi1pk, index: 'gsi1', sk: { equals: index.gsi1sk } });
     if (!hit) return undefined;
     key = { pk: hit.pk as string, sk: hit.sk as string };
   }
@@ -176,31 +193,26 @@ async function incremental(ctx: CallContext, since: string, withValues: boolean)
   const token = checkToken(since, tid);
   const touched = new Map<string, { type: string; id: string }>();
   let accountChanged = false;
-  let start: Record<string, unknown> | undefined;
   let seen = 0;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
-        FilterExpression: '#o = :success',
-        ExpressionAttributeNames: { '#o': 'outcome', '#r': 'resource' },
-        ExpressionAttributeValues: { ':pk': tenantPk(tid), ':lo': `${keys.auditPrefix}${idPrefixAt(token.at - LOOKBACK_MS)}`, ':hi': `${keys.auditPrefix}~`, ':success': 'success' },
-        ProjectionExpression: '#r',
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    for (const item of out.Items ?? []) {
+  let unfinished = false;
+  const spec: QuerySpec = {
+    pk: tenantPk(tid),
+    sk: { between: [`${keys.auditPrefix}${idPrefixAt(token.at - LOOKBACK_MS)}`, `${keys.auditPrefix}~`] },
+    filter: { expression: '#o = :success', names: { '#o': 'outcome' }, values: { ':success': 'success' } },
+    projection: ['resource'],
+  };
+  for await (const page of queryPages(spec)) {
+    for (const item of page.items) {
       const r = item.resource as { type: string; id: string } | undefined;
       if (!r) continue;
       if (r.type === 'tenant' || r.type === 'settings') accountChanged = true;
       else if (!NOT_SYNCED.has(r.type)) touched.set(`${r.type}|${r.id}`, { type: r.type, id: r.id });
     }
-    seen += out.ScannedCount ?? 0;
-    start = out.LastEvaluatedKey;
-  } while (start && touched.size <= MAX_CHANGES && seen < 50 * MAX_CHANGES);
-  if (start) {
+    seen += page.scanned;
+    unfinished = page.more;
+    if (!(touched.size <= MAX_CHANGES && seen < 50 * MAX_CHANGES)) break;
+  }
+  if (unfinished) {
     return { full: false, full_resync_required: true, sync_token: null, items: [], deleted: [], total: 0, next_cursor: null };
   }
   const items: Record<string, unknown>[] = [];

@@ -1,12 +1,13 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
+import { Limit, OptionalCursor } from '../../lib/schemas.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
 import { cliSync } from './cli-sync-service.js';
 
 const SyncQuery = z.strictObject({
   since: z.string().max(512).optional(),
-  cursor: z.string().max(2048).optional(),
+  cursor: OptionalCursor,
   include_values: z.enum(['true', 'false']).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(500),
+  limit: Limit(500),
 });
 
 /** GET /api/v1/cli/sync (admin:*): metadata snapshot or changes since a sync token. */

@@ -22,7 +22,11 @@ export async function updateSettings(ctx: CallContext, body: SettingsBody): Prom
   }
   const list = body.api_key_ip_allowlist;
   if (list && list.length > 0 && p.kind === 'api_key' && !ipAllowed(list, ctx.sourceIp)) {
-    throw badRequest('the allow-list does not include the address of this request: its API key would be locked out', [{ path: 'body.api_key_ip_allowlist', message: `must include ${ctx.sourceIp ?? 'the caller'}` }], 'would_lock_out');
+    throw badRequest(
+      'the allow-list does not include the address of this request: its API key would be locked out',
+      [{ path: 'body.api_key_ip_allowlist', message: `must include ${ctx.sourceIp ?? 'the caller'}` }],
+      'would_lock_out',
+    );
   }
   const stored: Record<string, unknown> = { ...(p.tenant.settings ?? {}) };
   for (const [k, v] of Object.entries(body)) {
@@ -43,7 +47,8 @@ export async function updateSettings(ctx: CallContext, body: SettingsBody): Prom
             Key: keys.tenant(tid),
             UpdateExpression: 'SET settings = :s, updated_at = :at',
             // optimistic: two concurrent PUTs of different settings must not lose one
-            ConditionExpression: version === 0 ? 'attribute_exists(pk) AND (attribute_not_exists(settings) OR attribute_not_exists(settings.#v))' : 'settings.#v = :v',
+            ConditionExpression:
+              version === 0 ? 'attribute_exists(pk) AND (attribute_not_exists(settings) OR attribute_not_exists(settings.#v))' : 'settings.#v = :v',
             ExpressionAttributeNames: { '#v': '_v' },
             ExpressionAttributeValues: { ':s': stored, ':at': nowIso(), ...(version === 0 ? {} : { ':v': version }) },
           },

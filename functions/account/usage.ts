@@ -17,7 +17,10 @@ export const quotas = defineHandler({
       // token buckets (lib/ratelimit): capacity = the per-minute limit, refilled at limit/60 per second
       rate_limits: {
         account: { requests_per_minute: rpm, burst: rpm },
-        credential: quota.requests_per_minute_per_credential !== undefined ? { requests_per_minute: quota.requests_per_minute_per_credential, burst: quota.requests_per_minute_per_credential } : null,
+        credential:
+          quota.requests_per_minute_per_credential !== undefined
+            ? { requests_per_minute: quota.requests_per_minute_per_credential, burst: quota.requests_per_minute_per_credential }
+            : null,
         unauthenticated_per_ip: { requests_per_minute: config().RATE_LIMIT_IP_PER_MINUTE, burst: config().RATE_LIMIT_IP_PER_MINUTE },
       },
       over_quota: { status: 403, code: 'quota_exceeded' },

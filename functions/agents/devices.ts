@@ -1,12 +1,13 @@
 import { createDevice, deviceView, listDevices, revokeDevice, REVOCATION_NOTE } from '../../lib/agents/admin.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
+import { listPage } from '../../lib/schemas.js';
 import { CreateDeviceBody, IdParams, ListQuery } from './schemas.js';
 
 export const list = defineHandler({
   query: ListQuery,
   async handler({ ctx, query }) {
     const page = await listDevices(ctx, query);
-    return ok({ devices: page.devices.map(deviceView), total: page.devices.length, next_cursor: page.nextCursor ?? null });
+    return ok(listPage('devices', page.devices.map(deviceView), page.nextCursor));
   },
 });
 

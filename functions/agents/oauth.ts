@@ -34,7 +34,11 @@ export const token = defineHandler({
 export const enroll = defineHandler({
   body: EnrollBody,
   async handler({ body, headers, requestId }) {
-    const { device, tenantId } = await completeEnrolment(body.enrollment_token, { requestId, sourceIp: null, userAgent: headers['user-agent'] ?? null });
+    const { device, tenantId } = await completeEnrolment(body.enrollment_token, {
+      requestId,
+      sourceIp: null,
+      userAgent: headers['user-agent'] ?? null,
+    });
     return created({ device_id: device.id, key_id: device.id, tenant_id: tenantId, profile_id: device.profile_id, device: deviceView(device) });
   },
 });

@@ -1,12 +1,13 @@
 import { listProfiles, profileView, putProfile } from '../../lib/agents/admin.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
+import { listPage } from '../../lib/schemas.js';
 import { IdParams, ListQuery, ProfileBody } from './schemas.js';
 
 export const list = defineHandler({
   query: ListQuery,
   async handler({ ctx, query }) {
     const page = await listProfiles(ctx, query);
-    return ok({ profiles: page.profiles.map(profileView), total: page.profiles.length, next_cursor: page.nextCursor ?? null });
+    return ok(listPage('profiles', page.profiles.map(profileView), page.nextCursor));
   },
 });
 

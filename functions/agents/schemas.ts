@@ -1,21 +1,21 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
+import { PageQuery } from '../../lib/schemas.js';
 import { DEVICE_CODE_GRANT } from '../../lib/agents/authorization.js';
 import { GRANT_SERVICES } from '../../lib/agents/grants.js';
 
 export const Uuid = z.uuid();
 export const IdParams = z.strictObject({ id: Uuid });
 
-export const ListQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-  cursor: z.string().min(1).max(2048).optional(),
-});
+export const ListQuery = PageQuery;
 export type ListQuery = z.infer<typeof ListQuery>;
 
 const Name = z.string().trim().min(1).max(128);
 
 /** A JWK object (public members only; checked by lib/agents/public-key.ts) or a PEM SPKI string. */
-const PublicKey = z.union([z.string().min(1).max(4096), z.record(z.string().max(16), z.unknown()).refine((o) => Object.keys(o).length <= 16, 'too many JWK members')]);
+const PublicKey = z.union([
+  z.string().min(1).max(4096),
+  z.record(z.string().max(16), z.unknown()).refine((o) => Object.keys(o).length <= 16, 'too many JWK members'),
+]);
 
 /** An alias is one URL path segment: `/api/v1/agent/access/{alias}`. */
 export const Alias = z
@@ -40,7 +40,8 @@ export const ProfileBody = z
   .superRefine((body, ctx) => {
     const seen = new Set<string>();
     body.grants.forEach((g, i) => {
-      if (seen.has(g.alias)) ctx.addIssue({ code: 'custom', path: ['grants', i, 'alias'], message: `alias "${g.alias}" appears twice: aliases are unique per profile` });
+      if (seen.has(g.alias))
+        ctx.addIssue({ code: 'custom', path: ['grants', i, 'alias'], message: `alias "${g.alias}" appears twice: aliases are unique per profile` });
       seen.add(g.alias);
     });
   });
@@ -71,6 +72,11 @@ export const AliasParams = z.strictObject({ alias: Alias });
 export const AccessBody = z
   .strictObject({
     /** database.issue: requested lease lifetime (capped by the role's maximum). */
-    ttl_seconds: z.number().int().min(1).max(31 * 86400).optional(),
+    ttl_seconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(31 * 86400)
+      .optional(),
   })
   .optional();

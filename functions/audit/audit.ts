@@ -1,6 +1,7 @@
 import { recordAudit } from '../../lib/audit/audit.js';
 import { adminListAudit, exportAudit, exportToCsv, exportToJsonLines, listAudit, type AuditFilter } from '../../lib/audit/query.js';
 import { defineHandler, download, ok } from '../../lib/http/index.js';
+import { listPage } from '../../lib/schemas.js';
 import { AdminAuditQuery, AuditExportQuery, AuditListQuery } from './schemas.js';
 
 const filterOf = (q: AuditListQuery | AdminAuditQuery): AuditFilter => {
@@ -13,7 +14,7 @@ export const list = defineHandler({
   query: AuditListQuery,
   async handler({ ctx, query }) {
     const page = await listAudit(ctx.principal.tenantId, filterOf(query), query);
-    return ok({ entries: page.entries, total: page.entries.length, next_cursor: page.nextCursor ?? null });
+    return ok(listPage('entries', page.entries, page.nextCursor));
   },
 });
 
@@ -51,6 +52,6 @@ export const adminList = defineHandler({
   query: AdminAuditQuery,
   async handler({ query }) {
     const page = await adminListAudit(filterOf(query), query);
-    return ok({ entries: page.entries, total: page.entries.length, next_cursor: page.nextCursor ?? null });
+    return ok(listPage('entries', page.entries, page.nextCursor));
   },
 });

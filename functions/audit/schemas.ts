@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
+import { Limit, OptionalCursor } from '../../lib/schemas.js';
 
 const Time = z.iso.datetime({ offset: true }).transform((t) => Date.parse(t));
 const Text = z.string().trim().min(1).max(256);
@@ -25,8 +26,8 @@ const orderMsg = { message: 'from must not be after to', path: ['from'] };
 export const AuditListQuery = z
   .strictObject({
     ...Filters,
-    limit: z.coerce.number().int().min(1).max(1000).default(100),
-    cursor: z.string().max(2048).optional(),
+    limit: Limit(),
+    cursor: OptionalCursor,
   })
   .refine(ordered, orderMsg);
 export type AuditListQuery = z.infer<typeof AuditListQuery>;
@@ -35,8 +36,8 @@ export const AdminAuditQuery = z
   .strictObject({
     ...Filters,
     tenant_id: z.uuid().optional(),
-    limit: z.coerce.number().int().min(1).max(1000).default(100),
-    cursor: z.string().max(2048).optional(),
+    limit: Limit(),
+    cursor: OptionalCursor,
   })
   .refine(ordered, orderMsg);
 export type AdminAuditQuery = z.infer<typeof AdminAuditQuery>;
@@ -47,7 +48,7 @@ export const AuditExportQuery = z
     format: z.enum(['jsonl', 'csv']).default('jsonl'),
     from: Time.optional(),
     to: Time.optional(),
-    cursor: z.string().max(2048).optional(),
+    cursor: OptionalCursor,
   })
   .refine(ordered, orderMsg);
 export type AuditExportQuery = z.infer<typeof AuditExportQuery>;

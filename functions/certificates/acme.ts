@@ -38,9 +38,9 @@ const ACCOUNT_TYPE = 'acme_account';
 const ACCOUNT_NAMESPACE = '8c1d5e52-2f1a-4d0b-8a44-7b3f4e9c6d10';
 const CHALLENGE_TTL_SECONDS = 3600;
 
-export const acmeError = (message: string, cause?: unknown) => new HttpError(502, 'acme_failed', message, { expose: true, cause });
+const acmeError = (message: string, cause?: unknown) => new HttpError(502, 'acme_failed', message, { expose: true, cause });
 
-export function checkDirectoryUrl(raw: string): URL {
+function checkDirectoryUrl(raw: string): URL {
   let url: URL;
   try {
     url = checkUrl(raw, config().ACME_ALLOW_LOOPBACK);
@@ -80,8 +80,18 @@ async function account(ctx: CallContext, settings: AcmeSettings): Promise<{ key:
   try {
     await createResource(
       ctx,
-      { type: ACCOUNT_TYPE, id, name: new URL(directoryUrl).host, meta: { directory_url: directoryUrl, account_url: url, algorithm: 'ec', curve: 'P-256' }, secret: { private_key: key } },
-      (rec) => ({ action: 'acme_account.create', resource: { type: ACCOUNT_TYPE, id: rec.id, name: rec.name }, detail: { directory_url: directoryUrl, account_url: url } }),
+      {
+        type: ACCOUNT_TYPE,
+        id,
+        name: new URL(directoryUrl).host,
+        meta: { directory_url: directoryUrl, account_url: url, algorithm: 'ec', curve: 'P-256' },
+        secret: { private_key: key },
+      },
+      (rec) => ({
+        action: 'acme_account.create',
+        resource: { type: ACCOUNT_TYPE, id: rec.id, name: rec.name },
+        detail: { directory_url: directoryUrl, account_url: url },
+      }),
     );
     return { key, url };
   } catch (error) {
@@ -97,7 +107,14 @@ function client(settings: AcmeSettings, key: string, accountUrl?: string): acme.
     lookup: guardedLookup({ allowLoopback: config().ACME_ALLOW_LOOPBACK }) as unknown as https.AgentOptions['lookup'],
     keepAlive: false,
   });
-  const c = new acme.Client({ directoryUrl: settings.directory_url, accountKey: key, ...(accountUrl ? { accountUrl } : {}), backoffAttempts: 10, backoffMin: 250, backoffMax: 2000 });
+  const c = new acme.Client({
+    directoryUrl: settings.directory_url,
+    accountKey: key,
+    ...(accountUrl ? { accountUrl } : {}),
+    backoffAttempts: 10,
+    backoffMin: 250,
+    backoffMax: 2000,
+  });
   // acme-client sends every request through HttpClient.request(url, method, axiosOptions):
   // this client's requests use the guarded agent, never follow redirects or env proxies.
   const http = (c as unknown as { http: { request: (u: string, m: string, o?: Record<string, unknown>) => Promise<unknown> } }).http;
@@ -165,11 +182,23 @@ export async function obtainCertificate(ctx: CallContext, settings: AcmeSettings
     if (error instanceof HttpError) throw error;
     throw acmeError(`ACME enrollment failed: ${describe(error)}`, error);
   } finally {
-    await Promise.all(tokens.map((t) => db().send(new DeleteCommand({ TableName: tableName(), Key: keys.acmeChallenge(t) })).catch(() => undefined)));
+    await Promise.all(
+      tokens.map((t) =>
+        db()
+          .send(new DeleteCommand({ TableName: tableName(), Key: keys.acmeChallenge(t) }))
+          .catch(() => undefined),
+      ),
+    );
   }
   const blocks = bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
   if (blocks.length === 0) throw acmeError('the ACME server returned no certificate');
-  return { certificate: `${blocks[0]}\n`, chain: blocks.slice(1).map((b) => `${b}\n`).join('') };
+  return {
+    certificate: `${blocks[0]}\n`,
+    chain: blocks
+      .slice(1)
+      .map((b) => `${b}\n`)
+      .join(''),
+  };
 }
 
 /** Revokes a certificate at the directory that issued it (RFC 8555 §7.6). */

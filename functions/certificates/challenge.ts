@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { defineHandler, notFound, ok, type LambdaHandler } from '../../lib/http/index.js';
 import { challengeAnswer } from './acme.js';
 

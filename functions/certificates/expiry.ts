@@ -15,10 +15,10 @@ import type { CertMeta } from './service.js';
  * scheduled sweeper calls sweepCertificateExpiry(); emitExpiringCertificates() does one
  * account. In AWS the hourly `CertificateExpirySweeper` job (infra/background.ts) calls sweep().
  */
-export const DEFAULT_THRESHOLDS_DAYS = [30, 7, 1] as const;
+const DEFAULT_THRESHOLDS_DAYS = [30, 7, 1] as const;
 const DAY = 86400_000;
 
-export interface ExpiryOptions {
+interface ExpiryOptions {
   readonly now?: Date;
   readonly thresholdsDays?: readonly number[];
 }
@@ -79,7 +79,7 @@ export async function emitExpiringCertificates(tenantId: string, opts: ExpiryOpt
 }
 
 /** Every account, page by page (the scheduled sweeper's entry point). */
-export async function sweepCertificateExpiry(opts: ExpiryOptions = {}): Promise<{ tenants: number; emitted: number }> {
+async function sweepCertificateExpiry(opts: ExpiryOptions = {}): Promise<{ tenants: number; emitted: number }> {
   let after: string | undefined;
   let tenants = 0;
   let emitted = 0;

@@ -1,7 +1,6 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { JWK } from 'jose';
 import { defineHandler, ok } from '../../lib/http/index.js';
-import { db, tableName } from '../../lib/store/client.js';
+import { queryAll } from '../../lib/store/pagination.js';
 import { keys } from '../../lib/store/keys.js';
 import { listResources } from '../../lib/store/resources.js';
 
@@ -13,27 +12,13 @@ import { listResources } from '../../lib/store/resources.js';
  * resource server verifying the account's tokens needs nothing more).
  */
 const PUBLIC_PARAMS = ['kty', 'crv', 'x', 'y', 'n', 'e', 'kid', 'alg', 'use', 'key_ops'] as const;
-const publicOnly = (jwk: Record<string, unknown>): JWK => Object.fromEntries(PUBLIC_PARAMS.filter((p) => jwk[p] !== undefined).map((p) => [p, jwk[p]])) as JWK;
+const publicOnly = (jwk: Record<string, unknown>): JWK =>
+  Object.fromEntries(PUBLIC_PARAMS.filter((p) => jwk[p] !== undefined).map((p) => [p, jwk[p]])) as JWK;
 
 async function tokenSigningKeys(tenantId: string): Promise<JWK[]> {
-  const out: JWK[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': keys.tokenKeyPrefix },
-        // the public JWK only: the sealed private part is never read here
-        ProjectionExpression: '#pub',
-        ExpressionAttributeNames: { '#pub': 'public' },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) if (item.public) out.push(publicOnly(item.public as Record<string, unknown>));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
+  // the public JWK only: the sealed private part is never read here
+  const items = await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.tokenKeyPrefix }, projection: ['public'] });
+  return items.filter((i) => i.public).map((i) => publicOnly(i.public as Record<string, unknown>));
 }
 
 async function jwtSigningKeys(tenantId: string): Promise<JWK[]> {

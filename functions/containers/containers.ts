@@ -1,12 +1,13 @@
 import { created, defineHandler, ok } from '../../lib/http/index.js';
-import { ContainerParams, CreateContainerBody, ListContainersQuery, UpdateContainerBody } from './schemas.js';
-import { createContainer, deleteContainer, etagOf, getContainer, listContainers, updateContainer } from './service.js';
+import { listPage } from '../../lib/schemas.js';
+import { ContainerParams, CreateContainerBody, ListContainersQuery, UpdateContainerBody } from '../../lib/containers/schemas.js';
+import { createContainer, deleteContainer, etagOf, getContainer, listContainers, updateContainer } from '../../lib/containers/service.js';
 
 export const list = defineHandler({
   query: ListContainersQuery,
   async handler({ ctx, query }) {
     const page = await listContainers(ctx, query);
-    return ok({ containers: page.containers, total: page.containers.length, limit: query.limit, offset: query.offset, next_cursor: page.nextCursor ?? null });
+    return ok(listPage('containers', page.containers, page.nextCursor, query));
   },
 });
 

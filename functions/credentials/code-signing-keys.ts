@@ -1,12 +1,16 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { hasScope } from '../../lib/auth/scopes.js';
 import { defineHandler, forbidden, ok } from '../../lib/http/index.js';
 import { etagOf } from '../../lib/store/resources.js';
-import { IdParams } from './collection.js';
-import { typeByName } from './registry.js';
-import { openTyped } from './service.js';
+import { codeSigningKey } from '../../lib/credentials/types/code-signing-key.js';
+import { collectionHandlers } from '../../lib/credentials/handlers.js';
+import { IdParams } from '../../lib/schemas.js';
+import { openTyped } from '../../lib/credentials/service.js';
 
-const def = typeByName('code_signing_key')!;
+const crud = collectionHandlers(codeSigningKey);
+/** The collection's five CRUD routes. */
+export const { list, create, get, update, remove } = crud;
+const def = crud.def;
 
 /**
  * GET /api/v1/code-signing-keys/{id}/export: the public material (public key, fingerprint,
@@ -30,7 +34,8 @@ export const exportKey = defineHandler({
       exportable: fields.exportable === true,
     };
     if (query.include_private_key === 'true') {
-      if (fields.exportable !== true || typeof fields.private_key !== 'string') throw forbidden('this key is not exportable: only keys imported with "exportable": true can be exported', 'not_exportable');
+      if (fields.exportable !== true || typeof fields.private_key !== 'string')
+        throw forbidden('this key is not exportable: only keys imported with "exportable": true can be exported', 'not_exportable');
       if (!hasScope(ctx.principal.scopes, 'export:read')) throw forbidden('missing scope: export:read', 'insufficient_scope');
       out.private_key = fields.private_key;
     }

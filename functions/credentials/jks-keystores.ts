@@ -1,14 +1,17 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { conflict, defineHandler, notFound, ok, created } from '../../lib/http/index.js';
 import { etagOf } from '../../lib/store/resources.js';
-import { buildPkcs12 } from './formats/pkcs12.js';
-import { IdParams } from './collection.js';
-import { Alias, EntryInput, toStoredEntry, type StoredEntry } from './jks.js';
-import { typeByName } from './registry.js';
-import { mutateTyped, openTyped, readTyped } from './service.js';
+import { buildPkcs12 } from '../../lib/pki/pkcs12.js';
+import { collectionHandlers } from '../../lib/credentials/handlers.js';
+import { IdParams } from '../../lib/schemas.js';
+import { Alias, EntryInput, toStoredEntry, type StoredEntry, jksKeystore } from '../../lib/credentials/types/jks-keystore.js';
+import { mutateTyped, openTyped, readTyped } from '../../lib/credentials/service.js';
 
-/** Entries and export of /api/v1/jks-keystores/{id} (the five CRUD routes are collection.ts). */
-const def = typeByName('jks_keystore')!;
+/** Entries and export of /api/v1/jks-keystores/{id} (and the five CRUD routes, from lib/credentials/handlers.ts). */
+const crud = collectionHandlers(jksKeystore);
+/** The collection's five CRUD routes. */
+export const { list, create, get, update, remove } = crud;
+const def = crud.def;
 const entriesOf = (meta: Record<string, unknown>) => (meta.entries ?? []) as StoredEntry[];
 
 export const listEntries = defineHandler({
@@ -31,7 +34,8 @@ export const addEntry = defineHandler({
       def,
       params.id,
       (current) => {
-        if (entriesOf(current).some((e) => e.alias === entry.alias)) throw conflict(`alias "${entry.alias}" is already in this keystore`, 'already_exists');
+        if (entriesOf(current).some((e) => e.alias === entry.alias))
+          throw conflict(`alias "${entry.alias}" is already in this keystore`, 'already_exists');
         const keys = { ...(current.private_keys as Record<string, string>), ...(privateKey ? { [entry.alias]: privateKey } : {}) };
         return { ...current, entries: [...entriesOf(current), entry], private_keys: keys };
       },
@@ -75,11 +79,19 @@ export const exportKeystore = defineHandler({
     const privateKeys = (fields.private_keys ?? {}) as Record<string, string>;
     const p12 = await buildPkcs12(
       fields.store_password as string,
-      entries.filter((e) => e.kind === 'private-key').map((e) => ({ alias: e.alias, privateKey: der(privateKeys[e.alias]!), chain: e.certificate_chain.map(der) })),
+      entries
+        .filter((e) => e.kind === 'private-key')
+        .map((e) => ({ alias: e.alias, privateKey: der(privateKeys[e.alias]!), chain: e.certificate_chain.map(der) })),
       entries.filter((e) => e.kind === 'trusted-certificate').map((e) => ({ alias: e.alias, certificate: der(e.certificate_chain[0]!) })),
     );
     return ok(
-      { id: record.id, format: 'pkcs12', filename: `${record.name.replace(/[^A-Za-z0-9._-]/g, '_')}.p12`, entries: entries.length, keystore_base64: p12.toString('base64') },
+      {
+        id: record.id,
+        format: 'pkcs12',
+        filename: `${record.name.replace(/[^A-Za-z0-9._-]/g, '_')}.p12`,
+        entries: entries.length,
+        keystore_base64: p12.toString('base64'),
+      },
       { ETag: etagOf(record) },
     );
   },

@@ -1,14 +1,17 @@
 import QRCode from 'qrcode';
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { badRequest, defineHandler, ok, created } from '../../lib/http/index.js';
 import { etagOf } from '../../lib/store/resources.js';
-import { IdParams } from './collection.js';
-import { typeByName } from './registry.js';
-import { createTyped, openTyped, show } from './service.js';
-import { codeAt, fieldsFromUri, totpOf } from './totp.js';
+import { collectionHandlers } from '../../lib/credentials/handlers.js';
+import { IdParams } from '../../lib/schemas.js';
+import { createTyped, openTyped, show } from '../../lib/credentials/service.js';
+import { codeAt, fieldsFromUri, totpOf, totpToken } from '../../lib/credentials/types/totp-token.js';
 
 /** POST /api/v1/totp-tokens/import, POST /{id}/generate, GET /{id}/export. */
-const def = typeByName('totp_token')!;
+const crud = collectionHandlers(totpToken);
+/** The collection's five CRUD routes. */
+export const { list, create, get, update, remove } = crud;
+const def = crud.def;
 
 const Uri = z.string().min(10).max(4096).startsWith('otpauth://', 'an otpauth:// URI');
 const Common = { tags: z.array(z.string()).max(50).optional(), container_id: z.uuid().nullable().optional() };
@@ -30,7 +33,9 @@ export const importUris = defineHandler({
     const parsed = uris.map((u, i) => fieldsFromUri(u, 'uris' in body ? `body.uris.${i}` : 'body.uri'));
     const made = [];
     for (const fields of parsed) {
-      const name = ('name' in body && body.name) || (fields.issuer ? `${String(fields.issuer)}:${String(fields.account)}` : String(fields.account)).slice(0, 128);
+      const name =
+        ('name' in body && body.name) ||
+        (fields.issuer ? `${String(fields.issuer)}:${String(fields.account)}` : String(fields.account)).slice(0, 128);
       const description = 'description' in body ? body.description : undefined;
       const one = await createTyped(ctx, def, { ...fields, name, description, tags: body.tags, container_id: body.container_id });
       made.push(show(def, one.record, one.secret));
@@ -60,7 +65,8 @@ export const exportUri = defineHandler({
   async handler({ ctx, params, query }) {
     const { record, fields } = await openTyped(ctx.principal.tenantId, def, params.id);
     const uri = totpOf(fields).toString();
-    const qr = query.qr === 'true' ? (await QRCode.toBuffer(uri, { type: 'png', errorCorrectionLevel: 'M', margin: 2, width: 256 })).toString('base64') : null;
+    const qr =
+      query.qr === 'true' ? (await QRCode.toBuffer(uri, { type: 'png', errorCorrectionLevel: 'M', margin: 2, width: 256 })).toString('base64') : null;
     return ok({ id: record.id, uri, qr_png_base64: qr }, { ETag: etagOf(record) });
   },
 });

@@ -1,15 +1,18 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { commit } from '../../lib/audit/audit.js';
 import { badRequest, conflict, defineHandler, notFound, ok } from '../../lib/http/index.js';
 import { tableName } from '../../lib/store/client.js';
 import { keys } from '../../lib/store/keys.js';
 import { TxConditionFailed } from '../../lib/store/tx.js';
-import { IdParams } from './collection.js';
-import { typeByName } from './registry.js';
-import { openTyped } from './service.js';
-import { decodeOtp, Otp } from './yubikey.js';
+import { collectionHandlers } from '../../lib/credentials/handlers.js';
+import { IdParams } from '../../lib/schemas.js';
+import { openTyped } from '../../lib/credentials/service.js';
+import { decodeOtp, Otp, yubikey } from '../../lib/credentials/types/yubikey.js';
 
-const def = typeByName('yubikey')!;
+const crud = collectionHandlers(yubikey);
+/** The collection's five CRUD routes. */
+export const { list, create, get, update, remove } = crud;
+const def = crud.def;
 
 /**
  * POST /api/v1/yubikeys/{id}/validate {"otp": "..."}: 200 with the decoded counters when
@@ -55,6 +58,15 @@ export const validate = defineHandler({
       }
       throw error;
     }
-    return ok({ valid: true, status: 'OK', id: record.id, public_id: otp.publicId, usage_counter: otp.usageCounter, session_counter: otp.sessionCounter, timestamp: otp.timestamp, counter: otp.counter });
+    return ok({
+      valid: true,
+      status: 'OK',
+      id: record.id,
+      public_id: otp.publicId,
+      usage_counter: otp.usageCounter,
+      session_counter: otp.sessionCounter,
+      timestamp: otp.timestamp,
+      counter: otp.counter,
+    });
   },
 });

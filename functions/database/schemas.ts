@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
 
 export const RoleParams = z.strictObject({ id: z.uuid() });
 export const LeaseParams = z.strictObject({ id: z.uuid() });

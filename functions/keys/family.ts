@@ -1,10 +1,11 @@
-import type { z } from 'zod';
+import type * as z from 'zod/v4';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
+import { listPage } from '../../lib/schemas.js';
 import type { ResourceRecord } from '../../lib/store/resources.js';
-import { deleteKey, etagOf, keyView, listKeys, requireExportScopes, requireReadScopes, updateKeyMeta, type KeyView } from './common.js';
-import type { KeyType } from './types.js';
-import { ExportQuery, IdParams, ListQuery, UpdateKeyBody } from './schemas.js';
+import { deleteKey, etagOf, keyView, listKeys, requireExportScopes, requireReadScopes, updateKeyMeta, type KeyView } from '../../lib/keys/common.js';
+import type { ResourceTypeName } from '../../lib/catalog.js';
+import { ExportQuery, IdParams, ListQuery, UpdateKeyBody } from '../../lib/keys/schemas.js';
 
 /**
  * The seven handlers of a key family (/api/v1/ssh-keys, /api/v1/gpg-keys): list, generate,
@@ -13,7 +14,7 @@ import { ExportQuery, IdParams, ListQuery, UpdateKeyBody } from './schemas.js';
  * export:read as well for `?private=true`.
  */
 export function keyFamilyHandlers<G, I>(family: {
-  readonly type: KeyType;
+  readonly type: ResourceTypeName;
   /** The response field of one key, e.g. `ssh_key` (lists use its plural). */
   readonly field: string;
   readonly generateBody: z.ZodType<G>;
@@ -29,7 +30,7 @@ export function keyFamilyHandlers<G, I>(family: {
       query: ListQuery,
       async handler({ ctx, query }) {
         const page = await listKeys(ctx, type, query);
-        return ok({ [`${field}s`]: page.items, total: page.items.length, limit: query.limit, offset: query.offset, next_cursor: page.nextCursor });
+        return ok(listPage(`${field}s`, page.items, page.nextCursor, query));
       },
     }),
     generate: defineHandler({

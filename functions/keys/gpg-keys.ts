@@ -1,14 +1,18 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { keyFamilyHandlers } from './family.js';
 import { exportGpgKey, generateGpgKey, getGpgKey, importGpgKey } from './gpg-service.js';
-import { Description, Email, KeyName, KeyText, Passphrase, Tags } from './schemas.js';
+import { Description, Email, KeyName, KeyText, Passphrase, Tags } from '../../lib/keys/schemas.js';
 
 /**
  * /api/v1/gpg-keys. Scopes checked here: GET /{id} needs gpg:read; GET /{id}/export needs
  * gpg:read for the armored public key and gpg:read + export:read for `?private=true`.
  */
 const TYPE = 'gpg_key';
-const UidText = z.string().min(1).max(128).regex(/^[^<>\r\n()]*$/, 'no angle brackets, parentheses or line breaks');
+const UidText = z
+  .string()
+  .min(1)
+  .max(128)
+  .regex(/^[^<>\r\n()]*$/, 'no angle brackets, parentheses or line breaks');
 
 const UserId = z
   .strictObject({ name: UidText.optional(), email: Email.optional(), comment: UidText.optional() })

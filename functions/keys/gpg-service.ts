@@ -1,8 +1,8 @@
 import * as openpgp from 'openpgp';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { badRequest } from '../../lib/http/errors.js';
-import { createKey, exportSecret, getKey, keyView, type KeyView } from './common.js';
-import type { KeyMetaBase } from './types.js';
+import { createKey, exportSecret, getKey, keyView, type KeyView } from '../../lib/keys/common.js';
+import type { KeyMetaBase } from '../../lib/catalog.js';
 
 /**
  * OpenPGP keys with openpgp.js: generated as v4 keys (Curve25519: EdDSA primary + ECDH
@@ -13,7 +13,7 @@ import type { KeyMetaBase } from './types.js';
  */
 const TYPE = 'gpg_key';
 
-export interface GpgMeta extends KeyMetaBase {
+interface GpgMeta extends KeyMetaBase {
   readonly key_id: string;
   readonly user_ids: string[];
   readonly key_created_at: string;
@@ -23,7 +23,7 @@ interface GpgSecret {
   readonly private_key: string;
 }
 
-export interface GenerateGpg {
+interface GenerateGpg {
   name: string;
   algorithm: 'curve25519' | 'rsa';
   bits?: number;
@@ -32,7 +32,7 @@ export interface GenerateGpg {
   description?: string;
   tags?: string[];
 }
-export interface ImportGpg {
+interface ImportGpg {
   name: string;
   armored_key: string;
   passphrase?: string;
@@ -40,11 +40,34 @@ export interface ImportGpg {
   tags?: string[];
 }
 
-const ALGORITHMS: Record<string, string> = { eddsaLegacy: 'ed25519', ed25519: 'ed25519', rsaEncryptSign: 'rsa', rsaSign: 'rsa', ecdsa: 'ecdsa', ecdh: 'ecdh', x25519: 'x25519', ed448: 'ed448', x448: 'x448', dsa: 'dsa', elgamal: 'elgamal', rsaEncrypt: 'rsa' };
-const CURVES: Record<string, string> = { ed25519Legacy: 'ed25519', curve25519Legacy: 'curve25519', nistP256: 'P-256', nistP384: 'P-384', nistP521: 'P-521' };
+const ALGORITHMS: Record<string, string> = {
+  eddsaLegacy: 'ed25519',
+  ed25519: 'ed25519',
+  rsaEncryptSign: 'rsa',
+  rsaSign: 'rsa',
+  ecdsa: 'ecdsa',
+  ecdh: 'ecdh',
+  x25519: 'x25519',
+  ed448: 'ed448',
+  x448: 'x448',
+  dsa: 'dsa',
+  elgamal: 'elgamal',
+  rsaEncrypt: 'rsa',
+};
+const CURVES: Record<string, string> = {
+  ed25519Legacy: 'ed25519',
+  curve25519Legacy: 'curve25519',
+  nistP256: 'P-256',
+  nistP384: 'P-384',
+  nistP521: 'P-521',
+};
 
 function algorithmOf(info: { algorithm: string; bits?: number; curve?: string }) {
-  return { algorithm: ALGORITHMS[info.algorithm] ?? info.algorithm, bits: info.bits ?? (info.curve ? 256 : null), curve: info.curve ? (CURVES[info.curve] ?? info.curve) : null };
+  return {
+    algorithm: ALGORITHMS[info.algorithm] ?? info.algorithm,
+    bits: info.bits ?? (info.curve ? 256 : null),
+    curve: info.curve ? (CURVES[info.curve] ?? info.curve) : null,
+  };
 }
 
 async function metaOf(key: openpgp.Key, base: { description?: string; tags?: string[]; source: 'generated' | 'imported' }): Promise<GpgMeta> {
@@ -121,7 +144,13 @@ export const getGpgKey = (ctx: CallContext, id: string) => getKey<GpgMeta>(ctx, 
 export async function exportGpgKey(ctx: CallContext, id: string, includePrivate: boolean) {
   const stored = await getKey<GpgMeta>(ctx, TYPE, id);
   const { meta } = stored.record;
-  const out: Record<string, unknown> = { id, name: stored.record.name, format: 'armored', fingerprint: meta.fingerprint, public_key: meta.public_key };
+  const out: Record<string, unknown> = {
+    id,
+    name: stored.record.name,
+    format: 'armored',
+    fingerprint: meta.fingerprint,
+    public_key: meta.public_key,
+  };
   if (includePrivate) {
     const secret = await exportSecret<GpgMeta, GpgSecret>(ctx, TYPE, stored, 'armored private key');
     if (!secret) throw badRequest('this GPG key was imported without its private part', undefined, 'no_private_key');

@@ -1,19 +1,19 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { bech32 } from '@scure/base';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { badRequest, created, defineHandler, ok, type LambdaHandler } from '../../lib/http/index.js';
 import { generateKeyPair, privatePkcs8Pem, publicSpkiPem, spkiFingerprint, type KeySpec } from '../../lib/pki/keys.js';
 import { minisignKeys, newMinisignKeyId } from '../../lib/pki/minisign.js';
-import { buildPkcs12 } from '../../lib/pki/pkcs12.js';
+import { buildPkcs12, pkcs8Der } from '../../lib/pki/pkcs12.js';
 import { certPem, dnEscape, randomSerial, sha256Hex, signingAlgorithm, toPublicCryptoKey, toSigningKey, x509 } from '../../lib/pki/x509.js';
-import { issueFromCa } from '../certificates/ca.js';
-import { Pkcs12Password } from '../certificates/schemas.js';
-import { createKey, etagOf, exportSecret, getKey, keyView, requireExportScopes } from './common.js';
-import { Description, DnsName, Email, IdParams, IncludePrivateQuery, KeyName, Tags } from './schemas.js';
+import { issueFromCa } from '../../lib/certificates/ca.js';
+import { Pkcs12Password } from '../../lib/certificates/schemas.js';
+import { createKey, etagOf, exportSecret, getKey, keyView, requireExportScopes } from '../../lib/keys/common.js';
+import { Description, DnsName, Email, IdParams, IncludePrivateQuery, KeyName, Tags } from '../../lib/keys/schemas.js';
 import { randomString, UNAMBIGUOUS } from './material-core.js';
-import type { KeyMetaBase, KeyType } from './types.js';
+import type { KeyMetaBase, ResourceTypeName } from '../../lib/catalog.js';
 
 /**
  * The seven kinds of `/api/v1/keys/{kind}`: one generic module driven by a descriptor per
@@ -29,9 +29,13 @@ interface Generated<M, S> {
 
 interface KindDescriptor<B extends { name: string; description?: string; tags?: string[] }, M, S> {
   readonly kind: string;
-  readonly type: KeyType;
+  readonly type: ResourceTypeName;
   readonly body: z.ZodType<B>;
-  generate(ctx: CallContext, body: B, base: Pick<KeyMetaBase, 'description' | 'tags' | 'source' | 'has_private_key' | 'expires_at'>): Promise<Generated<M, S>>;
+  generate(
+    ctx: CallContext,
+    body: B,
+    base: Pick<KeyMetaBase, 'description' | 'tags' | 'source' | 'has_private_key' | 'expires_at'>,
+  ): Promise<Generated<M, S>>;
   /** The private parts as the kind's tools want them. */
   privateView(secret: S, meta: M): Record<string, unknown>;
 }
@@ -63,15 +67,26 @@ const age: KindDescriptor<{ name: string; description?: string; tags?: string[] 
     const pair = await generateKeyPair({ kind: 'x25519' });
     const { d, x } = rawOkp(pair.privateKey);
     const recipient = ageRecipient(x);
-    return { meta: { ...base, ...keyFacts(pair.publicKey, 'x25519', 256, null), public_key: recipient, recipient }, secret: { identity: ageIdentity(d) } };
+    return {
+      meta: { ...base, ...keyFacts(pair.publicKey, 'x25519', 256, null), public_key: recipient, recipient },
+      secret: { identity: ageIdentity(d) },
+    };
   },
   privateView: (s, m) => ({ identity: s.identity, identity_file: `# public key: ${m.recipient}\n${s.identity}\n` }),
 };
 
 // ---------------------------------------------------------------- DKIM (RSA, RFC 6376)
-const Selector = z.string().min(1).max(63).regex(/^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?)*$/, 'a DNS label (letters, digits, "-", "_")');
+const Selector = z
+  .string()
+  .min(1)
+  .max(63)
+  .regex(/^[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9_-]*[A-Za-z0-9])?)*$/, 'a DNS label (letters, digits, "-", "_")');
 type DkimBody = { name: string; selector: string; domain: string; bits: 2048 | 3072 | 4096; description?: string; tags?: string[] };
-type DkimMeta = KeyMetaBase & { selector: string; domain: string; dns_record: { name: string; type: 'TXT'; value: string; strings: string[]; zone_line: string } };
+type DkimMeta = KeyMetaBase & {
+  selector: string;
+  domain: string;
+  dns_record: { name: string; type: 'TXT'; value: string; strings: string[]; zone_line: string };
+};
 
 /** The TXT record of a DKIM key: `v=DKIM1; k=rsa; p=<base64 SPKI>`, split into ≤255-byte strings for DNS. */
 function dkimRecord(pub: KeyObject, selector: string, domain: string): DkimMeta['dns_record'] {
@@ -85,11 +100,23 @@ function dkimRecord(pub: KeyObject, selector: string, domain: string): DkimMeta[
 const dkim: KindDescriptor<DkimBody, DkimMeta, { private_key: string }> = {
   kind: 'dkim',
   type: 'dkim_key',
-  body: z.strictObject({ ...common, selector: Selector, domain: DnsName, bits: z.union([z.literal(2048), z.literal(3072), z.literal(4096)]).default(2048) }),
+  body: z.strictObject({
+    ...common,
+    selector: Selector,
+    domain: DnsName,
+    bits: z.union([z.literal(2048), z.literal(3072), z.literal(4096)]).default(2048),
+  }),
   async generate(_ctx, body, base) {
     const pair = await generateKeyPair({ kind: 'rsa', bits: body.bits });
     return {
-      meta: { ...base, ...keyFacts(pair.publicKey, 'rsa', body.bits, null), public_key: publicSpkiPem(pair.publicKey), selector: body.selector, domain: body.domain, dns_record: dkimRecord(pair.publicKey, body.selector, body.domain) },
+      meta: {
+        ...base,
+        ...keyFacts(pair.publicKey, 'rsa', body.bits, null),
+        public_key: publicSpkiPem(pair.publicKey),
+        selector: body.selector,
+        domain: body.domain,
+        dns_record: dkimRecord(pair.publicKey, body.selector, body.domain),
+      },
       secret: { private_key: privatePkcs8Pem(pair.privateKey) },
     };
   },
@@ -107,7 +134,11 @@ const JWT_SPECS: Record<'ES256' | 'RS256' | 'EdDSA', { spec: KeySpec; bits: numb
 };
 type JwtMeta = KeyMetaBase & { kid: string; public_jwk: JWK };
 
-const jwtSigning: KindDescriptor<{ name: string; algorithm: 'ES256' | 'RS256' | 'EdDSA'; description?: string; tags?: string[] }, JwtMeta, { private_jwk: JWK }> = {
+const jwtSigning: KindDescriptor<
+  { name: string; algorithm: 'ES256' | 'RS256' | 'EdDSA'; description?: string; tags?: string[] },
+  JwtMeta,
+  { private_jwk: JWK }
+> = {
   kind: 'jwt-signing',
   type: 'jwt_signing_key',
   body: z.strictObject({ ...common, algorithm: z.enum(['ES256', 'RS256', 'EdDSA']).default('ES256') }),
@@ -126,25 +157,52 @@ const jwtSigning: KindDescriptor<{ name: string; algorithm: 'ES256' | 'RS256' | 
     };
     return { meta, secret: { private_jwk: { ...(pair.privateKey.export({ format: 'jwk' }) as JWK), kid, alg: body.algorithm, use: 'sig' } } };
   },
-  privateView: (s) => ({ private_jwk: s.private_jwk, private_key: privatePkcs8Pem(createPrivateKey({ key: s.private_jwk as never, format: 'jwk' })) }),
+  privateView: (s) => ({
+    private_jwk: s.private_jwk,
+    private_key: privatePkcs8Pem(createPrivateKey({ key: s.private_jwk as never, format: 'jwk' })),
+  }),
 };
 
 // ---------------------------------------------------------------- minisign (Ed25519)
 type MinisignMeta = KeyMetaBase & { key_id: string; public_key_file: string };
-const minisign: KindDescriptor<{ name: string; comment?: string; description?: string; tags?: string[] }, MinisignMeta, { private_key: string; key_id_raw: string; comment: string }> = {
+const minisign: KindDescriptor<
+  { name: string; comment?: string; description?: string; tags?: string[] },
+  MinisignMeta,
+  { private_key: string; key_id_raw: string; comment: string }
+> = {
   kind: 'minisign',
   type: 'minisign_key',
-  body: z.strictObject({ ...common, comment: z.string().max(256).regex(/^[^\r\n]*$/, 'one line').optional() }),
+  body: z.strictObject({
+    ...common,
+    comment: z
+      .string()
+      .max(256)
+      .regex(/^[^\r\n]*$/, 'one line')
+      .optional(),
+  }),
   async generate(_ctx, body, base) {
     const pair = await generateKeyPair({ kind: 'ed25519' });
     const keyId = newMinisignKeyId();
     const files = minisignKeys(pair.privateKey, keyId);
     return {
-      meta: { ...base, ...keyFacts(pair.publicKey, 'ed25519', 256, null), fingerprint: files.key_id, key_id: files.key_id, public_key: files.public_key, public_key_file: files.public_key_file },
-      secret: { private_key: privatePkcs8Pem(pair.privateKey), key_id_raw: keyId.toString('hex'), comment: body.comment ?? `minisign secret key ${files.key_id}` },
+      meta: {
+        ...base,
+        ...keyFacts(pair.publicKey, 'ed25519', 256, null),
+        fingerprint: files.key_id,
+        key_id: files.key_id,
+        public_key: files.public_key,
+        public_key_file: files.public_key_file,
+      },
+      secret: {
+        private_key: privatePkcs8Pem(pair.privateKey),
+        key_id_raw: keyId.toString('hex'),
+        comment: body.comment ?? `minisign secret key ${files.key_id}`,
+      },
     };
   },
-  privateView: (s) => ({ secret_key_file: minisignKeys(createPrivateKey(s.private_key), Buffer.from(s.key_id_raw, 'hex'), s.comment).secret_key_file }),
+  privateView: (s) => ({
+    secret_key_file: minisignKeys(createPrivateKey(s.private_key), Buffer.from(s.key_id_raw, 'hex'), s.comment).secret_key_file,
+  }),
 };
 
 // ---------------------------------------------------------------- PIV (slot key + self-signed certificate)
@@ -159,8 +217,25 @@ const PIV_ALGORITHMS: Record<'rsa-2048' | 'ec-p256' | 'ec-p384', { spec: KeySpec
   'ec-p256': { spec: { kind: 'ec', curve: 'P-256' }, algorithm: 'ec', bits: 256, curve: 'P-256' },
   'ec-p384': { spec: { kind: 'ec', curve: 'P-384' }, algorithm: 'ec', bits: 384, curve: 'P-384' },
 };
-type PivBody = { name: string; slot: keyof typeof PIV_SLOTS; algorithm: keyof typeof PIV_ALGORITHMS; subject?: string; validity_days: number; description?: string; tags?: string[] };
-type PivMeta = KeyMetaBase & { slot: string; slot_name: string; certificate_pem: string; certificate_fingerprint: string; serial_number: string; subject: string; not_before: string; not_after: string };
+type PivBody = {
+  name: string;
+  slot: keyof typeof PIV_SLOTS;
+  algorithm: keyof typeof PIV_ALGORITHMS;
+  subject?: string;
+  validity_days: number;
+  description?: string;
+  tags?: string[];
+};
+type PivMeta = KeyMetaBase & {
+  slot: string;
+  slot_name: string;
+  certificate_pem: string;
+  certificate_fingerprint: string;
+  serial_number: string;
+  subject: string;
+  not_before: string;
+  not_after: string;
+};
 
 const piv: KindDescriptor<PivBody, PivMeta, { private_key: string }> = {
   kind: 'piv',
@@ -169,7 +244,12 @@ const piv: KindDescriptor<PivBody, PivMeta, { private_key: string }> = {
     ...common,
     slot: z.enum(['9a', '9c', '9d', '9e']),
     algorithm: z.enum(['rsa-2048', 'ec-p256', 'ec-p384']).default('ec-p256'),
-    subject: z.string().min(1).max(64).regex(/^[^\r\n\0]*$/).optional(),
+    subject: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[^\r\n\0]*$/)
+      .optional(),
     validity_days: z.number().int().min(1).max(3650).default(365),
   }),
   async generate(_ctx, body, base) {
@@ -225,8 +305,27 @@ const SMIME_ALGORITHMS: Record<'rsa-2048' | 'rsa-3072' | 'rsa-4096' | 'ec-p256' 
   'ec-p256': { kind: 'ec', curve: 'P-256' },
   'ec-p384': { kind: 'ec', curve: 'P-384' },
 };
-type SmimeBody = { name: string; email: string; common_name?: string; algorithm: keyof typeof SMIME_ALGORITHMS; validity_days: number; description?: string; tags?: string[] };
-type SmimeMeta = KeyMetaBase & { email: string; certificate_pem: string; chain_pem: string; certificate_fingerprint: string; serial_number: string; subject: string; issuer: string; ca_id: string; not_before: string; not_after: string };
+type SmimeBody = {
+  name: string;
+  email: string;
+  common_name?: string;
+  algorithm: keyof typeof SMIME_ALGORITHMS;
+  validity_days: number;
+  description?: string;
+  tags?: string[];
+};
+type SmimeMeta = KeyMetaBase & {
+  email: string;
+  certificate_pem: string;
+  chain_pem: string;
+  certificate_fingerprint: string;
+  serial_number: string;
+  subject: string;
+  issuer: string;
+  ca_id: string;
+  not_before: string;
+  not_after: string;
+};
 
 const smime: KindDescriptor<SmimeBody, SmimeMeta, { private_key: string }> = {
   kind: 'smime',
@@ -234,7 +333,12 @@ const smime: KindDescriptor<SmimeBody, SmimeMeta, { private_key: string }> = {
   body: z.strictObject({
     ...common,
     email: Email,
-    common_name: z.string().min(1).max(64).regex(/^[^\r\n\0]*$/).optional(),
+    common_name: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[^\r\n\0]*$/)
+      .optional(),
     algorithm: z.enum(['rsa-2048', 'rsa-3072', 'rsa-4096', 'ec-p256', 'ec-p384']).default('rsa-2048'),
     validity_days: z.number().int().min(1).max(825).default(365),
   }),
@@ -249,7 +353,10 @@ const smime: KindDescriptor<SmimeBody, SmimeMeta, { private_key: string }> = {
       notAfter: new Date(notBefore.getTime() + body.validity_days * 86400_000),
       extensions: [
         new x509.BasicConstraintsExtension(false, undefined, true),
-        new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | (rsa ? x509.KeyUsageFlags.keyEncipherment : x509.KeyUsageFlags.keyAgreement), true),
+        new x509.KeyUsagesExtension(
+          x509.KeyUsageFlags.digitalSignature | (rsa ? x509.KeyUsageFlags.keyEncipherment : x509.KeyUsageFlags.keyAgreement),
+          true,
+        ),
         new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.emailProtection]),
         new x509.SubjectAlternativeNameExtension([{ type: 'email', value: body.email }]),
       ],
@@ -258,7 +365,12 @@ const smime: KindDescriptor<SmimeBody, SmimeMeta, { private_key: string }> = {
     return {
       meta: {
         ...base,
-        ...keyFacts(pair.publicKey, rsa ? 'rsa' : 'ec', rsa ? facts.modulusLength! : body.algorithm === 'ec-p256' ? 256 : 384, rsa ? null : body.algorithm === 'ec-p256' ? 'P-256' : 'P-384'),
+        ...keyFacts(
+          pair.publicKey,
+          rsa ? 'rsa' : 'ec',
+          rsa ? facts.modulusLength! : body.algorithm === 'ec-p256' ? 256 : 384,
+          rsa ? null : body.algorithm === 'ec-p256' ? 'P-256' : 'P-384',
+        ),
         public_key: publicSpkiPem(pair.publicKey),
         expires_at: cert.notAfter.toISOString(),
         email: body.email,
@@ -279,9 +391,27 @@ const smime: KindDescriptor<SmimeBody, SmimeMeta, { private_key: string }> = {
 };
 
 // ---------------------------------------------------------------- WireGuard (Curve25519, base64)
-const Cidr = z.string().regex(/^([0-9]{1,3}(\.[0-9]{1,3}){3}\/[0-9]{1,2}|[0-9A-Fa-f:]+\/[0-9]{1,3})$/, 'an address with prefix length, e.g. 10.0.0.2/32');
-type WgBody = { name: string; address?: string[]; allowed_ips?: string[]; endpoint?: string; listen_port?: number; persistent_keepalive?: number; description?: string; tags?: string[] };
-type WgMeta = KeyMetaBase & { address: string[]; allowed_ips: string[]; endpoint: string | null; listen_port: number | null; persistent_keepalive: number | null; peer_config: string };
+const Cidr = z
+  .string()
+  .regex(/^([0-9]{1,3}(\.[0-9]{1,3}){3}\/[0-9]{1,2}|[0-9A-Fa-f:]+\/[0-9]{1,3})$/, 'an address with prefix length, e.g. 10.0.0.2/32');
+type WgBody = {
+  name: string;
+  address?: string[];
+  allowed_ips?: string[];
+  endpoint?: string;
+  listen_port?: number;
+  persistent_keepalive?: number;
+  description?: string;
+  tags?: string[];
+};
+type WgMeta = KeyMetaBase & {
+  address: string[];
+  allowed_ips: string[];
+  endpoint: string | null;
+  listen_port: number | null;
+  persistent_keepalive: number | null;
+  peer_config: string;
+};
 
 /** wg genkey's clamping (RFC 7748): the same public key, the private key as WireGuard writes it. */
 function clamp(d: Buffer): Buffer {
@@ -298,7 +428,11 @@ const wireguard: KindDescriptor<WgBody, WgMeta, { private_key: string }> = {
     ...common,
     address: z.array(Cidr).max(16).optional(),
     allowed_ips: z.array(Cidr).max(64).optional(),
-    endpoint: z.string().max(260).regex(/^(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/, 'host:port').optional(),
+    endpoint: z
+      .string()
+      .max(260)
+      .regex(/^(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/, 'host:port')
+      .optional(),
     listen_port: z.number().int().min(1).max(65535).optional(),
     persistent_keepalive: z.number().int().min(1).max(65535).optional(),
   }),
@@ -331,14 +465,20 @@ const wireguard: KindDescriptor<WgBody, WgMeta, { private_key: string }> = {
   },
   privateView: (s, m) => ({
     private_key: s.private_key,
-    interface_config: ['[Interface]', `PrivateKey = ${s.private_key}`, ...(m.address.length ? [`Address = ${m.address.join(', ')}`] : []), ...(m.listen_port ? [`ListenPort = ${m.listen_port}`] : [])].join('\n') + '\n',
+    interface_config:
+      [
+        '[Interface]',
+        `PrivateKey = ${s.private_key}`,
+        ...(m.address.length ? [`Address = ${m.address.join(', ')}`] : []),
+        ...(m.listen_port ? [`ListenPort = ${m.listen_port}`] : []),
+      ].join('\n') + '\n',
   }),
 };
 
 // ---------------------------------------------------------------- the generic handlers
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyKind = KindDescriptor<any, any, any>;
-export const KINDS: Readonly<Record<string, AnyKind>> = { age, dkim, 'jwt-signing': jwtSigning, minisign, piv, smime, wireguard };
+const KINDS: Readonly<Record<string, AnyKind>> = { age, dkim, 'jwt-signing': jwtSigning, minisign, piv, smime, wireguard };
 
 /** The kind a route serves, from its literal path `/api/v1/keys/<kind>/...`. */
 const kindOfPath = (path: string): AnyKind => {
@@ -403,7 +543,10 @@ export const smimePkcs12 = defineHandler({
     let generated = false;
     if (given !== undefined) {
       const parsed = Pkcs12Password.safeParse(given);
-      if (!parsed.success) throw badRequest('X-PKCS12-Password must be 8–128 printable ASCII characters', [{ path: 'headers.x-pkcs12-password', message: parsed.error.issues[0]!.message }]);
+      if (!parsed.success)
+        throw badRequest('X-PKCS12-Password must be 8–128 printable ASCII characters', [
+          { path: 'headers.x-pkcs12-password', message: parsed.error.issues[0]!.message },
+        ]);
       password = parsed.data;
     } else {
       password = generatePassword();
@@ -412,13 +555,20 @@ export const smimePkcs12 = defineHandler({
     const stored = await getKey<SmimeMeta>(ctx, 'smime_key', params.id);
     const secret = await exportSecret<SmimeMeta, { private_key: string }>(ctx, 'smime_key', stored, 'pkcs12');
     const { meta } = stored.record;
-    const chain = (meta.chain_pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((b) => new Uint8Array(new x509.X509Certificate(b).rawData));
-    const p12 = buildPkcs12({
-      privateKey: createPrivateKey(secret!.private_key),
-      certificates: [new Uint8Array(new x509.X509Certificate(meta.certificate_pem).rawData), ...chain],
+    const chain = (meta.chain_pem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map(
+      (b) => new Uint8Array(new x509.X509Certificate(b).rawData),
+    );
+    const p12 = await buildPkcs12(
       password,
-      friendlyName: meta.email,
-    });
+      [
+        {
+          alias: meta.email,
+          privateKey: pkcs8Der(secret!.private_key),
+          chain: [new Uint8Array(new x509.X509Certificate(meta.certificate_pem).rawData), ...chain],
+        },
+      ],
+      [],
+    );
     return ok({
       pkcs12: {
         id: params.id,

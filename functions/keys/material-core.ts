@@ -7,15 +7,15 @@ export function randomString(length: number, alphabet: string): string {
   return out;
 }
 
-export const LOWER = 'abcdefghijklmnopqrstuvwxyz';
+const LOWER = 'abcdefghijklmnopqrstuvwxyz';
 export const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
-export const DIGITS = '0123456789';
-export const SYMBOLS = '!#$%&()*+,-./:;<=>?@[]^_{|}~';
+const DIGITS = '0123456789';
+const SYMBOLS = '!#$%&()*+,-./:;<=>?@[]^_{|}~';
 const AMBIGUOUS = new Set('Il1O0o|');
 /** Letters and digits a reader cannot confuse. */
 export const UNAMBIGUOUS = [...(UPPER + LOWER + DIGITS)].filter((c) => !AMBIGUOUS.has(c)).join('');
 
-export interface PasswordRules {
+interface PasswordRules {
   readonly length: number;
   readonly lowercase: boolean;
   readonly uppercase: boolean;
@@ -27,7 +27,9 @@ export interface PasswordRules {
 /** A password with at least one character of every enabled class, in random positions. */
 export function generatePassword(rules: PasswordRules): string {
   const strip = (s: string) => (rules.exclude_ambiguous ? [...s].filter((c) => !AMBIGUOUS.has(c)).join('') : s);
-  const classes = [rules.lowercase && LOWER, rules.uppercase && UPPER, rules.digits && DIGITS, rules.symbols && SYMBOLS].filter((c): c is string => Boolean(c)).map(strip);
+  const classes = [rules.lowercase && LOWER, rules.uppercase && UPPER, rules.digits && DIGITS, rules.symbols && SYMBOLS]
+    .filter((c): c is string => Boolean(c))
+    .map(strip);
   const all = classes.join('');
   const chars = [...classes.map((c) => randomString(1, c)), ...[...randomString(rules.length - classes.length, all)]];
   for (let i = chars.length - 1; i > 0; i--) {

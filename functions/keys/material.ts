@@ -1,15 +1,15 @@
 import { base32 } from '@scure/base';
 import sshpk from 'sshpk';
 import { v4 as uuidv4, v7 as uuidv7 } from 'uuid';
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { requireScopes } from '../../lib/auth/scopes.js';
 import { badRequest, created, defineHandler, ok } from '../../lib/http/index.js';
 import { describeKey, generateKeyPair, privatePkcs8Pem, publicSpkiPem, spkiFingerprint, type KeyPair, type KeySpec } from '../../lib/pki/keys.js';
-import { SecretName } from '../secrets/schemas.js';
-import { createSecret } from '../secrets/service.js';
-import { createKey, keyView } from './common.js';
+import { SecretName } from '../../lib/secrets/schemas.js';
+import { createSecret } from '../../lib/secrets/service.js';
+import { createKey, keyView } from '../../lib/keys/common.js';
 import { generatePassword, randomBytesOf } from './material-core.js';
-import { Description, Tags } from './schemas.js';
+import { Description, Tags } from '../../lib/keys/schemas.js';
 
 /**
  * POST /api/v1/generate-material: random material on demand, returned and not stored:
@@ -68,10 +68,17 @@ function encode(bytes: Buffer, encoding: 'hex' | 'base64' | 'base64url' | 'base3
 
 function renderPair(pair: KeyPair, format: 'pem' | 'jwk' | 'openssh', algorithm: string) {
   const base = { algorithm, fingerprint: spkiFingerprint(pair.publicKey) };
-  if (format === 'jwk') return { ...base, format, private_key: pair.privateKey.export({ format: 'jwk' }), public_key: pair.publicKey.export({ format: 'jwk' }) };
+  if (format === 'jwk')
+    return { ...base, format, private_key: pair.privateKey.export({ format: 'jwk' }), public_key: pair.publicKey.export({ format: 'jwk' }) };
   if (format === 'openssh') {
     const k = sshpk.parsePrivateKey(privatePkcs8Pem(pair.privateKey), 'pem');
-    return { ...base, format, private_key: k.toString('openssh'), public_key: k.toPublic().toString('ssh'), ssh_fingerprint: k.fingerprint('sha256').toString() };
+    return {
+      ...base,
+      format,
+      private_key: k.toString('openssh'),
+      public_key: k.toPublic().toString('ssh'),
+      ssh_fingerprint: k.fingerprint('sha256').toString(),
+    };
   }
   return { ...base, format, private_key: privatePkcs8Pem(pair.privateKey), public_key: publicSpkiPem(pair.publicKey) };
 }
@@ -118,7 +125,12 @@ export const generateMaterial = defineHandler({
     if (!body.store) return ok({ type: body.type, count: material.length, material, stored: null });
     // storing as a generic secret is a secrets write
     requireScopes(ctx.principal, ['secrets:write']);
-    const secret = await createSecret(ctx, { name: body.store.name, description: body.store.description, tags: body.store.tags, data: { value: values[0]! } });
+    const secret = await createSecret(ctx, {
+      name: body.store.name,
+      description: body.store.description,
+      tags: body.store.tags,
+      data: { value: values[0]! },
+    });
     return created({ type: body.type, count: 1, material, stored: { type: 'secret', id: secret.id, name: secret.name, version: secret.version } });
   },
 });

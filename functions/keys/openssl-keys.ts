@@ -1,11 +1,21 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { badRequest, created, defineHandler, ok } from '../../lib/http/index.js';
-import { describeKey, generateKeyPair, parsePrivateKeyPem, parsePublicKeyPem, privatePkcs8Pem, publicSpkiPem, spkiFingerprint, type KeySpec } from '../../lib/pki/keys.js';
-import { createKey, deleteKey, etagOf, exportSecret, getKey, keyView, listKeys, type KeyView } from './common.js';
-import { Description, IdParams, KeyName, KeyText, ListQuery, Passphrase, Tags } from './schemas.js';
-import type { KeyMetaBase } from './types.js';
+import { listPage } from '../../lib/schemas.js';
+import {
+  describeKey,
+  generateKeyPair,
+  parsePrivateKeyPem,
+  parsePublicKeyPem,
+  privatePkcs8Pem,
+  publicSpkiPem,
+  spkiFingerprint,
+  type KeySpec,
+} from '../../lib/pki/keys.js';
+import { createKey, deleteKey, etagOf, exportSecret, getKey, keyView, listKeys, type KeyView } from '../../lib/keys/common.js';
+import { Description, IdParams, KeyName, KeyText, ListQuery, Passphrase, Tags } from '../../lib/keys/schemas.js';
+import type { KeyMetaBase } from '../../lib/catalog.js';
 
 /**
  * /api/v1/openssl-keys: RSA, EC and Ed25519 keys with node:crypto, in PEM (PKCS#8 for the
@@ -61,10 +71,16 @@ const ExportQuery = z.strictObject({ format: z.enum(['pem', 'der', 'jwk']).defau
 
 async function generateOpensslKey(ctx: CallContext, body: z.infer<typeof GenerateBody>): Promise<KeyView> {
   const spec: KeySpec =
-    body.algorithm === 'rsa' ? { kind: 'rsa', bits: body.bits ?? 3072 } : body.algorithm === 'ec' ? { kind: 'ec', curve: body.curve ?? 'P-256' } : { kind: 'ed25519' };
+    body.algorithm === 'rsa'
+      ? { kind: 'rsa', bits: body.bits ?? 3072 }
+      : body.algorithm === 'ec'
+        ? { kind: 'ec', curve: body.curve ?? 'P-256' }
+        : { kind: 'ed25519' };
   const pair = await generateKeyPair(spec);
   const meta = metaOf(pair.publicKey, { description: body.description, tags: body.tags, source: 'generated', hasPrivate: true });
-  return keyView(await createKey<OpensslMeta, OpensslSecret>(ctx, TYPE, { name: body.name, meta, secret: { private_key: privatePkcs8Pem(pair.privateKey) } }));
+  return keyView(
+    await createKey<OpensslMeta, OpensslSecret>(ctx, TYPE, { name: body.name, meta, secret: { private_key: privatePkcs8Pem(pair.privateKey) } }),
+  );
 }
 
 async function importOpensslKey(ctx: CallContext, body: z.infer<typeof ImportBody>): Promise<KeyView> {
@@ -73,7 +89,8 @@ async function importOpensslKey(ctx: CallContext, body: z.infer<typeof ImportBod
   if (body.private_key !== undefined) {
     const priv = parsePrivateKeyPem(body.private_key, body.passphrase);
     const pub = createPublicKey(priv);
-    if (priv.asymmetricKeyType === 'rsa' && (priv.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) throw badRequest('RSA keys shorter than 2048 bits are refused', undefined, 'invalid_key');
+    if (priv.asymmetricKeyType === 'rsa' && (priv.asymmetricKeyDetails?.modulusLength ?? 0) < 2048)
+      throw badRequest('RSA keys shorter than 2048 bits are refused', undefined, 'invalid_key');
     const meta = metaOf(pub, { description: body.description, tags: body.tags, source: 'imported', hasPrivate: true });
     return keyView(await createKey<OpensslMeta, OpensslSecret>(ctx, TYPE, { name: body.name, meta, secret: { private_key: privatePkcs8Pem(priv) } }));
   }
@@ -93,7 +110,7 @@ export const list = defineHandler({
   query: ListQuery,
   async handler({ ctx, query }) {
     const page = await listKeys(ctx, TYPE, query);
-    return ok({ openssl_keys: page.items, total: page.items.length, limit: query.limit, offset: query.offset, next_cursor: page.nextCursor });
+    return ok(listPage('openssl_keys', page.items, page.nextCursor, query));
   },
 });
 
@@ -128,7 +145,13 @@ export const exportKey = defineHandler({
   async handler({ ctx, params, query }) {
     const stored = await getKey<OpensslMeta>(ctx, TYPE, params.id);
     const pub = createPublicKey(stored.record.meta.public_key);
-    const out: Record<string, unknown> = { id: params.id, name: stored.record.name, format: query.format, fingerprint: stored.record.meta.fingerprint, public_key: render(pub, false, query.format) };
+    const out: Record<string, unknown> = {
+      id: params.id,
+      name: stored.record.name,
+      format: query.format,
+      fingerprint: stored.record.meta.fingerprint,
+      public_key: render(pub, false, query.format),
+    };
     const secret = await exportSecret<OpensslMeta, OpensslSecret>(ctx, TYPE, stored, `${query.format} private key`);
     if (secret) out.private_key = render(createPrivateKey(secret.private_key), true, query.format);
     return ok({ export: out });

@@ -1,6 +1,6 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { keyFamilyHandlers } from './family.js';
-import { Description, KeyName, KeyText, Passphrase, Tags } from './schemas.js';
+import { Description, KeyName, KeyText, Passphrase, Tags } from '../../lib/keys/schemas.js';
 import { exportSshKey, generateSshKey, getSshKey, importSshKey } from './ssh-service.js';
 
 /**
@@ -9,7 +9,10 @@ import { exportSshKey, generateSshKey, getSshKey, importSshKey } from './ssh-ser
  * `?private=true` (the OpenSSH private key).
  */
 const TYPE = 'ssh_key';
-const Comment = z.string().max(256).regex(/^[^\r\n]*$/, 'one line');
+const Comment = z
+  .string()
+  .max(256)
+  .regex(/^[^\r\n]*$/, 'one line');
 
 const GenerateBody = z.strictObject({
   name: KeyName,

@@ -2,8 +2,8 @@ import sshpk from 'sshpk';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { badRequest } from '../../lib/http/errors.js';
 import { generateKeyPair, privatePkcs8Pem, type KeySpec } from '../../lib/pki/keys.js';
-import { createKey, exportSecret, getKey, keyView, type KeyView } from './common.js';
-import type { KeyMetaBase } from './types.js';
+import { createKey, exportSecret, getKey, keyView, type KeyView } from '../../lib/keys/common.js';
+import type { KeyMetaBase } from '../../lib/catalog.js';
 
 /**
  * SSH keys: generated with node:crypto, parsed and serialized by sshpk. The private key is
@@ -12,7 +12,7 @@ import type { KeyMetaBase } from './types.js';
  */
 const TYPE = 'ssh_key';
 
-export interface SshMeta extends KeyMetaBase {
+interface SshMeta extends KeyMetaBase {
   /** The OpenSSH key type, e.g. ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa. */
   readonly key_type: string;
   readonly comment: string;
@@ -24,7 +24,7 @@ interface SshSecret {
   readonly private_key: string;
 }
 
-export interface GenerateSsh {
+interface GenerateSsh {
   name: string;
   algorithm: 'ed25519' | 'ecdsa' | 'rsa';
   bits?: number;
@@ -32,7 +32,7 @@ export interface GenerateSsh {
   description?: string;
   tags?: string[];
 }
-export interface ImportSsh {
+interface ImportSsh {
   name: string;
   private_key?: string;
   public_key?: string;
@@ -60,7 +60,10 @@ function specFor(body: GenerateSsh): KeySpec {
   }
 }
 
-function metaOf(key: sshpk.Key | sshpk.PrivateKey, base: { comment: string; description?: string; tags?: string[]; source: 'generated' | 'imported'; hasPrivate: boolean }): SshMeta {
+function metaOf(
+  key: sshpk.Key | sshpk.PrivateKey,
+  base: { comment: string; description?: string; tags?: string[]; source: 'generated' | 'imported'; hasPrivate: boolean },
+): SshMeta {
   key.comment = base.comment;
   const pub = key instanceof sshpk.PrivateKey ? key.toPublic() : key;
   pub.comment = base.comment;
@@ -116,7 +119,8 @@ function parsePublic(text: string): sshpk.Key {
 export async function importSshKey(ctx: CallContext, body: ImportSsh): Promise<KeyView> {
   if ((body.private_key === undefined) === (body.public_key === undefined)) throw badRequest('send exactly one of private_key and public_key');
   if (body.public_key !== undefined && body.passphrase !== undefined) throw badRequest('passphrase applies to private_key only');
-  const key: sshpk.Key | sshpk.PrivateKey = body.private_key !== undefined ? parsePrivate(body.private_key, body.passphrase) : parsePublic(body.public_key!);
+  const key: sshpk.Key | sshpk.PrivateKey =
+    body.private_key !== undefined ? parsePrivate(body.private_key, body.passphrase) : parsePublic(body.public_key!);
   if (!SUPPORTED.has(key.type)) throw badRequest(`unsupported SSH key type ${key.type}: use ed25519, ecdsa or rsa`, undefined, 'invalid_key');
   if (key.type === 'rsa' && key.size < 2048) throw badRequest('RSA keys shorter than 2048 bits are refused', undefined, 'invalid_key');
   const comment = body.comment ?? (key.comment && key.comment !== '(unnamed)' ? key.comment : body.name);

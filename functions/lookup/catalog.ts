@@ -1,26 +1,22 @@
 import type { CallContext } from '../../lib/auth/principal.js';
 import { badRequest, defineHandler, ok } from '../../lib/http/index.js';
-import { RESOURCE_TYPES } from '../../lib/resource-types.js';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../../lib/store/client.js';
+import { RESOURCE_TYPES } from '../../lib/catalog.js';
+import { readPage } from '../../lib/store/pagination.js';
 import { keys } from '../../lib/store/keys.js';
 import { KeyCatalogQuery } from './schemas.js';
 
 /**
  * GET /api/v1/key-catalog: one listing of every key-like resource of the account — each
- * type flagged `key: true` in lib/resource-types.ts — from the heads' public metadata only
+ * type flagged `key: true` in lib/catalog.ts — from the heads' public metadata only
  * (the projection never reads the sealed `value`; the public key itself is left out too).
  * Ordered by type (registry order), then id (creation order); `next_cursor` continues.
  */
 const KEY_TYPES = RESOURCE_TYPES.filter((t) => t.key).map((t) => t.type);
 
 // nested projection: only the catalogue's fields of `meta` are read
-const TOP = ['sk', 'type', 'id', 'name', 'container_id', 'created_at', 'updated_at'];
+const TOP = ['type', 'id', 'name', 'container_id', 'created_at', 'updated_at'];
 const META = ['algorithm', 'bits', 'curve', 'fingerprint', 'expires_at', 'not_after', 'has_private_key', 'status'];
-const NAMES: Record<string, string> = { '#m': 'meta' };
-TOP.forEach((f, i) => (NAMES[`#t${i}`] = f));
-META.forEach((f, i) => (NAMES[`#f${i}`] = f));
-const PROJECTION = [...TOP.map((_f, i) => `#t${i}`), ...META.map((_f, i) => `#m.#f${i}`)].join(', ');
+const PROJECTION = [...TOP, ...META.map((f) => `meta.${f}`)];
 
 /** A position: the type being listed and the sort key of the last item returned (null: from its start). */
 interface Cursor {
@@ -32,7 +28,11 @@ const encode = (c: Cursor) => Buffer.from(JSON.stringify(c), 'utf8').toString('b
 function decode(cursor: string): Cursor {
   try {
     const c = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Partial<Cursor>;
-    if (typeof c.t === 'string' && KEY_TYPES.includes(c.t) && (c.c === null || (typeof c.c === 'string' && c.c.startsWith(keys.resourcePrefix(c.t))))) {
+    if (
+      typeof c.t === 'string' &&
+      KEY_TYPES.includes(c.t) &&
+      (c.c === null || (typeof c.c === 'string' && c.c.startsWith(keys.resourcePrefix(c.t))))
+    ) {
       return c as Cursor;
     }
   } catch {
@@ -64,30 +64,11 @@ const entry = (i: Item) => {
 
 /** Up to `limit` heads of one type after `after` (sort key); `more` when DynamoDB did not finish. */
 async function page(tenantId: string, type: string, limit: number, after: string | null): Promise<{ items: Item[]; more: boolean }> {
-  const items: Item[] = [];
-  let start: Record<string, unknown> | undefined = after ? { pk: keys.tenant(tenantId).pk, sk: after } : undefined;
-  let more = true;
-  while (items.length < limit && more) {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': keys.resourcePrefix(type) },
-        ProjectionExpression: PROJECTION,
-        ExpressionAttributeNames: NAMES,
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-        Limit: limit - items.length,
-      }),
-    );
-    items.push(...((out.Items ?? []) as Item[]));
-    start = out.LastEvaluatedKey;
-    more = start !== undefined;
-  }
-  return { items, more };
+  const pk = keys.tenant(tenantId).pk;
+  return readPage({ pk, sk: { prefix: keys.resourcePrefix(type) }, projection: PROJECTION }, limit, { start: after ? { pk, sk: after } : undefined });
 }
 
-export async function keyCatalog(ctx: CallContext, query: KeyCatalogQuery) {
+async function keyCatalog(ctx: CallContext, query: KeyCatalogQuery) {
   const types = query.type ? [query.type] : KEY_TYPES;
   const from = query.cursor ? decode(query.cursor) : { t: types[0]!, c: null };
   const first = types.indexOf(from.t);

@@ -2,12 +2,12 @@ import type { CallContext } from '../../lib/auth/principal.js';
 import { requireScopes } from '../../lib/auth/scopes.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
 import { notFound } from '../../lib/http/errors.js';
-import { resourceType, secretReadScopes } from '../../lib/resource-types.js';
+import { resourceType, secretReadScopes } from '../../lib/catalog.js';
 import { readHead } from '../../lib/sharing/heads.js';
 import { resourceView } from '../../lib/sharing/views.js';
 import { findMember } from '../../lib/store/membership.js';
 import { etagOf, openSecret, readVersion } from '../../lib/store/resources.js';
-import { containerByRef } from '../containers/service.js';
+import { containerByRef } from '../../lib/containers/service.js';
 import { LookupParams, LookupVersionParams } from './schemas.js';
 
 /**
@@ -32,10 +32,16 @@ async function resolve(ctx: CallContext, containerRef: string, key: string) {
 export async function lookup(ctx: CallContext, containerRef: string, key: string) {
   const { tid, container, head } = await resolve(ctx, containerRef, key);
   const data = await openSecret<unknown>(tid, head.record, head.sealed);
-  return { container: { id: container.id, name: container.name }, key, resource: resourceView(head.record), data: data ?? null, etag: etagOf(head.record) };
+  return {
+    container: { id: container.id, name: container.name },
+    key,
+    resource: resourceView(head.record),
+    data: data ?? null,
+    etag: etagOf(head.record),
+  };
 }
 
-export async function lookupVersion(ctx: CallContext, containerRef: string, key: string, version: number) {
+async function lookupVersion(ctx: CallContext, containerRef: string, key: string, version: number) {
   const { tid, container, head } = await resolve(ctx, containerRef, key);
   if (version !== head.record.version) requireScopes(ctx.principal, ['history:read']);
   const { type, id } = head.record;
@@ -45,7 +51,15 @@ export async function lookupVersion(ctx: CallContext, containerRef: string, key:
   return {
     container: { id: container.id, name: container.name },
     key,
-    resource: { type, id, name: stored.record.name, version, meta: stored.record.meta, created_at: stored.record.created_at, created_by: stored.record.created_by },
+    resource: {
+      type,
+      id,
+      name: stored.record.name,
+      version,
+      meta: stored.record.meta,
+      created_at: stored.record.created_at,
+      created_by: stored.record.created_by,
+    },
     current_version: head.record.version,
     data: data ?? null,
   };

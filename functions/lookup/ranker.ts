@@ -19,7 +19,7 @@ export interface SearchDocument {
   readonly container_id: string | null;
 }
 
-export interface RankedDocument {
+interface RankedDocument {
   readonly doc: SearchDocument;
   /** Cosine similarity in [0, 1]. */
   readonly score: number;
@@ -33,7 +33,7 @@ export interface SearchRanker {
 
 const N = 3;
 /** Scores below this are incidental n-gram overlaps (a shared suffix), not matches. */
-export const MIN_SCORE = 0.05;
+const MIN_SCORE = 0.05;
 
 /** Lower-case, accents folded, camelCase and separators split into words. */
 export function words(text: string): string[] {

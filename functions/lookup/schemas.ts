@@ -1,6 +1,7 @@
-import { z } from 'zod';
-import { RESOURCE_TYPES } from '../../lib/resource-types.js';
-import { VersionNumber } from '../sharing/schemas.js';
+import * as z from 'zod/v4';
+import { Cursor, Limit } from '../../lib/schemas.js';
+import { RESOURCE_TYPES } from '../../lib/catalog.js';
+import { VersionNumber } from '../../lib/sharing/schemas.js';
 
 const Ref = z.string().min(1).max(128);
 /** A key is a resource's name inside its container (one path segment). */
@@ -12,8 +13,8 @@ export const LookupVersionParams = z.strictObject({ container: Ref, key: Key, ve
 const KEY_TYPES = RESOURCE_TYPES.filter((t) => t.key).map((t) => t.type) as [string, ...string[]];
 
 export const KeyCatalogQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().min(1).max(2048).optional(),
+  limit: Limit(),
+  cursor: Cursor.optional(),
   type: z.enum(KEY_TYPES).optional(),
 });
 export type KeyCatalogQuery = z.infer<typeof KeyCatalogQuery>;

@@ -1,7 +1,7 @@
 import type { CallContext } from '../../lib/auth/principal.js';
 import { hasScope } from '../../lib/auth/scopes.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
-import { RESOURCE_TYPES, resourceType } from '../../lib/resource-types.js';
+import { RESOURCE_TYPES, resourceType } from '../../lib/catalog.js';
 import { keys } from '../../lib/store/keys.js';
 import { queryAll } from '../../lib/store/pagination.js';
 import { tfidfRanker, type SearchDocument, type SearchRanker } from './ranker.js';
@@ -14,13 +14,12 @@ import { SemanticSearchBody } from './schemas.js';
  * Only types whose read scope the caller holds are searched. At most MAX_DOCUMENTS heads are
  * ranked per request (the index is built per request: no copy of the metadata is kept).
  */
-export const MAX_DOCUMENTS = 10_000;
+const MAX_DOCUMENTS = 10_000;
 
 const ranker: SearchRanker = tfidfRanker;
 
-async function collect(tenantId: string, prefix: string, projection: string, names: Record<string, string>, max: number): Promise<Record<string, unknown>[]> {
-  return queryAll(keys.tenant(tenantId).pk, prefix, { projection, names, max });
-}
+const collect = (tenantId: string, prefix: string, projection: readonly string[], max: number) =>
+  queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix }, projection }, max);
 
 /** The searchable metadata of the caller's resources of the given types. */
 async function documents(tenantId: string, types: ReadonlySet<string>): Promise<{ docs: SearchDocument[]; truncated: boolean }> {
@@ -28,20 +27,22 @@ async function documents(tenantId: string, types: ReadonlySet<string>): Promise<
   const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   let truncated = false;
   if (types.has('secret')) {
-    const items = await collect(tenantId, keys.secretPrefix, '#i, #n, #d, #g, #c', { '#i': 'id', '#n': 'name', '#d': 'description', '#g': 'tags', '#c': 'container_id' }, MAX_DOCUMENTS);
+    const items = await collect(tenantId, keys.secretPrefix, ['id', 'name', 'meta.description', 'meta.tags', 'container_id'], MAX_DOCUMENTS);
     for (const i of items) {
-      docs.push({ type: 'secret', id: i.id as string, name: i.name as string, description: (i.description as string) ?? '', tags: strings(i.tags), container_id: (i.container_id as string) ?? null });
+      const meta = (i.meta ?? {}) as Record<string, unknown>;
+      docs.push({
+        type: 'secret',
+        id: i.id as string,
+        name: i.name as string,
+        description: (meta.description as string) ?? '',
+        tags: strings(meta.tags),
+        container_id: (i.container_id as string) ?? null,
+      });
     }
   }
   if ([...types].some((t) => t !== 'secret') && docs.length < MAX_DOCUMENTS) {
     // every other type's head is under R#<type>#: one query for all of them, metadata fields only
-    const items = await collect(
-      tenantId,
-      'R#',
-      '#t, #i, #n, #c, #m.#d, #m.#g',
-      { '#t': 'type', '#i': 'id', '#n': 'name', '#c': 'container_id', '#m': 'meta', '#d': 'description', '#g': 'tags' },
-      MAX_DOCUMENTS - docs.length,
-    );
+    const items = await collect(tenantId, 'R#', ['type', 'id', 'name', 'container_id', 'meta.description', 'meta.tags'], MAX_DOCUMENTS - docs.length);
     for (const i of items) {
       const type = i.type as string;
       if (!types.has(type)) continue;
@@ -60,9 +61,9 @@ async function documents(tenantId: string, types: ReadonlySet<string>): Promise<
   return { docs, truncated };
 }
 
-export async function semanticSearch(ctx: CallContext, body: SemanticSearchBody) {
+async function semanticSearch(ctx: CallContext, body: SemanticSearchBody) {
   const wanted = body.types ?? RESOURCE_TYPES.map((t) => t.type);
-  const readable = new Set(wanted.filter((t) => resourceType(t)!.read.every((s) => hasScope(ctx.principal.scopes, s))));
+  const readable = new Set(wanted.filter((t) => resourceType(t)!.scopes.read.every((s) => hasScope(ctx.principal.scopes, s))));
   const { docs, truncated } = await documents(ctx.principal.tenantId, readable);
   const ranked = await ranker.rank(body.query, docs, body.limit);
   return {

@@ -1,5 +1,6 @@
-import { z } from 'zod';
-import { Email, Name, Uuid } from '../account/schemas.js';
+import * as z from 'zod/v4';
+import { Limit as PageLimit, OptionalCursor } from '../../lib/schemas.js';
+import { Email, Name, Uuid } from '../../lib/account/schemas.js';
 
 const Limit = z.number().int().min(0).max(100_000_000);
 
@@ -25,6 +26,6 @@ export type CreateTenantBody = z.infer<typeof CreateTenantBody>;
 export const TenantParams = z.strictObject({ id: Uuid });
 
 export const ListTenantsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().max(2048).optional(),
+  limit: PageLimit(),
+  cursor: OptionalCursor,
 });

@@ -8,10 +8,10 @@ import { tableName } from '../../lib/store/client.js';
 import { keys } from '../../lib/store/keys.js';
 import { DEFAULT_QUOTA, getTenant, listTenants as list, type Quota, type Tenant, type TenantStatus } from '../../lib/store/tenants.js';
 import { transact, TxConditionFailed, type TxItem } from '../../lib/store/tx.js';
-import { apiKeyItems, type NewApiKey } from '../account/service.js';
+import { apiKeyItems, type NewApiKey } from '../../lib/account/api-keys.js';
 import type { CreateTenantBody } from './schemas.js';
 
-export interface NewTenant {
+interface NewTenant {
   readonly tenant: Tenant;
   readonly api_key: NewApiKey;
 }
@@ -20,10 +20,7 @@ export interface NewTenant {
  * The items of a new account: the tenant, its admin user, its first admin API key and its
  * counters, all new. Used by the operator route and by the local runtime's seeding.
  */
-export function tenantItems(
-  input: CreateTenantBody & { operator?: boolean; id?: string },
-  presetKey?: string,
-): { items: TxItem[]; result: NewTenant } {
+function tenantItems(input: CreateTenantBody & { operator?: boolean; id?: string }, presetKey?: string): { items: TxItem[]; result: NewTenant } {
   const at = nowIso();
   const tenant: Tenant = {
     id: input.id ?? newId(),
@@ -43,7 +40,13 @@ export function tenantItems(
     {
       Put: {
         TableName: tableName(),
-        Item: { ...keys.user(tid, input.admin_email), ...keys.userIndex(tid, input.admin_email), email: input.admin_email, role: 'admin', created_at: at },
+        Item: {
+          ...keys.user(tid, input.admin_email),
+          ...keys.userIndex(tid, input.admin_email),
+          email: input.admin_email,
+          role: 'admin',
+          created_at: at,
+        },
         ConditionExpression: isNew,
       },
     },

@@ -1,4 +1,5 @@
 import { defineHandler, ok, created } from '../../lib/http/index.js';
+import { listPage } from '../../lib/schemas.js';
 import { CreateTenantBody, ListTenantsQuery, QuotaBody, TenantParams } from './schemas.js';
 import { createTenant, listTenants, setTenantQuota, setTenantStatus } from './service.js';
 
@@ -6,7 +7,7 @@ export const list = defineHandler({
   query: ListTenantsQuery,
   async handler({ query }) {
     const page = await listTenants(query.limit, query.cursor);
-    return ok({ tenants: page.tenants, total: page.tenants.length, next_cursor: page.cursor ?? null });
+    return ok(listPage('tenants', page.tenants, page.cursor));
   },
 });
 

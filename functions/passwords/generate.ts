@@ -1,8 +1,11 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { badRequest, defineHandler, ok } from '../../lib/http/index.js';
 import { alphabets, CLASSES, generateChars, generateWords, type ClassName } from './generator.js';
 
-const ClassList = z.array(z.enum(Object.keys(CLASSES) as [ClassName, ...ClassName[]])).min(1).max(4);
+const ClassList = z
+  .array(z.enum(Object.keys(CLASSES) as [ClassName, ...ClassName[]]))
+  .min(1)
+  .max(4);
 
 export const GenerateBody = z.discriminatedUnion('mode', [
   z.strictObject({
@@ -30,16 +33,34 @@ export const GenerateBody = z.discriminatedUnion('mode', [
  * stored; the values are in this response only.
  */
 export const generate = defineHandler({
-  body: z.preprocess((b) => (b === undefined ? {} : b), z.preprocess((b) => (typeof b === 'object' && b !== null && !('mode' in b) ? { ...b, mode: 'characters' } : b), GenerateBody)),
+  body: z.preprocess(
+    (b) => (b === undefined ? {} : b),
+    z.preprocess((b) => (typeof b === 'object' && b !== null && !('mode' in b) ? { ...b, mode: 'characters' } : b), GenerateBody),
+  ),
   async handler({ body }) {
     if (body.mode === 'words') {
       const policy = { words: body.words, separator: body.separator, capitalize: body.capitalize, addNumber: body.add_number };
       return ok({ mode: 'words', passwords: Array.from({ length: body.count }, () => generateWords(policy)) });
     }
-    const policy = { length: body.length, classes: body.classes, exclude: body.exclude, excludeAmbiguous: body.exclude_ambiguous, requireEachClass: body.require_each_class };
-    const empty = Object.entries(alphabets(policy)).filter(([, a]) => a.length === 0).map(([c]) => c);
-    if (empty.length > 0) throw badRequest('every character of a class is excluded', empty.map((c) => ({ path: 'body.exclude', message: `no ${c} character left` })));
-    if (policy.requireEachClass && policy.classes.length > policy.length) throw badRequest('the length is shorter than the number of required classes', [{ path: 'body.length', message: `at least ${policy.classes.length}` }]);
+    const policy = {
+      length: body.length,
+      classes: body.classes,
+      exclude: body.exclude,
+      excludeAmbiguous: body.exclude_ambiguous,
+      requireEachClass: body.require_each_class,
+    };
+    const empty = Object.entries(alphabets(policy))
+      .filter(([, a]) => a.length === 0)
+      .map(([c]) => c);
+    if (empty.length > 0)
+      throw badRequest(
+        'every character of a class is excluded',
+        empty.map((c) => ({ path: 'body.exclude', message: `no ${c} character left` })),
+      );
+    if (policy.requireEachClass && policy.classes.length > policy.length)
+      throw badRequest('the length is shorter than the number of required classes', [
+        { path: 'body.length', message: `at least ${policy.classes.length}` },
+      ]);
     return ok({ mode: 'characters', passwords: Array.from({ length: body.count }, () => generateChars(policy)) });
   },
 });

@@ -18,7 +18,7 @@ export const CLASSES = {
 export type ClassName = keyof typeof CLASSES;
 export const AMBIGUOUS = 'Il1O0o|`\'"';
 
-export interface CharPolicy {
+interface CharPolicy {
   readonly length: number;
   readonly classes: readonly ClassName[];
   readonly exclude: string;
@@ -26,7 +26,7 @@ export interface CharPolicy {
   readonly requireEachClass: boolean;
 }
 
-export interface WordPolicy {
+interface WordPolicy {
   readonly words: number;
   readonly separator: string;
   readonly capitalize: boolean;
@@ -39,7 +39,7 @@ export interface Generated {
   readonly strength: 'weak' | 'fair' | 'strong' | 'very-strong';
 }
 
-export const strengthOf = (bits: number): Generated['strength'] => (bits < 40 ? 'weak' : bits < 64 ? 'fair' : bits < 100 ? 'strong' : 'very-strong');
+const strengthOf = (bits: number): Generated['strength'] => (bits < 40 ? 'weak' : bits < 64 ? 'fair' : bits < 100 ? 'strong' : 'very-strong');
 
 /** The alphabet of each requested class after exclusions; a class left empty is an error for the caller. */
 export function alphabets(policy: CharPolicy): Record<ClassName, string> {
@@ -75,7 +75,11 @@ export function generateChars(policy: CharPolicy): Generated {
   for (;;) {
     const password = Array.from({ length: policy.length }, () => all[randomInt(all.length)]).join('');
     if (policy.requireEachClass && !sets.every((s) => [...password].some((ch) => s.includes(ch)))) continue;
-    const bits = charEntropy(sets.map((s) => s.length), policy.length, policy.requireEachClass);
+    const bits = charEntropy(
+      sets.map((s) => s.length),
+      policy.length,
+      policy.requireEachClass,
+    );
     return { password, entropy_bits: Math.round(bits * 10) / 10, strength: strengthOf(bits) };
   }
 }

@@ -37,7 +37,12 @@ export const ready = defineHandler({
       probe('key_provider', () => keyProvider().check()),
     ]);
     if (Object.values(checks).some((v) => v !== 'ok')) {
-      throw serviceUnavailable(`not ready: ${Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k]) => k).join(', ')}`);
+      throw serviceUnavailable(
+        `not ready: ${Object.entries(checks)
+          .filter(([, v]) => v !== 'ok')
+          .map(([k]) => k)
+          .join(', ')}`,
+      );
     }
     return ok({ status: 'ready', checks });
   },

@@ -1,13 +1,14 @@
 import { defineHandler, ok, created } from '../../lib/http/index.js';
-import { CreateSecretBody, ListSecretsQuery, SecretParams, UpdateSecretBody } from './schemas.js';
-import { createSecret, deleteSecret, etagOf, getSecret, listSecrets, updateSecret } from './service.js';
+import { listPage } from '../../lib/schemas.js';
+import { CreateSecretBody, ListSecretsQuery, SecretParams, UpdateSecretBody } from '../../lib/secrets/schemas.js';
+import { createSecret, deleteSecret, etagOf, getSecret, listSecrets, updateSecret } from '../../lib/secrets/service.js';
 
 /** Metadata only; `total` is the number in this page (the spec), `next_cursor` continues. */
 export const list = defineHandler({
   query: ListSecretsQuery,
   async handler({ ctx, query }) {
     const page = await listSecrets(ctx, query);
-    return ok({ secrets: page.secrets, total: page.secrets.length, limit: query.limit, offset: query.offset, next_cursor: page.nextCursor ?? null });
+    return ok(listPage('secrets', page.secrets, page.nextCursor, query));
   },
 });
 

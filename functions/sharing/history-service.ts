@@ -2,20 +2,20 @@ import type { CallContext } from '../../lib/auth/principal.js';
 import { hasScope, requireScopes } from '../../lib/auth/scopes.js';
 import { commit } from '../../lib/audit/audit.js';
 import { conflict, notFound } from '../../lib/http/errors.js';
-import { secretReadScopes, type ResourceType } from '../../lib/resource-types.js';
+import { secretReadScopes, type CatalogEntry } from '../../lib/catalog.js';
 import { readHead, typeOrNotFound, type Head } from '../../lib/sharing/heads.js';
 import { tableName } from '../../lib/store/client.js';
 import { DEFAULT_KEEP_VERSIONS, listVersions, openSecret, readVersion, versionKeys } from '../../lib/store/resources.js';
 import { TxConditionFailed, type TxItem } from '../../lib/store/tx.js';
-import { MAX_KEEP_VERSIONS } from './schemas.js';
+import { MAX_KEEP_VERSIONS } from '../../lib/sharing/schemas.js';
 
 /**
- * History of any stored resource type (lib/resource-types.ts), through the shared version
+ * History of any stored resource type (lib/catalog.ts), through the shared version
  * format of lib/store/resources.ts. History is the owner's: a share or a temporary grant
  * never opens it. Listing shows metadata only; one version's value is shown only to a
  * caller holding both `history:read` (the route) and the type's read scope.
  */
-async function ownHead(ctx: CallContext, type: string, id: string): Promise<{ rt: ResourceType; head: Head }> {
+async function ownHead(ctx: CallContext, type: string, id: string): Promise<{ rt: CatalogEntry; head: Head }> {
   const rt = typeOrNotFound(type);
   const head = await readHead(ctx.principal.tenantId, type, id);
   if (!head) throw notFound(type.replace(/_/g, ' '));
@@ -97,7 +97,7 @@ export async function putHistorySettings(ctx: CallContext, type: string, id: str
   for (let attempt = 0; attempt < 3; attempt++) {
     const { rt, head } = await ownHead(ctx, type, id);
     // shrinking the window deletes history: the type's write scope as well as sharing:manage
-    requireScopes(ctx.principal, rt.write);
+    requireScopes(ctx.principal, rt.scopes.write);
     const previous = keepOf(head);
     const oldestKept = head.record.version - keep + 1;
     const prune = (await versionKeys(tid, type, id)).filter((k) => versionOfKey(k.sk!) < oldestKept);
@@ -119,7 +119,10 @@ export async function putHistorySettings(ctx: CallContext, type: string, id: str
         action: 'history.settings_update',
         resource: { type, id, name: head.record.name },
         detail: { keep_versions: keep, previous_keep_versions: previous, pruned_versions: pruned },
-        event: { type: 'history.settings_changed', data: { type, id, keep_versions: keep, previous_keep_versions: previous, pruned_versions: pruned } },
+        event: {
+          type: 'history.settings_changed',
+          data: { type, id, keep_versions: keep, previous_keep_versions: previous, pruned_versions: pruned },
+        },
       });
     } catch (error) {
       if (error instanceof TxConditionFailed && (error.index === 0 || error.conflict)) continue;

@@ -1,6 +1,6 @@
 import { defineHandler, ok } from '../../lib/http/index.js';
 import { getHistorySettings, getHistoryVersion, listHistory, putHistorySettings } from './history-service.js';
-import { HistorySettingsBody, TypeIdParams, TypeIdVersionParams } from './schemas.js';
+import { HistorySettingsBody, TypeIdParams, TypeIdVersionParams } from '../../lib/sharing/schemas.js';
 
 /** GET /api/v1/{type}/{id}/history — the kept versions, newest first (metadata only). */
 export const list = defineHandler({

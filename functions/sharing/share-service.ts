@@ -9,15 +9,15 @@ import { getShare, shareDeletes, shareItems, sharedWith, sharesOf, type Share } 
 import { tableName } from '../../lib/store/client.js';
 import { actorName } from '../../lib/store/resources.js';
 import { TxConditionFailed } from '../../lib/store/tx.js';
-import type { CreateShareBody } from './schemas.js';
+import type { CreateShareBody } from '../../lib/sharing/schemas.js';
 
 /**
  * Types whose update route honours a `write` share. A write share of any other type is
  * refused (400) rather than granted and silently ignored.
  */
-export const WRITE_SHARE_TYPES: ReadonlySet<string> = new Set(['secret']);
+const WRITE_SHARE_TYPES: ReadonlySet<string> = new Set(['secret']);
 
-export const shareView = (s: Share) => ({
+const shareView = (s: Share) => ({
   id: s.id,
   type: s.type,
   resource_id: s.resource_id,
@@ -38,19 +38,23 @@ export async function createShare(ctx: CallContext, type: string, id: string, bo
   const tid = ctx.principal.tenantId;
   const head = await readHead(tid, type, id);
   if (!head) throw notFound(type.replace(/_/g, ' '));
-  requireScopes(ctx.principal, rt.read);
+  requireScopes(ctx.principal, rt.scopes.read);
   if (type === 'container') {
     throw badRequest('a container is not shared: share the resources in it', [{ path: 'params.type', message: 'containers cannot be shared' }]);
   }
   if (!shareReadPath(type, id)) {
     // refused rather than granted and unreadable: no read route of this type honours shares yet
-    throw badRequest(`a ${type.replace(/_/g, ' ')} cannot be shared yet: its read route does not honour shares`, [{ path: 'params.type', message: 'not shareable' }]);
+    throw badRequest(`a ${type.replace(/_/g, ' ')} cannot be shared yet: its read route does not honour shares`, [
+      { path: 'params.type', message: 'not shareable' },
+    ]);
   }
   if (body.permission === 'write') {
     if (!WRITE_SHARE_TYPES.has(type)) {
-      throw badRequest(`write shares are supported for: ${[...WRITE_SHARE_TYPES].join(', ')}`, [{ path: 'body.permission', message: `write is not supported for ${type}` }]);
+      throw badRequest(`write shares are supported for: ${[...WRITE_SHARE_TYPES].join(', ')}`, [
+        { path: 'body.permission', message: `write is not supported for ${type}` },
+      ]);
     }
-    requireScopes(ctx.principal, rt.write);
+    requireScopes(ctx.principal, rt.scopes.write);
   }
   if (body.shared_with_email === recipientOf(ctx)) {
     throw badRequest('a resource cannot be shared with its owner', [{ path: 'body.shared_with_email', message: 'the caller itself' }]);
@@ -76,11 +80,15 @@ export async function createShare(ctx: CallContext, type: string, id: string, bo
       action: 'share.create',
       resource: { type, id, name: head.record.name },
       detail: { share_id: share.id, shared_with_email: share.shared_with_email, permission: share.permission },
-      event: { type: 'share.created', data: { share_id: share.id, type, resource_id: id, shared_with_email: share.shared_with_email, permission: share.permission } },
+      event: {
+        type: 'share.created',
+        data: { share_id: share.id, type, resource_id: id, shared_with_email: share.shared_with_email, permission: share.permission },
+      },
     });
   } catch (error) {
     if (error instanceof TxConditionFailed) {
-      if (error.index === 2) throw conflict(`the ${type.replace(/_/g, ' ')} is already shared with ${share.shared_with_email}; revoke that share first`, 'already_exists');
+      if (error.index === 2)
+        throw conflict(`the ${type.replace(/_/g, ' ')} is already shared with ${share.shared_with_email}; revoke that share first`, 'already_exists');
       if (error.index === 3) throw notFound(type.replace(/_/g, ' '));
       if (error.conflict) throw conflict('the share is being created concurrently', 'conflict');
     }
@@ -107,7 +115,10 @@ export async function revokeShare(ctx: CallContext, shareId: string) {
       action: 'share.revoke',
       resource: { type: share.type, id: share.resource_id, name: share.resource_name },
       detail: { share_id: share.id, shared_with_email: share.shared_with_email },
-      event: { type: 'share.revoked', data: { share_id: share.id, type: share.type, resource_id: share.resource_id, shared_with_email: share.shared_with_email } },
+      event: {
+        type: 'share.revoked',
+        data: { share_id: share.id, type: share.type, resource_id: share.resource_id, shared_with_email: share.shared_with_email },
+      },
     });
   } catch (error) {
     if (error instanceof TxConditionFailed && error.index === 0) throw notFound('share');

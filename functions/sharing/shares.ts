@@ -1,6 +1,6 @@
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { createShare, listSharedWithMe, listShares, revokeShare } from './share-service.js';
-import { CreateShareBody, SharedWithMeQuery, ShareIdParams, TypeIdParams } from './schemas.js';
+import { CreateShareBody, SharedWithMeQuery, ShareIdParams, TypeIdParams } from '../../lib/sharing/schemas.js';
 
 /** POST /api/v1/{type}/{id}/shares */
 export const create = defineHandler({

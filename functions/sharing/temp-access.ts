@@ -1,5 +1,5 @@
 import { created, defineHandler, ok } from '../../lib/http/index.js';
-import { CreateTempAccessBody, GrantIdParams, TokenParams, TypeIdParams } from './schemas.js';
+import { CreateTempAccessBody, GrantIdParams, TokenParams, TypeIdParams } from '../../lib/sharing/schemas.js';
 import { createTempAccess, listTempAccess, publicBase, redeemTempAccess, revokeTempAccess } from './temp-service.js';
 
 /** POST /api/v1/{type}/{id}/temp-access — the grant, and the redemption URL (shown once). */

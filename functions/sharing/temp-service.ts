@@ -1,4 +1,4 @@
-import { secretReadScopes } from '../../lib/resource-types.js';
+import { secretReadScopes } from '../../lib/catalog.js';
 import type { CallContext, Principal } from '../../lib/auth/principal.js';
 import { requireScopes } from '../../lib/auth/scopes.js';
 import { commit } from '../../lib/audit/audit.js';
@@ -23,9 +23,9 @@ import { tableName } from '../../lib/store/client.js';
 import { actorName, openSecret } from '../../lib/store/resources.js';
 import { getTenant } from '../../lib/store/tenants.js';
 import { TxConditionFailed } from '../../lib/store/tx.js';
-import { TEMP_TOKEN_RE, type CreateTempAccessBody } from './schemas.js';
+import { TEMP_TOKEN_RE, type CreateTempAccessBody } from '../../lib/sharing/schemas.js';
 
-export const grantView = (g: Grant, now = Date.now()) => ({
+const grantView = (g: Grant, now = Date.now()) => ({
   id: g.id,
   type: g.type,
   resource_id: g.resource_id,
@@ -62,7 +62,9 @@ export async function createTempAccess(ctx: CallContext, type: string, id: strin
   if (!head) throw notFound(type.replace(/_/g, ' '));
   requireScopes(ctx.principal, secretReadScopes(rt));
   if (type === 'container') {
-    throw badRequest('a container has no value to hand out: grant access to the resources in it', [{ path: 'params.type', message: 'not for containers' }]);
+    throw badRequest('a container has no value to hand out: grant access to the resources in it', [
+      { path: 'params.type', message: 'not for containers' },
+    ]);
   }
   const { token, hash } = newTempToken();
   const now = Date.now();
@@ -90,7 +92,10 @@ export async function createTempAccess(ctx: CallContext, type: string, id: strin
       action: 'temp_access.create',
       resource: { type, id, name: head.record.name },
       detail: { grant_id: grant.id, expires_at: grant.expires_at, single_use: grant.single_use, duration_seconds: body.duration_seconds },
-      event: { type: 'temp_access.created', data: { grant_id: grant.id, type, resource_id: id, expires_at: grant.expires_at, single_use: grant.single_use } },
+      event: {
+        type: 'temp_access.created',
+        data: { grant_id: grant.id, type, resource_id: id, expires_at: grant.expires_at, single_use: grant.single_use },
+      },
     });
   } catch (error) {
     if (error instanceof TxConditionFailed && error.index === 3) throw notFound(type.replace(/_/g, ' '));
@@ -141,7 +146,7 @@ const GONE: Record<Exclude<GrantStatus, 'active'>, string> = {
 /** 410 for a token that was issued but no longer works; the code says why. */
 const gone = (status: Exclude<GrantStatus, 'active'>) => new HttpError(410, `temp_access_${status}`, GONE[status]);
 
-export interface RequestFacts {
+interface RequestFacts {
   readonly requestId: string;
   readonly sourceIp: string | null;
   readonly userAgent: string | null;
@@ -176,7 +181,10 @@ export async function redeemTempAccess(token: string, facts: RequestFacts) {
         action: 'temp_access.redeem',
         resource: { type: grant.type, id: grant.resource_id, name: head.record.name },
         detail: { grant_id: grant.id, version: head.record.version, use: grant.uses + 1 },
-        event: { type: 'temp_access.redeemed', data: { grant_id: grant.id, type: grant.type, resource_id: grant.resource_id, version: head.record.version } },
+        event: {
+          type: 'temp_access.redeemed',
+          data: { grant_id: grant.id, type: grant.type, resource_id: grant.resource_id, version: head.record.version },
+        },
       });
     } catch (error) {
       // a concurrent redemption or revocation: read the grant again (410 when it no longer works)

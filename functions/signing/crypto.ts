@@ -1,4 +1,5 @@
 import { defineHandler, ok } from '../../lib/http/index.js';
+import { listPage } from '../../lib/schemas.js';
 import { listSigningKeys } from '../../lib/signing/keys.js';
 import { listBackends, signMessage } from '../../lib/signing/service.js';
 import { ListSigningKeysQuery, SignBody } from './schemas.js';
@@ -16,7 +17,7 @@ export const signingKeys = defineHandler({
   query: ListSigningKeysQuery,
   async handler({ ctx, query }) {
     const page = await listSigningKeys(ctx, query);
-    return ok({ signing_keys: page.keys, total: page.keys.length, next_cursor: page.nextCursor ?? null });
+    return ok(listPage('signing_keys', page.keys, page.nextCursor));
   },
 });
 

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
+import { Cursor, Limit } from '../../lib/schemas.js';
 import { BACKEND_NAMES } from '../../lib/signing/registry.js';
 
 /** POST /api/v1/crypto/sign (spec: "Signing request and result"). */
@@ -14,7 +15,7 @@ export type SignBody = z.infer<typeof SignBody>;
 
 export const ListSigningKeysQuery = z.strictObject({
   backend: z.enum(BACKEND_NAMES).optional(),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  cursor: z.string().min(1).max(2048).optional(),
+  limit: Limit(),
+  cursor: Cursor.optional(),
 });
 export type ListSigningKeysQuery = z.infer<typeof ListSigningKeysQuery>;

@@ -1,14 +1,14 @@
 import { defineHandler, ok, created } from '../../lib/http/index.js';
-import { IdParams, ListQuery } from '../credentials/collection.js';
-import { CreateTokenBody, RotateTokenBody } from './schemas.js';
+import { IdParams, PageQuery, listPage } from '../../lib/schemas.js';
+import { CreateTokenBody, RotateTokenBody } from '../../lib/credentials/types/api-token.js';
 import { createToken, deleteToken, getToken, listTokens, rotateToken } from './service.js';
 
 /** /api/v1/api-tokens: personal tokens; the token value is in the create and rotate answers only. */
 export const list = defineHandler({
-  query: ListQuery,
+  query: PageQuery,
   async handler({ ctx, query }) {
     const page = await listTokens(ctx, query);
-    return ok({ api_tokens: page.tokens, total: page.tokens.length, next_cursor: page.nextCursor ?? null });
+    return ok(listPage('api_tokens', page.tokens, page.nextCursor));
   },
 });
 

@@ -4,10 +4,18 @@ import { missingScopes } from '../../lib/auth/scopes.js';
 import type { Change } from '../../lib/audit/audit.js';
 import { forbidden, notFound } from '../../lib/http/errors.js';
 import { newId, nowIso } from '../../lib/ids.js';
-import { createResource, deleteResource, etagOf, listResources, readResource, updateResource, type ResourceRecord } from '../../lib/store/resources.js';
+import {
+  createResource,
+  deleteResource,
+  etagOf,
+  listResources,
+  readResource,
+  updateResource,
+  type ResourceRecord,
+} from '../../lib/store/resources.js';
 import type { TxItem } from '../../lib/store/tx.js';
-import { renderResource, typeByName } from '../credentials/registry.js';
-import { DEFAULT_LIFETIME_DAYS, type CreateTokenBody } from './schemas.js';
+import { describeType, renderResource } from '../../lib/credentials/model.js';
+import { apiToken, DEFAULT_LIFETIME_DAYS, type CreateTokenBody } from '../../lib/credentials/types/api-token.js';
 
 /**
  * Personal API tokens over the generic resource store: the head `R#api_token#<id>` holds
@@ -16,7 +24,8 @@ import { DEFAULT_LIFETIME_DAYS, type CreateTokenBody } from './schemas.js';
  * one is refused, from the very next request.
  */
 const TYPE = 'api_token';
-const def = () => typeByName(TYPE)!;
+const API_TOKEN = describeType(apiToken);
+const def = () => API_TOKEN;
 
 interface TokenMeta {
   readonly description: string;
@@ -32,12 +41,15 @@ interface TokenMeta {
 }
 type TokenRecord = ResourceRecord<TokenMeta>;
 
-export const renderToken = (rec: TokenRecord) => renderResource(def(), rec as never);
+const renderToken = (rec: TokenRecord) => renderResource(def(), rec as never);
 
 const change = (verb: 'create' | 'update' | 'delete', rec: TokenRecord, detail?: Record<string, unknown>): Change => ({
   action: `api_token.${verb === 'update' ? 'rotate' : verb}`,
   resource: { type: TYPE, id: rec.id, name: rec.name },
-  event: { type: `credential.${verb}d` as 'credential.created', data: { id: rec.id, type: TYPE, name: rec.name, ...(verb === 'delete' ? {} : { version: rec.version }) } },
+  event: {
+    type: `credential.${verb}d` as 'credential.created',
+    data: { id: rec.id, type: TYPE, name: rec.name, ...(verb === 'delete' ? {} : { version: rec.version }) },
+  },
   ...(detail ? { detail } : {}),
 });
 
@@ -79,7 +91,11 @@ async function read(ctx: CallContext, id: string): Promise<TokenRecord> {
 export const getToken = async (ctx: CallContext, id: string) => renderToken(await read(ctx, id));
 
 export async function listTokens(ctx: CallContext, page: { limit: number; offset: number; cursor?: string }) {
-  const out = await listResources<TokenMeta>(ctx.principal.tenantId, TYPE, { limit: page.limit, offset: page.cursor ? 0 : page.offset, cursor: page.cursor });
+  const out = await listResources<TokenMeta>(ctx.principal.tenantId, TYPE, {
+    limit: page.limit,
+    offset: page.cursor ? 0 : page.offset,
+    cursor: page.cursor,
+  });
   return { tokens: out.items.map(renderToken), nextCursor: out.nextCursor };
 }
 
@@ -112,15 +128,25 @@ export async function rotateToken(ctx: CallContext, id: string, graceSeconds: nu
     previous_valid_until: until ?? at,
     rotated_at: at,
   };
-  const { record } = await updateResource<TokenMeta, never>(ctx, TYPE, id, { meta: JSON.parse(JSON.stringify(meta)) as TokenMeta }, (r) => change('update', r, { grace_seconds: graceSeconds }), {
-    ifMatch: etagOf(current),
-    extraItems,
-  });
+  const { record } = await updateResource<TokenMeta, never>(
+    ctx,
+    TYPE,
+    id,
+    { meta: JSON.parse(JSON.stringify(meta)) as TokenMeta },
+    (r) => change('update', r, { grace_seconds: graceSeconds }),
+    {
+      ifMatch: etagOf(current),
+      extraItems,
+    },
+  );
   return { ...renderToken(record), token };
 }
 
 export async function deleteToken(ctx: CallContext, id: string) {
   const current = await read(ctx, id);
-  const rec = await deleteResource<TokenMeta>(ctx, TYPE, id, (r) => change('delete', r), { ifMatch: etagOf(current), extraItems: authDeletes(current.meta) });
+  const rec = await deleteResource<TokenMeta>(ctx, TYPE, id, (r) => change('delete', r), {
+    ifMatch: etagOf(current),
+    extraItems: authDeletes(current.meta),
+  });
   return { id: rec.id, name: rec.name, prefix: rec.meta.prefix };
 }

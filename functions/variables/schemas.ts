@@ -1,8 +1,9 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
+import { PageQuery } from '../../lib/schemas.js';
 import { VARIABLE_NAME_RE } from '../../lib/variables/store.js';
 import { MAX_NAMES, MAX_TEMPLATE_BYTES } from '../../lib/variables/resolve.js';
 
-export const VariableName = z.string().regex(VARIABLE_NAME_RE, '1–128 letters, digits and "_", not starting with a digit');
+const VariableName = z.string().regex(VARIABLE_NAME_RE, '1–128 letters, digits and "_", not starting with a digit');
 export const VariableParams = z.strictObject({ name: VariableName });
 
 export const PutVariableBody = z.strictObject({
@@ -11,11 +12,7 @@ export const PutVariableBody = z.strictObject({
   description: z.string().max(1024).optional(),
 });
 
-export const ListVariablesQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
-  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-  cursor: z.string().min(1).max(2048).optional(),
-});
+export const ListVariablesQuery = PageQuery;
 
 /** Either `names` or `template` (`${{ vars.NAME }}` references). */
 export const ResolveBody = z

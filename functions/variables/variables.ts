@@ -1,6 +1,7 @@
 import { recordAudit } from '../../lib/audit/audit.js';
 import { requireScopes } from '../../lib/auth/scopes.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
+import { listPage } from '../../lib/schemas.js';
 import { logger } from '../../lib/http/logger.js';
 import { resolveVariables, scopeAccess, VariableResolutionError } from '../../lib/variables/resolve.js';
 import { deleteVariable, getVariable, listVariables, putVariable } from '../../lib/variables/store.js';
@@ -10,7 +11,7 @@ export const list = defineHandler({
   query: ListVariablesQuery,
   async handler({ ctx, query }) {
     const page = await listVariables(ctx, query);
-    return ok({ variables: page.variables, total: page.variables.length, limit: query.limit, offset: query.offset, next_cursor: page.nextCursor ?? null });
+    return ok(listPage('variables', page.variables, page.nextCursor, query));
   },
 });
 
@@ -61,7 +62,13 @@ export const resolve = defineHandler({
         await recordAudit(ctx, tid, {
           action: 'variables.resolve',
           outcome: error.status === 403 ? 'denied' : 'failure',
-          resource: { type: 'variable', id: error.failures.map((f) => f.name).join(',').slice(0, 1024) },
+          resource: {
+            type: 'variable',
+            id: error.failures
+              .map((f) => f.name)
+              .join(',')
+              .slice(0, 1024),
+          },
           detail: { failures: error.failures.map((f) => ({ name: f.name, reason: f.reason })) },
         }).catch((e: unknown) => logger.warn('could not audit a failed variable resolution', { error: e as Error }));
       }

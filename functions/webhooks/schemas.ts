@@ -1,7 +1,7 @@
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { isEventPattern } from '../../lib/events/payloads.js';
 
-export const EventPattern = z.string().max(64).refine(isEventPattern, { message: 'not an event type of the catalogue, a family like secret.*, or *' });
+const EventPattern = z.string().max(64).refine(isEventPattern, { message: 'not an event type of the catalogue, a family like secret.*, or *' });
 
 export const CreateWebhookBody = z.strictObject({
   url: z.string().trim().min(1).max(2048),

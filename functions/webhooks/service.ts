@@ -1,7 +1,15 @@
 import type { CallContext } from '../../lib/auth/principal.js';
 import { commit, commitWithIds } from '../../lib/audit/audit.js';
 import { BlockedDestination, checkWebhookUrl } from '../../lib/events/ssrf.js';
-import { getWebhook, listWebhooks as list, newSigningSecret, sealSigningSecret, toDelivery, type Delivery, type Webhook } from '../../lib/events/webhooks.js';
+import {
+  getWebhook,
+  listWebhooks as list,
+  newSigningSecret,
+  sealSigningSecret,
+  toDelivery,
+  type Delivery,
+  type Webhook,
+} from '../../lib/events/webhooks.js';
 import { badRequest, conflict, notFound } from '../../lib/http/errors.js';
 import { newId, nowIso } from '../../lib/ids.js';
 import { accountSettings } from '../../lib/settings/settings.js';

@@ -1,4 +1,5 @@
 import { defineHandler, ok, created } from '../../lib/http/index.js';
+import { listPage } from '../../lib/schemas.js';
 import { CreateWebhookBody, DeliveriesQuery, TestBody, WebhookParams } from './schemas.js';
 import { createWebhook, listDeliveries, listWebhooks, testWebhook } from './service.js';
 
@@ -22,7 +23,7 @@ export const deliveries = defineHandler({
   query: DeliveriesQuery,
   async handler({ ctx, params, query }) {
     const page = await listDeliveries(ctx, params.id, query);
-    return ok({ deliveries: page.deliveries, total: page.deliveries.length, next_cursor: page.nextCursor ?? null });
+    return ok(listPage('deliveries', page.deliveries, page.nextCursor));
   },
 });
 

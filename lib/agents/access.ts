@@ -1,9 +1,8 @@
 import type { CallContext } from '../auth/principal.js';
 import { deviceSession } from '../auth/device-signature.js';
 import { commit, recordAudit } from '../audit/audit.js';
-import { openJson } from '../crypto/envelope.js';
 import { forbidden, notFound } from '../http/errors.js';
-import { openSecret, sealScope } from '../store/resources.js';
+import { openSecret } from '../store/resources.js';
 import { readGrantedHead } from './grants.js';
 import type { StoredGrant } from './store.js';
 
@@ -52,7 +51,12 @@ export async function grantFor(ctx: CallContext, alias: string, action: string):
 }
 
 /** The audit change of a device action on a granted resource. */
-export function accessChange(ctx: CallContext, grant: StoredGrant, resource: { type: string; id: string; name: string }, detail: Record<string, unknown> = {}) {
+export function accessChange(
+  ctx: CallContext,
+  grant: StoredGrant,
+  resource: { type: string; id: string; name: string },
+  detail: Record<string, unknown> = {},
+) {
   const { device } = deviceSession(ctx.principal);
   return {
     action: 'agent.access',
@@ -60,7 +64,15 @@ export function accessChange(ctx: CallContext, grant: StoredGrant, resource: { t
     detail: { alias: grant.alias, service: grant.service, device_id: device.device_id, ...detail },
     event: {
       type: 'agent.accessed' as const,
-      data: { id: device.device_id, name: device.name, alias: grant.alias, service: grant.service, resource_type: resource.type, resource_id: resource.id, ...detail },
+      data: {
+        id: device.device_id,
+        name: device.name,
+        alias: grant.alias,
+        service: grant.service,
+        resource_type: resource.type,
+        resource_id: resource.id,
+        ...detail,
+      },
     },
   };
 }
@@ -72,11 +84,8 @@ export async function readGrantedSecret(ctx: CallContext, grant: StoredGrant) {
   if (!head) throw notFound('granted resource');
   const version = head.version as number;
   const resource = { type: grant.resource_type, id: grant.resource, name: String(head.name ?? '') };
-  const data =
-    grant.resource_type === 'secret'
-      ? await openJson<Record<string, string>>(sealScope(tid, 'secret', grant.resource, version), head.value as Uint8Array)
-      : await openSecret<unknown>(tid, { type: grant.resource_type, id: grant.resource, version }, head.value as Uint8Array | undefined);
-  const metadata = grant.resource_type === 'secret' ? { description: head.description ?? '', tags: head.tags ?? [] } : (head.meta ?? {});
+  const data = await openSecret<unknown>(tid, { type: grant.resource_type, id: grant.resource, version }, head.value as Uint8Array | undefined);
+  const metadata = head.meta ?? {};
   const auditId = await commit(ctx, tid, [], accessChange(ctx, grant, resource, { version }));
   return { alias: grant.alias, service: grant.service, resource: { ...resource, version }, data: data ?? null, metadata, audit_id: auditId };
 }

@@ -28,13 +28,13 @@ import {
  * enrolled with account credentials, listing and revocation.
  */
 
-export interface GrantInput {
+interface GrantInput {
   readonly alias: string;
   readonly service: GrantService;
   readonly resource: string;
 }
 
-export interface ProfileInput {
+interface ProfileInput {
   readonly name: string;
   readonly enabled: boolean;
   readonly grants: readonly GrantInput[];
@@ -106,7 +106,11 @@ export async function putProfile(ctx: CallContext, id: string, input: ProfileInp
     await commit(ctx, tid, [profilePut(tid, rec, existing?.version ?? null)], {
       action: existing ? 'agent.profile.update' : 'agent.profile.create',
       resource: { type: 'agent_profile', id, name: rec.name },
-      detail: { enabled: rec.enabled, version: rec.version, grants: grants.map((g) => ({ alias: g.alias, service: g.service, resource: g.resource })) },
+      detail: {
+        enabled: rec.enabled,
+        version: rec.version,
+        grants: grants.map((g) => ({ alias: g.alias, service: g.service, resource: g.resource })),
+      },
       event: { type: 'agent.profile_updated', data: { id, name: rec.name, enabled: rec.enabled, version: rec.version, created: !existing } },
     });
   } catch (error) {
@@ -154,12 +158,22 @@ export async function enrolDevice(
     revoked_at: null,
     revoked_by: null,
   };
-  const items = [...devicePuts(tid, rec), profileExists(tid, rec.profile_id), counterAdd(tid, 'devices', 1, p.tenant.quota.max_devices), ...extraItems];
+  const items = [
+    ...devicePuts(tid, rec),
+    profileExists(tid, rec.profile_id),
+    counterAdd(tid, 'devices', 1, p.tenant.quota.max_devices),
+    ...extraItems,
+  ];
   try {
     await commit(ctx, tid, items, {
       action: 'agent.device.enroll',
       resource: { type: 'agent_device', id: rec.id, name: rec.name },
-      detail: { profile_id: rec.profile_id, enrolled_via: rec.enrolled_via, algorithm: rec.algorithm, fingerprint: displayFingerprint(rec.fingerprint) },
+      detail: {
+        profile_id: rec.profile_id,
+        enrolled_via: rec.enrolled_via,
+        algorithm: rec.algorithm,
+        fingerprint: displayFingerprint(rec.fingerprint),
+      },
       event: { type: 'agent.enrolled', data: { id: rec.id, name: rec.name, profile_id: rec.profile_id, enrolled_via: rec.enrolled_via } },
     });
   } catch (error) {

@@ -42,27 +42,27 @@ import {
  *    the approver's account and returns the device id, which is the `keyid` of its signed
  *    requests.
  */
-export const AUTHORIZATION_TTL_SECONDS = 600;
-export const POLL_INTERVAL_SECONDS = 5;
-export const SLOW_DOWN_STEP_SECONDS = 5;
+const AUTHORIZATION_TTL_SECONDS = 600;
+const POLL_INTERVAL_SECONDS = 5;
+const SLOW_DOWN_STEP_SECONDS = 5;
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /** 20 consonants without vowels (no words) and without look-alikes: RFC 8628 §6.1. */
-export const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
+const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
 const USER_CODE_LENGTH = 8;
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
-export function newUserCode(): string {
+function newUserCode(): string {
   let code = '';
   for (let i = 0; i < USER_CODE_LENGTH; i++) code += USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)];
   return code;
 }
 
-export const formatUserCode = (code: string) => `${code.slice(0, 4)}-${code.slice(4)}`;
+const formatUserCode = (code: string) => `${code.slice(0, 4)}-${code.slice(4)}`;
 
 /** What a user typed, normalised: case, spaces and dashes ignored; undefined when it cannot be a code. */
-export function normaliseUserCode(input: string): string | undefined {
+function normaliseUserCode(input: string): string | undefined {
   const code = input.toUpperCase().replace(/[\s-]/g, '');
   return code.length === USER_CODE_LENGTH && [...code].every((c) => USER_CODE_ALPHABET.includes(c)) ? code : undefined;
 }
@@ -70,7 +70,7 @@ export function normaliseUserCode(input: string): string | undefined {
 /** RFC 8628 §3.5 errors, in the service's error envelope (`code` carries the RFC's error code). */
 const oauthError = (code: string, message: string) => new HttpError(400, code, message);
 
-export interface DeviceAuthorizationResponse {
+interface DeviceAuthorizationResponse {
   readonly device_code: string;
   readonly user_code: string;
   readonly verification_uri: string;
@@ -127,7 +127,7 @@ export async function startAuthorization(
   }
 }
 
-export interface TokenResponse {
+interface TokenResponse {
   readonly access_token: string;
   readonly token_type: 'enrollment';
   readonly expires_in: number;
@@ -200,12 +200,17 @@ export async function decideAuthorization(
   const fingerprint = displayFingerprint(rec.fingerprint);
   if (input.decision === 'deny') {
     try {
-      await commit(ctx, tid, [authorizationUpdate(rec.code_hash, 'pending', { status: 'denied', ...base }), userCodeDelete(rec.user_code_hash, rec.code_hash)], {
-        action: 'agent.authorization.deny',
-        resource,
-        detail: { fingerprint },
-        event: { type: 'agent.denied', data: { authorization_id: rec.id, name: rec.name, fingerprint } },
-      });
+      await commit(
+        ctx,
+        tid,
+        [authorizationUpdate(rec.code_hash, 'pending', { status: 'denied', ...base }), userCodeDelete(rec.user_code_hash, rec.code_hash)],
+        {
+          action: 'agent.authorization.deny',
+          resource,
+          detail: { fingerprint },
+          event: { type: 'agent.denied', data: { authorization_id: rec.id, name: rec.name, fingerprint } },
+        },
+      );
     } catch (error) {
       if (error instanceof TxConditionFailed) throw notFound('pending device authorization for this user code');
       throw error;
@@ -214,7 +219,8 @@ export async function decideAuthorization(
   }
   const profileId = input.profile_id ?? rec.requested_profile_id;
   if (!profileId) throw validationFailed([{ path: 'body.profile_id', message: 'required: the device requested no profile' }]);
-  if (!(await getProfile(tid, profileId))) throw validationFailed([{ path: 'body.profile_id', message: 'no agent profile with this id in the account' }]);
+  if (!(await getProfile(tid, profileId)))
+    throw validationFailed([{ path: 'body.profile_id', message: 'no agent profile with this id in the account' }]);
   try {
     await commit(
       ctx,
@@ -253,7 +259,8 @@ export async function completeEnrolment(
   const now = Math.floor(Date.now() / 1000);
   const tokenHash = sha256(enrolmentToken);
   const rec = await getAuthorizationByToken(tokenHash);
-  if (!rec || rec.status !== 'issued' || !rec.tenant_id || !rec.profile_id) throw oauthError('invalid_grant', 'unknown or already used enrolment token');
+  if (!rec || rec.status !== 'issued' || !rec.tenant_id || !rec.profile_id)
+    throw oauthError('invalid_grant', 'unknown or already used enrolment token');
   if (now >= rec.expires_at) throw oauthError('expired_token', 'the enrolment token has expired: start a new device authorization');
   const tenant = await getTenant(rec.tenant_id);
   if (!tenant) throw oauthError('invalid_grant', 'unknown or already used enrolment token');
@@ -264,7 +271,14 @@ export async function completeEnrolment(
   try {
     const device = await enrolDevice(
       ctx,
-      { id: deviceId, name: rec.name, key: { jwk: rec.public_key, algorithm: rec.algorithm, fingerprint: rec.fingerprint }, profile_id: rec.profile_id, via: 'device_authorization', created_by: rec.decided_by },
+      {
+        id: deviceId,
+        name: rec.name,
+        key: { jwk: rec.public_key, algorithm: rec.algorithm, fingerprint: rec.fingerprint },
+        profile_id: rec.profile_id,
+        via: 'device_authorization',
+        created_by: rec.decided_by,
+      },
       [authorizationUpdate(rec.code_hash, 'issued', { status: 'enrolled', device_id: deviceId }), enrolmentTokenDelete(tokenHash)],
     );
     return { device, tenantId: tenant.id };

@@ -1,7 +1,8 @@
-import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { RESOURCE_TYPES } from '../resource-types.js';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { RESOURCE_TYPES } from '../catalog.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
+import { findHeadById } from '../store/resources.js';
 import type { GrantService, StoredGrant } from './store.js';
 
 /**
@@ -17,30 +18,21 @@ import type { GrantService, StoredGrant } from './store.js';
  */
 export const GRANT_SERVICES = ['secret.read', 'database.issue'] as const satisfies readonly GrantService[];
 
-export const SECRET_READ_TYPES: readonly string[] = RESOURCE_TYPES.filter((t) => !t.key && t.type !== 'container').map((t) => t.type);
+const SECRET_READ_TYPES: readonly string[] = RESOURCE_TYPES.filter((t) => !t.key && t.type !== 'container').map((t) => t.type);
 
-export const DATABASE_ROLE_TYPE = 'service_config';
+const DATABASE_ROLE_TYPE = 'service_config';
 export const DATABASE_ROLE_KIND = 'database-role';
 
 /** The head of a resource found by id, as stored. */
-export interface FoundResource {
+interface FoundResource {
   readonly type: string;
   readonly id: string;
   readonly name: string;
   readonly item: Record<string, unknown>;
 }
 
-const typeOfHead = (item: Record<string, unknown>): string | undefined => {
-  const sk = item.sk as string;
-  if (sk.startsWith(keys.secretPrefix)) return 'secret';
-  const m = /^R#([a-z0-9_]+)#/.exec(sk);
-  return m?.[1];
-};
-
-const found = (item: Record<string, unknown>): FoundResource | undefined => {
-  const type = typeOfHead(item);
-  return type ? { type, id: item.id as string, name: String(item.name ?? ''), item } : undefined;
-};
+const found = (item: Record<string, unknown>): FoundResource | undefined =>
+  typeof item.type === 'string' ? { type: item.type, id: item.id as string, name: String(item.name ?? ''), item } : undefined;
 
 /**
  * A resource of the tenant by id: the `RES#<id>` index entry (keys only), then the head
@@ -48,32 +40,11 @@ const found = (item: Record<string, unknown>): FoundResource | undefined => {
  * falls back to consistent reads of `R#<type>#<id>` for the candidate types.
  */
 export async function findResource(tenantId: string, id: string, candidateTypes: readonly string[]): Promise<FoundResource | undefined> {
-  const idx = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk = :sk',
-      ExpressionAttributeValues: { ':pk': keys.resourceIndex(tenantId, id).gsi1pk, ':sk': keys.resourceIndex(tenantId, id).gsi1sk },
-    }),
-  );
-  for (const entry of idx.Items ?? []) {
-    if (entry.pk !== keys.tenant(tenantId).pk) continue;
-    const head = await db().send(new GetCommand({ TableName: tableName(), Key: { pk: entry.pk, sk: entry.sk }, ConsistentRead: true }));
-    if (head.Item && head.Item.id === id) return found(head.Item);
-  }
-  const typed = candidateTypes.filter((t) => t !== 'secret');
-  if (typed.length === 0) return undefined;
-  const out = await db().send(
-    new BatchGetCommand({
-      RequestItems: { [tableName()]: { Keys: typed.map((t) => keys.resource(tenantId, t, id)), ConsistentRead: true } },
-    }),
-  );
-  const item = out.Responses?.[tableName()]?.[0];
+  const item = await findHeadById(tenantId, id, candidateTypes);
   return item ? found(item) : undefined;
 }
 
-export const candidateTypes = (service: GrantService): readonly string[] =>
-  service === 'secret.read' ? SECRET_READ_TYPES : [DATABASE_ROLE_TYPE];
+export const candidateTypes = (service: GrantService): readonly string[] => (service === 'secret.read' ? SECRET_READ_TYPES : [DATABASE_ROLE_TYPE]);
 
 /** Why a resource does not qualify for a service, or undefined when it does. */
 export function mismatch(service: GrantService, res: FoundResource): string | undefined {
@@ -91,7 +62,10 @@ export function mismatch(service: GrantService, res: FoundResource): string | un
  * new id and is no longer the granted resource).
  */
 export async function readGrantedHead(tenantId: string, grant: StoredGrant): Promise<Record<string, unknown> | undefined> {
-  const key = grant.resource_type === 'secret' ? keys.secret(tenantId, grant.resource_name ?? '') : keys.resource(tenantId, grant.resource_type, grant.resource);
+  const key =
+    grant.resource_type === 'secret'
+      ? keys.secret(tenantId, grant.resource_name ?? '')
+      : keys.resource(tenantId, grant.resource_type, grant.resource);
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
   return out.Item && out.Item.id === grant.resource ? out.Item : undefined;
 }

@@ -6,7 +6,7 @@ import { calculateJwkThumbprint } from 'jose';
  * and sends only the public half, as a JWK (RFC 7517) or a PEM `PUBLIC KEY` (SPKI); the
  * service stores the public JWK and derives the RFC 9421 algorithm from the key type.
  */
-export const DEVICE_ALGORITHMS = ['ed25519', 'ecdsa-p256-sha256'] as const;
+const DEVICE_ALGORITHMS = ['ed25519', 'ecdsa-p256-sha256'] as const;
 export type DeviceAlgorithm = (typeof DEVICE_ALGORITHMS)[number];
 
 /** The public JWK as stored: only the public members. */
@@ -35,7 +35,8 @@ function toKeyObject(input: unknown): KeyObject {
       throw new PublicKeyError('the PEM public key does not parse');
     }
   }
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new PublicKeyError('expected a JWK object or a PEM "PUBLIC KEY" (SPKI)');
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw new PublicKeyError('expected a JWK object or a PEM "PUBLIC KEY" (SPKI)');
   const jwk = input as Record<string, unknown>;
   if (PRIVATE_MEMBERS.some((m) => m in jwk)) throw new PublicKeyError('a private key was sent: send only the public key');
   try {

@@ -1,6 +1,8 @@
+import * as z from 'zod/v4';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
+import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import { queryPage } from '../store/pagination.js';
 import type { TxItem } from '../store/tx.js';
@@ -27,7 +29,7 @@ export interface StoredGrant {
   readonly alias: string;
   readonly service: GrantService;
   readonly resource: string;
-  /** The resource's internal type (lib/resource-types.ts), resolved when the grant was written. */
+  /** The resource's internal type (lib/catalog.ts), resolved when the grant was written. */
   readonly resource_type: string;
   /** For a generic secret: its name (the head's key), checked against the id on every access. */
   readonly resource_name?: string;
@@ -39,8 +41,8 @@ export interface ProfileRecord {
   readonly enabled: boolean;
   readonly grants: readonly StoredGrant[];
   readonly version: number;
-  readonly created_at: string;
-  readonly updated_at: string;
+  readonly created_at: string | null;
+  readonly updated_at: string | null;
   readonly created_by: string | null;
   readonly updated_by: string | null;
 }
@@ -73,11 +75,55 @@ export interface DeviceAuthRecord {
   readonly public_key: PublicJwk;
 }
 
-const DEVICE_FIELDS = ['id', 'name', 'profile_id', 'algorithm', 'public_key', 'fingerprint', 'status', 'enrolled_via', 'created_at', 'created_by', 'revoked_at', 'revoked_by'] as const;
-const PROFILE_FIELDS = ['id', 'name', 'enabled', 'grants', 'version', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
-
-const pick = <T>(item: Record<string, unknown>, fields: readonly string[]): T =>
-  Object.fromEntries(fields.map((f) => [f, item[f] ?? null])) as T;
+/** The item kinds of the agents capability, each zod-checked on read (lib/store/entity.ts). */
+const Jwk = z.union([
+  z.object({ kty: z.literal('OKP'), crv: z.literal('Ed25519'), x: z.string() }),
+  z.object({ kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string(), y: z.string() }),
+]);
+const Algorithm = z.enum(['ed25519', 'ecdsa-p256-sha256']);
+const Grant = z.object({
+  alias: z.string(),
+  service: z.enum(['secret.read', 'database.issue']),
+  resource: z.string(),
+  resource_type: z.string(),
+  resource_name: z.string().optional(),
+});
+const DeviceItem = entity(
+  'agent device',
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    profile_id: z.string(),
+    algorithm: Algorithm,
+    public_key: Jwk,
+    fingerprint: z.string(),
+    status: z.enum(['active', 'revoked']),
+    enrolled_via: z.enum(['device_authorization', 'account_credentials']),
+    created_at: z.string(),
+    created_by: nullable(z.string()),
+    revoked_at: nullable(z.string()),
+    revoked_by: nullable(z.string()),
+  }),
+);
+const DeviceAuthItem = entity(
+  'device auth',
+  z.object({ device_id: z.string(), tenant_id: z.string(), name: z.string(), profile_id: z.string(), algorithm: Algorithm, public_key: Jwk }),
+);
+const ProfileItem = entity(
+  'agent profile',
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    enabled: z.boolean(),
+    grants: z.array(Grant),
+    version: z.number().int(),
+    // timestamps read as null when absent (items written by hand, as in tests)
+    created_at: nullable(z.string()),
+    updated_at: nullable(z.string()),
+    created_by: nullable(z.string()),
+    updated_by: nullable(z.string()),
+  }),
+);
 
 async function get(key: Record<string, string>): Promise<Record<string, unknown> | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
@@ -88,12 +134,12 @@ async function get(key: Record<string, string>): Promise<Record<string, unknown>
 
 export async function getDeviceAuth(deviceId: string): Promise<DeviceAuthRecord | undefined> {
   const item = await get(keys.deviceAuth(deviceId));
-  return item ? pick<DeviceAuthRecord>(item, ['device_id', 'tenant_id', 'name', 'profile_id', 'algorithm', 'public_key']) : undefined;
+  return item ? DeviceAuthItem.parse(item) : undefined;
 }
 
 export async function getDevice(tenantId: string, id: string): Promise<DeviceRecord | undefined> {
   const item = await get(keys.agentDevice(tenantId, id));
-  return item ? pick<DeviceRecord>(item, DEVICE_FIELDS) : undefined;
+  return item ? DeviceItem.parse(item) : undefined;
 }
 
 export async function listDevices(tenantId: string, page: { limit: number; offset?: number; cursor?: string }) {
@@ -103,9 +149,9 @@ export async function listDevices(tenantId: string, page: { limit: number; offse
     limit: page.limit,
     offset: page.offset,
     cursor: page.cursor,
-    projection: DEVICE_FIELDS,
+    projection: DeviceItem.fields,
   });
-  return { devices: out.items.map((i) => pick<DeviceRecord>(i, DEVICE_FIELDS)), nextCursor: out.nextCursor };
+  return { devices: out.items.map((i) => DeviceItem.parse(i)), nextCursor: out.nextCursor };
 }
 
 /** The two items of a new device (tenant item and global auth item), both new. */
@@ -177,7 +223,7 @@ export async function claimNonce(deviceId: string, nonce: string, keepUntilEpoch
 
 export async function getProfile(tenantId: string, id: string): Promise<ProfileRecord | undefined> {
   const item = await get(keys.agentProfile(tenantId, id));
-  return item ? pick<ProfileRecord>(item, PROFILE_FIELDS) : undefined;
+  return item ? ProfileItem.parse(item) : undefined;
 }
 
 export async function listProfiles(tenantId: string, page: { limit: number; offset?: number; cursor?: string }) {
@@ -187,9 +233,9 @@ export async function listProfiles(tenantId: string, page: { limit: number; offs
     limit: page.limit,
     offset: page.offset,
     cursor: page.cursor,
-    projection: PROFILE_FIELDS,
+    projection: ProfileItem.fields,
   });
-  return { profiles: out.items.map((i) => pick<ProfileRecord>(i, PROFILE_FIELDS)), nextCursor: out.nextCursor };
+  return { profiles: out.items.map((i) => ProfileItem.parse(i)), nextCursor: out.nextCursor };
 }
 
 /** Put of a profile: new (no item) or replacing exactly the version that was read. */
@@ -212,7 +258,7 @@ export const profileExists = (tenantId: string, id: string): TxItem => ({
 
 // ---------------------------------------------------------------- RFC 8628 authorizations
 
-export type AuthorizationStatus = 'pending' | 'approved' | 'denied' | 'issued' | 'enrolled';
+type AuthorizationStatus = 'pending' | 'approved' | 'denied' | 'issued' | 'enrolled';
 
 export interface AuthorizationRecord {
   /** The authorization's id (audit entries name it). */
@@ -241,14 +287,34 @@ export interface AuthorizationRecord {
   readonly device_id: string | null;
 }
 
-const AUTHZ_FIELDS = [
-  'id', 'code_hash', 'user_code_hash', 'name', 'public_key', 'algorithm', 'fingerprint', 'requested_profile_id', 'status', 'created_at',
-  'expires_at', 'interval', 'last_poll_at', 'tenant_id', 'profile_id', 'decided_by', 'decided_at', 'token_hash', 'device_id',
-] as const;
+const AuthorizationItem = entity(
+  'device authorization',
+  z.object({
+    id: z.string(),
+    code_hash: z.string(),
+    user_code_hash: z.string(),
+    name: z.string(),
+    public_key: Jwk,
+    algorithm: Algorithm,
+    fingerprint: z.string(),
+    requested_profile_id: nullable(z.string()),
+    status: z.enum(['pending', 'approved', 'denied', 'issued', 'enrolled']),
+    created_at: z.string(),
+    expires_at: z.number(),
+    interval: z.number(),
+    last_poll_at: z.number().default(0),
+    tenant_id: nullable(z.string()),
+    profile_id: nullable(z.string()),
+    decided_by: nullable(z.string()),
+    decided_at: nullable(z.string()),
+    token_hash: nullable(z.string()),
+    device_id: nullable(z.string()),
+  }),
+);
 
 export async function getAuthorization(codeHash: string): Promise<AuthorizationRecord | undefined> {
   const item = await get(keys.deviceAuthorization(codeHash));
-  return item ? pick<AuthorizationRecord>(item, AUTHZ_FIELDS) : undefined;
+  return item ? AuthorizationItem.parse(item) : undefined;
 }
 
 /** The authorization a user code points to (the pointer and the record both unexpired). */

@@ -7,7 +7,7 @@ import { eventPut } from '../events/outbox.js';
 import type { EventType } from '../events/catalogue.js';
 import type { CallContext } from '../auth/principal.js';
 
-export interface AuditResource {
+interface AuditResource {
   readonly type: string;
   readonly id: string;
   readonly name?: string;
@@ -64,7 +64,12 @@ export async function commit(ctx: CallContext, tenantId: string, items: TxItem[]
 }
 
 /** As commit(), returning the ids of both the audit entry and the outbox event. */
-export async function commitWithIds(ctx: CallContext, tenantId: string, items: TxItem[], change: Change): Promise<{ auditId: string; eventId?: string }> {
+export async function commitWithIds(
+  ctx: CallContext,
+  tenantId: string,
+  items: TxItem[],
+  change: Change,
+): Promise<{ auditId: string; eventId?: string }> {
   const audit = auditPut(ctx, tenantId, change);
   const all = [...items, audit.item];
   const event = change.event ? eventPut(tenantId, change.event.type, change.event.data) : undefined;

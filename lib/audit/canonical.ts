@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
  * code unit and no whitespace (RFC 8785 for the value types an entry holds: strings,
  * integers, booleans, null, objects and arrays).
  */
-export const CHAIN_VERSION = 'secrets-api audit chain v1';
+const CHAIN_VERSION = 'secrets-api audit chain v1';
 export const GENESIS = '0'.repeat(64);
 
 export function canonicalJson(value: unknown): string {
@@ -32,7 +32,9 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function linkHash(seq: number, prev: string, entry: Record<string, unknown>): string {
-  return createHash('sha256').update(`${CHAIN_VERSION}\n${seq}\n${prev}\n${canonicalJson(entry)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${CHAIN_VERSION}\n${seq}\n${prev}\n${canonicalJson(entry)}`)
+    .digest('hex');
 }
 
 /** The bytes an account's audit key signs for a chain head or an export digest. */

@@ -1,5 +1,8 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/v4';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
+import { queryPages, type QuerySpec } from '../store/pagination.js';
+import { entity } from '../store/entity.js';
 import { keys, tenantPk } from '../store/keys.js';
 import { transact, TxConditionFailed, type TxItem } from '../store/tx.js';
 import { nowIso } from '../ids.js';
@@ -44,7 +47,12 @@ export const auditSkRange = (from: number | undefined, to: number | undefined) =
   hi: `${keys.auditPrefix}${to !== undefined ? idPrefixAt(to + 1) : '~'}`,
 });
 
-export interface ChainHead {
+const ChainHeadItem = entity(
+  'audit chain head',
+  z.looseObject({ seq: z.number(), hash: z.string(), last_id: z.string(), signature: z.string(), sealed_at: z.string() }),
+);
+
+interface ChainHead {
   readonly seq: number;
   readonly hash: string;
   readonly last_id: string;
@@ -54,27 +62,21 @@ export interface ChainHead {
 
 export async function chainHead(tenantId: string): Promise<ChainHead | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.auditChain(tenantId), ConsistentRead: true }));
-  return out.Item as ChainHead | undefined;
+  return out.Item ? ChainHeadItem.parse(out.Item) : undefined;
 }
 
 async function unsealed(tenantId: string, head: ChainHead | undefined): Promise<Record<string, unknown>[]> {
   const lo = head ? `${keys.auditPrefix}${idPrefixAt(idTime(head.last_id) - LOOKBACK_MS)}` : keys.auditPrefix;
   const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
-        FilterExpression: 'attribute_not_exists(chain)',
-        ExpressionAttributeValues: { ':pk': tenantPk(tenantId), ':lo': lo, ':hi': `${keys.auditPrefix}~` },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start && items.length < 10 * BATCH);
+  const spec: QuerySpec = {
+    pk: tenantPk(tenantId),
+    sk: { between: [lo, `${keys.auditPrefix}~`] },
+    filter: { expression: 'attribute_not_exists(chain)' },
+  };
+  for await (const page of queryPages(spec)) {
+    items.push(...page.items);
+    if (items.length >= 10 * BATCH) break;
+  }
   return items;
 }
 
@@ -118,7 +120,14 @@ export async function sealTenant(tenantId: string): Promise<number> {
               UpdateExpression: 'SET seq = :seq, #h = :hash, last_id = :last, signature = :sig, sealed_at = :at',
               ConditionExpression: 'seq = :prev',
               ExpressionAttributeNames: { '#h': 'hash' },
-              ExpressionAttributeValues: { ':seq': next.seq, ':hash': next.hash, ':last': next.last_id, ':sig': next.signature, ':at': next.sealed_at, ':prev': head.seq },
+              ExpressionAttributeValues: {
+                ':seq': next.seq,
+                ':hash': next.hash,
+                ':last': next.last_id,
+                ':sig': next.signature,
+                ':at': next.sealed_at,
+                ':prev': head.seq,
+              },
             },
           }
         : { Put: { TableName: tableName(), Item: { ...keys.auditChain(tenantId), ...next }, ConditionExpression: 'attribute_not_exists(pk)' } },
@@ -144,24 +153,13 @@ export async function sealRecent(now = Date.now(), maxTenants = 200): Promise<nu
   const from = idPrefixAt((after ? idTime(after) : now) - 5_000);
   const tenants = new Set<string>();
   let newest = after ?? '';
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p AND gsi1sk > :from',
-        ExpressionAttributeValues: { ':p': 'AUDIT', ':from': from },
-        ExclusiveStartKey: start,
-        Limit: 1000,
-      }),
-    );
-    for (const item of out.Items ?? []) {
+  for await (const page of queryPages({ pk: 'AUDIT', index: 'gsi1', sk: { after: from } }, { want: () => 1000 })) {
+    for (const item of page.items) {
       tenants.add((item.pk as string).slice(2));
       if ((item.gsi1sk as string) > newest) newest = item.gsi1sk as string;
     }
-    start = out.LastEvaluatedKey;
-  } while (start && tenants.size < maxTenants);
+    if (tenants.size >= maxTenants) break;
+  }
   let sealed = 0;
   const queue = [...tenants];
   await Promise.all(

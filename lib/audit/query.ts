@@ -1,9 +1,7 @@
-import { BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { badRequest } from '../http/errors.js';
 import { nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
 import { keys, tenantPk } from '../store/keys.js';
-import { chunk } from '../store/util.js';
+import { getMany, queryPages, readPage, type QuerySpec } from '../store/pagination.js';
 import { digestMessage, GENESIS, presentEntry, type AuditEntry, type ChainLink } from './canonical.js';
 import { auditSkRange, chainHead, idPrefixAt, idTime, LOOKBACK_MS, sealTenant } from './chain.js';
 import { auditKey } from './signing-key.js';
@@ -25,7 +23,7 @@ export interface AuditFilter {
   readonly tenant_id?: string;
 }
 
-export type ListedEntry = AuditEntry & { chain: Pick<ChainLink, 'seq' | 'hash'> | null };
+type ListedEntry = AuditEntry & { chain: Pick<ChainLink, 'seq' | 'hash'> | null };
 
 const listed = (item: Record<string, unknown>): ListedEntry => {
   const chain = item.chain as ChainLink | undefined;
@@ -105,7 +103,11 @@ function decode(cursor: string, check: (v: Record<string, unknown>) => boolean):
 }
 
 /** An account's audit entries, newest first, filtered, with a cursor. */
-export async function listAudit(tenantId: string, f: AuditFilter, page: { limit: number; cursor?: string }): Promise<{ entries: ListedEntry[]; nextCursor?: string }> {
+export async function listAudit(
+  tenantId: string,
+  f: AuditFilter,
+  page: { limit: number; cursor?: string },
+): Promise<{ entries: ListedEntry[]; nextCursor?: string }> {
   const { lo, hi } = auditSkRange(f.from, f.to);
   let start: Record<string, unknown> | undefined;
   if (page.cursor) {
@@ -119,21 +121,16 @@ export async function listAudit(tenantId: string, f: AuditFilter, page: { limit:
   let lastSk: string | undefined;
   let dropped = false;
   let more = true;
-  while (entries.length < page.limit && more && scanned < SCAN_BUDGET) {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
-        ...(filtered ? { FilterExpression: fx.FilterExpression, ExpressionAttributeNames: fx.ExpressionAttributeNames } : {}),
-        ExpressionAttributeValues: { ':pk': tenantPk(tenantId), ':lo': lo, ':hi': hi, ...fx.values },
-        ScanIndexForward: false,
-        ExclusiveStartKey: start,
-        Limit: filtered ? 500 : page.limit - entries.length,
-        ConsistentRead: true,
-      }),
-    );
-    scanned += out.ScannedCount ?? 0;
-    for (const item of out.Items ?? []) {
+  const spec: QuerySpec = {
+    pk: tenantPk(tenantId),
+    sk: { between: [lo, hi] },
+    ...(filtered ? { filter: { expression: fx.FilterExpression!, names: fx.ExpressionAttributeNames, values: fx.values } } : {}),
+    newestFirst: true,
+  };
+  const want = () => (entries.length < page.limit && scanned < SCAN_BUDGET ? (filtered ? 500 : page.limit - entries.length) : 0);
+  for await (const out of queryPages(spec, { start, want })) {
+    scanned += out.scanned;
+    for (const item of out.items) {
       if (entries.length >= page.limit) {
         dropped = true;
         break;
@@ -141,8 +138,8 @@ export async function listAudit(tenantId: string, f: AuditFilter, page: { limit:
       entries.push(listed(item));
       lastSk = item.sk as string;
     }
-    start = out.LastEvaluatedKey;
-    more = start !== undefined;
+    start = out.last;
+    more = out.more;
   }
   // Full page: continue after the last entry returned. Budget spent: after the last item scanned.
   let nextSk: string | undefined;
@@ -152,11 +149,18 @@ export async function listAudit(tenantId: string, f: AuditFilter, page: { limit:
 }
 
 /** Every account's entries for the platform operator, newest first (the global AUDIT index). */
-export async function adminListAudit(f: AuditFilter, page: { limit: number; cursor?: string }): Promise<{ entries: ListedEntry[]; nextCursor?: string }> {
+export async function adminListAudit(
+  f: AuditFilter,
+  page: { limit: number; cursor?: string },
+): Promise<{ entries: ListedEntry[]; nextCursor?: string }> {
   if (f.tenant_id) return listAudit(f.tenant_id, f, page);
   let start: Record<string, unknown> | undefined;
   if (page.cursor) {
-    start = decode(page.cursor, (v) => v.gsi1pk === 'AUDIT' && typeof v.gsi1sk === 'string' && typeof v.pk === 'string' && typeof v.sk === 'string' && Object.keys(v).length === 4);
+    start = decode(
+      page.cursor,
+      (v) =>
+        v.gsi1pk === 'AUDIT' && typeof v.gsi1sk === 'string' && typeof v.pk === 'string' && typeof v.sk === 'string' && Object.keys(v).length === 4,
+    );
   }
   const lo = f.from !== undefined ? idPrefixAt(f.from) : '0';
   const hi = f.to !== undefined ? idPrefixAt(f.to + 1) : '~';
@@ -164,19 +168,9 @@ export async function adminListAudit(f: AuditFilter, page: { limit: number; curs
   let scanned = 0;
   let cursorKey: Record<string, string> | undefined;
   let more = true;
-  while (entries.length < page.limit && more && scanned < SCAN_BUDGET) {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p AND gsi1sk BETWEEN :lo AND :hi',
-        ExpressionAttributeValues: { ':p': 'AUDIT', ':lo': lo, ':hi': hi },
-        ScanIndexForward: false,
-        ExclusiveStartKey: start,
-        Limit: 100,
-      }),
-    );
-    const refs = out.Items ?? [];
+  const want = () => (entries.length < page.limit && scanned < SCAN_BUDGET ? 100 : 0);
+  for await (const out of queryPages({ pk: 'AUDIT', index: 'gsi1', sk: { between: [lo, hi] }, newestFirst: true }, { start, want })) {
+    const refs = out.items;
     scanned += refs.length;
     const items = await batchGet(refs.map((r) => ({ pk: r.pk as string, sk: r.sk as string })));
     for (const ref of refs) {
@@ -185,8 +179,7 @@ export async function adminListAudit(f: AuditFilter, page: { limit: number; curs
       if (item && matches(item, f)) entries.push(listed(item));
       if (entries.length >= page.limit) break;
     }
-    start = out.LastEvaluatedKey;
-    more = start !== undefined;
+    more = out.more;
   }
   const lastRef = cursorKey;
   const exhausted = !more && entries.length < page.limit;
@@ -194,44 +187,25 @@ export async function adminListAudit(f: AuditFilter, page: { limit: number; curs
 }
 
 async function batchGet(refs: { pk: string; sk: string }[]): Promise<Map<string, Record<string, unknown>>> {
-  const found = new Map<string, Record<string, unknown>>();
-  for (const part of chunk(refs, 100)) {
-    let request: Record<string, { Keys: Record<string, unknown>[]; ConsistentRead?: boolean }> | undefined = {
-      [tableName()]: { Keys: part, ConsistentRead: true },
-    };
-    while (request && Object.keys(request).length > 0) {
-      const out = await db().send(new BatchGetCommand({ RequestItems: request as never }));
-      for (const item of out.Responses?.[tableName()] ?? []) found.set(`${item.pk as string}|${item.sk as string}`, item);
-      request = out.UnprocessedKeys as typeof request;
-    }
-  }
-  return found;
+  return new Map((await getMany(refs)).map((item) => [`${item.pk as string}|${item.sk as string}`, item]));
 }
 
-async function queryRange(tenantId: string, lo: string, hi: string, after: string | undefined, budgetItems: number): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined = after ? { pk: tenantPk(tenantId), sk: after } : undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
-        ExpressionAttributeValues: { ':pk': tenantPk(tenantId), ':lo': lo, ':hi': hi },
-        ExclusiveStartKey: start,
-        Limit: Math.min(1000, budgetItems - items.length),
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start && items.length < budgetItems);
-  return { items, more: start !== undefined };
+async function queryRange(
+  tenantId: string,
+  lo: string,
+  hi: string,
+  after: string | undefined,
+  budgetItems: number,
+): Promise<{ items: Record<string, unknown>[]; more: boolean }> {
+  return readPage({ pk: tenantPk(tenantId), sk: { between: [lo, hi] } }, budgetItems, {
+    start: after ? { pk: tenantPk(tenantId), sk: after } : undefined,
+  });
 }
 
 /** Entries per export response at most; the rest follows with the returned cursor. */
-export const EXPORT_MAX_ENTRIES = 5_000;
+const EXPORT_MAX_ENTRIES = 5_000;
 
-export interface AuditExport {
+interface AuditExport {
   readonly entries: Record<string, unknown>[];
   readonly digest: Record<string, unknown>;
   readonly signature: string;
@@ -305,7 +279,25 @@ export async function exportAudit(tenantId: string, range: { from: number; to: n
   return { entries, digest, signature: key.sign(digestMessage(digest)), ...(nextCursor ? { nextCursor } : {}) };
 }
 
-const CSV_COLUMNS = ['id', 'time', 'actor_type', 'actor_id', 'actor_user', 'action', 'resource_type', 'resource_id', 'resource_name', 'outcome', 'request_id', 'source_ip', 'user_agent', 'detail', 'chain_seq', 'chain_prev', 'chain_hash'] as const;
+const CSV_COLUMNS = [
+  'id',
+  'time',
+  'actor_type',
+  'actor_id',
+  'actor_user',
+  'action',
+  'resource_type',
+  'resource_id',
+  'resource_name',
+  'outcome',
+  'request_id',
+  'source_ip',
+  'user_agent',
+  'detail',
+  'chain_seq',
+  'chain_prev',
+  'chain_hash',
+] as const;
 
 const csvCell = (v: unknown): string => {
   if (v === null || v === undefined) return '';
@@ -321,9 +313,23 @@ export function exportToCsv(entries: Record<string, unknown>[]): string {
     const r = (e.resource ?? {}) as Record<string, unknown>;
     const c = (e.chain ?? {}) as Record<string, unknown>;
     const row: Record<(typeof CSV_COLUMNS)[number], unknown> = {
-      id: e.id, time: e.time, actor_type: a.type, actor_id: a.id, actor_user: a.user, action: e.action,
-      resource_type: r.type, resource_id: r.id, resource_name: r.name, outcome: e.outcome, request_id: e.request_id,
-      source_ip: e.source_ip, user_agent: e.user_agent, detail: e.detail, chain_seq: c.seq, chain_prev: c.prev, chain_hash: c.hash,
+      id: e.id,
+      time: e.time,
+      actor_type: a.type,
+      actor_id: a.id,
+      actor_user: a.user,
+      action: e.action,
+      resource_type: r.type,
+      resource_id: r.id,
+      resource_name: r.name,
+      outcome: e.outcome,
+      request_id: e.request_id,
+      source_ip: e.source_ip,
+      user_agent: e.user_agent,
+      detail: e.detail,
+      chain_seq: c.seq,
+      chain_prev: c.prev,
+      chain_hash: c.hash,
     };
     return CSV_COLUMNS.map((k) => csvCell(row[k])).join(',');
   });

@@ -18,7 +18,7 @@ export interface PublicJwk {
   readonly x: string;
 }
 
-export interface AuditKey {
+interface AuditKey {
   readonly publicJwk: PublicJwk;
   /** Ed25519 signature of the UTF-8 message, base64url. */
   sign(message: string): string;

@@ -18,7 +18,7 @@ import { digestMessage, GENESIS, headMessage, linkHash, type ChainLink } from '.
  * Pure and dependency-free apart from Node.js, so customers can run it as is
  * (scripts/audit-verify.ts wraps it for the command line).
  */
-export interface VerifyResult {
+interface VerifyResult {
   readonly ok: boolean;
   readonly count: number;
   readonly first_seq: number | null;
@@ -53,9 +53,11 @@ export function verifyChain(entries: readonly Record<string, unknown>[], prevHas
       problems.push(`entry ${id}: no chain link`);
       continue;
     }
-    if (expectSeq !== null && chain.seq !== expectSeq) problems.push(`entry ${id}: seq ${chain.seq} where ${expectSeq} was expected (an entry is missing or out of order)`);
+    if (expectSeq !== null && chain.seq !== expectSeq)
+      problems.push(`entry ${id}: seq ${chain.seq} where ${expectSeq} was expected (an entry is missing or out of order)`);
     if (chain.prev !== prev) problems.push(`entry ${id} (seq ${chain.seq}): prev does not match the previous entry's hash`);
-    if (linkHash(chain.seq, chain.prev, entry) !== chain.hash) problems.push(`entry ${id} (seq ${chain.seq}): content does not match its hash (modified)`);
+    if (linkHash(chain.seq, chain.prev, entry) !== chain.hash)
+      problems.push(`entry ${id} (seq ${chain.seq}): content does not match its hash (modified)`);
     prev = chain.hash;
     expectSeq = chain.seq + 1;
   }
@@ -89,7 +91,8 @@ export function verifyExport(text: string, opts: { publicKey?: JwkOkp } = {}): V
     const head = digest.head as { seq?: number; hash?: string; signature?: string } | undefined;
     if (head && last && head.seq === last.seq) {
       if (head.hash !== last.hash) problems.push('the chain head does not match the last entry');
-      else if (!verifySig(jwk, headMessage(digest.tenant_id as string, head.seq, head.hash), head.signature ?? '')) problems.push('the chain head signature does not verify');
+      else if (!verifySig(jwk, headMessage(digest.tenant_id as string, head.seq, head.hash), head.signature ?? ''))
+        problems.push('the chain head signature does not verify');
     }
   }
   return { ok: problems.length === 0, count: parsed.length, first_seq: firstSeq, last_seq: last?.seq ?? null, problems };

@@ -17,7 +17,7 @@ export function generateApiKey(): { key: string; prefix: string } {
 export const hashApiKey = (key: string): string => createHash('sha256').update(key, 'utf8').digest('hex');
 
 /** The public part of a presented key, for logs ("scm_abcdefgh"); never the secret part. */
-export const publicPrefix = (key: string): string => (API_KEY_RE.test(key) ? key.slice(0, 13) : 'custom');
+export const publicPrefix = (key: string): string => (API_KEY_RE.test(key) ? key.slice(0, 12) : 'custom');
 
 export function sameHash(a: string, b: string): boolean {
   const x = Buffer.from(a, 'hex');

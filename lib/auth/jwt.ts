@@ -1,7 +1,8 @@
 import { SignJWT, jwtVerify, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
+import { queryFirst } from '../store/pagination.js';
 import { newId, nowIso, UUID_RE } from '../ids.js';
 import { openJson, sealJson } from '../crypto/envelope.js';
 
@@ -22,17 +23,7 @@ export interface AccessClaims {
 }
 
 async function currentSigningKey(tenantId: string): Promise<{ kid: string; privateJwk: JWK }> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': keys.tokenKeyPrefix },
-      ScanIndexForward: false,
-      Limit: 1,
-      ConsistentRead: true,
-    }),
-  );
-  const item = out.Items?.[0];
+  const item = await queryFirst({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.tokenKeyPrefix }, newestFirst: true });
   if (item) {
     const kid = item.kid as string;
     return { kid, privateJwk: await openJson<JWK>({ tenantId, type: 'token_key', id: kid, version: 1 }, item.private as Uint8Array) };

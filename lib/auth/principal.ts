@@ -2,7 +2,7 @@ import type { Tenant } from '../store/tenants.js';
 
 /**
  * Who is calling, after verification. The tenant comes from here and nowhere else: never
- * from a path, query or body (DESIGN.md §6). Every domain call receives it explicitly.
+ * from a path, query or body (docs/architecture.md, "Identity and tenancy"). Every domain call receives it explicitly.
  */
 export interface Principal {
   /**

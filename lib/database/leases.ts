@@ -1,4 +1,6 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { entity } from '../store/entity.js';
+import * as z from 'zod/v4';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { commit, recordAudit } from '../audit/audit.js';
 import { config } from '../config.js';
@@ -6,6 +8,7 @@ import { badRequest, notFound, serviceUnavailable } from '../http/errors.js';
 import { logger } from '../http/logger.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
+import { queryCount } from '../store/pagination.js';
 import { keys } from '../store/keys.js';
 import { actorName } from '../store/resources.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
@@ -32,9 +35,9 @@ import { newPassword, newUsername } from './usernames.js';
  * could not be cleaned up at once: kept, out of the API's sight, for the sweeper to retry
  * now). The API shows only active and revoked leases; pending and failed ones are 404.
  */
-export type LeaseStatus = 'pending' | 'active' | 'revoked' | 'failed';
+type LeaseStatus = 'pending' | 'active' | 'revoked' | 'failed';
 
-export interface LeaseRecord {
+interface LeaseRecord {
   readonly id: string;
   readonly tenant_id: string;
   readonly role_id: string;
@@ -53,7 +56,7 @@ export interface LeaseRecord {
 }
 
 /** What the caller of POST /database/roles/{id}/credentials receives (the only time the password is seen). */
-export interface IssuedLease {
+interface IssuedLease {
   readonly lease_id: string;
   readonly username: string;
   readonly password: string;
@@ -61,7 +64,7 @@ export interface IssuedLease {
   readonly ttl_seconds: number;
 }
 
-export interface RevokedLease {
+interface RevokedLease {
   readonly lease_id: string;
   readonly role_id: string;
   readonly username: string;
@@ -72,13 +75,27 @@ export interface RevokedLease {
   readonly already_revoked: boolean;
 }
 
-const LEASE_FIELDS = [
-  'id', 'tenant_id', 'role_id', 'role_name', 'connection_id', 'engine', 'username', 'status', 'revocation_statements',
-  'created_at', 'expires_at', 'ttl_seconds', 'issued_by', 'revoked_at', 'revoked_by',
-] as const;
-
-const toLease = (item: Record<string, unknown>): LeaseRecord =>
-  Object.fromEntries(LEASE_FIELDS.filter((f) => item[f] !== undefined).map((f) => [f, item[f]])) as unknown as LeaseRecord;
+const LeaseItem = entity(
+  'database lease',
+  z.object({
+    id: z.string(),
+    tenant_id: z.string(),
+    role_id: z.string(),
+    role_name: z.string(),
+    connection_id: z.string(),
+    engine: z.enum(['postgresql', 'mysql', 'mariadb']),
+    username: z.string(),
+    status: z.enum(['pending', 'active', 'revoked', 'failed']),
+    revocation_statements: z.array(z.string()),
+    created_at: z.string(),
+    expires_at: z.string(),
+    ttl_seconds: z.number(),
+    issued_by: z.string(),
+    revoked_at: z.string().optional(),
+    revoked_by: z.string().optional(),
+  }),
+);
+const toLease = (item: Record<string, unknown>): LeaseRecord => LeaseItem.parse(item);
 
 const epoch = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 const PENDING_GRACE_MS = 5 * 60_000;
@@ -110,7 +127,11 @@ async function dropQuietly(session: AdminSession | undefined, lease: LeaseRecord
       if (!session) await s.close();
     }
   } catch (error) {
-    logger.warn('lease login cleanup failed', { tenant_id: lease.tenant_id, lease_id: lease.id, code: error instanceof DatabaseError ? error.code : 'unknown' });
+    logger.warn('lease login cleanup failed', {
+      tenant_id: lease.tenant_id,
+      lease_id: lease.id,
+      code: error instanceof DatabaseError ? error.code : 'unknown',
+    });
     return false;
   }
 }
@@ -122,10 +143,18 @@ async function keepForSweeper(lease: LeaseRecord): Promise<void> {
     .send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...keys.lease(lease.tenant_id, lease.id), ...keys.leaseExpiryIndex(lease.tenant_id, lease.id, at), ...lease, status: 'failed', ttl: epoch(lease.expires_at) + retention() },
+        Item: {
+          ...keys.lease(lease.tenant_id, lease.id),
+          ...keys.leaseExpiryIndex(lease.tenant_id, lease.id, at),
+          ...lease,
+          status: 'failed',
+          ttl: epoch(lease.expires_at) + retention(),
+        },
       }),
     )
-    .catch((error: unknown) => logger.error('could not record a failed lease for cleanup', { tenant_id: lease.tenant_id, lease_id: lease.id, error: error as Error }));
+    .catch((error: unknown) =>
+      logger.error('could not record a failed lease for cleanup', { tenant_id: lease.tenant_id, lease_id: lease.id, error: error as Error }),
+    );
 }
 
 /**
@@ -142,7 +171,9 @@ export async function issueLease(ctx: CallContext, roleId: string, opts: { ttlSe
   const role = await loadRole(tid, roleId);
   const ttl = opts.ttlSeconds ?? role.defaultTtlSeconds;
   if (ttl > role.maxTtlSeconds) {
-    throw badRequest(`ttl_seconds exceeds the role's max_ttl_seconds (${role.maxTtlSeconds})`, [{ path: 'body.ttl_seconds', message: `at most ${role.maxTtlSeconds}` }]);
+    throw badRequest(`ttl_seconds exceeds the role's max_ttl_seconds (${role.maxTtlSeconds})`, [
+      { path: 'body.ttl_seconds', message: `at most ${role.maxTtlSeconds}` },
+    ]);
   }
   const conn = await loadConnection(tid, role.connectionId);
   const engine = conn.settings.engine;
@@ -170,7 +201,12 @@ export async function issueLease(ctx: CallContext, roleId: string, opts: { ttlSe
   await db().send(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...keys.lease(tid, lease.id), ...keys.leaseExpiryIndex(tid, lease.id, cleanupAt), ...lease, ttl: epoch(lease.expires_at) + retention() },
+      Item: {
+        ...keys.lease(tid, lease.id),
+        ...keys.leaseExpiryIndex(tid, lease.id, cleanupAt),
+        ...lease,
+        ttl: epoch(lease.expires_at) + retention(),
+      },
       ConditionExpression: 'attribute_not_exists(pk)',
     }),
   );
@@ -202,7 +238,11 @@ export async function issueLease(ctx: CallContext, roleId: string, opts: { ttlSe
       UpdateExpression: 'SET #s = :active, gsi1sk = :due',
       ConditionExpression: '#s = :pending',
       ExpressionAttributeNames: { '#s': 'status' },
-      ExpressionAttributeValues: { ':active': 'active', ':pending': 'pending', ':due': keys.leaseExpiryIndex(tid, lease.id, lease.expires_at).gsi1sk },
+      ExpressionAttributeValues: {
+        ':active': 'active',
+        ':pending': 'pending',
+        ':due': keys.leaseExpiryIndex(tid, lease.id, lease.expires_at).gsi1sk,
+      },
     },
   };
   try {
@@ -216,7 +256,8 @@ export async function issueLease(ctx: CallContext, roleId: string, opts: { ttlSe
     // The caller will not receive the password: take the login back.
     if (await dropQuietly(undefined, lease)) await deleteLease(tid, lease.id).catch(() => undefined);
     else await keepForSweeper(lease);
-    if (error instanceof TxConditionFailed) throw serviceUnavailable('the lease could not be recorded; its login was removed again and nothing was issued', error);
+    if (error instanceof TxConditionFailed)
+      throw serviceUnavailable('the lease could not be recorded; its login was removed again and nothing was issued', error);
     throw error;
   }
   return { lease_id: lease.id, username, password, expires_at: lease.expires_at, ttl_seconds: ttl };
@@ -224,11 +265,16 @@ export async function issueLease(ctx: CallContext, roleId: string, opts: { ttlSe
 
 function checkedUsername(role: DatabaseRole, engine: Engine): string {
   const problems = databaseRoleProblems(
-    { creation_statements: role.creationStatements, revocation_statements: role.revocationStatements, ...(role.usernameTemplate ? { username_template: role.usernameTemplate } : {}) },
+    {
+      creation_statements: role.creationStatements,
+      revocation_statements: role.revocationStatements,
+      ...(role.usernameTemplate ? { username_template: role.usernameTemplate } : {}),
+    },
     engine,
   );
   if (role.creationStatements.length === 0) problems.push({ field: 'creation_statements', message: 'no creation statements' });
-  if (problems.length > 0) throw serviceUnavailable(`database role ${role.id} is misconfigured: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
+  if (problems.length > 0)
+    throw serviceUnavailable(`database role ${role.id} is misconfigured: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
   try {
     return newUsername(role.usernameTemplate, role.name, engine);
   } catch (error) {
@@ -284,23 +330,43 @@ export async function revokeLease(ctx: CallContext, leaseId: string, opts: { by?
   const revokedAt = nowIso();
   const by = opts.by ?? 'api';
   try {
-    await commit(ctx, tid, [
+    await commit(
+      ctx,
+      tid,
+      [
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.lease(tid, lease.id),
+            UpdateExpression: 'SET #s = :revoked, revoked_at = :at, revoked_by = :by, #ttl = :ttl REMOVE gsi1pk, gsi1sk',
+            ConditionExpression: '#s = :active',
+            ExpressionAttributeNames: { '#s': 'status', '#ttl': 'ttl' },
+            ExpressionAttributeValues: {
+              ':revoked': 'revoked',
+              ':active': 'active',
+              ':at': revokedAt,
+              ':by': by === 'sweeper' ? 'sweeper' : actorName(ctx),
+              ':ttl': epoch(revokedAt) + retention(),
+            },
+          },
+        },
+      ],
       {
-        Update: {
-          TableName: tableName(),
-          Key: keys.lease(tid, lease.id),
-          UpdateExpression: 'SET #s = :revoked, revoked_at = :at, revoked_by = :by, #ttl = :ttl REMOVE gsi1pk, gsi1sk',
-          ConditionExpression: '#s = :active',
-          ExpressionAttributeNames: { '#s': 'status', '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ':revoked': 'revoked', ':active': 'active', ':at': revokedAt, ':by': by === 'sweeper' ? 'sweeper' : actorName(ctx), ':ttl': epoch(revokedAt) + retention() },
+        action: 'database.lease_revoke',
+        resource: { type: 'database_lease', id: lease.id, name: lease.username },
+        detail: {
+          role_id: lease.role_id,
+          connection_id: lease.connection_id,
+          by,
+          login_existed: existed,
+          expired: Date.parse(lease.expires_at) <= Date.now(),
+        },
+        event: {
+          type: 'lease.revoked',
+          data: { id: lease.id, resource_id: lease.connection_id, role_id: lease.role_id, expires_at: lease.expires_at },
         },
       },
-    ], {
-      action: 'database.lease_revoke',
-      resource: { type: 'database_lease', id: lease.id, name: lease.username },
-      detail: { role_id: lease.role_id, connection_id: lease.connection_id, by, login_existed: existed, expired: Date.parse(lease.expires_at) <= Date.now() },
-      event: { type: 'lease.revoked', data: { id: lease.id, resource_id: lease.connection_id, role_id: lease.role_id, expires_at: lease.expires_at } },
-    });
+    );
   } catch (error) {
     if (error instanceof TxConditionFailed) {
       const again = await getLease(tid, lease.id);
@@ -317,37 +383,29 @@ export async function revokeLease(ctx: CallContext, leaseId: string, opts: { by?
  */
 export async function cleanUpAbandoned(lease: LeaseRecord): Promise<boolean> {
   if (!(await dropQuietly(undefined, lease))) return false;
-  await db().send(
-    new DeleteCommand({
-      TableName: tableName(),
-      Key: keys.lease(lease.tenant_id, lease.id),
-      ConditionExpression: '#s IN (:p, :f)',
-      ExpressionAttributeNames: { '#s': 'status' },
-      ExpressionAttributeValues: { ':p': 'pending', ':f': 'failed' },
-    }),
-  ).catch(() => undefined);
+  await db()
+    .send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: keys.lease(lease.tenant_id, lease.id),
+        ConditionExpression: '#s IN (:p, :f)',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':p': 'pending', ':f': 'failed' },
+      }),
+    )
+    .catch(() => undefined);
   return true;
 }
 
 /** Active leases of a connection in an account (rotation reports them; it never touches them). */
 export async function countActiveLeases(tenantId: string, connectionId: string): Promise<number> {
-  let count = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        FilterExpression: '#s = :active AND connection_id = :c AND expires_at > :now',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': keys.leasePrefix, ':active': 'active', ':c': connectionId, ':now': nowIso() },
-        Select: 'COUNT',
-        ExclusiveStartKey: start,
-      }),
-    );
-    count += out.Count ?? 0;
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return count;
+  return queryCount({
+    pk: keys.tenant(tenantId).pk,
+    sk: { prefix: keys.leasePrefix },
+    filter: {
+      expression: '#s = :active AND connection_id = :c AND expires_at > :now',
+      names: { '#s': 'status' },
+      values: { ':active': 'active', ':c': connectionId, ':now': nowIso() },
+    },
+  });
 }
-

@@ -11,13 +11,19 @@ import { renderStatement, TemplateError, type TemplateValues } from './template.
  */
 
 /** `{{expiration}}`: ISO-8601 UTC for PostgreSQL (VALID UNTIL takes it); `YYYY-MM-DD HH:MM:SS` UTC for MySQL/MariaDB. */
-export function formatExpiration(dialect: AdminSession['dialect'], at: Date): string {
+function formatExpiration(dialect: AdminSession['dialect'], at: Date): string {
   const iso = at.toISOString();
   return dialect === 'postgresql' ? iso : iso.slice(0, 19).replace('T', ' ');
 }
 
 /** Renders every statement before anything runs: a bad template fails with nothing done. */
-function renderAll(s: AdminSession, templates: readonly string[], values: TemplateValues, phase: 'create' | 'revoke' | 'rotate', what: string): string[] {
+function renderAll(
+  s: AdminSession,
+  templates: readonly string[],
+  values: TemplateValues,
+  phase: 'create' | 'revoke' | 'rotate',
+  what: string,
+): string[] {
   return templates.map((t, i) => {
     try {
       return renderStatement(t, s.dialect, values, s.escape);
@@ -32,7 +38,13 @@ function renderAll(s: AdminSession, templates: readonly string[], values: Templa
  * Runs statements; on PostgreSQL inside one transaction (its DDL is transactional: all or
  * nothing). `then` runs last, inside the same transaction.
  */
-async function runAll(s: AdminSession, statements: readonly string[], phase: 'create' | 'revoke' | 'rotate', what: string, then?: () => Promise<void>): Promise<void> {
+async function runAll(
+  s: AdminSession,
+  statements: readonly string[],
+  phase: 'create' | 'revoke' | 'rotate',
+  what: string,
+  then?: () => Promise<void>,
+): Promise<void> {
   if (s.dialect === 'postgresql') await s.exec('BEGIN', phase, 'BEGIN');
   try {
     for (const [i, sql] of statements.entries()) await s.exec(sql, phase, `${what} ${i + 1}`);
@@ -51,17 +63,26 @@ async function runAll(s: AdminSession, statements: readonly string[], phase: 'cr
  * it whatever the statements said. On PostgreSQL a failure rolls the whole set back; on
  * MySQL/MariaDB (DDL commits at once) the caller cleans up with revokeLogin.
  */
-export async function createLogin(s: AdminSession, templates: readonly string[], v: { name: string; password: string; expiresAt: Date }): Promise<void> {
+export async function createLogin(
+  s: AdminSession,
+  templates: readonly string[],
+  v: { name: string; password: string; expiresAt: Date },
+): Promise<void> {
   const expiration = formatExpiration(s.dialect, v.expiresAt);
   const statements = renderAll(s, templates, { name: v.name, password: v.password, expiration }, 'create', 'creation statement');
   const noLogin = () => new DatabaseError('create', 'NO_LOGIN', 'the creation statements did not create the login {{name}}');
   await runAll(s, statements, 'create', 'creation statement', async () => {
     if (!(await loginExists(s, v.name, 'create'))) throw noLogin();
-    if (s.dialect === 'postgresql') await s.exec(`ALTER ROLE ${s.escape.identifier(v.name)} VALID UNTIL ${s.escape.literal(expiration)}`, 'create', 'the lease expiry (VALID UNTIL)');
+    if (s.dialect === 'postgresql')
+      await s.exec(
+        `ALTER ROLE ${s.escape.identifier(v.name)} VALID UNTIL ${s.escape.literal(expiration)}`,
+        'create',
+        'the lease expiry (VALID UNTIL)',
+      );
   });
 }
 
-export async function loginExists(s: AdminSession, name: string, phase: 'create' | 'revoke' = 'revoke'): Promise<boolean> {
+async function loginExists(s: AdminSession, name: string, phase: 'create' | 'revoke' = 'revoke'): Promise<boolean> {
   if (s.dialect === 'postgresql') {
     return (await s.query('SELECT 1 AS x FROM pg_catalog.pg_roles WHERE rolname = $1', [name], phase, 'the login lookup')).length > 0;
   }
@@ -86,7 +107,12 @@ async function terminateSessions(s: AdminSession, name: string): Promise<void> {
     }
     return;
   }
-  const rows = await s.query<{ id: number | string }>('SELECT ID AS id FROM information_schema.PROCESSLIST WHERE USER = ? AND ID <> CONNECTION_ID()', [name], 'revoke', 'the session lookup');
+  const rows = await s.query<{ id: number | string }>(
+    'SELECT ID AS id FROM information_schema.PROCESSLIST WHERE USER = ? AND ID <> CONNECTION_ID()',
+    [name],
+    'revoke',
+    'the session lookup',
+  );
   for (const r of rows) {
     const id = Number(r.id);
     if (!Number.isSafeInteger(id) || id <= 0) continue;
@@ -140,7 +166,8 @@ export async function revokeLogin(s: AdminSession, name: string, templates: read
   for (const a of accounts) await s.exec(`ALTER USER ${a} ACCOUNT LOCK`, 'revoke', 'the login lock');
   await terminateSessions(s, name);
   if (hosts.length === 0) return { existed: false };
-  const statements = templates.length > 0 ? renderAll(s, templates, { name }, 'revoke', 'revocation statement') : accounts.map((a) => `DROP USER IF EXISTS ${a}`);
+  const statements =
+    templates.length > 0 ? renderAll(s, templates, { name }, 'revoke', 'revocation statement') : accounts.map((a) => `DROP USER IF EXISTS ${a}`);
   await runAll(s, statements, 'revoke', 'revocation statement');
   return { existed: true };
 }

@@ -1,7 +1,7 @@
 import { notFound, serviceUnavailable } from '../http/errors.js';
 import { openSecret, readResource, type ResourceRecord } from '../store/resources.js';
 import { checkTemplate, TemplateError, type Dialect } from './template.js';
-import { dialectOf, type ConnectionSettings, type Engine } from './session.js';
+import { dialectOf, type ConnectionSettings, type Engine } from './settings.js';
 import { checkUsernameTemplate } from './usernames.js';
 
 /**
@@ -16,7 +16,7 @@ import { checkUsernameTemplate } from './usernames.js';
  *   database, username, tls_mode, tls_ca_certificate?, tls_client_certificate?,
  *   connect_timeout_seconds; sealed: password, tls_client_key?.
  */
-export const ENGINES: readonly Engine[] = ['postgresql', 'mysql', 'mariadb'];
+const ENGINES: readonly Engine[] = ['postgresql', 'mysql', 'mariadb'];
 
 export interface DatabaseRole {
   readonly id: string;
@@ -30,7 +30,7 @@ export interface DatabaseRole {
   readonly usernameTemplate: string | undefined;
 }
 
-export interface StoredConnection {
+interface StoredConnection {
   readonly settings: ConnectionSettings;
   readonly record: ResourceRecord<Record<string, unknown>>;
   /** The opened secret part (password, tls_client_key), for rotation's read-modify-write. */
@@ -104,7 +104,7 @@ const STATEMENT_FIELDS = [
   ['rotation_statements', ['expiration']],
 ] as const;
 
-export interface RoleProblem {
+interface RoleProblem {
   readonly field: string;
   readonly message: string;
 }

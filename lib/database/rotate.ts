@@ -34,7 +34,7 @@ import { newPassword } from './usernames.js';
  * Outstanding leases are separate logins and are not touched (spec: rotation is not
  * revocation); the answer counts them.
  */
-export interface RotationResult {
+interface RotationResult {
   readonly role_id: string;
   readonly connection_id: string;
   readonly connection_version: number;
@@ -59,7 +59,8 @@ async function acquireLock(tenantId: string, connectionId: string): Promise<stri
       }),
     );
   } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw conflict('a rotation of this connection is in progress; try again when it has finished', 'rotation_in_progress');
+    if (error instanceof ConditionalCheckFailedException)
+      throw conflict('a rotation of this connection is in progress; try again when it has finished', 'rotation_in_progress');
     throw error;
   }
   return owner;
@@ -84,7 +85,8 @@ export async function rotateRoleConnection(ctx: CallContext, roleId: string): Pr
   const role = await loadRole(tid, roleId);
   const first = await loadConnection(tid, role.connectionId);
   const problems = databaseRoleProblems({ rotation_statements: role.rotationStatements }, first.settings.engine);
-  if (problems.length > 0) throw serviceUnavailable(`database role ${role.id} is misconfigured: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
+  if (problems.length > 0)
+    throw serviceUnavailable(`database role ${role.id} is misconfigured: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')}`);
 
   const owner = await acquireLock(tid, role.connectionId);
   try {
@@ -104,7 +106,11 @@ export async function rotateRoleConnection(ctx: CallContext, roleId: string): Pr
           await setAdminPassword(session, role.rotationStatements, old.username, old.password);
           return true;
         } catch (error) {
-          logger.error('database admin password rollback failed', { tenant_id: tid, connection_id: old.id, code: error instanceof DatabaseError ? error.code : 'unknown' });
+          logger.error('database admin password rollback failed', {
+            tenant_id: tid,
+            connection_id: old.id,
+            code: error instanceof DatabaseError ? error.code : 'unknown',
+          });
           return false;
         }
       };
@@ -142,12 +148,18 @@ export async function rotateRoleConnection(ctx: CallContext, roleId: string): Pr
       } catch (error) {
         const restored = await restore();
         if (!restored) {
-          throw serviceUnavailable(`the new admin password could not be stored and restoring the old one on the server failed: set the current password with PUT /api/v1/integrations/${old.id}`, error);
+          throw serviceUnavailable(
+            `the new admin password could not be stored and restoring the old one on the server failed: set the current password with PUT /api/v1/integrations/${old.id}`,
+            error,
+          );
         }
         if (error instanceof HttpError && error.status === 409) {
           throw conflict('the connection was changed during the rotation; the old password was restored and nothing changed', 'stale_etag');
         }
-        throw serviceUnavailable('the new admin password could not be stored; the old password was restored on the server and nothing changed', error);
+        throw serviceUnavailable(
+          'the new admin password could not be stored; the old password was restored on the server and nothing changed',
+          error,
+        );
       }
       const outstanding = await countActiveLeases(tid, old.id);
       return {

@@ -6,6 +6,9 @@ import mysql from 'mysql2/promise';
 import { config } from '../config.js';
 import { connectError, DatabaseError, statementError, type DbPhase } from './errors.js';
 import type { Dialect, Escaper } from './template.js';
+import type { ConnectionSettings, TlsSettings } from './settings.js';
+
+export type { ConnectionSettings, Engine } from './settings.js';
 
 /**
  * One admin session on a customer's database server, over the engine's own driver (`pg`,
@@ -14,31 +17,6 @@ import type { Dialect, Escaper } from './template.js';
  * `query` runs the service's own fixed SQL with server-side parameters. Every driver error
  * is replaced by a sanitised DatabaseError (lib/database/errors.ts) before it leaves.
  */
-export type Engine = 'postgresql' | 'mysql' | 'mariadb';
-
-export interface ConnectionSettings {
-  readonly id: string;
-  readonly engine: Engine;
-  readonly host: string;
-  readonly port: number;
-  readonly database: string | null;
-  readonly username: string;
-  readonly password: string;
-  /** The connection's own connect timeout; bounded by DATABASE_CONNECT_TIMEOUT_MS. */
-  readonly connectTimeoutMs?: number | undefined;
-  readonly tls: TlsSettings;
-}
-
-/** `disable`: plain TCP; `require`: TLS without certificate checks; `verify-ca`: chain only; `verify-full`: chain and host name. */
-export interface TlsSettings {
-  readonly mode: 'disable' | 'require' | 'verify-ca' | 'verify-full';
-  /** PEM bundle of trusted CAs (default: the system's). */
-  readonly ca?: string;
-  /** Client certificate and key (PEM) for servers that require one. */
-  readonly cert?: string;
-  readonly key?: string;
-}
-
 export interface AdminSession {
   readonly dialect: Dialect;
   readonly escape: Escaper;
@@ -48,8 +26,6 @@ export interface AdminSession {
   query<T extends Record<string, unknown>>(sql: string, params: readonly (string | number)[], phase: DbPhase, what: string): Promise<T[]>;
   close(): Promise<void>;
 }
-
-export const dialectOf = (engine: Engine): Dialect => (engine === 'postgresql' ? 'postgresql' : 'mysql');
 
 const HOST_RE = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
@@ -78,7 +54,7 @@ async function checkHost(host: string): Promise<void> {
   let addresses: string[];
   if (isIP(bare)) addresses = [bare];
   else {
-    if (!HOST_RE.test(bare)) throw new DatabaseError('connect', 'BAD_HOST', 'the connection\'s host is not a host name or IP address');
+    if (!HOST_RE.test(bare)) throw new DatabaseError('connect', 'BAD_HOST', "the connection's host is not a host name or IP address");
     try {
       addresses = (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
     } catch (error) {
@@ -87,7 +63,12 @@ async function checkHost(host: string): Promise<void> {
   }
   for (const a of addresses) {
     const p = problem(a);
-    if (p) throw new DatabaseError('connect', 'BLOCKED_ADDRESS', `the connection's host resolves to a ${p} address, which the service does not connect to`);
+    if (p)
+      throw new DatabaseError(
+        'connect',
+        'BLOCKED_ADDRESS',
+        `the connection's host resolves to a ${p} address, which the service does not connect to`,
+      );
   }
 }
 

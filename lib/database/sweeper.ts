@@ -1,8 +1,7 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { logger } from '../http/logger.js';
 import { newId } from '../ids.js';
-import { db, tableName } from '../store/client.js';
+import { queryPages, type QuerySpec } from '../store/pagination.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { HttpError } from '../http/errors.js';
@@ -47,30 +46,20 @@ function systemContext(tenantId: string, tenant: Tenant | undefined): CallContex
  * test or an operator sweep deliberately; the schedule passes neither. No revocation starts
  * after `stopAt` (epoch ms); what is left is due at the next run.
  */
-export async function sweepExpiredLeases(opts: { now?: Date; limit?: number; tenantIds?: readonly string[]; stopAt?: number } = {}): Promise<SweepReport> {
+export async function sweepExpiredLeases(
+  opts: { now?: Date; limit?: number; tenantIds?: readonly string[]; stopAt?: number } = {},
+): Promise<SweepReport> {
   const now = (opts.now ?? new Date()).toISOString();
   const limit = opts.limit ?? 500;
   const due: Array<{ tenantId: string; id: string }> = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p AND gsi1sk < :now',
-        ExpressionAttributeValues: { ':p': keys.leaseExpiryPk, ':now': now },
-        Limit: Math.min(100, limit - due.length),
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of out.Items ?? []) {
-      const pk = String(item.pk);
-      const sk = String(item.sk);
-      if (opts.tenantIds && !opts.tenantIds.includes(pk.slice(2))) continue;
-      if (pk.startsWith('T#') && sk.startsWith(keys.leasePrefix)) due.push({ tenantId: pk.slice(2), id: sk.slice(keys.leasePrefix.length) });
+  const spec: QuerySpec = { pk: keys.leaseExpiryPk, index: 'gsi1', sk: { before: now } };
+  for await (const page of queryPages(spec, { want: () => Math.min(100, limit - due.length) })) {
+    for (const item of page.items) {
+      const lease = keys.parseLease(String(item.pk), String(item.sk));
+      if (!lease || (opts.tenantIds && !opts.tenantIds.includes(lease.tenantId))) continue;
+      due.push(lease);
     }
-    start = out.LastEvaluatedKey;
-  } while (start && due.length < limit);
+  }
 
   let revoked = 0;
   let cleaned = 0;
@@ -93,7 +82,12 @@ export async function sweepExpiredLeases(opts: { now?: Date; limit?: number; ten
     } catch (error) {
       const reason = error instanceof HttpError ? error.message : 'internal error';
       failed.push({ tenant_id: tenantId, lease_id: id, reason });
-      logger.warn('lease sweep: revocation failed', { tenant_id: tenantId, lease_id: id, reason, ...(error instanceof HttpError ? {} : { error: error as Error }) });
+      logger.warn('lease sweep: revocation failed', {
+        tenant_id: tenantId,
+        lease_id: id,
+        reason,
+        ...(error instanceof HttpError ? {} : { error: error as Error }),
+      });
     }
   }
   if (due.length > 0) logger.info('lease sweep', { examined: due.length, revoked, cleaned, failed: failed.length });

@@ -17,8 +17,8 @@
  */
 export type Dialect = 'postgresql' | 'mysql';
 
-export const PLACEHOLDERS = ['name', 'password', 'expiration'] as const;
-export type Placeholder = (typeof PLACEHOLDERS)[number];
+const PLACEHOLDERS = ['name', 'password', 'expiration'] as const;
+type Placeholder = (typeof PLACEHOLDERS)[number];
 /** The values a kind of statement may use; a placeholder without a value is refused. */
 export type TemplateValues = Readonly<Partial<Record<Placeholder, string>>>;
 
@@ -70,7 +70,8 @@ function mark(template: string, dialect: Dialect | undefined): { text: string; s
   return { text, slots };
 }
 
-const inside = (what: string) => new TemplateError(`a placeholder inside ${what}: placeholders are quoted by the service, write them bare or wholly quoted`);
+const inside = (what: string) =>
+  new TemplateError(`a placeholder inside ${what}: placeholders are quoted by the service, write them bare or wholly quoted`);
 
 /**
  * Walks the marked statement the way the server's lexer would (strings, quoted identifiers,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Engine } from './session.js';
+import type { Engine } from './settings.js';
 
 /**
  * Lease logins. A login name comes from the role's `username_template` (default
@@ -10,7 +10,7 @@ import type { Engine } from './session.js';
  * engine (PostgreSQL 63, MariaDB 80, MySQL 32 characters). The name is then quoted with the
  * driver's escaping like any other value. Passwords are 32 random base64url characters.
  */
-export const DEFAULT_USERNAME_TEMPLATE = 'v_{{role}}_{{random}}';
+const DEFAULT_USERNAME_TEMPLATE = 'v_{{role}}_{{random}}';
 
 const MAX_LENGTH: Record<Engine, number> = { postgresql: 63, mariadb: 80, mysql: 32 };
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;

@@ -10,7 +10,7 @@ import { BlockedDestination, checkUrl, guardedLookup, resolveChecked, type Guard
 import { claimDelivery, getWebhook, markDead, openSigningSecret, recordAttempt, type Attempt } from './webhooks.js';
 
 /**
- * The delivery worker (DESIGN.md §10). One queue message = one event for one webhook:
+ * The delivery worker (docs/architecture.md, "Events"). One queue message = one event for one webhook:
  * the worker claims the delivery record (an event already delivered or dead is dropped, so
  * a re-sent message is delivered at most once more only if the first attempt's outcome was
  * never recorded), signs the body with the Standard Webhooks scheme (`webhook-id` = the
@@ -35,7 +35,7 @@ export interface DeliveryMessage {
   readonly event: WebhookEvent;
 }
 
-export type Outcome = { readonly action: 'ack' } | { readonly action: 'retry'; readonly delayMs: number } | { readonly action: 'dead' };
+type Outcome = { readonly action: 'ack' } | { readonly action: 'retry'; readonly delayMs: number } | { readonly action: 'dead' };
 
 /** Backoff before attempt n + 1: base · 2^(n-1), capped, with "equal jitter" (half fixed, half random). */
 export function backoffMs(attempt: number, base = config().WEBHOOK_RETRY_BASE_MS, cap = config().WEBHOOK_RETRY_MAX_MS, random = Math.random): number {
@@ -43,17 +43,23 @@ export function backoffMs(attempt: number, base = config().WEBHOOK_RETRY_BASE_MS
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
-export const USER_AGENT = 'secrets-api-webhooks/1';
+const USER_AGENT = 'secrets-api-webhooks/1';
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
-export interface PostResult {
+interface PostResult {
   readonly status_code: number | null;
   readonly error: string | null;
   readonly latency_ms: number;
 }
 
 /** One POST to a receiver: no redirects, a hard timeout, the response body read and dropped. */
-export async function postWebhook(url: URL, body: string, headers: Record<string, string>, timeoutMs: number, guard: GuardOptions): Promise<PostResult> {
+export async function postWebhook(
+  url: URL,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  guard: GuardOptions,
+): Promise<PostResult> {
   const started = Date.now();
   const done = (status: number | null, error: string | null): PostResult => ({ status_code: status, error, latency_ms: Date.now() - started });
   try {
@@ -99,14 +105,21 @@ export async function postWebhook(url: URL, body: string, headers: Record<string
       res.on('error', end);
     });
     req.on('error', (error: Error) =>
-      finish(done(null, error instanceof BlockedDestination ? `destination not allowed: ${error.message}` : `connection failed: ${(error as NodeJS.ErrnoException).code ?? error.message}`)),
+      finish(
+        done(
+          null,
+          error instanceof BlockedDestination
+            ? `destination not allowed: ${error.message}`
+            : `connection failed: ${(error as NodeJS.ErrnoException).code ?? error.message}`,
+        ),
+      ),
     );
     req.end(body);
   });
 }
 
 /** Handles one message: at most one attempt, recorded. */
-export async function deliver(msg: DeliveryMessage): Promise<Outcome> {
+async function deliver(msg: DeliveryMessage): Promise<Outcome> {
   const tid = msg.tenant_id;
   const tenant = await getTenant(tid);
   if (!tenant) return { action: 'ack' };
@@ -129,7 +142,13 @@ export async function deliver(msg: DeliveryMessage): Promise<Outcome> {
   const headers = { 'webhook-id': msg.event.id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signature };
   const result = await postWebhook(new URL(found.webhook.url), body, headers, timeoutMs, { allowLoopback: settings.allow_loopback });
 
-  const attempt: Attempt = { attempt: attemptNo, at: at.toISOString(), status_code: result.status_code, latency_ms: result.latency_ms, error: result.error };
+  const attempt: Attempt = {
+    attempt: attemptNo,
+    at: at.toISOString(),
+    status_code: result.status_code,
+    latency_ms: result.latency_ms,
+    error: result.error,
+  };
   if (result.error === null) {
     await recordAttempt(tid, msg.webhook_id, msg.event.id, attempt, 'succeeded', null);
     return { action: 'ack' };
@@ -143,7 +162,7 @@ export async function deliver(msg: DeliveryMessage): Promise<Outcome> {
   return { action: 'retry', delayMs };
 }
 
-export function parseMessage(body: string): DeliveryMessage | undefined {
+function parseMessage(body: string): DeliveryMessage | undefined {
   try {
     const m = JSON.parse(body) as DeliveryMessage;
     return m && m.v === 1 && typeof m.tenant_id === 'string' && typeof m.webhook_id === 'string' && typeof m.event?.id === 'string' ? m : undefined;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { QueuePort, ReceivedMessage } from './queue.js';
+import type { QueuePort, ReceivedMessage } from './queue-port.js';
 
 /**
  * The in-process queue of the local runtime, with the SQS semantics the worker relies on:
@@ -10,7 +10,7 @@ import type { QueuePort, ReceivedMessage } from './queue.js';
  * - once a message has been received maxReceiveCount times, the next time it would be
  *   received it moves to the dead-letter queue instead (the redrive policy).
  */
-export interface MemoryQueueOptions {
+interface MemoryQueueOptions {
   readonly visibilityTimeoutMs?: number;
   readonly maxReceiveCount?: number;
   readonly now?: () => number;
@@ -24,14 +24,14 @@ interface Stored {
   receipt?: string;
 }
 
-export interface DeadLetter {
+interface DeadLetter {
   readonly messageId: string;
   readonly body: string;
   readonly receiveCount: number;
   readonly at: number;
 }
 
-export interface MemoryQueue extends QueuePort {
+interface MemoryQueue extends QueuePort {
   receive(max: number): ReceivedMessage[];
   /** Messages in the queue (visible or in flight). */
   size(): number;

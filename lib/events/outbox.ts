@@ -9,7 +9,7 @@ const OUTBOX_TTL_SECONDS = 7 * 24 * 3600;
 
 /**
  * An outbox event as a transaction item: it lands with the change or not at all
- * (DESIGN.md §10). The relay moves it to the queue.
+ * (docs/architecture.md, "Events"). The relay moves it to the queue.
  */
 export function eventPut(tenantId: string, type: EventType, data: Record<string, unknown>): TxItem {
   const id = newId();

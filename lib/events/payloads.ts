@@ -12,7 +12,7 @@ import { EVENT_TYPES } from './catalogue.js';
  * password. A type is documented exactly or by its family (`credential.*`); a webhook
  * subscribes to exact types, families (`secret.*`) or everything (`*`).
  */
-export interface PayloadDoc {
+interface PayloadDoc {
   readonly description: string;
   /** Field name → type and meaning. */
   readonly data: Readonly<Record<string, string>>;
@@ -20,31 +20,81 @@ export interface PayloadDoc {
 
 const resource = {
   id: 'string (UUID) — the resource id',
-  type: 'string — the resource type (lib/resource-types.ts), e.g. ssh_key',
+  type: 'string — the resource type (lib/catalog.ts), e.g. ssh_key',
   name: 'string — the resource name',
   version: 'integer — the version written (absent on delete)',
 };
 
-export const EVENT_PAYLOADS: Readonly<Record<string, PayloadDoc>> = {
+const EVENT_PAYLOADS: Readonly<Record<string, PayloadDoc>> = {
   'tenant.created': { description: 'an account was created', data: { id: 'string (UUID)', name: 'string' } },
   'tenant.activated': { description: 'an account was reactivated', data: { id: 'string (UUID)', status: '"active"' } },
   'tenant.suspended': { description: 'an account was suspended', data: { id: 'string (UUID)', status: '"suspended"' } },
-  'tenant.quota_changed': { description: 'an operator changed the account quota', data: { id: 'string (UUID)', quota: 'object — the new quota values' } },
-  'api_key.created': { description: 'an API key was created', data: { id: 'string (UUID)', name: 'string', prefix: 'string — public key prefix', scopes: 'string[]' } },
+  'tenant.quota_changed': {
+    description: 'an operator changed the account quota',
+    data: { id: 'string (UUID)', quota: 'object — the new quota values' },
+  },
+  'api_key.created': {
+    description: 'an API key was created',
+    data: { id: 'string (UUID)', name: 'string', prefix: 'string — public key prefix', scopes: 'string[]' },
+  },
   'api_key.revoked': { description: 'an API key was revoked', data: { id: 'string (UUID)', name: 'string', prefix: 'string' } },
   'secret.*': { description: 'a generic secret was created, updated or deleted', data: { id: 'string (UUID)', name: 'string', version: 'integer' } },
   'credential.*': { description: 'a typed credential, key or other versioned resource was created, updated or deleted', data: resource },
   'key.*': { description: 'a managed key (signing, encryption) was created, updated, rotated or deleted', data: resource },
-  'share.*': { description: 'a resource was shared with a user, or a share was revoked', data: { share_id: 'string (UUID)', type: 'string — the resource type', resource_id: 'string (UUID)', shared_with_email: 'string', permission: 'string' } },
-  'temp_access.*': { description: 'a temporary access grant was created, redeemed or revoked', data: { grant_id: 'string (UUID)', type: 'string — the resource type', resource_id: 'string (UUID)', expires_at: 'string (ISO-8601)', single_use: 'boolean' } },
+  'share.*': {
+    description: 'a resource was shared with a user, or a share was revoked',
+    data: {
+      share_id: 'string (UUID)',
+      type: 'string — the resource type',
+      resource_id: 'string (UUID)',
+      shared_with_email: 'string',
+      permission: 'string',
+    },
+  },
+  'temp_access.*': {
+    description: 'a temporary access grant was created, redeemed or revoked',
+    data: {
+      grant_id: 'string (UUID)',
+      type: 'string — the resource type',
+      resource_id: 'string (UUID)',
+      expires_at: 'string (ISO-8601)',
+      single_use: 'boolean',
+    },
+  },
   'container.*': { description: 'a container was created, updated or deleted', data: { id: 'string (UUID)', name: 'string', version: 'integer' } },
-  'history.*': { description: 'the kept-versions setting of a resource changed', data: { type: 'string', id: 'string (UUID)', keep_versions: 'integer', previous_keep_versions: 'integer', pruned_versions: 'integer[]' } },
-  'variable.*': { description: 'a named variable (an alias of a credential field) was created, updated or deleted', data: { name: 'string', resource_id: 'string (UUID)', resource_type: 'string', field: 'string' } },
-  'lease.*': { description: 'a dynamic database credential lease was issued or revoked', data: { id: 'string (UUID) — the lease id', resource_id: 'string (UUID) — the database connection', role_id: 'string (UUID)', expires_at: 'string (ISO-8601)' } },
-  'certificate.*': { description: 'a certificate was issued, renewed or revoked, or expires within the warning window', data: { id: 'string (UUID)', serial: 'string (hex)', subject: 'string', not_after: 'string (ISO-8601)', source: 'string' } },
-  'agent.*': { description: 'a device was enrolled, approved, denied or revoked, changed profile, or acted (identity read, access, variables resolved)', data: { id: 'string (UUID) — the device id', name: 'string', profile_id: 'string (UUID), when relevant' } },
-  'webhook.created': { description: 'a webhook subscription was created', data: { id: 'string (UUID)', url: 'string — scheme, host, port and path (no query)', events: 'string[]' } },
-  'webhook.test': { description: 'POST /api/v1/webhooks/{id}/test: sent to that webhook only', data: { webhook_id: 'string (UUID)', message: 'string' } },
+  'history.*': {
+    description: 'the kept-versions setting of a resource changed',
+    data: { type: 'string', id: 'string (UUID)', keep_versions: 'integer', previous_keep_versions: 'integer', pruned_versions: 'integer[]' },
+  },
+  'variable.*': {
+    description: 'a named variable (an alias of a credential field) was created, updated or deleted',
+    data: { name: 'string', resource_id: 'string (UUID)', resource_type: 'string', field: 'string' },
+  },
+  'lease.*': {
+    description: 'a dynamic database credential lease was issued or revoked',
+    data: {
+      id: 'string (UUID) — the lease id',
+      resource_id: 'string (UUID) — the database connection',
+      role_id: 'string (UUID)',
+      expires_at: 'string (ISO-8601)',
+    },
+  },
+  'certificate.*': {
+    description: 'a certificate was issued, renewed or revoked, or expires within the warning window',
+    data: { id: 'string (UUID)', serial: 'string (hex)', subject: 'string', not_after: 'string (ISO-8601)', source: 'string' },
+  },
+  'agent.*': {
+    description: 'a device was enrolled, approved, denied or revoked, changed profile, or acted (identity read, access, variables resolved)',
+    data: { id: 'string (UUID) — the device id', name: 'string', profile_id: 'string (UUID), when relevant' },
+  },
+  'webhook.created': {
+    description: 'a webhook subscription was created',
+    data: { id: 'string (UUID)', url: 'string — scheme, host, port and path (no query)', events: 'string[]' },
+  },
+  'webhook.test': {
+    description: 'POST /api/v1/webhooks/{id}/test: sent to that webhook only',
+    data: { webhook_id: 'string (UUID)', message: 'string' },
+  },
   'settings.updated': { description: 'account settings were changed', data: { changed: 'string[] — the names of the changed settings' } },
 };
 
@@ -54,7 +104,7 @@ export function payloadDoc(type: string): PayloadDoc | undefined {
 }
 
 /** The families of the catalogue, for subscription patterns like `secret.*`. */
-export const EVENT_FAMILIES: readonly string[] = [...new Set(EVENT_TYPES.map((t) => t.split('.')[0]!))];
+const EVENT_FAMILIES: readonly string[] = [...new Set(EVENT_TYPES.map((t) => t.split('.')[0]!))];
 
 /** Whether an event type matches a webhook's subscription list. */
 export function subscribed(patterns: readonly string[], type: string): boolean {

@@ -1,36 +1,7 @@
 import { config } from '../config.js';
+import type { QueuePort } from './queue-port.js';
 
-/**
- * The webhook queue port (DESIGN.md §10): the relay sends one message per (event,
- * webhook); the delivery worker receives it, and on failure either makes it visible again
- * later (backoff) or parks it in the dead-letter queue. Two adapters:
- *
- * - SQS (AWS): lib/events/sqs-queue.ts. The worker is the Lambda SQS event source
- *   (functions/webhooks/worker.ts); a retry is ChangeMessageVisibility + a batch item
- *   failure, a dead letter an explicit SendMessage to the DLQ.
- * - memory (local runtime): lib/events/memory-queue.ts, with SQS semantics: a received
- *   message is invisible for the visibility timeout and comes back unless deleted, its
- *   receive count grows with each receive, and after maxReceiveCount receives it moves to
- *   the dead-letter queue by itself (the redrive policy).
- */
-export interface QueuePort {
-  /** Sends a message, visible after `delayMs` (SQS: whole seconds, at most 15 minutes). */
-  send(body: string, delayMs?: number): Promise<void>;
-  /** Moves a message to the dead-letter queue. */
-  sendToDeadLetter(body: string): Promise<void>;
-  /** Hides a received message for `ms` more (the backoff before its next attempt). */
-  changeVisibility(receiptHandle: string, ms: number): Promise<void>;
-  /** Removes a received message (done, or moved to the dead-letter queue). */
-  delete(receiptHandle: string): Promise<void>;
-}
-
-export interface ReceivedMessage {
-  readonly messageId: string;
-  readonly body: string;
-  readonly receiptHandle: string;
-  /** How many times the message has been received, this time included. */
-  readonly receiveCount: number;
-}
+export type { QueuePort, ReceivedMessage } from './queue-port.js';
 
 let port: QueuePort | undefined;
 
@@ -42,7 +13,8 @@ export async function queue(): Promise<QueuePort> {
       const { memoryQueue } = await import('./memory-queue.js');
       port = memoryQueue();
     } else {
-      if (!cfg.WEBHOOK_QUEUE_URL || !cfg.WEBHOOK_DLQ_URL) throw new Error('WEBHOOK_QUEUE_URL and WEBHOOK_DLQ_URL are required with QUEUE_PROVIDER=sqs');
+      if (!cfg.WEBHOOK_QUEUE_URL || !cfg.WEBHOOK_DLQ_URL)
+        throw new Error('WEBHOOK_QUEUE_URL and WEBHOOK_DLQ_URL are required with QUEUE_PROVIDER=sqs');
       const [{ SQSClient }, { sqsQueue }] = await Promise.all([import('@aws-sdk/client-sqs'), import('./sqs-queue.js')]);
       port = sqsQueue(new SQSClient({ region: cfg.AWS_REGION }), { queueUrl: cfg.WEBHOOK_QUEUE_URL, deadLetterUrl: cfg.WEBHOOK_DLQ_URL });
     }

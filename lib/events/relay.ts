@@ -1,15 +1,16 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { sealRecent } from '../audit/chain.js';
 import { logger } from '../http/logger.js';
 import { db, tableName } from '../store/client.js';
+import { readPage } from '../store/pagination.js';
 import type { DeliveryMessage, WebhookEvent } from './delivery.js';
 import { subscribed } from './payloads.js';
 import { queue } from './queue.js';
 import { deliveryQueued, listWebhooks, type Webhook } from './webhooks.js';
 
 /**
- * The outbox relay (DESIGN.md §10). Changes write their event into the table in the same
+ * The outbox relay (docs/architecture.md, "Events"). Changes write their event into the table in the same
  * transaction (lib/events/outbox.ts); the relay reads pending events from the OUTBOX index,
  * oldest first, and for each event and each enabled webhook of the account subscribed to
  * its type (for `webhook.test`: only the webhook under test) records a queued delivery and
@@ -47,18 +48,16 @@ async function claim(key: OutboxKey, now: number): Promise<Record<string, unknow
 
 const remove = (key: OutboxKey) => db().send(new DeleteCommand({ TableName: tableName(), Key: key }));
 
-export function targetsOf(hooks: readonly Webhook[], event: Pick<WebhookEvent, 'type' | 'data'>): Webhook[] {
+function targetsOf(hooks: readonly Webhook[], event: Pick<WebhookEvent, 'type' | 'data'>): Webhook[] {
   if (event.type === 'webhook.test') return hooks.filter((h) => h.id === event.data.webhook_id);
   return hooks.filter((h) => h.enabled && subscribed(h.events, event.type));
 }
 
 /** One pass: up to `limit` pending events. Returns how many events and messages it handled. */
-export async function relayOnce(limit = 200, now = Date.now()): Promise<{ events: number; messages: number }> {
-  const page = await db().send(
-    new QueryCommand({ TableName: tableName(), IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': 'OUTBOX' }, Limit: limit }),
-  );
+async function relayOnce(limit = 200, now = Date.now()): Promise<{ events: number; messages: number }> {
+  const page = await readPage({ pk: 'OUTBOX', index: 'gsi1' }, limit);
   const byTenant = new Map<string, OutboxKey[]>();
-  for (const i of page.Items ?? []) {
+  for (const i of page.items) {
     const tid = (i.pk as string).slice(2);
     byTenant.set(tid, [...(byTenant.get(tid) ?? []), { pk: i.pk as string, sk: i.sk as string }]);
   }

@@ -1,5 +1,5 @@
 import { ChangeMessageVisibilityCommand, DeleteMessageCommand, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { QueuePort } from './queue.js';
+import type { QueuePort } from './queue-port.js';
 
 /** SQS limits: DelaySeconds at most 15 minutes; VisibilityTimeout at most 12 hours. */
 const MAX_DELAY_S = 900;
@@ -11,7 +11,11 @@ export function sqsQueue(client: SQSClient, urls: { queueUrl: string; deadLetter
   return {
     async send(body, delayMs = 0) {
       await client.send(
-        new SendMessageCommand({ QueueUrl: urls.queueUrl, MessageBody: body, ...(delayMs > 0 ? { DelaySeconds: seconds(delayMs, MAX_DELAY_S) } : {}) }),
+        new SendMessageCommand({
+          QueueUrl: urls.queueUrl,
+          MessageBody: body,
+          ...(delayMs > 0 ? { DelaySeconds: seconds(delayMs, MAX_DELAY_S) } : {}),
+        }),
       );
     },
     async sendToDeadLetter(body) {
@@ -19,7 +23,11 @@ export function sqsQueue(client: SQSClient, urls: { queueUrl: string; deadLetter
     },
     async changeVisibility(receiptHandle, ms) {
       await client.send(
-        new ChangeMessageVisibilityCommand({ QueueUrl: urls.queueUrl, ReceiptHandle: receiptHandle, VisibilityTimeout: seconds(ms, MAX_VISIBILITY_S) }),
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: urls.queueUrl,
+          ReceiptHandle: receiptHandle,
+          VisibilityTimeout: seconds(ms, MAX_VISIBILITY_S),
+        }),
       );
     },
     async delete(receiptHandle) {

@@ -1,9 +1,11 @@
+import * as z from 'zod/v4';
 import { randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { open, seal } from '../crypto/envelope.js';
 import { nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
+import { entity, nullable } from '../store/entity.js';
 import { keys, tenantPk } from '../store/keys.js';
 import { queryAll } from '../store/pagination.js';
 
@@ -15,7 +17,7 @@ import { queryAll } from '../store/pagination.js';
  *   (queued → retrying → succeeded | dead), every attempt (time, status code, latency,
  *   error), the next retry; kept DELIVERY_TTL_DAYS.
  */
-export const DELIVERY_TTL_DAYS = 30;
+const DELIVERY_TTL_DAYS = 30;
 
 export interface Webhook {
   readonly id: string;
@@ -28,7 +30,7 @@ export interface Webhook {
   readonly updated_at: string;
 }
 
-export type DeliveryStatus = 'queued' | 'retrying' | 'succeeded' | 'dead';
+type DeliveryStatus = 'queued' | 'retrying' | 'succeeded' | 'dead';
 
 export interface Attempt {
   readonly attempt: number;
@@ -52,13 +54,47 @@ export interface Delivery {
   readonly updated_at: string;
 }
 
-const WEBHOOK_FIELDS = ['id', 'url', 'events', 'description', 'enabled', 'created_at', 'created_by', 'updated_at'] as const;
-export const toWebhook = (item: Record<string, unknown>): Webhook =>
-  Object.fromEntries(WEBHOOK_FIELDS.map((f) => [f, item[f] ?? null])) as unknown as Webhook;
+const WebhookItem = entity(
+  'webhook',
+  z.object({
+    id: z.string(),
+    url: z.string(),
+    events: z.array(z.string()),
+    description: z.string().default(''),
+    enabled: z.boolean(),
+    created_at: z.string(),
+    created_by: nullable(z.string()),
+    updated_at: z.string(),
+  }),
+);
+export const toWebhook = (item: Record<string, unknown>): Webhook => WebhookItem.parse(item);
 
-const DELIVERY_FIELDS = ['webhook_id', 'event_id', 'event_type', 'status', 'attempts', 'attempt_count', 'next_retry_at', 'dead_lettered_at', 'created_at', 'updated_at'] as const;
-export const toDelivery = (item: Record<string, unknown>): Delivery =>
-  ({ id: item.event_id, ...Object.fromEntries(DELIVERY_FIELDS.map((f) => [f, item[f] ?? (f === 'attempts' ? [] : f === 'attempt_count' ? 0 : null)])) }) as unknown as Delivery;
+const DeliveryItem = entity(
+  'webhook delivery',
+  z.object({
+    webhook_id: z.string(),
+    event_id: z.string(),
+    event_type: z.string(),
+    status: z.enum(['queued', 'retrying', 'succeeded', 'dead']),
+    attempts: z
+      .array(
+        z.looseObject({
+          attempt: z.number(),
+          at: z.string(),
+          status_code: z.number().nullable(),
+          latency_ms: z.number(),
+          error: z.string().nullable(),
+        }),
+      )
+      .default([]),
+    attempt_count: z.number().default(0),
+    next_retry_at: nullable(z.string()),
+    dead_lettered_at: nullable(z.string()),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
+);
+export const toDelivery = (item: Record<string, unknown>): Delivery => ({ id: item.event_id as string, ...DeliveryItem.parse(item) });
 
 const secretScope = (tenantId: string, id: string) => ({ tenantId, type: 'webhook', id, version: 1 });
 
@@ -76,7 +112,7 @@ export async function openSigningSecret(tenantId: string, id: string, sealed: Ui
 }
 
 export async function listWebhooks(tenantId: string): Promise<Webhook[]> {
-  return (await queryAll(tenantPk(tenantId), keys.webhookPrefix)).map(toWebhook);
+  return (await queryAll({ pk: tenantPk(tenantId), sk: { prefix: keys.webhookPrefix } })).map(toWebhook);
 }
 
 const ttl = () => Math.floor(Date.now() / 1000) + DELIVERY_TTL_DAYS * 86400;
@@ -110,11 +146,6 @@ export async function deliveryQueued(tenantId: string, webhookId: string, event:
   }
 }
 
-export async function getDelivery(tenantId: string, webhookId: string, eventId: string): Promise<Delivery | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.delivery(tenantId, webhookId, eventId), ConsistentRead: true }));
-  return out.Item ? toDelivery(out.Item) : undefined;
-}
-
 /**
  * Claims a delivery for one attempt: refused when it already succeeded or is dead
  * ('done'), or while another worker holds it ('busy'). The claim lapses at `untilMs`.
@@ -133,11 +164,22 @@ export async function claimDelivery(
         Key: keys.delivery(tenantId, webhookId, event.id),
         UpdateExpression:
           'SET claimed_until = :until, webhook_id = :wh, event_id = :ev, event_type = :type, #s = if_not_exists(#s, :queued), attempts = if_not_exists(attempts, :empty), attempt_count = if_not_exists(attempt_count, :zero), created_at = if_not_exists(created_at, :at), #ttl = if_not_exists(#ttl, :ttl)',
-        ConditionExpression: '(attribute_not_exists(#s) OR NOT #s IN (:succeeded, :dead)) AND (attribute_not_exists(claimed_until) OR claimed_until < :now)',
+        ConditionExpression:
+          '(attribute_not_exists(#s) OR NOT #s IN (:succeeded, :dead)) AND (attribute_not_exists(claimed_until) OR claimed_until < :now)',
         ExpressionAttributeNames: { '#s': 'status', '#ttl': 'ttl' },
         ExpressionAttributeValues: {
-          ':until': untilMs, ':now': now, ':wh': webhookId, ':ev': event.id, ':type': event.type, ':queued': 'queued', ':empty': [], ':zero': 0,
-          ':at': nowIso(), ':ttl': ttl(), ':succeeded': 'succeeded', ':dead': 'dead',
+          ':until': untilMs,
+          ':now': now,
+          ':wh': webhookId,
+          ':ev': event.id,
+          ':type': event.type,
+          ':queued': 'queued',
+          ':empty': [],
+          ':zero': 0,
+          ':at': nowIso(),
+          ':ttl': ttl(),
+          ':succeeded': 'succeeded',
+          ':dead': 'dead',
         },
         ReturnValues: 'ALL_NEW',
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -168,7 +210,12 @@ export async function recordAttempt(
         'SET attempts = list_append(if_not_exists(attempts, :empty), :a), #s = :status, next_retry_at = :next, updated_at = :at, dead_lettered_at = :dead REMOVE claimed_until ADD attempt_count :one',
       ExpressionAttributeNames: { '#s': 'status' },
       ExpressionAttributeValues: {
-        ':empty': [], ':a': [attempt], ':status': status, ':next': nextRetryAt, ':at': attempt.at, ':one': 1,
+        ':empty': [],
+        ':a': [attempt],
+        ':status': status,
+        ':next': nextRetryAt,
+        ':at': attempt.at,
+        ':one': 1,
         ':dead': status === 'dead' ? attempt.at : null,
       },
     }),

@@ -1,13 +1,13 @@
 import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { z } from 'zod';
+import type * as z from 'zod/v4';
 import { config } from '../config.js';
 import { routeByKey, type Route } from '../routes.js';
 import { authenticate, header, type Headers } from '../auth/authenticate.js';
 import { missingScopes } from '../auth/scopes.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { gate, withHeaders, type Gate } from '../ratelimit/gate.js';
-import { forbidden, internalError, payloadTooLarge, toHttpError, unsupportedMediaType, validationFailed, type FieldIssue } from './errors.js';
+import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, unsupportedMediaType, validationFailed, type FieldIssue } from './errors.js';
 import { idempotency } from './idempotency.js';
 import { parseJsonBody } from './json.js';
 import { logger } from './logger.js';
@@ -143,8 +143,6 @@ const authentication = (): Mw => ({
   },
 });
 
-const issues = (where: string, error: z.ZodError): FieldIssue[] =>
-  error.issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message }));
 
 /** JSON body (content type, depth) and zod validation of params, query and body. */
 const validation = <P, Q, B>(spec: HandlerSpec<P, Q, B>): Mw => ({
@@ -156,13 +154,13 @@ const validation = <P, Q, B>(spec: HandlerSpec<P, Q, B>): Mw => ({
       if (!schema) return undefined;
       const parsed = schema.safeParse(value);
       if (parsed.success) return parsed.data;
-      details.push(...issues(where, parsed.error));
+      details.push(...fieldIssues(where, parsed.error.issues));
       return undefined;
     };
     s.params = check('params', spec.params, event.pathParameters ?? {});
     s.query = check('query', spec.query, event.queryStringParameters ?? {});
     if (spec.body) {
-      let raw: unknown = undefined;
+      let raw: unknown ;
       if (event.body != null && event.body.length > 0) {
         const type = header(event.headers ?? {}, 'content-type');
         if (type !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) throw unsupportedMediaType();
@@ -182,7 +180,7 @@ function lowerCaseHeaders(headers: Headers | null): Record<string, string> {
 }
 
 /**
- * The only place the middy stack is composed (DESIGN.md §4): request id and structured
+ * The only place the middy stack is composed (docs/architecture.md, "The request path"): request id and structured
  * logging, security headers, body size limit, authentication and the route's scopes,
  * JSON parsing with a depth limit, zod validation, Idempotency-Key on mutations, and one
  * error handler.

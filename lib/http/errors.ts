@@ -1,6 +1,7 @@
 /**
  * Typed errors and the one place that maps them to statuses (the spec's Errors table plus
- * the gateway's 404/405/501). An error carries its status, a machine code, a sentence for
+ * the gateway's 404/405/501); every code is one of lib/http/error-codes.ts
+ * (test/unit/error-codes.test.ts checks each throw site). An error carries its status, a machine code, a sentence for
  * the client and whether that sentence may be shown: a 5xx never exposes its message.
  */
 export interface FieldIssue {
@@ -63,3 +64,7 @@ export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
   return internalError(error);
 }
+
+/** Zod issues as `details` (the one mapper): `where` is params, query, body, or a field path. */
+export const fieldIssues = (where: string, issues: readonly { readonly path: readonly PropertyKey[]; readonly message: string }[]): FieldIssue[] =>
+  issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message }));

@@ -11,7 +11,7 @@ import { keys } from '../store/keys.js';
 import { badRequest, conflict } from './errors.js';
 
 /**
- * `Idempotency-Key` on mutations (DESIGN.md §5): the first request with a key runs and its
+ * `Idempotency-Key` on mutations (docs/api.md, "Conventions"): the first request with a key runs and its
  * successful response is kept for 24 h, sealed like any secret (a response may carry a new
  * key or a value); a retry with the same key and the same request gets that response again,
  * marked `Idempotent-Replayed: true`, without running twice. The same key with a different

@@ -40,7 +40,7 @@ export function successResult(reply: Reply, requestId: string): APIGatewayProxyR
   };
 }
 
-/** The error envelope (DESIGN.md §5). A 5xx message is replaced unless the error allows it. */
+/** The error envelope (docs/api.md, "Conventions"). A 5xx message is replaced unless the error allows it. */
 export function errorResult(error: HttpError, requestId: string): APIGatewayProxyResult {
   const body: Record<string, unknown> = {
     success: false,

@@ -12,7 +12,7 @@ const generateKeyPairAsync = promisify(generateKeyPairCb) as unknown as (
   options: Record<string, unknown>,
 ) => Promise<{ publicKey: KeyObject; privateKey: KeyObject }>;
 
-export type Curve = 'P-256' | 'P-384' | 'P-521';
+type Curve = 'P-256' | 'P-384' | 'P-521';
 export type KeySpec =
   | { readonly kind: 'rsa'; readonly bits: 2048 | 3072 | 4096 }
   | { readonly kind: 'ec'; readonly curve: Curve }
@@ -41,7 +41,7 @@ export function generateKeyPair(spec: KeySpec): Promise<KeyPair> {
   }
 }
 
-export interface KeyFacts {
+interface KeyFacts {
   /** RSA, EC, Ed25519, X25519 */
   readonly algorithm: 'RSA' | 'EC' | 'Ed25519' | 'X25519';
   readonly bits: number;
@@ -81,7 +81,8 @@ const errorText = (e: unknown) => `${(e as Error).message ?? ''} ${errorCode(e)}
  * PEM, an encrypted key without a passphrase and a wrong passphrase are 400s that say which.
  */
 export function parsePrivateKeyPem(text: string, passphrase?: string): KeyObject {
-  if (!/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(text)) throw badRequest('not a PEM private key: expected a "-----BEGIN ... PRIVATE KEY-----" block', undefined, 'invalid_key');
+  if (!/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(text))
+    throw badRequest('not a PEM private key: expected a "-----BEGIN ... PRIVATE KEY-----" block', undefined, 'invalid_key');
   const encrypted = /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(text);
   if (encrypted && passphrase === undefined) throw badRequest('the private key is encrypted: send its passphrase', undefined, 'passphrase_required');
   try {

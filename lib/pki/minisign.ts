@@ -14,7 +14,7 @@ import { blake2b } from '@noble/hashes/blake2.js';
  *   exports it to callers with export rights.
  * The key id is 8 random bytes; minisign prints it as a little-endian 64-bit hex number.
  */
-export interface MinisignKeys {
+interface MinisignKeys {
   readonly key_id: string;
   readonly public_key: string;
   readonly public_key_file: string;

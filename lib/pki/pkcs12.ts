@@ -1,74 +1,96 @@
-import { createHash, createHmac, randomBytes, type KeyObject } from 'node:crypto';
-import forge from 'node-forge';
+import { createPrivateKey, randomBytes, webcrypto } from 'node:crypto';
+import * as asn1js from 'asn1js';
+import * as pkijs from 'pkijs';
 
 /**
- * PKCS#12 (RFC 7292) for any key type node:crypto holds (RSA, EC, Ed25519), in the shape
- * OpenSSL 3 writes by default: the private key as a pkcs8ShroudedKeyBag encrypted with
- * PBES2 (PBKDF2-HMAC-SHA256, AES-256-CBC; node:crypto's encrypted PKCS#8 export), the
- * certificates as certBags, integrity by an HMAC-SHA256 MAC keyed by the PKCS#12 KDF
- * (node-forge's implementation). node-forge's own PKCS#12 writer handles RSA keys only,
- * hence this assembly of its ASN.1 primitives. `openssl pkcs12` and `keytool` read it.
+ * THE PKCS#12 (RFC 7292) writer (JKS keystore exports, certificate and S/MIME downloads),
+ * with PKI.js, for any number of private-key entries of any algorithm node:crypto holds
+ * (RSA, EC, Ed25519: the key is PKCS#8 DER) and trusted-certificate entries, in the form
+ * Java 17's keytool and OpenSSL 3 read:
+ * every private key is a PKCS8ShroudedKeyBag, certificates are CertBags, the whole is
+ * encrypted with PBES2 (PBKDF2-HMAC-SHA256, AES-256-CBC) and MACed with HMAC-SHA256 (the
+ * defaults of Java 17 and OpenSSL 3). Aliases are friendlyName attributes; a private key and
+ * its leaf certificate share a localKeyId; a trusted-certificate entry carries Java's
+ * trusted-key-usage attribute (without it Java ignores certificates that have no key).
  */
-const { asn1 } = forge;
+export interface PrivateKeyEntry {
+  readonly alias: string;
+  /** DER of the PKCS#8 PrivateKeyInfo. */
+  readonly privateKey: Uint8Array;
+  /** DER certificates, leaf first. */
+  readonly chain: readonly Uint8Array[];
+}
+interface TrustedCertEntry {
+  readonly alias: string;
+  readonly certificate: Uint8Array;
+}
+
 const OID = {
-  data: '1.2.840.113549.1.7.1',
-  pkcs8ShroudedKeyBag: '1.2.840.113549.1.12.10.1.2',
-  certBag: '1.2.840.113549.1.12.10.1.3',
-  x509Certificate: '1.2.840.113549.1.9.22.1',
   friendlyName: '1.2.840.113549.1.9.20',
   localKeyId: '1.2.840.113549.1.9.21',
-  sha256: '2.16.840.1.101.3.4.2.1',
+  certBag: '1.2.840.113549.1.12.10.1.3',
+  shroudedKeyBag: '1.2.840.113549.1.12.10.1.2',
+  /** Oracle's trustedKeyUsage: the certificate is a trust anchor (value: anyExtendedKeyUsage). */
+  javaTrustedKeyUsage: '2.16.840.1.113894.746875.1.1',
+  anyExtendedKeyUsage: '2.5.29.37.0',
 };
+
 const ITERATIONS = 10_000;
 
-const seq = (items: forge.asn1.Asn1[]) => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SEQUENCE, true, items);
-const set = (items: forge.asn1.Asn1[]) => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.SET, true, items);
-const oid = (o: string) => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OID, false, asn1.oidToDer(o).getBytes());
-const octets = (bytes: Buffer) => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.OCTETSTRING, false, bytes.toString('binary'));
-const explicit0 = (inner: forge.asn1.Asn1) => asn1.create(asn1.Class.CONTEXT_SPECIFIC, 0, true, [inner]);
-const integer = (n: number) => asn1.create(asn1.Class.UNIVERSAL, asn1.Type.INTEGER, false, asn1.integerToDer(n).getBytes());
-const der = (a: forge.asn1.Asn1) => Buffer.from(asn1.toDer(a).getBytes(), 'binary');
-const fromDer = (b: Buffer) => asn1.fromDer(b.toString('binary'));
+/** The PKCS#8 DER of a PEM private key, as entries take it. */
+export const pkcs8Der = (pem: string): Uint8Array => createPrivateKey(pem).export({ type: 'pkcs8', format: 'der' });
 
-function attributes(localKeyId: Buffer, friendlyName?: string): forge.asn1.Asn1 {
-  const attrs = [seq([oid(OID.localKeyId), set([octets(localKeyId)])])];
-  if (friendlyName) attrs.push(seq([oid(OID.friendlyName), set([asn1.create(asn1.Class.UNIVERSAL, asn1.Type.BMPSTRING, false, friendlyName)])]));
-  return set(attrs);
+let engineReady = false;
+function engine(): void {
+  if (engineReady) return;
+  pkijs.setEngine('node', new pkijs.CryptoEngine({ name: 'node', crypto: webcrypto as unknown as Crypto }));
+  engineReady = true;
 }
 
-/** ContentInfo of type data wrapping a SafeContents. */
-const dataContentInfo = (safeContents: forge.asn1.Asn1) => seq([oid(OID.data), explicit0(octets(der(safeContents)))]);
+const buf = (u: Uint8Array): ArrayBuffer => u.buffer.slice(u.byteOffset, u.byteOffset + u.byteLength) as ArrayBuffer;
+const attr = (type: string, value: asn1js.BaseBlock) => new pkijs.Attribute({ type, values: [value] });
+const alias = (name: string) => attr(OID.friendlyName, new asn1js.BmpString({ value: name }));
+const keyId = (id: Uint8Array) => attr(OID.localKeyId, new asn1js.OctetString({ valueHex: buf(id) }));
+const certBag = (der: Uint8Array, attributes?: pkijs.Attribute[]) =>
+  new pkijs.SafeBag({
+    bagId: OID.certBag,
+    bagValue: new pkijs.CertBag({ parsedValue: pkijs.Certificate.fromBER(buf(der)) }),
+    bagAttributes: attributes,
+  });
 
-export interface Pkcs12Input {
-  readonly privateKey: KeyObject;
-  /** The end-entity certificate first, then its chain (DER). */
-  readonly certificates: readonly Uint8Array[];
-  readonly password: string;
-  readonly friendlyName?: string;
-}
+export async function buildPkcs12(password: string, keys: readonly PrivateKeyEntry[], trusted: readonly TrustedCertEntry[]): Promise<Buffer> {
+  engine();
+  const pass = buf(new TextEncoder().encode(password));
+  const encryption = {
+    password: pass,
+    contentEncryptionAlgorithm: { name: 'AES-CBC', length: 256 } as pkijs.ContentEncryptionAlgorithm,
+    hmacHashAlgorithm: 'SHA-256',
+    iterationCount: ITERATIONS,
+  };
 
-export function buildPkcs12(input: Pkcs12Input): Buffer {
-  const leaf = Buffer.from(input.certificates[0] ?? []);
-  const localKeyId = createHash('sha1').update(leaf).digest();
-  const encryptedKey = input.privateKey.export({ type: 'pkcs8', format: 'der', cipher: 'aes-256-cbc', passphrase: input.password }) as Buffer;
-  const keyBag = seq([oid(OID.pkcs8ShroudedKeyBag), explicit0(fromDer(encryptedKey)), attributes(localKeyId, input.friendlyName)]);
-  const certBags = input.certificates.map((c, i) =>
-    seq([
-      oid(OID.certBag),
-      explicit0(seq([oid(OID.x509Certificate), explicit0(octets(Buffer.from(c)))])),
-      ...(i === 0 ? [attributes(localKeyId, input.friendlyName)] : []),
-    ]),
-  );
-  const authSafe = seq([dataContentInfo(seq(certBags)), dataContentInfo(seq([keyBag]))]);
-  const authSafeDer = der(authSafe);
+  const keyBags: pkijs.SafeBag[] = [];
+  const certBags: pkijs.SafeBag[] = [];
+  for (const entry of keys) {
+    const id = randomBytes(20);
+    const shrouded = new pkijs.PKCS8ShroudedKeyBag({ parsedValue: pkijs.PrivateKeyInfo.fromBER(buf(entry.privateKey)) });
+    await shrouded.makeInternalValues(encryption);
+    keyBags.push(new pkijs.SafeBag({ bagId: OID.shroudedKeyBag, bagValue: shrouded, bagAttributes: [alias(entry.alias), keyId(id)] }));
+    entry.chain.forEach((der, i) => certBags.push(certBag(der, i === 0 ? [alias(entry.alias), keyId(id)] : undefined)));
+  }
+  for (const entry of trusted) {
+    certBags.push(
+      certBag(entry.certificate, [
+        alias(entry.alias),
+        attr(OID.javaTrustedKeyUsage, new asn1js.ObjectIdentifier({ value: OID.anyExtendedKeyUsage })),
+      ]),
+    );
+  }
 
-  const salt = randomBytes(16);
-  const macKey = forge.pkcs12.generateKey(input.password, forge.util.createBuffer(salt.toString('binary')), 3, ITERATIONS, 32, forge.md.sha256.create());
-  const mac = createHmac('sha256', Buffer.from(macKey.getBytes(), 'binary')).update(authSafeDer).digest();
-  const macData = seq([
-    seq([seq([oid(OID.sha256), asn1.create(asn1.Class.UNIVERSAL, asn1.Type.NULL, false, '')]), octets(mac)]),
-    octets(salt),
-    integer(ITERATIONS),
-  ]);
-  return der(seq([integer(3), seq([oid(OID.data), explicit0(octets(authSafeDer))]), macData]));
+  const safeContents: { privacyMode: number; value: pkijs.SafeContents }[] = [];
+  if (certBags.length > 0) safeContents.push({ privacyMode: 1, value: new pkijs.SafeContents({ safeBags: certBags }) });
+  if (keyBags.length > 0) safeContents.push({ privacyMode: 0, value: new pkijs.SafeContents({ safeBags: keyBags }) });
+  const pfx = new pkijs.PFX({ parsedValue: { integrityMode: 0, authenticatedSafe: new pkijs.AuthenticatedSafe({ parsedValue: { safeContents } }) } });
+  await pfx.parsedValue!.authenticatedSafe!.makeInternalValues({ safeContents: safeContents.map((c) => (c.privacyMode === 1 ? encryption : {})) });
+  await pfx.makeInternalValues({ password: pass, iterations: ITERATIONS, pbkdf2HashAlgorithm: 'SHA-256', hmacHashAlgorithm: 'SHA-256' });
+  return Buffer.from(pfx.toSchema().toBER(false));
 }

@@ -36,7 +36,10 @@ function importAlgorithm(key: KeyObject): RsaHashedImportParams | EcKeyImportPar
     case 'rsa':
       return { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
     case 'ec':
-      return { name: 'ECDSA', namedCurve: ({ prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' } as Record<string, string>)[d.namedCurve ?? ''] ?? 'P-256' };
+      return {
+        name: 'ECDSA',
+        namedCurve: ({ prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' } as Record<string, string>)[d.namedCurve ?? ''] ?? 'P-256',
+      };
     case 'ed25519':
       return { name: 'Ed25519' };
     default:
@@ -66,14 +69,16 @@ export const certPem = (c: x509.X509Certificate) => pem(c.rawData, 'CERTIFICATE'
 
 /** Lower-case hex SHA-256 of DER bytes: the fingerprint of certificates and SPKI public keys. */
 export const sha256Hex = (der: ArrayBuffer | Uint8Array | Buffer) =>
-  createHash('sha256').update(Buffer.from(der instanceof ArrayBuffer ? new Uint8Array(der) : der)).digest('hex');
+  createHash('sha256')
+    .update(Buffer.from(der instanceof ArrayBuffer ? new Uint8Array(der) : der))
+    .digest('hex');
 
 /** The node public key of a certificate. */
 export const certPublicKey = (c: x509.X509Certificate): KeyObject =>
   createPublicKey({ key: Buffer.from(c.publicKey.rawData), format: 'der', type: 'spki' });
 
 /** Parses one PEM (or base64 DER) certificate; 400 with a clear message otherwise. */
-export function parseCertificate(text: string, what = 'certificate'): x509.X509Certificate {
+function parseCertificate(text: string, what = 'certificate'): x509.X509Certificate {
   try {
     return new x509.X509Certificate(text.trim());
   } catch {
@@ -164,4 +169,8 @@ export function usagesOf(cert: x509.X509Certificate): { key_usage: KeyUsageName[
 }
 
 /** Escapes a value for an RFC 4514 distinguished name string. */
-export const dnEscape = (v: string) => v.replace(/([,+"\\<>;=])/g, '\\$1').replace(/^([ #])/, '\\$1').replace(/ $/, '\\ ');
+export const dnEscape = (v: string) =>
+  v
+    .replace(/([,+"\\<>;=])/g, '\\$1')
+    .replace(/^([ #])/, '\\$1')
+    .replace(/ $/, '\\ ');

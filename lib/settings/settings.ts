@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import { config } from '../config.js';
 import type { Tenant } from '../store/tenants.js';
 
@@ -36,7 +36,7 @@ const Cidr = z
     { message: 'not an IP address or CIDR block' },
   );
 
-export const WebhookSettings = z.strictObject({
+const WebhookSettings = z.strictObject({
   max_attempts: z.number().int().min(1).max(20).optional(),
   timeout_seconds: z.number().int().min(1).max(30).optional(),
   allow_loopback: z.boolean().optional(),
@@ -46,7 +46,13 @@ export const WebhookSettings = z.strictObject({
 export const SettingsBody = z
   .strictObject({
     history_retention_versions: z.number().int().min(1).max(100).nullable().optional(),
-    temp_access_max_seconds: z.number().int().min(60).max(30 * 86400).nullable().optional(),
+    temp_access_max_seconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(30 * 86400)
+      .nullable()
+      .optional(),
     webhooks: WebhookSettings.nullable().optional(),
     api_key_ip_allowlist: z.array(Cidr).max(100).nullable().optional(),
   })

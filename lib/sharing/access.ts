@@ -1,7 +1,7 @@
 import type { CallContext } from '../auth/principal.js';
 import { requireScopes } from '../auth/scopes.js';
 import { HttpError, notFound } from '../http/errors.js';
-import { resourceType } from '../resource-types.js';
+import { RESOURCE_TYPES, resourceType } from '../catalog.js';
 import { ROUTES } from '../routes.js';
 import type { ResourceRecord } from '../store/resources.js';
 import { getTenant } from '../store/tenants.js';
@@ -67,7 +67,7 @@ export async function resolveReadable(ctx: CallContext, type: string, id: string
   const rt = typeOrNotFound(type);
   const own = await readHead(ctx.principal.tenantId, type, id);
   if (own) {
-    requireScopes(ctx.principal, rt.read);
+    requireScopes(ctx.principal, rt.scopes.read);
     return { tenantId: ctx.principal.tenantId, record: own.record, sealed: own.sealed, via: 'owner', item: own.item };
   }
   const shared = await sharedHead(ctx, type, id, 'read');
@@ -93,10 +93,14 @@ export async function ownOrShared<T>(ctx: CallContext, type: string, id: string,
 
 /**
  * GET handlers that honour read shares (through resolveReadable / ownOrShared / the secrets
- * service): a type is shareable when its item route is served by one of them. Adding a
- * handler here (after wiring it) makes its types shareable.
+ * service): a type is shareable when its item route is served by one of them — the secrets
+ * GET and the item GET of every typed collection (lib/credentials/handlers.ts), whose module
+ * is named after its collection under its family's folder.
  */
-export const SHARE_AWARE_GET_HANDLERS: ReadonlySet<string> = new Set(['secrets/secrets.get', 'credentials/collection.get']);
+export const SHARE_AWARE_GET_HANDLERS: ReadonlySet<string> = new Set([
+  'secrets/secrets.get',
+  ...RESOURCE_TYPES.filter((t) => t.family === 'credentials' || t.family === 'passwords').map((t) => `${t.family}/${t.collection}.get`),
+]);
 
 /** Where a recipient reads a shared resource of this type, or undefined when no route honours shares. */
 export function shareReadPath(type: string, id: string): string | undefined {

@@ -1,6 +1,9 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/v4';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
+import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
+import { queryAll } from '../store/pagination.js';
 import type { TxItem } from '../store/tx.js';
 
 /**
@@ -30,16 +33,33 @@ export interface Share {
   readonly created_by: string | null;
 }
 
-const FIELDS = ['id', 'type', 'resource_id', 'resource_name', 'owner_tenant_id', 'shared_with_email', 'permission', 'created_at', 'created_by'] as const;
-
-export const toShare = (item: Record<string, unknown>): Share =>
-  Object.fromEntries(FIELDS.map((f) => [f, item[f] ?? null])) as unknown as Share;
+const ShareItem = entity(
+  'share',
+  z.object({
+    id: z.string(),
+    type: z.string(),
+    resource_id: z.string(),
+    resource_name: z.string(),
+    owner_tenant_id: z.string(),
+    shared_with_email: z.string(),
+    permission: z.enum(PERMISSIONS),
+    created_at: z.string(),
+    created_by: nullable(z.string()),
+  }),
+);
+const toShare = (item: Record<string, unknown>): Share => ShareItem.parse(item);
 
 /** The items of a new share (all conditional on not existing yet; index 2 is the recipient item). */
 export function shareItems(share: Share): TxItem[] {
   const t = share.owner_tenant_id;
   return [
-    { Put: { TableName: tableName(), Item: { ...keys.share(t, share.type, share.resource_id, share.id), ...share }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.share(t, share.type, share.resource_id, share.id), ...share },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
     {
       Put: {
         TableName: tableName(),
@@ -79,7 +99,11 @@ export async function getShare(ownerTenantId: string, shareId: string): Promise<
   const ref = await db().send(new GetCommand({ TableName: tableName(), Key: keys.shareRef(ownerTenantId, shareId), ConsistentRead: true }));
   if (!ref.Item) return undefined;
   const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.share(ownerTenantId, ref.Item.type as string, ref.Item.resource_id as string, shareId), ConsistentRead: true }),
+    new GetCommand({
+      TableName: tableName(),
+      Key: keys.share(ownerTenantId, ref.Item.type as string, ref.Item.resource_id as string, shareId),
+      ConsistentRead: true,
+    }),
   );
   return out.Item ? toShare(out.Item) : undefined;
 }
@@ -90,38 +114,16 @@ export async function shareFor(email: string, type: string, resourceId: string):
   return out.Item ? toShare(out.Item) : undefined;
 }
 
-async function queryAll(pk: string, prefix: string | undefined, max: number): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: prefix ? 'pk = :pk AND begins_with(sk, :p)' : 'pk = :pk',
-        ExpressionAttributeValues: prefix ? { ':pk': pk, ':p': prefix } : { ':pk': pk },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-        Limit: Math.min(1000, max - items.length),
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start && items.length < max);
-  return items;
-}
-
 /** At most this many shares are listed per resource or per recipient. */
-export const MAX_LISTED_SHARES = 1000;
+const MAX_LISTED_SHARES = 1000;
 
 /** The shares of one resource, newest first. */
 export async function sharesOf(ownerTenantId: string, type: string, resourceId: string): Promise<Share[]> {
-  const items = await queryAll(keys.tenant(ownerTenantId).pk, keys.sharePrefix(type, resourceId), MAX_LISTED_SHARES);
+  const items = await queryAll({ pk: keys.tenant(ownerTenantId).pk, sk: { prefix: keys.sharePrefix(type, resourceId) } }, MAX_LISTED_SHARES);
   return items.map(toShare).sort((a, b) => (a.id < b.id ? 1 : -1));
 }
 
 /** Everything shared with one e-mail address, by type then resource id. */
 export async function sharedWith(email: string): Promise<Share[]> {
-  return (await queryAll(keys.sharedWithPk(email), undefined, MAX_LISTED_SHARES)).map(toShare);
+  return (await queryAll({ pk: keys.sharedWithPk(email) }, MAX_LISTED_SHARES)).map(toShare);
 }
-
-export { queryAll };

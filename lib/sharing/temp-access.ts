@@ -1,9 +1,11 @@
+import { entity, nullable } from '../store/entity.js';
+import * as z from 'zod/v4';
 import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import type { TxItem } from '../store/tx.js';
-import { queryAll } from './shares.js';
+import { queryAll } from '../store/pagination.js';
 
 /**
  * Temporary access grants: a random token (`sct_` + 256 bits, base64url) that reads one
@@ -20,7 +22,7 @@ import { queryAll } from './shares.js';
  * of expiry plus RETENTION_SECONDS, so an expired, revoked or used token answers 410 for a
  * week and then, once DynamoDB has removed it, 404 like a token never issued.
  */
-export const RETENTION_SECONDS = 7 * 24 * 3600;
+const RETENTION_SECONDS = 7 * 24 * 3600;
 
 export interface Grant {
   readonly id: string;
@@ -51,33 +53,50 @@ export function grantStatus(g: Grant, now = Date.now()): GrantStatus {
   return 'active';
 }
 
-export const TOKEN_PREFIX = 'sct_';
+const TOKEN_PREFIX = 'sct_';
 
 export function newTempToken(): { token: string; hash: string } {
   const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
   return { token, hash: hashTempToken(token) };
 }
 
-export const hashTempToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+const hashTempToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
-const GRANT_FIELDS = [
-  'id', 'tenant_id', 'type', 'resource_id', 'resource_name', 'single_use', 'expires_at', 'expires_ms', 'uses',
-  'created_at', 'created_by', 'revoked_at', 'revoked_by', 'first_used_at', 'last_used_at', 'token_hash',
-] as const;
-
-export const toGrant = (item: Record<string, unknown>): Grant => {
-  const out: Record<string, unknown> = {};
-  for (const f of GRANT_FIELDS) if (item[f] !== undefined) out[f] = item[f];
-  out.uses = Number(out.uses ?? 0);
-  return out as unknown as Grant;
-};
+const GrantItem = entity(
+  'temporary access grant',
+  z.object({
+    id: z.string(),
+    tenant_id: z.string(),
+    type: z.string(),
+    resource_id: z.string(),
+    resource_name: z.string(),
+    single_use: z.boolean(),
+    expires_at: z.string(),
+    expires_ms: z.number(),
+    uses: z.number().default(0),
+    created_at: z.string(),
+    created_by: nullable(z.string()),
+    revoked_at: z.string().optional(),
+    revoked_by: z.string().optional(),
+    first_used_at: z.string().optional(),
+    last_used_at: z.string().optional(),
+    token_hash: z.string(),
+  }),
+);
+const toGrant = (item: Record<string, unknown>): Grant => GrantItem.parse(item);
 
 const ttlOf = (g: Grant) => Math.floor(g.expires_ms / 1000) + RETENTION_SECONDS;
 
 export function grantItems(g: Grant): TxItem[] {
   const ttl = ttlOf(g);
   return [
-    { Put: { TableName: tableName(), Item: { ...keys.tempGrant(g.tenant_id, g.type, g.resource_id, g.id), ...g, ttl }, ConditionExpression: 'attribute_not_exists(pk)' } },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.tempGrant(g.tenant_id, g.type, g.resource_id, g.id), ...g, ttl },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
     {
       Put: {
         TableName: tableName(),
@@ -144,15 +163,19 @@ export async function grantById(tenantId: string, grantId: string): Promise<Gran
   const ref = await db().send(new GetCommand({ TableName: tableName(), Key: keys.tempGrantRef(tenantId, grantId), ConsistentRead: true }));
   if (!ref.Item) return undefined;
   const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.tempGrant(tenantId, ref.Item.type as string, ref.Item.resource_id as string, grantId), ConsistentRead: true }),
+    new GetCommand({
+      TableName: tableName(),
+      Key: keys.tempGrant(tenantId, ref.Item.type as string, ref.Item.resource_id as string, grantId),
+      ConsistentRead: true,
+    }),
   );
   return out.Item ? toGrant(out.Item) : undefined;
 }
 
-export const MAX_LISTED_GRANTS = 1000;
+const MAX_LISTED_GRANTS = 1000;
 
 /** The grants of one resource, newest first (still within their retention). */
 export async function grantsOf(tenantId: string, type: string, resourceId: string): Promise<Grant[]> {
-  const items = await queryAll(keys.tenant(tenantId).pk, keys.tempGrantPrefix(type, resourceId), MAX_LISTED_GRANTS);
+  const items = await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.tempGrantPrefix(type, resourceId) } }, MAX_LISTED_GRANTS);
   return items.map(toGrant).sort((a, b) => (a.id < b.id ? 1 : -1));
 }

@@ -19,7 +19,7 @@ export type KeySpec = (typeof KEY_SPECS)[number];
 export const SIGNING_ALGORITHMS = ['ECDSA_P256_SHA256', 'ECDSA_P384_SHA384', 'ED25519', 'RSA_PKCS1_SHA256', 'RSA_PSS_SHA256'] as const;
 export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
 
-export interface AlgorithmInfo {
+interface AlgorithmInfo {
   /** Hash computed in process before the device call (ECDSA), or by the device (null). */
   readonly prehash: 'sha256' | 'sha384' | null;
   /** The signature encoding clients receive. */

@@ -51,7 +51,10 @@ export interface SigningBackend {
 
 /** The backend is not configured or not installed here: 503 with the reason. */
 export class BackendUnavailable extends Error {
-  constructor(readonly backend: string, readonly reason: string) {
+  constructor(
+    readonly backend: string,
+    readonly reason: string,
+  ) {
     super(`${backend} signing backend unavailable: ${reason}`);
     this.name = 'BackendUnavailable';
   }
@@ -59,7 +62,11 @@ export class BackendUnavailable extends Error {
 
 /** The device failed (module not loadable, token gone, session lost, operation refused): 502. */
 export class DeviceError extends Error {
-  constructor(readonly backend: string, message: string, options?: { cause?: unknown; code?: string }) {
+  constructor(
+    readonly backend: string,
+    message: string,
+    options?: { cause?: unknown; code?: string },
+  ) {
     super(`${backend}: ${message}`, { cause: options?.cause });
     this.name = 'DeviceError';
     this.code = options?.code;
@@ -69,7 +76,11 @@ export class DeviceError extends Error {
 
 /** The backend cannot generate keys of this spec (e.g. Ed25519 on a token without EdDSA): 400. */
 export class UnsupportedKeySpec extends Error {
-  constructor(readonly backend: string, readonly spec: string, reason: string) {
+  constructor(
+    readonly backend: string,
+    readonly spec: string,
+    reason: string,
+  ) {
     super(`the ${backend} backend cannot generate ${spec} keys: ${reason}`);
     this.name = 'UnsupportedKeySpec';
   }

@@ -1,13 +1,11 @@
 import { createHash, createPublicKey } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod/v4';
 import type { CallContext } from '../auth/principal.js';
-import { validationFailed } from '../http/errors.js';
+import { fieldIssues, validationFailed } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { logger } from '../http/logger.js';
-import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
-import { decodeCursor, encodeCursor } from '../store/pagination.js';
+import { decodeCursor, encodeCursor, queryPages } from '../store/pagination.js';
 import { describeKey, publicSpkiPem } from '../pki/keys.js';
 import { createResource, readResource, toRecord, type ResourceRecord } from '../store/resources.js';
 import { KEY_SPECS, SIGNING_ALGORITHMS, algorithmsFor, type KeySpec, type SigningAlgorithm } from './algorithms.js';
@@ -29,7 +27,7 @@ import { signingError } from './errors.js';
 export const SIGNING_KEY_TYPE = 'code_signing_key';
 
 /** The stored fields of a backend-held key (beside description, tags, secret_fields). */
-export interface HsmKeyMeta {
+interface HsmKeyMeta {
   readonly description?: string;
   readonly tags?: string[];
   readonly backend: string;
@@ -79,33 +77,39 @@ export const KeySpecField = z.preprocess((v) => {
 }, z.enum(KEY_SPECS));
 
 /** What a backend key is created from (the code-signing-keys POST body's backend variant). */
-export const BackendKeyInput = z.strictObject({
+const BackendKeyInput = z.strictObject({
   backend: z.enum(BACKEND_NAMES),
   algorithm: KeySpecField,
   /** RSA keys: RSA_PKCS1_SHA256 (default) or RSA_PSS_SHA256; other specs have exactly one. */
   signing_algorithm: z.enum(SIGNING_ALGORITHMS).optional(),
 });
-export type BackendKeyInput = z.input<typeof BackendKeyInput>;
+type BackendKeyInput = z.input<typeof BackendKeyInput>;
 
-export const CreateHsmKeyInput = BackendKeyInput.extend({
+const CreateHsmKeyInput = BackendKeyInput.extend({
   name: z.string().trim().min(1).max(128),
   description: z.string().max(1024).optional(),
   tags: z.array(z.string().min(1).max(64)).max(50).optional(),
   container_id: z.uuid().nullable().optional(),
 });
-export type CreateHsmKeyInput = z.input<typeof CreateHsmKeyInput>;
+type CreateHsmKeyInput = z.input<typeof CreateHsmKeyInput>;
 
 /** Whether a code-signing-key record is held by a backend (versus a software key). */
-export const isBackendKey = (meta: unknown): meta is HsmKeyMeta => {
+const isBackendKey = (meta: unknown): meta is HsmKeyMeta => {
   const m = meta as Partial<HsmKeyMeta> | null;
-  return typeof m === 'object' && m !== null && typeof m.backend === 'string' && typeof m.key_handle === 'string' && typeof m.signing_algorithm === 'string';
+  return (
+    typeof m === 'object' &&
+    m !== null &&
+    typeof m.backend === 'string' &&
+    typeof m.key_handle === 'string' &&
+    typeof m.signing_algorithm === 'string'
+  );
 };
 
 export const refOf = (meta: HsmKeyMeta): KeyRef => ({ handle: meta.key_handle, ...(meta.key_object_id ? { object_id: meta.key_object_id } : {}) });
 
 const parseOr400 = <T>(schema: z.ZodType<T>, raw: unknown): T => {
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw validationFailed(parsed.error.issues.map((i) => ({ path: ['body', ...i.path.map(String)].join('.'), message: i.message })));
+  if (!parsed.success) throw validationFailed(fieldIssues('body', parsed.error.issues));
   return parsed.data;
 };
 
@@ -119,9 +123,10 @@ export async function generateBackendKey(ctx: CallContext, raw: BackendKeyInput)
   const input = parseOr400(BackendKeyInput, raw);
   const allowed = algorithmsFor(input.algorithm);
   const algorithm = input.signing_algorithm ?? allowed[0]!;
-  if (!allowed.includes(algorithm)) throw validationFailed([{ path: 'body.signing_algorithm', message: `a ${input.algorithm} key signs with ${allowed.join(' or ')}` }]);
+  if (!allowed.includes(algorithm))
+    throw validationFailed([{ path: 'body.signing_algorithm', message: `a ${input.algorithm} key signs with ${allowed.join(' or ')}` }]);
   const backend = signingBackend(input.backend)!;
-  let generated;
+  let generated: Awaited<ReturnType<typeof backend.generateKey>>;
   try {
     generated = await backend.generateKey(input.algorithm, { tenantId: ctx.principal.tenantId, keyId: newId() });
   } catch (error) {
@@ -157,14 +162,25 @@ export async function createHsmKey(ctx: CallContext, raw: CreateHsmKeyInput): Pr
   const fields = await generateBackendKey(ctx, { backend: input.backend, algorithm: input.algorithm, signing_algorithm: input.signing_algorithm });
   const meta: HsmKeyMeta = { description: input.description ?? '', tags: input.tags ? [...new Set(input.tags)] : [], ...fields, secret_fields: [] };
   try {
-    return await createResource<HsmKeyMeta, never>(ctx, { type: SIGNING_KEY_TYPE, name: input.name, meta, container_id: input.container_id ?? null }, (rec) => ({
-      action: `${SIGNING_KEY_TYPE}.create`,
-      resource: { type: SIGNING_KEY_TYPE, id: rec.id, name: rec.name },
-      detail: { backend: meta.backend, key_spec: meta.key_spec, signing_algorithm: meta.signing_algorithm, fingerprint_sha256: meta.fingerprint_sha256 },
-      event: { type: 'credential.created', data: { id: rec.id, type: SIGNING_KEY_TYPE, name: rec.name, version: rec.version } },
-    }));
+    return await createResource<HsmKeyMeta, never>(
+      ctx,
+      { type: SIGNING_KEY_TYPE, name: input.name, meta, container_id: input.container_id ?? null },
+      (rec) => ({
+        action: `${SIGNING_KEY_TYPE}.create`,
+        resource: { type: SIGNING_KEY_TYPE, id: rec.id, name: rec.name },
+        detail: {
+          backend: meta.backend,
+          key_spec: meta.key_spec,
+          signing_algorithm: meta.signing_algorithm,
+          fingerprint_sha256: meta.fingerprint_sha256,
+        },
+        event: { type: 'credential.created', data: { id: rec.id, type: SIGNING_KEY_TYPE, name: rec.name, version: rec.version } },
+      }),
+    );
   } catch (error) {
-    await destroySigningKey(meta).catch((e: unknown) => logger.warn('orphan signing key not destroyed', { backend: meta.backend, key_handle: meta.key_handle, error: e as Error }));
+    await destroySigningKey(meta).catch((e: unknown) =>
+      logger.warn('orphan signing key not destroyed', { backend: meta.backend, key_handle: meta.key_handle, error: e as Error }),
+    );
     throw error;
   }
 }
@@ -177,7 +193,7 @@ export async function readSigningKey(tenantId: string, keyId: string): Promise<R
 }
 
 /** The public view of a backend-held key (GET /api/v1/crypto/signing-keys): never its handle. */
-export function renderSigningKey(rec: ResourceRecord<HsmKeyMeta>) {
+function renderSigningKey(rec: ResourceRecord<HsmKeyMeta>) {
   return {
     key_id: rec.id,
     name: rec.name,
@@ -193,7 +209,7 @@ export function renderSigningKey(rec: ResourceRecord<HsmKeyMeta>) {
 }
 
 /** Destroys the key inside its backend (the delete hook of the collection). */
-export async function destroySigningKey(meta: HsmKeyMeta): Promise<void> {
+async function destroySigningKey(meta: HsmKeyMeta): Promise<void> {
   const backend = signingBackend(meta.backend);
   if (!backend) return;
   try {
@@ -203,11 +219,10 @@ export async function destroySigningKey(meta: HsmKeyMeta): Promise<void> {
   }
 }
 
-export interface SigningKeyPage {
+interface SigningKeyPage {
   readonly keys: ReturnType<typeof renderSigningKey>[];
   readonly nextCursor?: string;
 }
-
 
 /**
  * The caller's backend-held keys (of one backend, or all): one Query on the tenant's
@@ -217,29 +232,21 @@ export async function listSigningKeys(ctx: CallContext, query: { backend?: strin
   const pk = keys.tenant(ctx.principal.tenantId).pk;
   const prefix = keys.resourcePrefix(SIGNING_KEY_TYPE);
   const out: ResourceRecord<HsmKeyMeta>[] = [];
-  let start: Record<string, unknown> | undefined = query.cursor ? { pk, sk: decodeCursor(query.cursor, prefix) } : undefined;
-  do {
-    const page = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        FilterExpression: query.backend ? '#m.#b = :b' : 'attribute_exists(#m.#b)',
-        ExpressionAttributeNames: { '#m': 'meta', '#b': 'backend' },
-        ExpressionAttributeValues: { ':pk': pk, ':p': prefix, ...(query.backend ? { ':b': query.backend } : {}) },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    const items = (page.Items ?? []).filter((i) => isBackendKey(i.meta));
+  const start = query.cursor ? { pk, sk: decodeCursor(query.cursor, prefix) } : undefined;
+  const filter = {
+    expression: query.backend ? '#m.#b = :b' : 'attribute_exists(#m.#b)',
+    names: { '#m': 'meta', '#b': 'backend' },
+    values: query.backend ? { ':b': query.backend } : {},
+  };
+  for await (const page of queryPages({ pk, sk: { prefix }, filter }, { start })) {
+    const items = page.items.filter((i) => isBackendKey(i.meta));
     for (const [n, item] of items.entries()) {
       out.push(toRecord<HsmKeyMeta>(item));
       if (out.length === query.limit) {
-        const more = n < items.length - 1 || page.LastEvaluatedKey !== undefined;
+        const more = n < items.length - 1 || page.more;
         return { keys: out.map(renderSigningKey), ...(more ? { nextCursor: encodeCursor(item.sk as string) } : {}) };
       }
     }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  }
   return { keys: out.map(renderSigningKey) };
 }
-

@@ -9,7 +9,15 @@ import {
   type SigningAlgorithmSpec,
 } from '@aws-sdk/client-kms';
 import { ALGORITHMS, type KeySpec, type SigningAlgorithm } from './algorithms.js';
-import { BackendUnavailable, DeviceError, UnsupportedKeySpec, type BackendStatus, type GeneratedKey, type KeyRef, type SigningBackend } from './backend.js';
+import {
+  BackendUnavailable,
+  DeviceError,
+  UnsupportedKeySpec,
+  type BackendStatus,
+  type GeneratedKey,
+  type KeyRef,
+  type SigningBackend,
+} from './backend.js';
 
 /**
  * The `kms` signing backend: AWS KMS asymmetric keys (KeyUsage SIGN_VERIFY). The message
@@ -34,9 +42,9 @@ const SIGNING: Partial<Record<SigningAlgorithm, SigningAlgorithmSpec>> = {
 };
 
 /** KMS keeps a deleted key this many days before it is gone (7 is KMS's minimum). */
-export const KMS_DELETION_WINDOW_DAYS = 7;
+const KMS_DELETION_WINDOW_DAYS = 7;
 
-export interface KmsBackendOptions {
+interface KmsBackendOptions {
   readonly enabled: boolean;
   readonly client: () => Pick<KMSClient, 'send'>;
   readonly unavailableReason?: string;
@@ -87,7 +95,9 @@ export class KmsSigningBackend implements SigningBackend {
   async sign(ref: KeyRef, algorithm: SigningAlgorithm, message: Buffer): Promise<Buffer> {
     const spec = SIGNING[algorithm];
     if (!spec) throw new DeviceError(this.name, `AWS KMS cannot sign with ${algorithm}`, { code: 'unsupported' });
-    const digest = createHash(ALGORITHMS[algorithm].nodeHash ?? 'sha256').update(message).digest();
+    const digest = createHash(ALGORITHMS[algorithm].nodeHash ?? 'sha256')
+      .update(message)
+      .digest();
     const client = this.client();
     try {
       const out = await client.send(new SignCommand({ KeyId: ref.handle, Message: digest, MessageType: 'DIGEST', SigningAlgorithm: spec }));

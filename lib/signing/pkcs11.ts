@@ -3,7 +3,15 @@ import { createRequire } from 'node:module';
 import type { Handle, Mechanism, PKCS11, RsaPSS, Template } from 'pkcs11js';
 import { p256, p384 } from '@noble/curves/nist.js';
 import { ALGORITHMS, KEY_SPECS, PSS_SALT_LENGTH, SIGNING_ALGORITHMS, rsaBits, type KeySpec, type SigningAlgorithm } from './algorithms.js';
-import { BackendUnavailable, DeviceError, UnsupportedKeySpec, type BackendStatus, type GeneratedKey, type KeyRef, type SigningBackend } from './backend.js';
+import {
+  BackendUnavailable,
+  DeviceError,
+  UnsupportedKeySpec,
+  type BackendStatus,
+  type GeneratedKey,
+  type KeyRef,
+  type SigningBackend,
+} from './backend.js';
 
 /**
  * The `pkcs11` signing backend on pkcs11js: CloudHSM's PKCS#11 library in AWS, SoftHSM2
@@ -46,52 +54,62 @@ const EC_PARAMS: Partial<Record<KeySpec, Buffer>> = {
   ED25519: Buffer.from('06032b6570', 'hex'), // id-Ed25519
 };
 
-const SIGN_MECHANISMS = lazy((): Record<SigningAlgorithm, number> => ({
-  ECDSA_P256_SHA256: pkcs11js.CKM_ECDSA,
-  ECDSA_P384_SHA384: pkcs11js.CKM_ECDSA,
-  ED25519: CKM_EDDSA,
-  RSA_PKCS1_SHA256: pkcs11js.CKM_SHA256_RSA_PKCS,
-  RSA_PSS_SHA256: pkcs11js.CKM_SHA256_RSA_PKCS_PSS,
-}));
+const SIGN_MECHANISMS = lazy(
+  (): Record<SigningAlgorithm, number> => ({
+    ECDSA_P256_SHA256: pkcs11js.CKM_ECDSA,
+    ECDSA_P384_SHA384: pkcs11js.CKM_ECDSA,
+    ED25519: CKM_EDDSA,
+    RSA_PKCS1_SHA256: pkcs11js.CKM_SHA256_RSA_PKCS,
+    RSA_PSS_SHA256: pkcs11js.CKM_SHA256_RSA_PKCS_PSS,
+  }),
+);
 
-const GEN_MECHANISMS = lazy((): Record<KeySpec, number> => ({
-  EC_P256: pkcs11js.CKM_EC_KEY_PAIR_GEN,
-  EC_P384: pkcs11js.CKM_EC_KEY_PAIR_GEN,
-  ED25519: CKM_EC_EDWARDS_KEY_PAIR_GEN,
-  RSA_2048: pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN,
-  RSA_3072: pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN,
-  RSA_4096: pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN,
-}));
+const GEN_MECHANISMS = lazy(
+  (): Record<KeySpec, number> => ({
+    EC_P256: pkcs11js.CKM_EC_KEY_PAIR_GEN,
+    EC_P384: pkcs11js.CKM_EC_KEY_PAIR_GEN,
+    ED25519: CKM_EC_EDWARDS_KEY_PAIR_GEN,
+    RSA_2048: pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN,
+    RSA_3072: pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN,
+    RSA_4096: pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN,
+  }),
+);
 
-const MECHANISM_NAMES = lazy(() => new Map<number, string>([
-  [pkcs11js.CKM_EC_KEY_PAIR_GEN, 'CKM_EC_KEY_PAIR_GEN'],
-  [pkcs11js.CKM_ECDSA, 'CKM_ECDSA'],
-  [CKM_EC_EDWARDS_KEY_PAIR_GEN, 'CKM_EC_EDWARDS_KEY_PAIR_GEN'],
-  [CKM_EDDSA, 'CKM_EDDSA'],
-  [pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN, 'CKM_RSA_PKCS_KEY_PAIR_GEN'],
-  [pkcs11js.CKM_SHA256_RSA_PKCS, 'CKM_SHA256_RSA_PKCS'],
-  [pkcs11js.CKM_SHA256_RSA_PKCS_PSS, 'CKM_SHA256_RSA_PKCS_PSS'],
-]));
+const MECHANISM_NAMES = lazy(
+  () =>
+    new Map<number, string>([
+      [pkcs11js.CKM_EC_KEY_PAIR_GEN, 'CKM_EC_KEY_PAIR_GEN'],
+      [pkcs11js.CKM_ECDSA, 'CKM_ECDSA'],
+      [CKM_EC_EDWARDS_KEY_PAIR_GEN, 'CKM_EC_EDWARDS_KEY_PAIR_GEN'],
+      [CKM_EDDSA, 'CKM_EDDSA'],
+      [pkcs11js.CKM_RSA_PKCS_KEY_PAIR_GEN, 'CKM_RSA_PKCS_KEY_PAIR_GEN'],
+      [pkcs11js.CKM_SHA256_RSA_PKCS, 'CKM_SHA256_RSA_PKCS'],
+      [pkcs11js.CKM_SHA256_RSA_PKCS_PSS, 'CKM_SHA256_RSA_PKCS_PSS'],
+    ]),
+);
 
 /** Failures of one request that say nothing about the connection (no reconnect). */
-const REQUEST_LEVEL = lazy(() => new Set([
-  pkcs11js.CKR_ARGUMENTS_BAD,
-  pkcs11js.CKR_DATA_LEN_RANGE,
-  pkcs11js.CKR_DATA_INVALID,
-  pkcs11js.CKR_MECHANISM_INVALID,
-  pkcs11js.CKR_MECHANISM_PARAM_INVALID,
-  pkcs11js.CKR_KEY_TYPE_INCONSISTENT,
-  pkcs11js.CKR_KEY_FUNCTION_NOT_PERMITTED,
-  pkcs11js.CKR_KEY_SIZE_RANGE,
-  pkcs11js.CKR_TEMPLATE_INCONSISTENT,
-  pkcs11js.CKR_TEMPLATE_INCOMPLETE,
-  pkcs11js.CKR_ATTRIBUTE_VALUE_INVALID,
-  pkcs11js.CKR_DOMAIN_PARAMS_INVALID,
-]));
+const REQUEST_LEVEL = lazy(
+  () =>
+    new Set([
+      pkcs11js.CKR_ARGUMENTS_BAD,
+      pkcs11js.CKR_DATA_LEN_RANGE,
+      pkcs11js.CKR_DATA_INVALID,
+      pkcs11js.CKR_MECHANISM_INVALID,
+      pkcs11js.CKR_MECHANISM_PARAM_INVALID,
+      pkcs11js.CKR_KEY_TYPE_INCONSISTENT,
+      pkcs11js.CKR_KEY_FUNCTION_NOT_PERMITTED,
+      pkcs11js.CKR_KEY_SIZE_RANGE,
+      pkcs11js.CKR_TEMPLATE_INCONSISTENT,
+      pkcs11js.CKR_TEMPLATE_INCOMPLETE,
+      pkcs11js.CKR_ATTRIBUTE_VALUE_INVALID,
+      pkcs11js.CKR_DOMAIN_PARAMS_INVALID,
+    ]),
+);
 
 const SIGNATURE_BUFFER = 1024; // RSA-4096 needs 512
 
-export interface Pkcs11Options {
+interface Pkcs11Options {
   /** Path of the PKCS#11 module; undefined = not configured (unavailable, 503). */
   readonly module: string | undefined;
   readonly tokenLabel: string;
@@ -266,7 +284,8 @@ export class Pkcs11Backend implements SigningBackend {
     const info = ALGORITHMS[algorithm];
     const input = info.prehash ? createHash(info.prehash).update(message).digest() : message;
     const pss: RsaPSS = { type: pkcs11js.CK_PARAMS_RSA_PSS, hashAlg: pkcs11js.CKM_SHA256, mgf: pkcs11js.CKG_MGF1_SHA256, saltLen: PSS_SALT_LENGTH };
-    const mechanism: Mechanism = algorithm === 'RSA_PSS_SHA256' ? { mechanism: SIGN_MECHANISMS()[algorithm], parameter: pss } : { mechanism: SIGN_MECHANISMS()[algorithm] };
+    const mechanism: Mechanism =
+      algorithm === 'RSA_PSS_SHA256' ? { mechanism: SIGN_MECHANISMS()[algorithm], parameter: pss } : { mechanism: SIGN_MECHANISMS()[algorithm] };
     const raw = await this.withSession('sign', async (c, session) => {
       const key = this.findKey(c, session, ref);
       c.lib.C_SignInit(session, mechanism, key);
@@ -296,14 +315,18 @@ export class Pkcs11Backend implements SigningBackend {
   }
 
   private unavailableReason(): string {
-    return this.opts.unavailableReason ?? 'no PKCS#11 module is configured (PKCS11_MODULE); locally install SoftHSM2 (sudo apt-get install softhsm2) and restart';
+    return (
+      this.opts.unavailableReason ??
+      'no PKCS#11 module is configured (PKCS11_MODULE); locally install SoftHSM2 (sudo apt-get install softhsm2) and restart'
+    );
   }
 
   private findKey(c: Connection, session: Handle, ref: KeyRef): Handle {
     const cached = c.handles.get(ref.handle);
     if (cached) return cached;
     const found = findPrivateKeys(c.lib, session, ref.handle);
-    if (found.length !== 1) throw new DeviceError(this.name, found.length === 0 ? 'the key object is missing from the token' : 'the key label is not unique on the token');
+    if (found.length !== 1)
+      throw new DeviceError(this.name, found.length === 0 ? 'the key object is missing from the token' : 'the key label is not unique on the token');
     c.handles.set(ref.handle, found[0]!);
     return found[0]!;
   }
@@ -400,7 +423,8 @@ export class Pkcs11Backend implements SigningBackend {
         if (ckr(error)?.code !== pkcs11js.CKR_CRYPTOKI_ALREADY_INITIALIZED) throw error;
       }
       const slot = lib.C_GetSlotList(true).find((s) => lib.C_GetTokenInfo(s).label.trim() === this.opts.tokenLabel);
-      if (slot === undefined) throw new DeviceError(this.name, `no token labelled "${this.opts.tokenLabel}" is present`, { code: 'token_not_present' });
+      if (slot === undefined)
+        throw new DeviceError(this.name, `no token labelled "${this.opts.tokenLabel}" is present`, { code: 'token_not_present' });
       const mechanisms = new Set(lib.C_GetMechanismList(slot));
       const first = lib.C_OpenSession(slot, pkcs11js.CKF_SERIAL_SESSION | pkcs11js.CKF_RW_SESSION);
       try {
@@ -419,7 +443,10 @@ export class Pkcs11Backend implements SigningBackend {
       }
       if (error instanceof DeviceError) throw error;
       const rv = ckr(error);
-      throw new DeviceError(this.name, `cannot open the token "${this.opts.tokenLabel}": ${rv?.name ?? (error as Error).message}`, { cause: error, code: rv?.name });
+      throw new DeviceError(this.name, `cannot open the token "${this.opts.tokenLabel}": ${rv?.name ?? (error as Error).message}`, {
+        cause: error,
+        code: rv?.name,
+      });
     }
   }
 }
@@ -438,7 +465,10 @@ function findPrivateKeys(lib: PKCS11, session: Handle, label: string): Handle[] 
 
 function rsaSpki(lib: PKCS11, session: Handle, key: Handle): Buffer {
   const [n, e] = lib.C_GetAttributeValue(session, key, [{ type: pkcs11js.CKA_MODULUS }, { type: pkcs11js.CKA_PUBLIC_EXPONENT }]).map((a) => a.value);
-  return createPublicKey({ key: { kty: 'RSA', n: n!.toString('base64url'), e: e!.toString('base64url') }, format: 'jwk' }).export({ type: 'spki', format: 'der' });
+  return createPublicKey({ key: { kty: 'RSA', n: n!.toString('base64url'), e: e!.toString('base64url') }, format: 'jwk' }).export({
+    type: 'spki',
+    format: 'der',
+  });
 }
 
 /** CKA_EC_POINT is a DER OCTET STRING around the point (some modules return it bare). */
@@ -458,14 +488,21 @@ function ecSpki(lib: PKCS11, session: Handle, key: Handle, spec: KeySpec): Buffe
   const value = attr!.value;
   if (spec === 'ED25519') {
     const x = unwrapPoint(value, 32);
-    return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: x.toString('base64url') }, format: 'jwk' }).export({ type: 'spki', format: 'der' });
+    return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: x.toString('base64url') }, format: 'jwk' }).export({
+      type: 'spki',
+      format: 'der',
+    });
   }
   const coord = spec === 'EC_P256' ? 32 : 48;
   const point = unwrapPoint(value, 2 * coord + 1);
   if (point[0] !== 0x04) throw new Error('compressed EC point');
   return createPublicKey({
-    key: { kty: 'EC', crv: spec === 'EC_P256' ? 'P-256' : 'P-384', x: point.subarray(1, 1 + coord).toString('base64url'), y: point.subarray(1 + coord).toString('base64url') },
+    key: {
+      kty: 'EC',
+      crv: spec === 'EC_P256' ? 'P-256' : 'P-384',
+      x: point.subarray(1, 1 + coord).toString('base64url'),
+      y: point.subarray(1 + coord).toString('base64url'),
+    },
     format: 'jwk',
   }).export({ type: 'spki', format: 'der' });
 }
-

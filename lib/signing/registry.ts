@@ -11,7 +11,6 @@ import { Pkcs11Backend } from './pkcs11.js';
  * session pool are reused by every warm invocation.
  */
 export const BACKEND_NAMES = ['pkcs11', 'kms'] as const;
-export type BackendName = (typeof BACKEND_NAMES)[number];
 
 let backends: Map<string, SigningBackend> | undefined;
 
@@ -20,7 +19,10 @@ let backends: Map<string, SigningBackend> | undefined;
  * (a plain string, or JSON {"username", "password"} → CloudHSM's `<user>:<password>`, or
  * {"pin"}). Fetched when the pool connects; a failed fetch is not cached.
  */
-export function pinResolver(cfg: Pick<ReturnType<typeof config>, 'PKCS11_PIN' | 'PKCS11_PIN_SECRET_ID' | 'AWS_REGION'>, client?: Pick<SecretsManagerClient, 'send'>): () => Promise<string> {
+export function pinResolver(
+  cfg: Pick<ReturnType<typeof config>, 'PKCS11_PIN' | 'PKCS11_PIN_SECRET_ID' | 'AWS_REGION'>,
+  client?: Pick<SecretsManagerClient, 'send'>,
+): () => Promise<string> {
   return async () => {
     if (cfg.PKCS11_PIN) return cfg.PKCS11_PIN;
     if (!cfg.PKCS11_PIN_SECRET_ID) throw new Error('neither PKCS11_PIN nor PKCS11_PIN_SECRET_ID is set');

@@ -19,7 +19,7 @@ import { signingBackend, signingBackends } from './registry.js';
  * leaves an entry with outcome `failure` (best effort), never one claiming success; if
  * the success entry cannot be written, the signature is not returned (500).
  */
-export const MIN_MESSAGE_BYTES = 1;
+const MIN_MESSAGE_BYTES = 1;
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
 
 /** RFC 4648 §4 base64 with padding (no whitespace, no URL alphabet). */
@@ -29,12 +29,14 @@ export function decodeMessage(text: string): Buffer {
   if (!BASE64.test(text)) throw validationFailed([{ path: 'body.message', message: 'must be base64 (RFC 4648, padded)' }]);
   const message = Buffer.from(text, 'base64');
   if (message.length < MIN_MESSAGE_BYTES || message.length > MAX_MESSAGE_BYTES) {
-    throw validationFailed([{ path: 'body.message', message: `must decode to ${MIN_MESSAGE_BYTES} byte to ${MAX_MESSAGE_BYTES} bytes (1 MiB); got ${message.length}` }]);
+    throw validationFailed([
+      { path: 'body.message', message: `must decode to ${MIN_MESSAGE_BYTES} byte to ${MAX_MESSAGE_BYTES} bytes (1 MiB); got ${message.length}` },
+    ]);
   }
   return message;
 }
 
-export interface SignRequest {
+interface SignRequest {
   readonly backend: string;
   readonly key_id: string;
   /** base64 */
@@ -42,7 +44,7 @@ export interface SignRequest {
   readonly purpose: string;
 }
 
-export interface SignResult {
+interface SignResult {
   /** base64; ECDSA in DER (see lib/signing/algorithms.ts). */
   readonly signature: string;
   readonly algorithm: string;
@@ -70,8 +72,8 @@ export async function signMessage(ctx: CallContext, req: SignRequest): Promise<S
     signature = await backend.sign(refOf(key.meta), algorithm, message);
   } catch (error) {
     const http = signingError(error);
-    await recordAudit(ctx, tenantId, { action: 'crypto.sign', resource, outcome: 'failure', detail: { ...detail, error: http.code } }).catch((e: unknown) =>
-      logger.warn('failure audit entry not written', { request_id: ctx.requestId, error: e as Error }),
+    await recordAudit(ctx, tenantId, { action: 'crypto.sign', resource, outcome: 'failure', detail: { ...detail, error: http.code } }).catch(
+      (e: unknown) => logger.warn('failure audit entry not written', { request_id: ctx.requestId, error: e as Error }),
     );
     throw http;
   }

@@ -1,17 +1,30 @@
+import * as z from 'zod/v4';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
+import { entity, nullable } from './entity.js';
 import { keys } from './keys.js';
 import { queryAll } from './pagination.js';
 import type { TxItem } from './tx.js';
 
 /** What authentication reads: one consistent GetItem by the key's hash. */
-export interface ApiKeyAuth {
+interface ApiKeyAuth {
   readonly tenant_id: string;
   readonly key_id: string;
   readonly scopes: string[];
   readonly created_by: string | null;
   readonly expires_at: string | null;
 }
+
+const ApiKeyAuthItem = entity(
+  'API key auth',
+  z.looseObject({
+    tenant_id: z.string(),
+    key_id: z.string(),
+    scopes: z.array(z.string()),
+    created_by: nullable(z.string()),
+    expires_at: nullable(z.string()),
+  }),
+);
 
 /** What listings show: never the key or its hash. */
 export interface ApiKeyMeta {
@@ -26,13 +39,25 @@ export interface ApiKeyMeta {
   readonly revoked_at: string | null;
 }
 
-const META_FIELDS = ['id', 'name', 'prefix', 'scopes', 'status', 'created_at', 'created_by', 'expires_at', 'revoked_at'] as const;
-const toMeta = (item: Record<string, unknown>): ApiKeyMeta =>
-  Object.fromEntries(META_FIELDS.map((f) => [f, item[f] ?? null])) as unknown as ApiKeyMeta;
+const ApiKeyItem = entity(
+  'API key',
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string(),
+    scopes: z.array(z.string()),
+    status: z.enum(['active', 'revoked']),
+    created_at: z.string(),
+    created_by: nullable(z.string()),
+    expires_at: nullable(z.string()),
+    revoked_at: nullable(z.string()),
+  }),
+);
+const toMeta = (item: Record<string, unknown>): ApiKeyMeta => ApiKeyItem.parse(item);
 
 export async function getApiKeyAuth(hash: string): Promise<ApiKeyAuth | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.apiKeyAuth(hash), ConsistentRead: true }));
-  return out.Item as ApiKeyAuth | undefined;
+  return out.Item ? ApiKeyAuthItem.parse(out.Item) : undefined;
 }
 
 /** The two items of a new key: the tenant's metadata item and the auth item, both new. */
@@ -68,7 +93,7 @@ export async function getApiKey(tenantId: string, keyId: string): Promise<(ApiKe
 }
 
 export async function listApiKeys(tenantId: string): Promise<ApiKeyMeta[]> {
-  return (await queryAll(keys.tenant(tenantId).pk, keys.apiKeyPrefix)).map(toMeta);
+  return (await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.apiKeyPrefix } })).map(toMeta);
 }
 
 /** Revocation: the auth item is deleted (the next request fails), the metadata kept. */

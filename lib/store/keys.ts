@@ -1,5 +1,5 @@
 /**
- * The key design of the single table, declared once (DESIGN.md §7). Every key a
+ * The key design of the single table, declared once (docs/architecture.md, "Data access"). Every key a
  * repository writes comes from here; every tenant-owned key starts with `T#<tenant>`.
  *
  * | item                | pk                 | sk                              | gsi1pk / gsi1sk                 |
@@ -64,6 +64,9 @@ export const TABLE_KEYS = { pk: 'pk', sk: 'sk', gsi1: { name: 'gsi1', pk: 'gsi1p
 
 export const tenantPk = (tenantId: string) => `T#${tenantId}`;
 
+/** Types whose head is keyed by name (a read by name is one GetItem: the hot path). */
+export const NAME_INDEXED: ReadonlySet<string> = new Set(['secret']);
+
 export const keys = {
   tenant: (tid: string) => ({ pk: tenantPk(tid), sk: 'TENANT' }),
   tenantIndex: (tid: string, createdAt: string) => ({ gsi1pk: 'TENANTS', gsi1sk: `${createdAt}#${tid}` }),
@@ -97,6 +100,12 @@ export const keys = {
   secretPrefix: 'SECRET#',
   resource: (tid: string, type: string, id: string) => ({ pk: tenantPk(tid), sk: `R#${type}#${id}` }),
   resourcePrefix: (type: string) => `R#${type}#`,
+  /**
+   * The head of any versioned resource (lib/store/resources.ts): `R#<type>#<id>`, except the
+   * name-indexed generic secret, `SECRET#<name>`.
+   */
+  head: (tid: string, type: string, id: string, name: string) => (NAME_INDEXED.has(type) ? keys.secret(tid, name) : keys.resource(tid, type, id)),
+  headPrefix: (type: string) => (NAME_INDEXED.has(type) ? keys.secretPrefix : keys.resourcePrefix(type)),
   version: (tid: string, type: string, id: string, version: number) => ({
     pk: tenantPk(tid),
     sk: `V#${type}#${id}#${String(version).padStart(10, '0')}`,
@@ -142,6 +151,9 @@ export const keys = {
   leasePrefix: 'LEASE#',
   leaseExpiryIndex: (tid: string, id: string, expiresAt: string) => ({ gsi1pk: 'LEASES', gsi1sk: `${expiresAt}#${tid}#${id}` }),
   leaseExpiryPk: 'LEASES',
+  /** The tenant and lease id of a lease item's keys, or undefined for any other item. */
+  parseLease: (pk: string, sk: string): { tenantId: string; id: string } | undefined =>
+    pk.startsWith('T#') && sk.startsWith(keys.leasePrefix) ? { tenantId: pk.slice(2), id: sk.slice(keys.leasePrefix.length) } : undefined,
   rotationLock: (tid: string, connectionId: string) => ({ pk: tenantPk(tid), sk: `DBLOCK#${connectionId}` }),
   // named variables (lib/variables)
   variable: (tid: string, name: string) => ({ pk: tenantPk(tid), sk: `VAR#${name}` }),

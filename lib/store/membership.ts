@@ -18,7 +18,7 @@ import { TxConditionFailed, type TxItem } from './tx.js';
  *   (409) instead of leaving an orphan; entering a container condition-checks its head, so a
  *   container deleted concurrently makes the write fail (404).
  */
-export interface Placement {
+interface Placement {
   readonly type: string;
   readonly id: string;
   readonly name: string;
@@ -26,7 +26,7 @@ export interface Placement {
 }
 
 /** Positions (in the caller's item list) of the items whose condition may fail; -1 when absent. */
-export interface PlacementIndexes {
+interface PlacementIndexes {
   readonly containerIndex: number;
   readonly memberIndex: number;
 }
@@ -45,7 +45,12 @@ export function pushMembership(tenantId: string, items: TxItem[], before: Placem
     items.push({ Delete: { TableName: tableName(), Key: keys.containerMember(tenantId, from, before!.name) } });
     if (from !== to) {
       items.push({
-        Update: { TableName: tableName(), Key: keys.containerCount(tenantId, from), UpdateExpression: 'ADD n :d', ExpressionAttributeValues: { ':d': -1 } },
+        Update: {
+          TableName: tableName(),
+          Key: keys.containerCount(tenantId, from),
+          UpdateExpression: 'ADD n :d',
+          ExpressionAttributeValues: { ':d': -1 },
+        },
       });
     }
   }
@@ -56,7 +61,12 @@ export function pushMembership(tenantId: string, items: TxItem[], before: Placem
           ConditionCheck: { TableName: tableName(), Key: keys.resource(tenantId, 'container', to), ConditionExpression: 'attribute_exists(pk)' },
         }) - 1;
       items.push({
-        Update: { TableName: tableName(), Key: keys.containerCount(tenantId, to), UpdateExpression: 'ADD n :d', ExpressionAttributeValues: { ':d': 1 } },
+        Update: {
+          TableName: tableName(),
+          Key: keys.containerCount(tenantId, to),
+          UpdateExpression: 'ADD n :d',
+          ExpressionAttributeValues: { ':d': 1 },
+        },
       });
     }
     memberIndex =
@@ -80,7 +90,7 @@ export function membershipFailure(error: unknown, at: PlacementIndexes, after: P
   }
 }
 
-export interface Member {
+interface Member {
   readonly type: string;
   readonly id: string;
   readonly name: string;
@@ -88,7 +98,9 @@ export interface Member {
 
 /** The resource a key names inside a container, if any (consistent read). */
 export async function findMember(tenantId: string, containerId: string, name: string): Promise<Member | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.containerMember(tenantId, containerId, name), ConsistentRead: true }));
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.containerMember(tenantId, containerId, name), ConsistentRead: true }),
+  );
   if (!out.Item) return undefined;
   return { type: out.Item.type as string, id: out.Item.id as string, name: out.Item.name as string };
 }

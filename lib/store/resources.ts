@@ -1,12 +1,14 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/v4';
+import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { commit, type Change } from '../audit/audit.js';
 import { openJson, sealJson, type SealScope } from '../crypto/envelope.js';
 import { conflict, notFound, preconditionFailed } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from './client.js';
-import { keys } from './keys.js';
-import { queryPage } from './pagination.js';
+import { entity, nullable } from './entity.js';
+import { keys, NAME_INDEXED } from './keys.js';
+import { queryAll, queryPage } from './pagination.js';
 import { membershipFailure, pushMembership } from './membership.js';
 import { TxConditionFailed, type TxItem } from './tx.js';
 
@@ -37,7 +39,7 @@ export interface ResourceRecord<M = Record<string, unknown>> {
   readonly keep_versions?: number;
 }
 
-export interface VersionRecord<M = Record<string, unknown>> {
+interface VersionRecord<M = Record<string, unknown>> {
   readonly type: string;
   readonly id: string;
   readonly name: string;
@@ -48,15 +50,42 @@ export interface VersionRecord<M = Record<string, unknown>> {
   readonly has_secret: boolean;
 }
 
-const RECORD_FIELDS = ['type', 'id', 'name', 'version', 'meta', 'container_id', 'created_at', 'updated_at', 'created_by', 'updated_by', 'keep_versions'] as const;
+/**
+ * The entities of the store, declared once: the head item and the version item, each a zod
+ * schema checked on every read (a stored item that does not match is an internal error,
+ * never a half-read record). The type's own fields in `meta` are checked by its schemas on
+ * write (lib/credentials/types/, the key families).
+ */
+const Meta = z.record(z.string(), z.unknown()).default({});
+const Actor = nullable(z.string());
+const Head = z.object({
+  type: z.string(),
+  id: z.string(),
+  name: z.string(),
+  version: z.number().int().positive(),
+  meta: Meta,
+  container_id: nullable(z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+  created_by: Actor,
+  updated_by: Actor,
+  keep_versions: z.number().int().positive().optional(),
+});
+const HeadItem = entity('resource head', Head);
+const VersionItem = entity(
+  'resource version',
+  Head.pick({ type: true, id: true, name: true, version: true, meta: true, created_at: true, created_by: true }),
+);
 
-export function toRecord<M>(item: Record<string, unknown>): ResourceRecord<M> {
-  const out: Record<string, unknown> = {};
-  for (const f of RECORD_FIELDS) if (item[f] !== undefined) out[f] = item[f];
-  out.meta ??= {};
-  out.container_id ??= null;
-  return out as unknown as ResourceRecord<M>;
-}
+const RECORD_FIELDS = HeadItem.fields;
+
+/** A head item as a record: the one place an item of the store becomes a record. */
+export const toRecord = <M>(item: Record<string, unknown>): ResourceRecord<M> => HeadItem.parse(item) as ResourceRecord<M>;
+
+const toVersion = <M>(item: Record<string, unknown>): VersionRecord<M> => ({
+  ...(VersionItem.parse(item) as Omit<VersionRecord<M>, 'has_secret'>),
+  has_secret: item.value !== undefined,
+});
 
 export const sealScope = (tenantId: string, type: string, id: string, version: number): SealScope => ({ tenantId, type, id, version });
 
@@ -84,7 +113,7 @@ export function checkIfMatch(ifMatch: string | undefined, head: { id: string; ve
 }
 
 /** The immutable version item of a write. */
-export function versionPut(tenantId: string, rec: ResourceRecord<unknown>, sealed: Uint8Array | undefined): TxItem {
+function versionPut(tenantId: string, rec: ResourceRecord<unknown>, sealed: Uint8Array | undefined): TxItem {
   return {
     Put: {
       TableName: tableName(),
@@ -105,7 +134,11 @@ export function versionPut(tenantId: string, rec: ResourceRecord<unknown>, seale
 }
 
 /** Deletes of the versions that fall out of the kept window when `rec.version` is written. */
-export function pruneDeletes(tenantId: string, rec: Pick<ResourceRecord<unknown>, 'type' | 'id' | 'version' | 'keep_versions'>, previousKeep?: number): TxItem[] {
+function pruneDeletes(
+  tenantId: string,
+  rec: Pick<ResourceRecord<unknown>, 'type' | 'id' | 'version' | 'keep_versions'>,
+  previousKeep?: number,
+): TxItem[] {
   const keep = rec.keep_versions ?? DEFAULT_KEEP_VERSIONS;
   const oldestKept = rec.version - keep + 1;
   // When the kept count shrank, more than one version may fall out at once.
@@ -128,14 +161,61 @@ export interface StoredResource<M> {
   readonly sealed: Uint8Array | undefined;
 }
 
-export async function readResource<M>(tenantId: string, type: string, id: string): Promise<StoredResource<M> | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.resource(tenantId, type, id), ConsistentRead: true }));
-  if (!out.Item) return undefined;
-  return { record: toRecord<M>(out.Item), sealed: out.Item.value as Uint8Array | undefined };
+/** A head read with its key (for conditional updates of the head) and the item as stored. */
+export interface StoredHead<M> extends StoredResource<M> {
+  readonly key: { readonly pk: string; readonly sk: string };
+  readonly item: Record<string, unknown>;
 }
 
+async function getHead<M>(key: { pk: string; sk: string }, id?: string): Promise<StoredHead<M> | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+  // a name-indexed head found through the id index may since have been deleted and re-created
+  if (!out.Item || (id !== undefined && out.Item.id !== id)) return undefined;
+  return { record: toRecord<M>(out.Item), sealed: out.Item.value as Uint8Array | undefined, key, item: out.Item };
+}
+
+/**
+ * A resource's head by type and id. A name-indexed type's head is found through gsi1
+ * `RES#<id>` (keys only), then read consistently; every other head is one GetItem.
+ */
+export async function readResource<M>(tenantId: string, type: string, id: string): Promise<StoredHead<M> | undefined> {
+  if (!NAME_INDEXED.has(type)) return getHead<M>(keys.resource(tenantId, type, id));
+  const index = keys.resourceIndex(tenantId, id);
+  const entries = await queryAll({ pk: index.gsi1pk, index: 'gsi1', sk: { equals: index.gsi1sk } });
+  const hit = entries.find((e) => String(e.sk).startsWith(keys.headPrefix(type)));
+  return hit ? getHead<M>({ pk: hit.pk as string, sk: hit.sk as string }, id) : undefined;
+}
+
+/**
+ * The head of any resource of a tenant by id, whatever its type: the `RES#<id>` entry of
+ * gsi1 (keys only), then the head with a consistent read. The index is eventually
+ * consistent, so a miss falls back to one consistent BatchGetItem of `R#<type>#<id>` over
+ * the candidate types (not possible for name-indexed ones). Another tenant's id is not found.
+ */
+export async function findHeadById(tenantId: string, id: string, candidateTypes: readonly string[]): Promise<Record<string, unknown> | undefined> {
+  const index = keys.resourceIndex(tenantId, id);
+  for (const entry of await queryAll({ pk: index.gsi1pk, index: 'gsi1', sk: { equals: index.gsi1sk } })) {
+    if (entry.pk !== keys.tenant(tenantId).pk) continue;
+    const head = await getHead({ pk: entry.pk as string, sk: entry.sk as string }, id);
+    if (head) return head.item;
+  }
+  const typed = candidateTypes.filter((t) => !NAME_INDEXED.has(t));
+  if (typed.length === 0) return undefined;
+  const out = await db().send(
+    new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: typed.map((t) => keys.resource(tenantId, t, id)), ConsistentRead: true } } }),
+  );
+  return out.Responses?.[tableName()]?.find((i) => i.id === id);
+}
+
+/** A name-indexed resource's head by its name (one GetItem). */
+export const readResourceByName = <M>(tenantId: string, type: string, name: string) => getHead<M>(keys.head(tenantId, type, '', name));
+
 /** Opens the secret part of a head or version. */
-export async function openSecret<S>(tenantId: string, rec: { type: string; id: string; version: number }, sealed: Uint8Array | undefined): Promise<S | undefined> {
+export async function openSecret<S>(
+  tenantId: string,
+  rec: { type: string; id: string; version: number },
+  sealed: Uint8Array | undefined,
+): Promise<S | undefined> {
   if (!sealed) return undefined;
   return openJson<S>(sealScope(tenantId, rec.type, rec.id, rec.version), sealed);
 }
@@ -143,7 +223,7 @@ export async function openSecret<S>(tenantId: string, rec: { type: string; id: s
 export async function listResources<M>(tenantId: string, type: string, page: { limit: number; offset?: number; cursor?: string }) {
   const out = await queryPage<Record<string, unknown>>({
     pk: keys.tenant(tenantId).pk,
-    prefix: keys.resourcePrefix(type),
+    prefix: keys.headPrefix(type),
     limit: page.limit,
     offset: page.offset,
     cursor: page.cursor,
@@ -154,59 +234,29 @@ export async function listResources<M>(tenantId: string, type: string, page: { l
 
 /** Every kept version of a resource, newest first (metadata only). */
 export async function listVersions<M>(tenantId: string, type: string, id: string): Promise<VersionRecord<M>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-        ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': keys.versionPrefix(type, id) },
-        ScanIndexForward: false,
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items.map((i) => ({
-    type: i.type as string,
-    id: i.id as string,
-    name: i.name as string,
-    version: i.version as number,
-    meta: (i.meta ?? {}) as M,
-    created_at: i.created_at as string,
-    created_by: (i.created_by ?? null) as string | null,
-    has_secret: i.value !== undefined,
-  }));
+  const items = await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.versionPrefix(type, id) }, newestFirst: true });
+  return items.map((i) => toVersion<M>(i));
 }
 
-export async function readVersion<M>(tenantId: string, type: string, id: string, version: number): Promise<{ record: VersionRecord<M>; sealed: Uint8Array | undefined } | undefined> {
+export async function readVersion<M>(
+  tenantId: string,
+  type: string,
+  id: string,
+  version: number,
+): Promise<{ record: VersionRecord<M>; sealed: Uint8Array | undefined } | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.version(tenantId, type, id, version), ConsistentRead: true }));
   const i = out.Item;
   if (!i) return undefined;
-  return {
-    record: { type, id, name: i.name as string, version, meta: (i.meta ?? {}) as M, created_at: i.created_at as string, created_by: (i.created_by ?? null) as string | null, has_secret: i.value !== undefined },
-    sealed: i.value as Uint8Array | undefined,
-  };
+  return { record: toVersion<M>(i), sealed: i.value as Uint8Array | undefined };
 }
 
 /** The keys of every version item of a resource (for deletes). */
 export async function versionKeys(tenantId: string, type: string, id: string): Promise<Record<string, string>[]> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :p)',
-      ExpressionAttributeValues: { ':pk': keys.tenant(tenantId).pk, ':p': keys.versionPrefix(type, id) },
-      ProjectionExpression: 'pk, sk',
-      ConsistentRead: true,
-    }),
-  );
-  return (out.Items ?? []) as Record<string, string>[];
+  const items = await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.versionPrefix(type, id) }, projection: [] });
+  return items.map((i) => ({ pk: i.pk as string, sk: i.sk as string }));
 }
 
-export interface CreateInput<M, S> {
+interface CreateInput<M, S> {
   readonly type: string;
   readonly name: string;
   readonly meta: M;
@@ -216,10 +266,20 @@ export interface CreateInput<M, S> {
   readonly id?: string;
 }
 
-const headPut = (tenantId: string, rec: ResourceRecord<unknown>, sealed: Uint8Array | undefined, condition: Pick<NonNullable<TxItem['Put']>, 'ConditionExpression' | 'ExpressionAttributeValues'>): TxItem => ({
+const headPut = (
+  tenantId: string,
+  rec: ResourceRecord<unknown>,
+  sealed: Uint8Array | undefined,
+  condition: Pick<NonNullable<TxItem['Put']>, 'ConditionExpression' | 'ExpressionAttributeValues'>,
+): TxItem => ({
   Put: {
     TableName: tableName(),
-    Item: { ...keys.resource(tenantId, rec.type, rec.id), ...keys.resourceIndex(tenantId, rec.id), ...rec, ...(sealed ? { value: sealed } : {}) },
+    Item: {
+      ...keys.head(tenantId, rec.type, rec.id, rec.name),
+      ...keys.resourceIndex(tenantId, rec.id),
+      ...rec,
+      ...(sealed ? { value: sealed } : {}),
+    },
     ...condition,
   },
 });
@@ -260,14 +320,31 @@ export async function createResource<M, S>(
     membershipFailure(error, placed, rec);
     if (error instanceof TxConditionFailed) {
       if (error.index >= extraFrom && error.index < items.length) throw new TxConditionFailed(error.index - extraFrom, false);
-      if (error.index === 0) throw conflict(`${rec.type} ${rec.id} already exists`, 'already_exists');
+      if (error.index === 0)
+        throw conflict(
+          NAME_INDEXED.has(rec.type) ? `a ${label(rec.type)} named "${rec.name}" already exists` : `${rec.type} ${rec.id} already exists`,
+          'already_exists',
+        );
+      if (error.conflict) throw conflict(`a ${label(rec.type)} named "${rec.name}" is being created concurrently`, 'already_exists');
     }
     throw error;
   }
   return rec;
 }
 
-export interface UpdateInput<M, S> {
+/** Options of updates and deletes: If-Match, the caller's extra items, and for a write through a share the owner's tenant and the head already read. */
+interface WriteOptions<M> {
+  readonly ifMatch?: string;
+  readonly extraItems?: TxItem[];
+  /** The account that owns the resource (a share recipient writes into the owner's). */
+  readonly tenantId?: string;
+  /** The head as the caller already read it (by name, or through a share); null: it read none. */
+  readonly stored?: StoredResource<M> | null;
+}
+
+const label = (type: string) => type.replace(/_/g, ' ');
+
+interface UpdateInput<M, S> {
   readonly name?: string;
   /** New public metadata (whole value). */
   readonly meta?: M;
@@ -288,11 +365,11 @@ export async function updateResource<M, S>(
   id: string,
   patch: UpdateInput<M, S> | ((current: ResourceRecord<M>, secret: S | undefined) => UpdateInput<M, S> | Promise<UpdateInput<M, S>>),
   change: (rec: ResourceRecord<M>, before: ResourceRecord<M>) => Change,
-  opts: { ifMatch?: string; extraItems?: TxItem[] } = {},
+  opts: WriteOptions<M> = {},
 ): Promise<{ record: ResourceRecord<M>; secret: S | undefined }> {
-  const tid = ctx.principal.tenantId;
-  const stored = await readResource<M>(tid, type, id);
-  checkIfMatch(opts.ifMatch, stored?.record, type.replace(/_/g, ' '));
+  const tid = opts.tenantId ?? ctx.principal.tenantId;
+  const stored = opts.stored === undefined ? await readResource<M>(tid, type, id) : (opts.stored ?? undefined);
+  checkIfMatch(opts.ifMatch, stored?.record, label(type));
   const current = stored!.record;
   const currentSecret = await openSecret<S>(tid, current, stored!.sealed);
   const p = typeof patch === 'function' ? await patch(current, currentSecret) : patch;
@@ -309,7 +386,10 @@ export async function updateResource<M, S>(
   const secret = p.secret ?? currentSecret;
   const sealed = secret === undefined ? undefined : await sealJson(sealScope(tid, type, id, rec.version), secret);
   const items: TxItem[] = [
-    headPut(tid, rec, sealed, { ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': current.version } }),
+    headPut(tid, rec, sealed, {
+      ConditionExpression: 'id = :id AND version = :v',
+      ExpressionAttributeValues: { ':id': current.id, ':v': current.version },
+    }),
     versionPut(tid, rec, sealed),
     ...pruneDeletes(tid, rec, current.keep_versions),
   ];
@@ -322,7 +402,7 @@ export async function updateResource<M, S>(
     membershipFailure(error, placed, rec);
     if (error instanceof TxConditionFailed) {
       if (error.index >= extraFrom) throw new TxConditionFailed(error.index - extraFrom, false);
-      throw conflict(`the ${type.replace(/_/g, ' ')} was changed concurrently; read it again before retrying`, 'stale_etag');
+      throw conflict(`the ${label(type)} was changed concurrently; read it again before retrying`, 'stale_etag');
     }
     throw error;
   }
@@ -335,20 +415,20 @@ export async function deleteResource<M>(
   type: string,
   id: string,
   change: (rec: ResourceRecord<M>) => Change,
-  opts: { ifMatch?: string; extraItems?: TxItem[] } = {},
+  opts: WriteOptions<M> = {},
 ): Promise<ResourceRecord<M>> {
-  const tid = ctx.principal.tenantId;
-  const stored = await readResource<M>(tid, type, id);
-  checkIfMatch(opts.ifMatch, stored?.record, type.replace(/_/g, ' '));
+  const tid = opts.tenantId ?? ctx.principal.tenantId;
+  const stored = opts.stored === undefined ? await readResource<M>(tid, type, id) : (opts.stored ?? undefined);
+  checkIfMatch(opts.ifMatch, stored?.record, label(type));
   const rec = stored!.record;
   const versions = await versionKeys(tid, type, id);
   const items: TxItem[] = [
     {
       Delete: {
         TableName: tableName(),
-        Key: keys.resource(tid, type, id),
-        ConditionExpression: 'version = :v',
-        ExpressionAttributeValues: { ':v': rec.version },
+        Key: keys.head(tid, type, id, rec.name),
+        ConditionExpression: 'id = :id AND version = :v',
+        ExpressionAttributeValues: { ':id': rec.id, ':v': rec.version },
       },
     },
     ...versions.map((k): TxItem => ({ Delete: { TableName: tableName(), Key: k } })),
@@ -361,7 +441,7 @@ export async function deleteResource<M>(
   } catch (error) {
     if (error instanceof TxConditionFailed) {
       if (error.index >= extraFrom) throw new TxConditionFailed(error.index - extraFrom, false);
-      throw conflict(`the ${type.replace(/_/g, ' ')} was changed concurrently; read it again before retrying`, 'stale_etag');
+      throw conflict(`the ${label(type)} was changed concurrently; read it again before retrying`, 'stale_etag');
     }
     throw error;
   }

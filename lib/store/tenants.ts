@@ -1,8 +1,10 @@
-import { GetCommand, BatchGetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { entity } from './entity.js';
+import * as z from 'zod/v4';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { badRequest } from '../http/errors.js';
 import { db, tableName } from './client.js';
 import { keys } from './keys.js';
-import { chunk } from './util.js';
+import { getMany, readPage } from './pagination.js';
 
 export type TenantStatus = 'active' | 'suspended';
 
@@ -33,10 +35,22 @@ export interface Tenant {
   readonly updated_at: string;
 }
 
-const FIELDS = ['id', 'name', 'admin_email', 'status', 'operator', 'quota', 'settings', 'created_at', 'updated_at'] as const;
+const TenantItem = entity(
+  'tenant',
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    admin_email: z.string(),
+    status: z.enum(['active', 'suspended']),
+    operator: z.boolean().default(false),
+    quota: z.record(z.string(), z.number()),
+    settings: z.record(z.string(), z.unknown()).optional(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
+);
 
-export const toTenant = (item: Record<string, unknown>): Tenant =>
-  Object.fromEntries(FIELDS.map((f) => [f, item[f]])) as unknown as Tenant;
+const toTenant = (item: Record<string, unknown>): Tenant => TenantItem.parse(item) as Tenant;
 
 export async function getTenant(tenantId: string): Promise<Tenant | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.tenant(tenantId), ConsistentRead: true }));
@@ -58,30 +72,15 @@ function decodeTenantCursor(cursor: string): Record<string, string> {
 
 /** Tenants in creation order, through the TENANTS index (keys only) and a batch read. */
 export async function listTenants(limit: number, after?: string): Promise<{ tenants: Tenant[]; cursor?: string }> {
-  const page = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: 'gsi1pk = :p',
-      ExpressionAttributeValues: { ':p': 'TENANTS' },
-      Limit: limit,
-      ...(after ? { ExclusiveStartKey: decodeTenantCursor(after) } : {}),
-    }),
-  );
-  const ids = (page.Items ?? []).map((i) => i.pk as string);
-  const found = new Map<string, Tenant>();
-  for (const part of chunk(ids, 100)) {
-    let request: Record<string, { Keys: Record<string, unknown>[] }> | undefined = {
-      [tableName()]: { Keys: part.map((pk) => ({ pk, sk: 'TENANT' })) },
-    };
-    while (request && Object.keys(request).length > 0) {
-      const out = await db().send(new BatchGetCommand({ RequestItems: request as never }));
-      for (const item of out.Responses?.[tableName()] ?? []) found.set(item.pk as string, toTenant(item));
-      request = out.UnprocessedKeys as typeof request;
-    }
-  }
+  const { items, more } = await readPage({ pk: 'TENANTS', index: 'gsi1' }, limit, { start: after ? decodeTenantCursor(after) : undefined });
+  const ids = items.map((i) => i.pk as string);
+  const found = new Map((await getMany(ids.map((pk) => ({ pk, sk: 'TENANT' })))).map((item) => [item.pk as string, toTenant(item)]));
+  const last = items.at(-1);
   return {
     tenants: ids.map((pk) => found.get(pk)).filter((t): t is Tenant => t !== undefined),
-    cursor: page.LastEvaluatedKey ? Buffer.from(JSON.stringify(page.LastEvaluatedKey)).toString('base64url') : undefined,
+    cursor:
+      more && last
+        ? Buffer.from(JSON.stringify({ pk: last.pk, sk: last.sk, gsi1pk: last.gsi1pk, gsi1sk: last.gsi1sk })).toString('base64url')
+        : undefined,
   };
 }

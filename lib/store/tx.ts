@@ -6,7 +6,10 @@ export type TxItem = NonNullable<TransactWriteCommandInput['TransactItems']>[num
 
 /** A transaction refused by a condition: `index` is the first item whose condition failed. */
 export class TxConditionFailed extends Error {
-  constructor(readonly index: number, readonly conflict: boolean) {
+  constructor(
+    readonly index: number,
+    readonly conflict: boolean,
+  ) {
     super(conflict ? 'transaction conflict' : `condition of item ${index} failed`);
   }
 }

@@ -1,44 +1,20 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
 import { keys } from './keys.js';
+import { queryAll } from './pagination.js';
 import { HttpError } from '../http/errors.js';
 
-const USAGE_TTL_DAYS = 400;
 export const today = (at = new Date()) => at.toISOString().slice(0, 10);
-
-/** Counts one authenticated request on the tenant's day counter (one UpdateItem ADD). */
-export async function meterRequest(tenantId: string): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.usageDay(tenantId, today()),
-      UpdateExpression: 'ADD requests :one SET #ttl = if_not_exists(#ttl, :ttl)',
-      ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':one': 1, ':ttl': Math.floor(Date.now() / 1000) + USAGE_TTL_DAYS * 86400 },
-    }),
-  );
-}
 
 /** Requests per day for the last `days` days, oldest first. */
 export async function requestsByDay(tenantId: string, days: number): Promise<{ day: string; requests: number }[]> {
   const from = today(new Date(Date.now() - (days - 1) * 86400_000));
-  const out = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-      ExpressionAttributeValues: {
-        ':pk': keys.tenant(tenantId).pk,
-        ':from': `${keys.usagePrefix}${from}`,
-        ':to': `${keys.usagePrefix}${today()}`,
-      },
-      ConsistentRead: true,
-    }),
-  );
-  return (out.Items ?? []).map((i) => ({ day: (i.sk as string).slice(keys.usagePrefix.length), requests: Number(i.requests ?? 0) }));
+  const items = await queryAll({ pk: keys.tenant(tenantId).pk, sk: { between: [`${keys.usagePrefix}${from}`, `${keys.usagePrefix}${today()}`] } });
+  return items.map((i) => ({ day: (i.sk as string).slice(keys.usagePrefix.length), requests: Number(i.requests ?? 0) }));
 }
 
 /** Counters kept in the same transactions as the creates and deletes they count. */
-export interface Counters {
+interface Counters {
   readonly secrets: number;
   readonly api_keys: number;
   /** Active enrolled agent devices (quota max_devices). */
@@ -49,7 +25,12 @@ export interface Counters {
 
 export async function getCounters(tenantId: string): Promise<Counters> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.counters(tenantId), ConsistentRead: true }));
-  return { secrets: Number(out.Item?.secrets ?? 0), api_keys: Number(out.Item?.api_keys ?? 0), devices: Number(out.Item?.devices ?? 0), webhooks: Number(out.Item?.webhooks ?? 0) };
+  return {
+    secrets: Number(out.Item?.secrets ?? 0),
+    api_keys: Number(out.Item?.api_keys ?? 0),
+    devices: Number(out.Item?.devices ?? 0),
+    webhooks: Number(out.Item?.webhooks ?? 0),
+  };
 }
 
 /**

@@ -1,17 +1,15 @@
-import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
 import { badRequest, HttpError } from '../http/errors.js';
-import { resourceType } from '../resource-types.js';
-import { db, tableName } from '../store/client.js';
+import { resourceType } from '../catalog.js';
 import { keys } from '../store/keys.js';
-import { chunk } from '../store/util.js';
+import { getMany } from '../store/pagination.js';
 import { credentialFields, findCredential, type FoundCredential } from './fields.js';
-import { VARIABLE_NAME_RE, type Variable } from './store.js';
+import { toVariable, VARIABLE_NAME_RE, type Variable } from './store.js';
 
 /**
  * Variable resolution, shared by POST /api/v1/variables/resolve (an API caller: its read
- * scope for each credential's type, lib/resource-types.ts) and the agents' device route
+ * scope for each credential's type, lib/catalog.ts) and the agents' device route
  * (a device: its grants). The access decision is the caller's `access` function.
  *
  * Input: either `names` (up to 100) or a `template` (up to 64 KiB) in which every
@@ -26,21 +24,21 @@ import { VARIABLE_NAME_RE, type Variable } from './store.js';
  * (`details`: `vars.NAME`), never a value. Access and existence are decided before any
  * secret part is opened. Values are returned only in the result and never logged.
  */
-export interface ResolveRequest {
+interface ResolveRequest {
   readonly names?: readonly string[] | undefined;
   readonly template?: string | undefined;
 }
 
-export interface ResolvedCredential {
+interface ResolvedCredential {
   readonly type: string;
   readonly id: string;
   readonly name: string;
 }
 
 /** Whether the caller may read this credential's values through the variable `variable`. */
-export type VariableAccess = (credential: ResolvedCredential, variable: string) => boolean | Promise<boolean>;
+type VariableAccess = (credential: ResolvedCredential, variable: string) => boolean | Promise<boolean>;
 
-export interface Resolution {
+interface Resolution {
   /** The names resolved, in first-use order. */
   readonly names: readonly string[];
   /** NAME → value (always, also for templates). */
@@ -51,9 +49,9 @@ export interface Resolution {
   readonly credentials: readonly ResolvedCredential[];
 }
 
-export type FailureReason = 'not_found' | 'forbidden';
+type FailureReason = 'not_found' | 'forbidden';
 
-export interface ResolutionFailure {
+interface ResolutionFailure {
   readonly name: string;
   readonly reason: FailureReason;
   readonly message: string;
@@ -82,47 +80,49 @@ export const scopeAccess =
   (principal: Principal): VariableAccess =>
   (credential) => {
     const rt = resourceType(credential.type);
-    return rt !== undefined && rt.read.every((s) => hasScope(principal.scopes, s));
+    return rt !== undefined && rt.scopes.read.every((s) => hasScope(principal.scopes, s));
   };
 
 /** The names a template references, in first-use order; 400 on any other `${{ … }}`. */
-export function templateNames(template: string): string[] {
+function templateNames(template: string): string[] {
   const names: string[] = [];
   for (const m of template.matchAll(REFERENCE)) {
     const ref = VAR_REF.exec(m[1]!);
-    if (!ref) throw badRequest('unsupported expression in template: only ${{ vars.NAME }} is allowed', [{ path: 'body.template', message: `at offset ${m.index}` }]);
+    if (!ref)
+      throw badRequest('unsupported expression in template: only ${{ vars.NAME }} is allowed', [
+        { path: 'body.template', message: `at offset ${m.index}` },
+      ]);
     if (!names.includes(ref[1]!)) names.push(ref[1]!);
   }
   return names;
 }
 
 function requestedNames(req: ResolveRequest): string[] {
-  if ((req.names === undefined) === (req.template === undefined)) throw badRequest('send either names or template', [{ path: 'body', message: 'exactly one of names, template' }]);
+  if ((req.names === undefined) === (req.template === undefined))
+    throw badRequest('send either names or template', [{ path: 'body', message: 'exactly one of names, template' }]);
   if (req.template !== undefined) {
-    if (Buffer.byteLength(req.template, 'utf8') > MAX_TEMPLATE_BYTES) throw badRequest(`the template exceeds ${MAX_TEMPLATE_BYTES} bytes`, [{ path: 'body.template', message: 'too long' }]);
+    if (Buffer.byteLength(req.template, 'utf8') > MAX_TEMPLATE_BYTES)
+      throw badRequest(`the template exceeds ${MAX_TEMPLATE_BYTES} bytes`, [{ path: 'body.template', message: 'too long' }]);
     const names = templateNames(req.template);
-    if (names.length > MAX_NAMES) throw badRequest(`at most ${MAX_NAMES} variables per template`, [{ path: 'body.template', message: 'too many variables' }]);
+    if (names.length > MAX_NAMES)
+      throw badRequest(`at most ${MAX_NAMES} variables per template`, [{ path: 'body.template', message: 'too many variables' }]);
     return names;
   }
   const names = [...new Set(req.names)];
-  if (names.length === 0 || names.length > MAX_NAMES) throw badRequest(`between 1 and ${MAX_NAMES} names`, [{ path: 'body.names', message: 'count' }]);
+  if (names.length === 0 || names.length > MAX_NAMES)
+    throw badRequest(`between 1 and ${MAX_NAMES} names`, [{ path: 'body.names', message: 'count' }]);
   const bad = names.filter((n) => !VARIABLE_NAME_RE.test(n));
-  if (bad.length > 0) throw badRequest('invalid variable names', bad.slice(0, 10).map((n, i) => ({ path: `body.names.${i}`, message: 'letters, digits and "_", not starting with a digit' })));
+  if (bad.length > 0)
+    throw badRequest(
+      'invalid variable names',
+      bad.slice(0, 10).map((_n, i) => ({ path: `body.names.${i}`, message: 'letters, digits and "_", not starting with a digit' })),
+    );
   return names;
 }
 
 async function readBindings(tenantId: string, names: readonly string[]): Promise<Map<string, Variable>> {
-  const found = new Map<string, Variable>();
-  for (const part of chunk(names, 100)) {
-    let request: Record<string, unknown>[] | undefined = part.map((n) => keys.variable(tenantId, n));
-    for (let attempt = 0; request && request.length > 0 && attempt < 5; attempt++) {
-      const out = await db().send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: request, ConsistentRead: true } } }));
-      for (const item of out.Responses?.[tableName()] ?? []) found.set(String(item.name), item as unknown as Variable);
-      request = out.UnprocessedKeys?.[tableName()]?.Keys as Record<string, unknown>[] | undefined;
-    }
-    if (request && request.length > 0) throw new Error('variable bindings could not be read');
-  }
-  return found;
+  const items = await getMany(names.map((n) => keys.variable(tenantId, n)));
+  return new Map(items.map((item) => [String(item.name), toVariable(item)]));
 }
 
 export async function resolveVariables(ctx: CallContext, req: ResolveRequest, access: VariableAccess): Promise<Resolution> {

@@ -1,10 +1,12 @@
+import * as z from 'zod/v4';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { commit } from '../audit/audit.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { nowIso } from '../ids.js';
-import { resourceType } from '../resource-types.js';
+import { resourceType } from '../catalog.js';
 import { db, tableName } from '../store/client.js';
+import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import { queryPage } from '../store/pagination.js';
 import { actorName } from '../store/resources.js';
@@ -35,11 +37,25 @@ export interface Variable {
   readonly updated_by: string | null;
 }
 
-const FIELDS = ['name', 'credential_id', 'credential_type', 'field', 'description', 'version', 'created_at', 'updated_at', 'created_by', 'updated_by'] as const;
-const toVariable = (item: Record<string, unknown>): Variable =>
-  Object.fromEntries(FIELDS.map((f) => [f, item[f] ?? (f === 'description' ? '' : null)])) as unknown as Variable;
+const VariableItem = entity(
+  'variable',
+  z.object({
+    name: z.string(),
+    credential_id: z.string(),
+    credential_type: z.string(),
+    field: z.string(),
+    description: z.string().default(''),
+    version: z.number().int(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    created_by: nullable(z.string()),
+    updated_by: nullable(z.string()),
+  }),
+);
+const FIELDS = VariableItem.fields;
+export const toVariable = (item: Record<string, unknown>): Variable => VariableItem.parse(item);
 
-export async function readVariable(tenantId: string, name: string): Promise<Variable | undefined> {
+async function readVariable(tenantId: string, name: string): Promise<Variable | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.variable(tenantId, name), ConsistentRead: true }));
   return out.Item ? toVariable(out.Item) : undefined;
 }
@@ -62,7 +78,7 @@ export async function listVariables(ctx: CallContext, page: { limit: number; off
   return { variables: out.items.map(toVariable), nextCursor: out.nextCursor };
 }
 
-export interface BindInput {
+interface BindInput {
   readonly credential_id: string;
   readonly field: string;
   readonly description?: string | undefined;
@@ -77,11 +93,14 @@ export async function putVariable(ctx: CallContext, name: string, input: BindInp
   const tid = ctx.principal.tenantId;
   const credential = await findCredential(tid, input.credential_id);
   if (!credential) throw notFound('credential');
-  if (!resourceType(credential.type)) throw badRequest(`a ${credential.type} cannot be bound to a variable`, [{ path: 'body.credential_id', message: 'not a credential' }]);
+  if (!resourceType(credential.type))
+    throw badRequest(`a ${credential.type} cannot be bound to a variable`, [{ path: 'body.credential_id', message: 'not a credential' }]);
   const fields = await credentialFields(tid, credential);
   if (!fields.has(input.field)) {
     // (the credential's other field names are not listed: the caller may lack its read scope)
-    throw badRequest('the credential has no field of this name that a variable can bind', [{ path: 'body.field', message: 'no such bindable field' }]);
+    throw badRequest('the credential has no field of this name that a variable can bind', [
+      { path: 'body.field', message: 'no such bindable field' },
+    ]);
   }
   const current = await readVariable(tid, name);
   const at = nowIso();
@@ -106,7 +125,14 @@ export async function putVariable(ctx: CallContext, name: string, input: BindInp
         ...(current ? { ExpressionAttributeValues: { ':v': current.version } } : {}),
       },
     },
-    { ConditionCheck: { TableName: tableName(), Key: credential.key, ConditionExpression: 'id = :id', ExpressionAttributeValues: { ':id': credential.id } } },
+    {
+      ConditionCheck: {
+        TableName: tableName(),
+        Key: credential.key,
+        ConditionExpression: 'id = :id',
+        ExpressionAttributeValues: { ':id': credential.id },
+      },
+    },
   ];
   const kind = current ? 'updated' : 'created';
   try {
@@ -134,11 +160,23 @@ export async function deleteVariable(ctx: CallContext, name: string): Promise<Va
     await commit(
       ctx,
       tid,
-      [{ Delete: { TableName: tableName(), Key: keys.variable(tid, name), ConditionExpression: 'version = :v', ExpressionAttributeValues: { ':v': current.version } } }],
+      [
+        {
+          Delete: {
+            TableName: tableName(),
+            Key: keys.variable(tid, name),
+            ConditionExpression: 'version = :v',
+            ExpressionAttributeValues: { ':v': current.version },
+          },
+        },
+      ],
       {
         action: 'variable.delete',
         resource: { type: 'variable', id: name, name },
-        event: { type: 'variable.deleted', data: { name, resource_id: current.credential_id, resource_type: current.credential_type, field: current.field } },
+        event: {
+          type: 'variable.deleted',
+          data: { name, resource_id: current.credential_id, resource_type: current.credential_type, field: current.field },
+        },
       },
     );
   } catch (error) {

@@ -4,7 +4,7 @@ import { getApiKeyAuth } from '../../lib/store/api-keys.js';
 import { getTenant } from '../../lib/store/tenants.js';
 import { transact } from '../../lib/store/tx.js';
 import { counterAdd } from '../../lib/store/usage.js';
-import { apiKeyItems } from '../../functions/account/service.js';
+import { apiKeyItems } from '../../lib/account/api-keys.js';
 import { seedOperatorTenant } from '../../functions/operator/service.js';
 
 /** The local runtime's platform-operator account (a fixed id, so restarts find it). */

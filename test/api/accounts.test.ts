@@ -63,7 +63,13 @@ describe('operator: tenants', () => {
     const sus = await api('PATCH', `/api/v1/admin/tenants/${t.tenantId}/suspend`, { key: rootKey() });
     expect(sus.status).toBe(200);
     expect(sus.body.data.tenant.status).toBe('suspended');
-    for (const [m, p] of [['GET', '/api/v1/secrets/s'], ['GET', '/api/v1/secrets'], ['GET', '/api/v1/usage'], ['GET', '/api/v1/quotas'], ['GET', '/api/v1/certificates']] as const) {
+    for (const [m, p] of [
+      ['GET', '/api/v1/secrets/s'],
+      ['GET', '/api/v1/secrets'],
+      ['GET', '/api/v1/usage'],
+      ['GET', '/api/v1/quotas'],
+      ['GET', '/api/v1/certificates'],
+    ] as const) {
       const res = await api(m, p, { key: t.adminKey });
       expect(res.status, p).toBe(403);
       expect(errorCode(res)).toBe('tenant_suspended');
@@ -105,7 +111,9 @@ describe('operator: tenants', () => {
     expect((await api('PUT', `/api/v1/admin/tenants/${a.tenantId}/quota`, { key: rootKey(), body: {} })).status).toBe(400);
     expect((await api('PUT', `/api/v1/admin/tenants/${a.tenantId}/quota`, { key: rootKey(), body: { max_secrets: -1 } })).status).toBe(400);
     expect((await api('PUT', `/api/v1/admin/tenants/${a.tenantId}/quota`, { key: rootKey(), body: { max_widgets: 1 } })).status).toBe(400);
-    expect((await api('PUT', '/api/v1/admin/tenants/01900000-0000-7000-8000-000000000009/quota', { key: rootKey(), body: { max_secrets: 1 } })).status).toBe(404);
+    expect(
+      (await api('PUT', '/api/v1/admin/tenants/01900000-0000-7000-8000-000000000009/quota', { key: rootKey(), body: { max_secrets: 1 } })).status,
+    ).toBe(404);
   });
 });
 
@@ -155,7 +163,7 @@ describe('API keys', () => {
     expect(errorCode(res)).toBe('credentials_expired');
   });
 
-  it('404 when revoking another account\'s key; 400 for an id that is not a UUID', async () => {
+  it("404 when revoking another account's key; 400 for an id that is not a UUID", async () => {
     const other = await api('POST', '/api/v1/api-keys', { key: b.adminKey, body: { name: 'b', scopes: ['secrets:read'] } });
     const id = other.body.data.api_key.id;
     expect((await api('DELETE', `/api/v1/api-keys/${id}`, { key: a.adminKey })).status).toBe(404);
@@ -163,7 +171,7 @@ describe('API keys', () => {
     expect((await api('DELETE', '/api/v1/api-keys/12', { key: a.adminKey })).status).toBe(400);
   });
 
-  it('lists only the caller account\'s keys, never a key or hash', async () => {
+  it("lists only the caller account's keys, never a key or hash", async () => {
     const res = await api('GET', '/api/v1/api-keys', { key: b.adminKey });
     expect(res.status).toBe(200);
     expect(res.body.data.api_keys.every((k: any) => !('key' in k) && !('hash' in k))).toBe(true);

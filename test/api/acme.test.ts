@@ -49,7 +49,29 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'pebble-'));
   const keyFile = join(dir, 'key.pem');
   const certFile = join(dir, 'cert.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=pebble test', '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=pebble test',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    ],
+    { stdio: 'ignore' },
+  );
   tlsCert = readFileSync(certFile, 'utf8');
   const [listen, management, tls] = [await freePort(), await freePort(), await freePort()];
   const gatewayPort = Number(new URL(baseUrl()).port);
@@ -99,7 +121,10 @@ const acme = () => ({ directory_url: directoryUrl, directory_ca_pem: tlsCert, em
 describe('ACME enrollment (http-01) against pebble', () => {
   it('issues a certificate through the challenge route; the chain verifies against pebble’s root; renew and revoke go to pebble', async () => {
     const logBefore = readFileSync(inject('logFile'), 'utf8').length;
-    const res = await api('POST', '/api/v1/certificates/enroll', { key: a.adminKey, body: { name: unique('acme'), sans: { dns: ['localhost'] }, acme: acme() } });
+    const res = await api('POST', '/api/v1/certificates/enroll', {
+      key: a.adminKey,
+      body: { name: unique('acme'), sans: { dns: ['localhost'] }, acme: acme() },
+    });
     expect(res.status, `${res.text}\n${pebbleLog.slice(-2000)}`).toBe(201);
     const cert = res.body.data.certificate;
     expect(cert).toMatchObject({ source: 'acme', has_private_key: true, ca_id: null, status: 'active' });
@@ -126,8 +151,12 @@ describe('ACME enrollment (http-01) against pebble', () => {
     const v = spawnSync('openssl', ['verify', '-CAfile', rootFile, '-untrusted', chainFile, leafFile], { encoding: 'utf8' });
     expect(v.stdout, v.stderr).toContain(': OK');
     // the challenge record is gone once the order is done
+    // (pebble logs each validation URL: "Attempting to validate w/ HTTP: http://…/.well-known/acme-challenge/<token>")
     const token = /acme-challenge\/([A-Za-z0-9_-]+)/.exec(pebbleLog)?.[1];
-    if (token) expect((await api('GET', `/.well-known/acme-challenge/${token}`)).status).toBe(404);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const gone = await api('GET', `/.well-known/acme-challenge/${token}`);
+    expect(gone.status).toBe(404);
+    expect(errorCode(gone)).toBe('not_found');
     // CRLs are the external CA's business
     const crl = await api('GET', `/api/v1/certificates/${cert.id}/download?format=crl`, { key: a.adminKey });
     expect(crl.status).toBe(400);
@@ -148,20 +177,48 @@ describe('ACME enrollment (http-01) against pebble', () => {
 
   it('issues for a CSR made by openssl (its names as subjectAltNames; a CN-only CSR is refused with 400)', async () => {
     const csrFor = (...ext: string[]) =>
-      execFileSync('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'csr.key'), '-subj', '/CN=localhost', ...ext], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const cnOnly = await api('POST', '/api/v1/certificates/enroll', { key: a.adminKey, body: { name: unique('acme-csr'), csr: csrFor(), acme: acme() } });
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-new',
+          '-newkey',
+          'ec',
+          '-pkeyopt',
+          'ec_paramgen_curve:P-256',
+          '-nodes',
+          '-keyout',
+          join(dir, 'csr.key'),
+          '-subj',
+          '/CN=localhost',
+          ...ext,
+        ],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] },
+      );
+    const cnOnly = await api('POST', '/api/v1/certificates/enroll', {
+      key: a.adminKey,
+      body: { name: unique('acme-csr'), csr: csrFor(), acme: acme() },
+    });
     expect(cnOnly.status, cnOnly.text).toBe(400);
     expect(errorCode(cnOnly)).toBe('invalid_csr');
     // no e-mail this time: the account registered by the first enrollment is reused
     const { email: _email, ...noEmail } = acme();
-    const res = await api('POST', '/api/v1/certificates/enroll', { key: a.adminKey, body: { name: unique('acme-csr'), csr: csrFor('-addext', 'subjectAltName=DNS:localhost'), acme: noEmail } });
+    const res = await api('POST', '/api/v1/certificates/enroll', {
+      key: a.adminKey,
+      body: { name: unique('acme-csr'), csr: csrFor('-addext', 'subjectAltName=DNS:localhost'), acme: noEmail },
+    });
     expect(res.status, res.text).toBe(201);
     expect(res.body.data.certificate).toMatchObject({ has_private_key: false, source: 'acme', sans: { dns: ['localhost'] } });
-    expect(execFileSync('openssl', ['pkey', '-in', join(dir, 'csr.key'), '-pubout'], { encoding: 'utf8' })).toBe(res.body.data.certificate.public_key);
+    expect(execFileSync('openssl', ['pkey', '-in', join(dir, 'csr.key'), '-pubout'], { encoding: 'utf8' })).toBe(
+      res.body.data.certificate.public_key,
+    );
   });
 
   it('a name pebble cannot validate fails with 502 acme_failed and the directory’s reason', async () => {
-    const res = await api('POST', '/api/v1/certificates/enroll', { key: a.adminKey, body: { name: unique('acme-bad'), sans: { dns: ['no-such-host.invalid'] }, acme: acme() } });
+    const res = await api('POST', '/api/v1/certificates/enroll', {
+      key: a.adminKey,
+      body: { name: unique('acme-bad'), sans: { dns: ['no-such-host.invalid'] }, acme: acme() },
+    });
     expect(res.status, res.text).toBe(502);
     expect(errorCode(res)).toBe('acme_failed');
     expect(res.body.error).toMatch(/ACME enrollment failed/);

@@ -40,7 +40,16 @@ beforeAll(async () => {
   a = await newAccount('agents-db');
   const integration = await api('POST', '/api/v1/integrations', {
     key: a.adminKey,
-    body: { name: unique('pg'), provider: 'postgresql', host: '127.0.0.1', port: 5432, database: 'postgres', username: adminRole, password: adminPassword, tls_mode: 'disable' },
+    body: {
+      name: unique('pg'),
+      provider: 'postgresql',
+      host: '127.0.0.1',
+      port: 5432,
+      database: 'postgres',
+      username: adminRole,
+      password: adminPassword,
+      tls_mode: 'disable',
+    },
   });
   expect(integration.status, integration.text).toBe(201);
   const role = await api('POST', '/api/v1/service-config', {
@@ -75,7 +84,10 @@ afterAll(async () => {
 
 async function enrol(): Promise<{ id: string; key: DeviceKey }> {
   const key = generateDeviceKey();
-  const res = await api('POST', '/api/v1/agents/devices', { key: a.adminKey, body: { name: unique('db-dev'), public_key: key.publicJwk, profile_id: profileId } });
+  const res = await api('POST', '/api/v1/agents/devices', {
+    key: a.adminKey,
+    body: { name: unique('db-dev'), public_key: key.publicJwk, profile_id: profileId },
+  });
   expect(res.status, res.text).toBe(201);
   return { id: res.body.data.device.id, key };
 }
@@ -92,10 +104,18 @@ describe('database.issue through an agent alias', () => {
     expect(await loginWorks(lease.username, lease.password)).toBe(lease.username);
 
     const doc = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: inject('dynamoEndpoint'), region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+      new DynamoDBClient({
+        endpoint: inject('dynamoEndpoint'),
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
     );
     const entry = (await doc.send(new GetCommand({ TableName: inject('tableName'), Key: { pk: `T#${a.tenantId}`, sk: `AUDIT#${audit_id}` } }))).Item;
-    expect(entry).toMatchObject({ action: 'agent.access', actor: { type: 'device', id: device.id }, detail: { alias: 'app-db', service: 'database.issue', lease_id: lease.lease_id } });
+    expect(entry).toMatchObject({
+      action: 'agent.access',
+      actor: { type: 'device', id: device.id },
+      detail: { alias: 'app-db', service: 'database.issue', lease_id: lease.lease_id },
+    });
     expect(JSON.stringify(entry)).not.toContain(lease.password);
 
     const revoked = await api('DELETE', `/api/v1/agents/devices/${device.id}`, { key: a.adminKey });

@@ -45,7 +45,10 @@ beforeAll(async () => {
   });
   expect(profile.status, profile.text).toBe(201);
   const key = generateDeviceKey();
-  const res = await api('POST', '/api/v1/agents/devices', { key: a.adminKey, body: { name: unique('vars-dev'), public_key: key.publicJwk, profile_id: pid } });
+  const res = await api('POST', '/api/v1/agents/devices', {
+    key: a.adminKey,
+    body: { name: unique('vars-dev'), public_key: key.publicJwk, profile_id: pid },
+  });
   expect(res.status, res.text).toBe(201);
   device = { id: res.body.data.device.id, key };
 });

@@ -60,7 +60,10 @@ async function putProfile(account: TestAccount, id: string, body: Record<string,
 
 async function enrolDirect(account: TestAccount, profileId: string, algorithm: DeviceKey['algorithm'] = 'ed25519'): Promise<Device> {
   const key = generateDeviceKey(algorithm);
-  const res = await api('POST', '/api/v1/agents/devices', { key: account.adminKey, body: { name: unique('dev'), public_key: key.publicJwk, profile_id: profileId } });
+  const res = await api('POST', '/api/v1/agents/devices', {
+    key: account.adminKey,
+    body: { name: unique('dev'), public_key: key.publicJwk, profile_id: profileId },
+  });
   expect(res.status, res.text).toBe(201);
   return { id: res.body.data.device.id, key };
 }
@@ -69,7 +72,11 @@ const call = (device: Device, method: string, path: string, body?: unknown) => s
 
 /** Sends a request with the given signed headers (for tampering tests). */
 async function send(method: string, path: string, headers: Record<string, string>, body?: string) {
-  const res = await fetch(`${baseUrl()}${path}`, { method, headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body });
+  const res = await fetch(`${baseUrl()}${path}`, {
+    method,
+    headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body,
+  });
   const text = await res.text();
   return { status: res.status, body: JSON.parse(text) as any, headers: res.headers };
 }
@@ -78,7 +85,11 @@ beforeAll(async () => {
   [a, b] = await Promise.all([newAccount('agents-a'), newAccount('agents-b')]);
   [secretA, secretB] = await Promise.all([createSecret(a.adminKey), createSecret(b.adminKey)]);
   profileA = randomUUID();
-  const res = await putProfile(a, profileA, { name: 'ci-runners', enabled: true, grants: [{ alias: 'db-password', service: 'secret.read', resource: secretA.id }] });
+  const res = await putProfile(a, profileA, {
+    name: 'ci-runners',
+    enabled: true,
+    grants: [{ alias: 'db-password', service: 'secret.read', resource: secretA.id }],
+  });
   expect(res.status, res.text).toBe(201);
 });
 
@@ -90,7 +101,12 @@ describe('profiles', () => {
     expect(first.body.data.profile).toMatchObject({ id, name: 'p1', enabled: true, grants: [], version: 1 });
     const second = await putProfile(a, id, { name: 'p1b', enabled: false, grants: [{ alias: 'x', service: 'secret.read', resource: secretA.id }] });
     expect(second.status).toBe(200);
-    expect(second.body.data.profile).toMatchObject({ name: 'p1b', enabled: false, version: 2, grants: [{ alias: 'x', service: 'secret.read', resource: secretA.id, resource_type: 'secret' }] });
+    expect(second.body.data.profile).toMatchObject({
+      name: 'p1b',
+      enabled: false,
+      version: 2,
+      grants: [{ alias: 'x', service: 'secret.read', resource: secretA.id, resource_type: 'secret' }],
+    });
     const listA = await api('GET', '/api/v1/agents/profiles', { key: a.adminKey });
     expect(listA.status).toBe(200);
     expect(listA.body.data.profiles.map((p: { id: string }) => p.id)).toEqual(expect.arrayContaining([id, profileA]));
@@ -102,7 +118,10 @@ describe('profiles', () => {
     const res = await putProfile(b, profileA, { name: 'b-own', enabled: true, grants: [] });
     expect(res.status).toBe(201);
     const listA = await api('GET', '/api/v1/agents/profiles', { key: a.adminKey });
-    expect(listA.body.data.profiles.find((p: { id: string }) => p.id === profileA)).toMatchObject({ name: 'ci-runners', grants: [{ alias: 'db-password' }] });
+    expect(listA.body.data.profiles.find((p: { id: string }) => p.id === profileA)).toMatchObject({
+      name: 'ci-runners',
+      grants: [{ alias: 'db-password' }],
+    });
   });
 
   it.each([
@@ -119,16 +138,28 @@ describe('profiles', () => {
   });
 
   it('400 when a grant names another account resource or an unknown UUID', async () => {
-    const foreign = await putProfile(a, randomUUID(), { name: 'bad', enabled: true, grants: [{ alias: 'f', service: 'secret.read', resource: secretB.id }] });
+    const foreign = await putProfile(a, randomUUID(), {
+      name: 'bad',
+      enabled: true,
+      grants: [{ alias: 'f', service: 'secret.read', resource: secretB.id }],
+    });
     expect(foreign.status).toBe(400);
     expect(foreign.body.details).toEqual([{ path: 'body.grants.0.resource', message: 'no resource with this id in the account' }]);
-    const unknown = await putProfile(a, randomUUID(), { name: 'bad', enabled: true, grants: [{ alias: 'u', service: 'secret.read', resource: randomUUID() }] });
+    const unknown = await putProfile(a, randomUUID(), {
+      name: 'bad',
+      enabled: true,
+      grants: [{ alias: 'u', service: 'secret.read', resource: randomUUID() }],
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.details[0].path).toBe('body.grants.0.resource');
   });
 
   it('400 when the resource type does not fit the service, on duplicate aliases, and on bad fields', async () => {
-    const mismatch = await putProfile(a, randomUUID(), { name: 'bad', enabled: true, grants: [{ alias: 'd', service: 'database.issue', resource: secretA.id }] });
+    const mismatch = await putProfile(a, randomUUID(), {
+      name: 'bad',
+      enabled: true,
+      grants: [{ alias: 'd', service: 'database.issue', resource: secretA.id }],
+    });
     expect(mismatch.status).toBe(400);
     expect(mismatch.body.details[0].message).toMatch(/database-role/);
     const dup = await putProfile(a, randomUUID(), {
@@ -141,7 +172,12 @@ describe('profiles', () => {
     });
     expect(dup.status).toBe(400);
     expect(dup.body.details[0].path).toBe('body.grants.1.alias');
-    for (const body of [{ name: 'x', enabled: 'yes', grants: [] }, { name: 'x', enabled: true }, { name: 'x', enabled: true, grants: [], owner: 'me' }, { name: '', enabled: true, grants: [] }]) {
+    for (const body of [
+      { name: 'x', enabled: 'yes', grants: [] },
+      { name: 'x', enabled: true },
+      { name: 'x', enabled: true, grants: [], owner: 'me' },
+      { name: '', enabled: true, grants: [] },
+    ]) {
       const res = await putProfile(a, randomUUID(), body);
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
@@ -153,13 +189,25 @@ describe('profiles', () => {
 describe('devices enrolled with account credentials', () => {
   it('POST registers an Ed25519 JWK or a P-256 PEM; GET lists them with fingerprints; other accounts do not see them', async () => {
     const ed = generateDeviceKey('ed25519');
-    const res = await api('POST', '/api/v1/agents/devices', { key: a.adminKey, body: { name: 'builder-1', public_key: ed.publicJwk, profile_id: profileA } });
+    const res = await api('POST', '/api/v1/agents/devices', {
+      key: a.adminKey,
+      body: { name: 'builder-1', public_key: ed.publicJwk, profile_id: profileA },
+    });
     expect(res.status).toBe(201);
     const d = res.body.data.device;
-    expect(d).toMatchObject({ name: 'builder-1', profile_id: profileA, algorithm: 'ed25519', status: 'active', enrolled_via: 'account_credentials', public_key: { kty: 'OKP', crv: 'Ed25519', x: ed.publicJwk.x } });
+    expect(d).toMatchObject({
+      name: 'builder-1',
+      profile_id: profileA,
+      algorithm: 'ed25519',
+      status: 'active',
+      enrolled_via: 'account_credentials',
+      public_key: { kty: 'OKP', crv: 'Ed25519', x: ed.publicJwk.x },
+    });
     expect(d.fingerprint).toMatch(/^SHA256:[A-Za-z0-9_-]{43}$/);
     const ec = generateDeviceKey('ecdsa-p256-sha256');
-    const pem = ec.privateKey.export({ format: 'pem', type: 'pkcs8' }) && (await import('node:crypto')).createPublicKey(ec.privateKey).export({ format: 'pem', type: 'spki' });
+    const pem =
+      ec.privateKey.export({ format: 'pem', type: 'pkcs8' }) &&
+      (await import('node:crypto')).createPublicKey(ec.privateKey).export({ format: 'pem', type: 'spki' });
     const res2 = await api('POST', '/api/v1/agents/devices', { key: a.adminKey, body: { name: 'builder-2', public_key: pem, profile_id: profileA } });
     expect(res2.status, res2.text).toBe(201);
     expect(res2.body.data.device).toMatchObject({ algorithm: 'ecdsa-p256-sha256', public_key: { kty: 'EC', crv: 'P-256' } });
@@ -214,7 +262,10 @@ describe('devices enrolled with account credentials', () => {
     const quota = await api('PUT', `/api/v1/admin/tenants/${c.tenantId}/quota`, { key: rootKey(), body: { max_devices: 1 } });
     expect(quota.status, quota.text).toBe(200);
     const first = await enrolDirect(c, pid);
-    const over = await api('POST', '/api/v1/agents/devices', { key: c.adminKey, body: { name: 'two', public_key: generateDeviceKey().publicJwk, profile_id: pid } });
+    const over = await api('POST', '/api/v1/agents/devices', {
+      key: c.adminKey,
+      body: { name: 'two', public_key: generateDeviceKey().publicJwk, profile_id: pid },
+    });
     expect(over.status).toBe(403);
     expect(errorCode(over)).toBe('quota_exceeded');
     expect((await api('DELETE', `/api/v1/agents/devices/${first.id}`, { key: c.adminKey })).status).toBe(200);
@@ -269,7 +320,9 @@ describe('signed device requests (RFC 9421)', () => {
     const res = await call(device, 'POST', '/api/v1/agent/access/other-secret');
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('not_granted');
-    const denied = (await auditEntries(a.tenantId)).find((e) => e.outcome === 'denied' && e.actor.id === device.id && e.detail?.alias === 'other-secret');
+    const denied = (await auditEntries(a.tenantId)).find(
+      (e) => e.outcome === 'denied' && e.actor.id === device.id && e.detail?.alias === 'other-secret',
+    );
     expect(denied).toMatchObject({ action: 'agent.access', actor: { type: 'device' } });
     const badAlias = await call(device, 'POST', '/api/v1/agent/access/bad%20alias');
     expect(badAlias.status).toBe(400);
@@ -370,7 +423,9 @@ describe('signed device requests (RFC 9421)', () => {
   it('a granted secret that was deleted is 404; one re-created under the same name is not the granted resource', async () => {
     const s = await createSecret(a.adminKey);
     const pid = randomUUID();
-    expect((await putProfile(a, pid, { name: 'gone', enabled: true, grants: [{ alias: 'gone', service: 'secret.read', resource: s.id }] })).status).toBe(201);
+    expect(
+      (await putProfile(a, pid, { name: 'gone', enabled: true, grants: [{ alias: 'gone', service: 'secret.read', resource: s.id }] })).status,
+    ).toBe(201);
     const d = await enrolDirect(a, pid);
     expect((await call(d, 'POST', '/api/v1/agent/access/gone')).status).toBe(200);
     expect((await api('DELETE', `/api/v1/secrets/${s.name}`, { key: a.adminKey })).status).toBe(200);
@@ -413,9 +468,17 @@ describe('enrolment by device authorization (RFC 8628)', () => {
   async function start(key: DeviceKey, extra: Record<string, unknown> = {}) {
     const res = await api('POST', '/api/v1/agent/oauth/device', { body: { name: unique('laptop'), public_key: key.publicJwk, ...extra } });
     expect(res.status, res.text).toBe(200);
-    return res.body.data as { device_code: string; user_code: string; verification_uri: string; verification_uri_complete: string; expires_in: number; interval: number };
+    return res.body.data as {
+      device_code: string;
+      user_code: string;
+      verification_uri: string;
+      verification_uri_complete: string;
+      expires_in: number;
+      interval: number;
+    };
   }
-  const poll = (device_code: string) => api('POST', '/api/v1/agent/oauth/token', { body: { device_code, grant_type: 'urn:ietf:params:oauth:grant-type:device_code' } });
+  const poll = (device_code: string) =>
+    api('POST', '/api/v1/agent/oauth/token', { body: { device_code, grant_type: 'urn:ietf:params:oauth:grant-type:device_code' } });
 
   it('pending → slow_down → approve → token → enroll; the device then signs requests; codes are single-use', async () => {
     const key = generateDeviceKey('ecdsa-p256-sha256');
@@ -434,7 +497,10 @@ describe('enrolment by device authorization (RFC 8628)', () => {
     expect(tooFast.body.error).toMatch(/10 s/);
 
     // the reviewer types the code in any case, without the dash
-    const review = await api('POST', '/api/v1/agents/oauth/review', { key: approver, body: { user_code: auth.user_code.replace('-', '').toLowerCase() } });
+    const review = await api('POST', '/api/v1/agents/oauth/review', {
+      key: approver,
+      body: { user_code: auth.user_code.replace('-', '').toLowerCase() },
+    });
     expect(review.status, review.text).toBe(200);
     expect(review.body.data.authorization).toMatchObject({
       user_code: auth.user_code,
@@ -449,7 +515,9 @@ describe('enrolment by device authorization (RFC 8628)', () => {
     expect(approve.body.data.authorization).toMatchObject({ status: 'approved', profile_id: profileA });
     // the user code is single-use
     expect((await api('POST', '/api/v1/agents/oauth/review', { key: approver, body: { user_code: auth.user_code } })).status).toBe(404);
-    expect((await api('POST', '/api/v1/agents/oauth/approve', { key: approver, body: { user_code: auth.user_code, decision: 'deny' } })).status).toBe(404);
+    expect((await api('POST', '/api/v1/agents/oauth/approve', { key: approver, body: { user_code: auth.user_code, decision: 'deny' } })).status).toBe(
+      404,
+    );
 
     const token = await poll(auth.device_code);
     expect(token.status, token.text).toBe(200);
@@ -460,7 +528,12 @@ describe('enrolment by device authorization (RFC 8628)', () => {
     const enrol = await api('POST', '/api/v1/agent/oauth/enroll', { body: { enrollment_token: token.body.data.access_token } });
     expect(enrol.status, enrol.text).toBe(201);
     const deviceId = enrol.body.data.device_id as string;
-    expect(enrol.body.data).toMatchObject({ key_id: deviceId, tenant_id: a.tenantId, profile_id: profileA, device: { enrolled_via: 'device_authorization', status: 'active' } });
+    expect(enrol.body.data).toMatchObject({
+      key_id: deviceId,
+      tenant_id: a.tenantId,
+      profile_id: profileA,
+      device: { enrolled_via: 'device_authorization', status: 'active' },
+    });
     const twice = await api('POST', '/api/v1/agent/oauth/enroll', { body: { enrollment_token: token.body.data.access_token } });
     expect(twice.status).toBe(400);
     expect(errorCode(twice)).toBe('invalid_grant');
@@ -473,8 +546,12 @@ describe('enrolment by device authorization (RFC 8628)', () => {
     expect(got.body.data.data.value).toBe(secretA.value);
 
     const entries = await auditEntries(a.tenantId);
-    expect(entries.find((e) => e.action === 'agent.device.enroll' && e.resource.id === deviceId)).toMatchObject({ actor: { type: 'device', id: deviceId } });
-    expect(entries.find((e) => e.action === 'agent.authorization.approve' && e.detail.profile_id === profileA)).toMatchObject({ actor: { type: 'api_key' } });
+    expect(entries.find((e) => e.action === 'agent.device.enroll' && e.resource.id === deviceId)).toMatchObject({
+      actor: { type: 'device', id: deviceId },
+    });
+    expect(entries.find((e) => e.action === 'agent.authorization.approve' && e.detail.profile_id === profileA)).toMatchObject({
+      actor: { type: 'api_key' },
+    });
     const list = await api('GET', '/api/v1/agents/devices', { key: a.adminKey });
     expect(list.body.data.devices.find((x: { id: string }) => x.id === deviceId)).toMatchObject({ enrolled_via: 'device_authorization' });
   });
@@ -512,7 +589,10 @@ describe('enrolment by device authorization (RFC 8628)', () => {
     expect(none.status).toBe(400);
     const foreignProfile = randomUUID();
     expect((await putProfile(b, foreignProfile, { name: 'b', enabled: true, grants: [] })).status).toBe(201);
-    const foreign = await api('POST', '/api/v1/agents/oauth/approve', { key: approver, body: { user_code: auth.user_code, decision: 'approve', profile_id: foreignProfile } });
+    const foreign = await api('POST', '/api/v1/agents/oauth/approve', {
+      key: approver,
+      body: { user_code: auth.user_code, decision: 'approve', profile_id: foreignProfile },
+    });
     expect(foreign.status).toBe(400);
     expect(foreign.body.details[0].path).toBe('body.profile_id');
     expect((await api('POST', '/api/v1/agents/oauth/review', { key: approver, body: { user_code: 'BCDF-GHJK' } })).status).toBe(404);
@@ -522,7 +602,9 @@ describe('enrolment by device authorization (RFC 8628)', () => {
       expect((await api('POST', '/api/v1/agent/oauth/device', { body })).status, JSON.stringify(body)).toBe(400);
     }
     expect((await api('POST', '/api/v1/agent/oauth/token', { body: { device_code: auth.device_code, grant_type: 'password' } })).status).toBe(400);
-    expect((await api('POST', '/api/v1/agents/oauth/approve', { key: approver, body: { user_code: auth.user_code, decision: 'maybe' } })).status).toBe(400);
+    expect(
+      (await api('POST', '/api/v1/agents/oauth/approve', { key: approver, body: { user_code: auth.user_code, decision: 'maybe' } })).status,
+    ).toBe(400);
   });
 
   it('no device code or enrolment token is stored in the table in plaintext', async () => {
@@ -539,7 +621,10 @@ describe('grant targets by resource type', () => {
   let resources: typeof import('../../lib/store/resources.js');
   let ctxA: import('../../lib/auth/principal.js').CallContext;
   const make = (type: string, meta: Record<string, unknown>, secret?: Record<string, unknown>) =>
-    resources.createResource(ctxA, { type, name: unique(type), meta, ...(secret ? { secret } : {}) }, (rec) => ({ action: `${type}.create`, resource: { type, id: rec.id, name: rec.name } }));
+    resources.createResource(ctxA, { type, name: unique(type), meta, ...(secret ? { secret } : {}) }, (rec) => ({
+      action: `${type}.create`,
+      resource: { type, id: rec.id, name: rec.name },
+    }));
 
   beforeAll(async () => {
     useRuntimeConfig();
@@ -558,13 +643,21 @@ describe('grant targets by resource type', () => {
     const passphrase = canary('wifi');
     const wifi = await make('wifi_credential', { description: '', tags: [], ssid: 'office', security: 'WPA3' }, { passphrase });
     const pid = randomUUID();
-    const put = await putProfile(a, pid, { name: 'wifi', enabled: true, grants: [{ alias: 'office-wifi', service: 'secret.read', resource: wifi.id }] });
+    const put = await putProfile(a, pid, {
+      name: 'wifi',
+      enabled: true,
+      grants: [{ alias: 'office-wifi', service: 'secret.read', resource: wifi.id }],
+    });
     expect(put.status, put.text).toBe(201);
     expect(put.body.data.profile.grants[0].resource_type).toBe('wifi_credential');
     const d = await enrolDirect(a, pid);
     const res = await call(d, 'POST', '/api/v1/agent/access/office-wifi');
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data).toMatchObject({ resource: { type: 'wifi_credential', id: wifi.id, version: 1 }, data: { passphrase }, metadata: { ssid: 'office' } });
+    expect(res.body.data).toMatchObject({
+      resource: { type: 'wifi_credential', id: wifi.id, version: 1 },
+      data: { passphrase },
+      metadata: { ssid: 'office' },
+    });
   });
 
   it('secret.read refuses containers and key material; database.issue takes only a database-role service-config', async () => {
@@ -577,9 +670,17 @@ describe('grant targets by resource type', () => {
       expect(res.status).toBe(400);
       expect(res.body.details[0].message).toMatch(/cannot be the target of secret.read/);
     }
-    const bad = await putProfile(a, randomUUID(), { name: 'bad', enabled: true, grants: [{ alias: 'db', service: 'database.issue', resource: generic.id }] });
+    const bad = await putProfile(a, randomUUID(), {
+      name: 'bad',
+      enabled: true,
+      grants: [{ alias: 'db', service: 'database.issue', resource: generic.id }],
+    });
     expect(bad.status).toBe(400);
-    const okRole = await putProfile(a, randomUUID(), { name: 'db', enabled: true, grants: [{ alias: 'db', service: 'database.issue', resource: role.id }] });
+    const okRole = await putProfile(a, randomUUID(), {
+      name: 'db',
+      enabled: true,
+      grants: [{ alias: 'db', service: 'database.issue', resource: role.id }],
+    });
     expect(okRole.status, okRole.text).toBe(201);
     expect(okRole.body.data.profile.grants[0]).toMatchObject({ service: 'database.issue', resource_type: 'service_config' });
   });

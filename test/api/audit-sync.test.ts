@@ -17,7 +17,10 @@ describe('GET /api/v1/cli/sync', () => {
     expect(d.full).toBe(true);
     expect(d.sync_token).toEqual(expect.any(String));
     expect(d.account).toMatchObject({ id: a.tenantId, settings: { history_retention_versions: 10 } });
-    const names = d.items.filter((i: { kind: string }) => i.kind === 'secret').map((i: { name: string }) => i.name).sort();
+    const names = d.items
+      .filter((i: { kind: string }) => i.kind === 'secret')
+      .map((i: { name: string }) => i.name)
+      .sort();
     expect(names).toEqual([n1, n2].sort());
     expect(d.items.some((i: { kind: string }) => i.kind === 'api_key')).toBe(true);
     expect(JSON.stringify(d.items)).not.toMatch(/"(value|hash|secret|data)":/);

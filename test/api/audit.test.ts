@@ -40,7 +40,11 @@ beforeAll(async () => {
   const v1 = canary('audit1');
   const v2 = canary('audit2');
   values.push(v1, v2);
-  const made = await api('POST', '/api/v1/secrets', { key: acct.adminKey, body: { name, data: { password: v1 } }, headers: { 'user-agent': 'audit-test/1' } });
+  const made = await api('POST', '/api/v1/secrets', {
+    key: acct.adminKey,
+    body: { name, data: { password: v1 } },
+    headers: { 'user-agent': 'audit-test/1' },
+  });
   expect(made.status).toBe(201);
   secretId = made.body.data.id ?? made.body.data.secret?.id;
   expect((await api('PUT', `/api/v1/secrets/${name}`, { key: acct.adminKey, body: { data: { password: v2 } } })).status).toBe(200);
@@ -102,8 +106,17 @@ describe('GET /api/v1/audit/logs', () => {
   });
 
   it('400 on bad parameters', async () => {
-    for (const q of ['?limit=0', '?limit=1001', '?limit=x', '?from=yesterday', '?outcome=maybe', '?action=a*b', '?bogus=1', '?cursor=@@@',
-      `?from=${encodeURIComponent(new Date().toISOString())}&to=${encodeURIComponent(new Date(Date.now() - 1000).toISOString())}`]) {
+    for (const q of [
+      '?limit=0',
+      '?limit=1001',
+      '?limit=x',
+      '?from=yesterday',
+      '?outcome=maybe',
+      '?action=a*b',
+      '?bogus=1',
+      '?cursor=@@@',
+      `?from=${encodeURIComponent(new Date().toISOString())}&to=${encodeURIComponent(new Date(Date.now() - 1000).toISOString())}`,
+    ]) {
       const res = await api('GET', `/api/v1/audit/logs${q}`, { key: acct.adminKey });
       expect(res.status, q).toBe(400);
       expect(['validation_failed', 'bad_request']).toContain(errorCode(res));
@@ -143,7 +156,10 @@ describe('GET /api/v1/audit/logs/export', () => {
     expect(result.problems).toEqual([]);
     expect(result.ok).toBe(true);
     expect(result.count).toBeGreaterThanOrEqual(4);
-    const lines = res.text.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = res.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const digest = lines.at(-1);
     expect(digest.digest).toMatchObject({ tenant_id: acct.tenantId, verified: true, problems: [], count: result.count });
     // pinned key: a later export verifies with the key of the first
@@ -188,7 +204,9 @@ describe('GET /api/v1/audit/logs/export', () => {
   it('an entry modified in the table is reported by the next export, and a deleted one leaves a gap', async () => {
     const victim = await newAccount('audit-tamper');
     for (let i = 0; i < 3; i++) {
-      expect((await api('POST', '/api/v1/secrets', { key: victim.adminKey, body: { name: unique('t'), data: { v: canary('t') } } })).status).toBe(201);
+      expect((await api('POST', '/api/v1/secrets', { key: victim.adminKey, body: { name: unique('t'), data: { v: canary('t') } } })).status).toBe(
+        201,
+      );
     }
     const first = await api('GET', '/api/v1/audit/logs/export', { key: victim.adminKey });
     expect(verifyExport(first.text).ok).toBe(true);
@@ -197,7 +215,15 @@ describe('GET /api/v1/audit/logs/export', () => {
     const key = { pk: `T#${victim.tenantId}`, sk: `AUDIT#${target.id}` };
     const before = (await table.send(new GetCommand({ TableName: inject('tableName'), Key: key }))).Item!;
     expect(before.chain).toBeDefined();
-    await table.send(new UpdateCommand({ TableName: inject('tableName'), Key: key, UpdateExpression: 'SET #r.#n = :n', ExpressionAttributeNames: { '#r': 'resource', '#n': 'name' }, ExpressionAttributeValues: { ':n': 'innocent' } }));
+    await table.send(
+      new UpdateCommand({
+        TableName: inject('tableName'),
+        Key: key,
+        UpdateExpression: 'SET #r.#n = :n',
+        ExpressionAttributeNames: { '#r': 'resource', '#n': 'name' },
+        ExpressionAttributeValues: { ':n': 'innocent' },
+      }),
+    );
     const after = await api('GET', '/api/v1/audit/logs/export', { key: victim.adminKey });
     const digest = JSON.parse(after.text.trim().split('\n').at(-1)!).digest;
     expect(digest.verified).toBe(false);

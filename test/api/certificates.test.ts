@@ -25,13 +25,15 @@ let root: string;
 let inter: string;
 const exported: string[] = [];
 
-const run = (cmd: string, args: string[], input?: string | Buffer) => execFileSync(cmd, args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+const run = (cmd: string, args: string[], input?: string | Buffer) =>
+  execFileSync(cmd, args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
 const file = (name: string, content: string | Buffer) => {
   const p = join(dir, `${unique('f')}-${name}`);
   writeFileSync(p, content, { mode: 0o600 });
   return p;
 };
-const verify = (leaf: string, extra: string[] = []) => spawnSync('openssl', ['verify', ...extra, '-CAfile', root, '-untrusted', inter, leaf], { encoding: 'utf8' });
+const verify = (leaf: string, extra: string[] = []) =>
+  spawnSync('openssl', ['verify', ...extra, '-CAfile', root, '-untrusted', inter, leaf], { encoding: 'utf8' });
 const track = (material: string) => exported.push(...materialProbes(material));
 
 async function enroll(body: Record<string, unknown>, key = writer) {
@@ -81,7 +83,10 @@ describe('the account CA', () => {
     expect((await dl(ca.id, 'chain')).content).toBe(ca.intermediate.certificate_pem + ca.root.certificate_pem);
     // the CA's private keys are never exported
     for (const format of ['key', 'pkcs12']) {
-      const res = await api('POST', `/api/v1/certificates/${ca.id}/download`, { key: a.adminKey, body: { format, ...(format === 'pkcs12' ? { password: 'password-1234' } : {}) } });
+      const res = await api('POST', `/api/v1/certificates/${ca.id}/download`, {
+        key: a.adminKey,
+        body: { format, ...(format === 'pkcs12' ? { password: 'password-1234' } : {}) },
+      });
       expect(res.status).toBe(400);
       expect(errorCode(res)).toBe('not_exportable');
     }
@@ -102,7 +107,16 @@ describe('POST /api/v1/certificates/enroll', () => {
       extended_key_usage: ['server_auth'],
       validity_days: 30,
     });
-    expect(cert).toMatchObject({ type: 'certificate', status: 'active', source: 'issued', algorithm: 'rsa', bits: 2048, has_private_key: true, key_usage: ['digital_signature', 'key_encipherment'], extended_key_usage: ['server_auth'] });
+    expect(cert).toMatchObject({
+      type: 'certificate',
+      status: 'active',
+      source: 'issued',
+      algorithm: 'rsa',
+      bits: 2048,
+      has_private_key: true,
+      key_usage: ['digital_signature', 'key_encipherment'],
+      extended_key_usage: ['server_auth'],
+    });
     expect(cert.sans).toEqual({ dns: ['api.example.test', 'www.example.test'], ip: ['10.0.0.7'], email: ['ops@example.test'], uri: [] });
     expect(Date.parse(cert.not_after) - Date.parse(cert.not_before)).toBe(30 * 86400_000);
     expect(cert.days_until_expiry).toBeGreaterThanOrEqual(29);
@@ -119,14 +133,34 @@ describe('POST /api/v1/certificates/enroll', () => {
     // the certified key is the key the service holds
     const key = await dl(cert.id, 'key', exporter);
     track(key.content);
-    expect(run('openssl', ['pkey', '-in', file('leaf.key', key.content), '-pubout'])).toBe(run('openssl', ['x509', '-in', leaf, '-noout', '-pubkey']));
+    expect(run('openssl', ['pkey', '-in', file('leaf.key', key.content), '-pubout'])).toBe(
+      run('openssl', ['x509', '-in', leaf, '-noout', '-pubkey']),
+    );
   });
 
   it('issues for a CSR made by openssl (the service never sees the key); default EKU; a DNS common name joins the SANs', async () => {
     const keyFile = join(dir, 'csr.key');
-    const csr = run('openssl', ['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', keyFile, '-subj', '/CN=app.example.test']);
+    const csr = run('openssl', [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      keyFile,
+      '-subj',
+      '/CN=app.example.test',
+    ]);
     const cert = await enroll({ csr, validity_days: 10 });
-    expect(cert).toMatchObject({ has_private_key: false, common_name: 'app.example.test', algorithm: 'ec', curve: 'P-256', extended_key_usage: ['server_auth', 'client_auth'] });
+    expect(cert).toMatchObject({
+      has_private_key: false,
+      common_name: 'app.example.test',
+      algorithm: 'ec',
+      curve: 'P-256',
+      extended_key_usage: ['server_auth', 'client_auth'],
+    });
     expect(cert.sans.dns).toEqual(['app.example.test']);
     const leaf = file('csr-leaf.pem', cert.certificate_pem);
     expect(verify(leaf).stdout).toContain(': OK');
@@ -140,7 +174,10 @@ describe('POST /api/v1/certificates/enroll', () => {
     const csr = run('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'x.key'), '-subj', '/CN=x.example.test']);
     const der = Buffer.from(csr.replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
     der[der.length - 5] = der[der.length - 5]! ^ 0xff; // a bit of the signature
-    const tampered = `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64').match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE REQUEST-----\n`;
+    const tampered = `-----BEGIN CERTIFICATE REQUEST-----\n${der
+      .toString('base64')
+      .match(/.{1,64}/g)!
+      .join('\n')}\n-----END CERTIFICATE REQUEST-----\n`;
     const cases: [Record<string, unknown>, string?][] = [
       [{ csr: '-----BEGIN CERTIFICATE REQUEST-----\nMIIBnope\n-----END CERTIFICATE REQUEST-----\n' }, 'invalid_csr'],
       [{ csr: tampered }, 'invalid_csr'],
@@ -169,10 +206,16 @@ describe('downloads', () => {
     const cert = await enroll({ subject: { common_name: 'dl.example.test' }, key_algorithm: 'ec-p384' });
     const der = await dl(cert.id, 'der');
     expect(der.encoding).toBe('base64');
-    expect(run('openssl', ['x509', '-inform', 'DER', '-in', file('c.der', Buffer.from(der.content, 'base64')), '-noout', '-subject']).trim()).toBe('subject=CN = dl.example.test');
+    expect(run('openssl', ['x509', '-inform', 'DER', '-in', file('c.der', Buffer.from(der.content, 'base64')), '-noout', '-subject']).trim()).toBe(
+      'subject=CN = dl.example.test',
+    );
     const chain = await dl(cert.id, 'chain');
     expect(chain.content.match(/BEGIN CERTIFICATE/g)).toHaveLength(3);
-    expect(spawnSync('openssl', ['verify', '-CAfile', root, '-untrusted', file('chain.pem', chain.content), file('leaf.pem', cert.certificate_pem)], { encoding: 'utf8' }).stdout).toContain(': OK');
+    expect(
+      spawnSync('openssl', ['verify', '-CAfile', root, '-untrusted', file('chain.pem', chain.content), file('leaf.pem', cert.certificate_pem)], {
+        encoding: 'utf8',
+      }).stdout,
+    ).toContain(': OK');
 
     for (const format of ['key']) {
       const denied = await api('GET', `/api/v1/certificates/${cert.id}/download?format=${format}`, { key: reader });
@@ -184,7 +227,10 @@ describe('downloads', () => {
     const password = `pw-${canary('certp12').slice(0, 30)}`;
     const deniedP12 = await api('POST', `/api/v1/certificates/${cert.id}/download`, { key: reader, body: { format: 'pkcs12', password } });
     expect(deniedP12.status).toBe(403);
-    const p12 = await api('POST', `/api/v1/certificates/${cert.id}/download`, { key: exporter, body: { format: 'pkcs12', password, friendly_name: 'dl cert' } });
+    const p12 = await api('POST', `/api/v1/certificates/${cert.id}/download`, {
+      key: exporter,
+      body: { format: 'pkcs12', password, friendly_name: 'dl cert' },
+    });
     expect(p12.status, p12.text).toBe(200);
     const p12File = file('c.p12', Buffer.from(p12.body.data.download.content, 'base64'));
     const out = run('openssl', ['pkcs12', '-in', p12File, '-passin', `pass:${password}`, '-nodes']);
@@ -196,7 +242,13 @@ describe('downloads', () => {
     expect(ks).toContain('Entry type: PrivateKeyEntry');
     expect(ks).toContain('Certificate chain length: 3');
     // validation of the POST body
-    for (const body of [{ format: 'pkcs12' }, { format: 'pkcs12', password: 'short' }, { format: 'pkcs12', password: 'pässwörter-123' }, { format: 'pem', password: 'password-123' }, { format: 'zip' }]) {
+    for (const body of [
+      { format: 'pkcs12' },
+      { format: 'pkcs12', password: 'short' },
+      { format: 'pkcs12', password: 'pässwörter-123' },
+      { format: 'pem', password: 'password-123' },
+      { format: 'zip' },
+    ]) {
       expect((await api('POST', `/api/v1/certificates/${cert.id}/download`, { key: exporter, body })).status, JSON.stringify(body)).toBe(400);
     }
     expect((await api('GET', `/api/v1/certificates/${cert.id}/download?format=zip`, { key: reader })).status).toBe(400);
@@ -234,7 +286,13 @@ describe('renew and revoke', () => {
     const same = await api('POST', `/api/v1/certificates/${cert.id}/renew`, { key: writer, body: { reuse_key: true, validity_days: 40 } });
     expect(same.status, same.text).toBe(200);
     const r1 = same.body.data.certificate;
-    expect(r1).toMatchObject({ id: cert.id, version: 2, public_key_fingerprint: cert.public_key_fingerprint, common_name: 'renew.example.test', validity_days: 40 });
+    expect(r1).toMatchObject({
+      id: cert.id,
+      version: 2,
+      public_key_fingerprint: cert.public_key_fingerprint,
+      common_name: 'renew.example.test',
+      validity_days: 40,
+    });
     expect(r1.serial_number).not.toBe(cert.serial_number);
     expect(verify(file('r1.pem', r1.certificate_pem)).stdout).toContain(': OK');
     const fresh = await api('POST', `/api/v1/certificates/${cert.id}/renew`, { key: writer });
@@ -245,7 +303,9 @@ describe('renew and revoke', () => {
     expect(r2.sans).toEqual(cert.sans);
     const key = await dl(cert.id, 'key', exporter);
     track(key.content);
-    expect(run('openssl', ['pkey', '-in', file('r2.key', key.content), '-pubout'])).toBe(run('openssl', ['x509', '-in', file('r2.pem', r2.certificate_pem), '-noout', '-pubkey']));
+    expect(run('openssl', ['pkey', '-in', file('r2.key', key.content), '-pubout'])).toBe(
+      run('openssl', ['x509', '-in', file('r2.pem', r2.certificate_pem), '-noout', '-pubkey']),
+    );
     for (const body of [{ reuse_key: 'yes' }, { csr: 'x', reuse_key: true }, { validity_days: 9999 }]) {
       expect((await api('POST', `/api/v1/certificates/${cert.id}/renew`, { key: writer, body })).status).toBe(400);
     }
@@ -293,14 +353,22 @@ describe('expiry', () => {
     const { db, tableName } = await import('../../lib/store/client.js');
     const acct = await newAccount('certs-exp');
     const cert = await (async () => {
-      const res = await api('POST', '/api/v1/certificates/enroll', { key: acct.adminKey, body: { name: 'soon', subject: { common_name: 'soon.example.test' }, validity_days: 60 } });
+      const res = await api('POST', '/api/v1/certificates/enroll', {
+        key: acct.adminKey,
+        body: { name: 'soon', subject: { common_name: 'soon.example.test' }, validity_days: 60 },
+      });
       expect(res.status).toBe(201);
       return res.body.data.certificate;
     })();
     const notAfter = new Date(cert.not_after);
     expect(thresholdFor(notAfter, new Date(notAfter.getTime() - 40 * 86400_000), [30, 7, 1])).toBeUndefined();
     expect(thresholdFor(notAfter, new Date(notAfter.getTime() - 5 * 86400_000), [30, 7, 1])).toBe(7);
-    const head = async () => (await db().send(new GetCommand({ TableName: tableName(), Key: { pk: `T#${acct.tenantId}`, sk: `R#certificate#${cert.id}` }, ConsistentRead: true }))).Item!;
+    const head = async () =>
+      (
+        await db().send(
+          new GetCommand({ TableName: tableName(), Key: { pk: `T#${acct.tenantId}`, sk: `R#certificate#${cert.id}` }, ConsistentRead: true }),
+        )
+      ).Item!;
 
     expect(await emitExpiringCertificates(acct.tenantId, { now: new Date(notAfter.getTime() - 40 * 86400_000) })).toEqual({ emitted: 0, checked: 1 });
     expect(await emitExpiringCertificates(acct.tenantId, { now: new Date(notAfter.getTime() - 20 * 86400_000) })).toEqual({ emitted: 1, checked: 1 });

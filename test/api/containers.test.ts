@@ -65,7 +65,7 @@ describe('POST /api/v1/containers', () => {
 });
 
 describe('GET /api/v1/containers and /{id}', () => {
-  it('lists the account\'s containers with member counts; the item shows its members (never values)', async () => {
+  it("lists the account's containers with member counts; the item shows its members (never values)", async () => {
     const c = await newContainer(rw);
     const value = canary('member');
     const sec = await newSecret(rw, { container_id: c.id, data: { value } });
@@ -91,7 +91,7 @@ describe('GET /api/v1/containers and /{id}', () => {
     expect(next.body.data.next_cursor).toBeNull();
   });
 
-  it('404 for another account\'s container (same body as a missing one); 400 on a non-UUID id or bad limit', async () => {
+  it("404 for another account's container (same body as a missing one); 400 on a non-UUID id or bad limit", async () => {
     const c = await newContainer(b.adminKey);
     const foreign = await api('GET', `/api/v1/containers/${c.id}`, { key: a.adminKey });
     const missing = await api('GET', '/api/v1/containers/01900000-0000-7000-8000-000000000099', { key: a.adminKey });
@@ -109,7 +109,11 @@ describe('PUT /api/v1/containers/{id}', () => {
     const c = await newContainer(rw);
     const other = await newContainer(rw);
     const newName = unique('renamed');
-    const res = await api('PUT', `/api/v1/containers/${c.id}`, { key: rw, body: { name: newName, description: 'd2' }, headers: { 'if-match': `"${c.id}.1"` } });
+    const res = await api('PUT', `/api/v1/containers/${c.id}`, {
+      key: rw,
+      body: { name: newName, description: 'd2' },
+      headers: { 'if-match': `"${c.id}.1"` },
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.container).toMatchObject({ name: newName, description: 'd2', version: 2 });
     expect(res.headers.get('etag')).toBe(`"${c.id}.2"`);
@@ -132,7 +136,9 @@ describe('PUT /api/v1/containers/{id}', () => {
     const mine = await newContainer(rw);
     expect((await api('PUT', `/api/v1/containers/${mine.id}`, { key: rw, body: {} })).status).toBe(400);
     expect((await api('PUT', `/api/v1/containers/${mine.id}`, { key: rw, body: { color: 'red' } })).status).toBe(400);
-    expect((await api('PUT', `/api/v1/containers/${mine.id}`, { key: rw, body: { description: 'x' }, headers: { 'if-match': 'nope' } })).status).toBe(412);
+    expect((await api('PUT', `/api/v1/containers/${mine.id}`, { key: rw, body: { description: 'x' }, headers: { 'if-match': 'nope' } })).status).toBe(
+      412,
+    );
   });
 });
 
@@ -155,16 +161,24 @@ describe('DELETE /api/v1/containers/{id}', () => {
   it('a deleted secret leaves the container; a typed resource counts as a member too', async () => {
     const c = await newContainer(rw);
     const sec = await newSecret(rw, { container_id: c.id });
-    const pw = await createTyped(s, await s.ctxFor(a.tenantId, a.adminEmail), { type: 'password', name: unique('pw'), secret: { password: canary('pw') }, container_id: c.id });
+    const pw = await createTyped(s, await s.ctxFor(a.tenantId, a.adminEmail), {
+      type: 'password',
+      name: unique('pw'),
+      secret: { password: canary('pw') },
+      container_id: c.id,
+    });
     expect((await api('GET', `/api/v1/containers/${c.id}`, { key: rw })).body.data.container.member_count).toBe(2);
     expect((await api('DELETE', `/api/v1/secrets/${sec.name}`, { key: rw })).status).toBe(200);
     expect((await api('DELETE', `/api/v1/containers/${c.id}`, { key: rw })).status).toBe(409);
-    await s.resources.deleteResource(await s.ctxFor(a.tenantId, a.adminEmail), 'password', pw.id, (r) => ({ action: 'password.delete', resource: { type: 'password', id: r.id } }));
+    await s.resources.deleteResource(await s.ctxFor(a.tenantId, a.adminEmail), 'password', pw.id, (r) => ({
+      action: 'password.delete',
+      resource: { type: 'password', id: r.id },
+    }));
     expect((await api('GET', `/api/v1/containers/${c.id}`, { key: rw })).body.data.container.member_count).toBe(0);
     expect((await api('DELETE', `/api/v1/containers/${c.id}`, { key: rw })).status).toBe(200);
   });
 
-  it('404 for another account\'s container, which stays', async () => {
+  it("404 for another account's container, which stays", async () => {
     const c = await newContainer(b.adminKey);
     expect((await api('DELETE', `/api/v1/containers/${c.id}`, { key: a.adminKey })).status).toBe(404);
     expect((await api('GET', `/api/v1/containers/${c.id}`, { key: b.adminKey })).status).toBe(200);
@@ -172,7 +186,7 @@ describe('DELETE /api/v1/containers/{id}', () => {
 });
 
 describe('container membership', () => {
-  it('a secret\'s container must be in the caller\'s account (404), and nothing is written', async () => {
+  it("a secret's container must be in the caller's account (404), and nothing is written", async () => {
     const foreign = await newContainer(b.adminKey);
     const name = unique('s');
     const res = await api('POST', '/api/v1/secrets', { key: rw, body: { name, data: { value: canary() }, container_id: foreign.id } });
@@ -187,7 +201,10 @@ describe('container membership', () => {
     const [c1, c2] = [await newContainer(rw), await newContainer(rw)];
     const sec = await newSecret(rw, { container_id: c1.id });
     expect((await api('PUT', `/api/v1/secrets/${sec.name}`, { key: rw, body: { container_id: c2.id } })).status).toBe(200);
-    const [g1, g2] = await Promise.all([api('GET', `/api/v1/containers/${c1.id}`, { key: rw }), api('GET', `/api/v1/containers/${c2.id}`, { key: rw })]);
+    const [g1, g2] = await Promise.all([
+      api('GET', `/api/v1/containers/${c1.id}`, { key: rw }),
+      api('GET', `/api/v1/containers/${c2.id}`, { key: rw }),
+    ]);
     expect(g1.body.data.container).toMatchObject({ member_count: 0, members: [] });
     expect(g2.body.data.container).toMatchObject({ member_count: 1, members: [{ key: sec.name, id: sec.id }] });
   });
@@ -196,7 +213,9 @@ describe('container membership', () => {
     const c = await newContainer(rw);
     const sec = await newSecret(rw, { container_id: c.id });
     const ctx = await s.ctxFor(a.tenantId, a.adminEmail);
-    await expect(createTyped(s, ctx, { type: 'password', name: sec.name, secret: { password: canary() }, container_id: c.id })).rejects.toMatchObject({ status: 409, code: 'already_exists' });
+    await expect(createTyped(s, ctx, { type: 'password', name: sec.name, secret: { password: canary() }, container_id: c.id })).rejects.toMatchObject(
+      { status: 409, code: 'already_exists' },
+    );
     // nothing of the refused write landed
     expect((await api('GET', `/api/v1/containers/${c.id}`, { key: rw })).body.data.container.member_count).toBe(1);
     // the same name outside that container is fine
@@ -206,7 +225,9 @@ describe('container membership', () => {
   it('concurrent placements into one container and its delete: never an orphaned member', async () => {
     const c = await newContainer(rw);
     const results = await Promise.all([
-      ...Array.from({ length: 4 }, () => api('POST', '/api/v1/secrets', { key: rw, body: { name: unique('race'), data: { value: canary() }, container_id: c.id } })),
+      ...Array.from({ length: 4 }, () =>
+        api('POST', '/api/v1/secrets', { key: rw, body: { name: unique('race'), data: { value: canary() }, container_id: c.id } }),
+      ),
       api('DELETE', `/api/v1/containers/${c.id}`, { key: rw }),
     ]);
     const created = results.slice(0, 4).filter((r) => r.status === 201).length;

@@ -24,7 +24,11 @@ const base32Of = (ascii: string) => new OTPAuth.Secret({ buffer: new Uint8Array(
 
 describe('totp-tokens', () => {
   // RFC 6238 Appendix B: T (seconds) → 8-digit codes for SHA1, SHA256, SHA512
-  const SECRETS = { SHA1: '12345678901234567890', SHA256: '12345678901234567890123456789012', SHA512: '1234567890123456789012345678901234567890123456789012345678901234' };
+  const SECRETS = {
+    SHA1: '12345678901234567890',
+    SHA256: '12345678901234567890123456789012',
+    SHA512: '1234567890123456789012345678901234567890123456789012345678901234',
+  };
   const VECTORS: [number, string, string, string][] = [
     [59, '94287082', '46119246', '90693936'],
     [1111111109, '07081804', '68084774', '25091201'],
@@ -38,7 +42,10 @@ describe('totp-tokens', () => {
     const key = await a.key(['credentials:read', 'credentials:write']);
     const ids: Record<string, string> = {};
     for (const [algorithm, secret] of Object.entries(SECRETS)) {
-      const res = await api('POST', '/api/v1/totp-tokens', { key, body: { name: `rfc6238-${algorithm}`, account: 'rfc', secret: base32Of(secret), algorithm, digits: 8 } });
+      const res = await api('POST', '/api/v1/totp-tokens', {
+        key,
+        body: { name: `rfc6238-${algorithm}`, account: 'rfc', secret: base32Of(secret), algorithm, digits: 8 },
+      });
       expect(res.status, res.text).toBe(201);
       ids[algorithm] = res.body.data.totp_token.id;
     }
@@ -72,23 +79,45 @@ describe('totp-tokens', () => {
 
   it('imports an otpauth:// URI and a batch, and exports the URI with a QR code PNG', async () => {
     const key = await a.key(['credentials:read', 'credentials:write']);
-    const secret = base32Of(randomBytes(20).toString('latin1').replace(/[^\x20-\x7e]/g, 'x'));
+    const secret = base32Of(
+      randomBytes(20)
+        .toString('latin1')
+        .replace(/[^\x20-\x7e]/g, 'x'),
+    );
     const uri = `otpauth://totp/GitHub:alice%40example.test?secret=${secret}&issuer=GitHub&algorithm=SHA256&digits=8&period=60`;
     const one = await api('POST', '/api/v1/totp-tokens/import', { key, body: { uri } });
     expect(one.status, one.text).toBe(201);
     const t = one.body.data.totp_tokens[0];
-    expect(t).toMatchObject({ name: 'GitHub:alice@example.test', issuer: 'GitHub', account: 'alice@example.test', algorithm: 'SHA256', digits: 8, period: 60, secret });
+    expect(t).toMatchObject({
+      name: 'GitHub:alice@example.test',
+      issuer: 'GitHub',
+      account: 'alice@example.test',
+      algorithm: 'SHA256',
+      digits: 8,
+      period: 60,
+      secret,
+    });
 
     const exported = await api('GET', `/api/v1/totp-tokens/${t.id}/export`, { key: await a.key(['credentials:read']) });
     expect(exported.status).toBe(200);
     const back = OTPAuth.URI.parse(exported.body.data.uri) as OTPAuth.TOTP;
-    expect([back.issuer, back.label, back.secret.base32, back.algorithm, back.digits, back.period]).toEqual(['GitHub', 'alice@example.test', secret, 'SHA256', 8, 60]);
+    expect([back.issuer, back.label, back.secret.base32, back.algorithm, back.digits, back.period]).toEqual([
+      'GitHub',
+      'alice@example.test',
+      secret,
+      'SHA256',
+      8,
+      60,
+    ]);
     expect(Buffer.from(exported.body.data.qr_png_base64, 'base64').subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
     const noQr = await api('GET', `/api/v1/totp-tokens/${t.id}/export?qr=false`, { key });
     expect(noQr.body.data.qr_png_base64).toBeNull();
     expect((await api('GET', `/api/v1/totp-tokens/${t.id}/export`, { key: b.adminKey })).status).toBe(404);
 
-    const batch = await api('POST', '/api/v1/totp-tokens/import', { key, body: { uris: [`otpauth://totp/A:x?secret=${secret}&issuer=A`, `otpauth://totp/y?secret=${secret}`], tags: ['imported'] } });
+    const batch = await api('POST', '/api/v1/totp-tokens/import', {
+      key,
+      body: { uris: [`otpauth://totp/A:x?secret=${secret}&issuer=A`, `otpauth://totp/y?secret=${secret}`], tags: ['imported'] },
+    });
     expect(batch.status).toBe(201);
     expect(batch.body.data.totp_tokens.map((x: { name: string }) => x.name)).toEqual(['A:x', 'y']);
     await expectNotStored([secret]);
@@ -119,7 +148,13 @@ describe('yubikeys: Yubico OTP validation', () => {
     const key = await a.key(['credentials:read', 'credentials:write']);
     const made = await api('POST', '/api/v1/yubikeys', {
       key,
-      body: { name: 'alice yk', public_id: device.publicId, private_id: device.privateId.toString('hex'), aes_key: device.aesKey.toString('hex'), serial: 9000001 },
+      body: {
+        name: 'alice yk',
+        public_id: device.publicId,
+        private_id: device.privateId.toString('hex'),
+        aes_key: device.aesKey.toString('hex'),
+        serial: 9000001,
+      },
     });
     expect(made.status, made.text).toBe(201);
     const id = made.body.data.yubikey.id;
@@ -129,7 +164,14 @@ describe('yubikeys: Yubico OTP validation', () => {
     const first = device.otp(5, 0);
     const ok1 = await validate(first);
     expect(ok1.status, ok1.text).toBe(200);
-    expect(ok1.body.data).toMatchObject({ valid: true, status: 'OK', public_id: device.publicId, usage_counter: 5, session_counter: 0, counter: 5 * 256 });
+    expect(ok1.body.data).toMatchObject({
+      valid: true,
+      status: 'OK',
+      public_id: device.publicId,
+      usage_counter: 5,
+      session_counter: 0,
+      counter: 5 * 256,
+    });
 
     const replay = await validate(first);
     expect(replay.status).toBe(409);
@@ -164,9 +206,13 @@ describe('yubikeys: Yubico OTP validation', () => {
     const otp = device.otp(1, 0);
     expect((await api('POST', `/api/v1/yubikeys/${first.body.data.yubikey.id}/validate`, { key: a.adminKey, body: { otp } })).status).toBe(200);
     expect((await api('DELETE', `/api/v1/yubikeys/${first.body.data.yubikey.id}`, { key: a.adminKey })).status).toBe(200);
-    expect((await api('POST', `/api/v1/yubikeys/${first.body.data.yubikey.id}/validate`, { key: a.adminKey, body: { otp: device.otp(2, 0) } })).status).toBe(404);
+    expect(
+      (await api('POST', `/api/v1/yubikeys/${first.body.data.yubikey.id}/validate`, { key: a.adminKey, body: { otp: device.otp(2, 0) } })).status,
+    ).toBe(404);
     const again = await api('POST', '/api/v1/yubikeys', { key: a.adminKey, body });
-    expect((await api('POST', `/api/v1/yubikeys/${again.body.data.yubikey.id}/validate`, { key: a.adminKey, body: { otp: device.otp(2, 0) } })).status).toBe(200);
+    expect(
+      (await api('POST', `/api/v1/yubikeys/${again.body.data.yubikey.id}/validate`, { key: a.adminKey, body: { otp: device.otp(2, 0) } })).status,
+    ).toBe(200);
   });
 });
 
@@ -185,7 +231,11 @@ describe('jks-keystores', () => {
     const password = canary('store');
     const made = await api('POST', '/api/v1/jks-keystores', {
       key: writer,
-      body: { name: 'tls', store_password: password, entries: [{ kind: 'private-key', alias: 'Server', private_key: server.key, certificate_chain: server.cert }] },
+      body: {
+        name: 'tls',
+        store_password: password,
+        entries: [{ kind: 'private-key', alias: 'Server', private_key: server.key, certificate_chain: server.cert }],
+      },
     });
     expect(made.status, made.text).toBe(201);
     const ks = made.body.data.jks_keystore;
@@ -195,22 +245,48 @@ describe('jks-keystores', () => {
     expect(made.text).not.toContain(pemBody(server.key));
 
     let etag = made.headers.get('etag')!;
-    const add = await api('POST', `/api/v1/jks-keystores/${ks.id}/entries`, { key: writer, body: { kind: 'private-key', alias: 'client', private_key: client.key, certificate_chain: client.cert }, headers: { 'if-match': etag } });
+    const add = await api('POST', `/api/v1/jks-keystores/${ks.id}/entries`, {
+      key: writer,
+      body: { kind: 'private-key', alias: 'client', private_key: client.key, certificate_chain: client.cert },
+      headers: { 'if-match': etag },
+    });
     expect(add.status, add.text).toBe(201);
     expect(add.body.data.entry).toMatchObject({ alias: 'client', key_algorithm: 'EC' });
-    const stale = await api('POST', `/api/v1/jks-keystores/${ks.id}/entries`, { key: writer, body: { kind: 'trusted-certificate', alias: 'root', certificate: root.cert }, headers: { 'if-match': etag } });
+    const stale = await api('POST', `/api/v1/jks-keystores/${ks.id}/entries`, {
+      key: writer,
+      body: { kind: 'trusted-certificate', alias: 'root', certificate: root.cert },
+      headers: { 'if-match': etag },
+    });
     expect(stale.status).toBe(409);
     etag = add.headers.get('etag')!;
-    expect((await api('POST', `/api/v1/jks-keystores/${ks.id}/entries`, { key: writer, body: { kind: 'trusted-certificate', alias: 'root', certificate: root.cert }, headers: { 'if-match': etag } })).status).toBe(201);
-    const dup = await api('POST', `/api/v1/jks-keystores/${ks.id}/entries`, { key: writer, body: { kind: 'trusted-certificate', alias: 'root', certificate: root.cert } });
+    expect(
+      (
+        await api('POST', `/api/v1/jks-keystores/${ks.id}/entries`, {
+          key: writer,
+          body: { kind: 'trusted-certificate', alias: 'root', certificate: root.cert },
+          headers: { 'if-match': etag },
+        })
+      ).status,
+    ).toBe(201);
+    const dup = await api('POST', `/api/v1/jks-keystores/${ks.id}/entries`, {
+      key: writer,
+      body: { kind: 'trusted-certificate', alias: 'root', certificate: root.cert },
+    });
     expect(dup.status).toBe(409);
     expect(errorCode(dup)).toBe('already_exists');
-    const mismatch = await api('POST', `/api/v1/jks-keystores/${ks.id}/entries`, { key: writer, body: { kind: 'private-key', alias: 'bad', private_key: client.key, certificate_chain: server.cert } });
+    const mismatch = await api('POST', `/api/v1/jks-keystores/${ks.id}/entries`, {
+      key: writer,
+      body: { kind: 'private-key', alias: 'bad', private_key: client.key, certificate_chain: server.cert },
+    });
     expect(mismatch.status).toBe(400);
 
     const reader = await a.key(['credentials:read']);
     const entries = await api('GET', `/api/v1/jks-keystores/${ks.id}/entries`, { key: reader });
-    expect(entries.body.data.entries.map((e: { alias: string; kind: string }) => `${e.alias}:${e.kind}`)).toEqual(['server:private-key', 'client:private-key', 'root:trusted-certificate']);
+    expect(entries.body.data.entries.map((e: { alias: string; kind: string }) => `${e.alias}:${e.kind}`)).toEqual([
+      'server:private-key',
+      'client:private-key',
+      'root:trusted-certificate',
+    ]);
     const got = await api('GET', `/api/v1/jks-keystores/${ks.id}`, { key: reader });
     expect(got.body.data.jks_keystore.store_password).toBe(password);
     for (const k of [server.key, client.key]) {
@@ -247,7 +323,11 @@ describe('jks-keystores', () => {
     expect(removed.status).toBe(200);
     expect((await api('DELETE', `/api/v1/jks-keystores/${ks.id}/entries/client`, { key: writer })).status).toBe(404);
     expect((await api('GET', `/api/v1/jks-keystores/${ks.id}/entries`, { key: reader })).body.data.total).toBe(2);
-    for (const [m, p] of [['GET', 'entries'], ['GET', 'export'], ['DELETE', 'entries/root']] as const) {
+    for (const [m, p] of [
+      ['GET', 'entries'],
+      ['GET', 'export'],
+      ['DELETE', 'entries/root'],
+    ] as const) {
       expect((await api(m, `/api/v1/jks-keystores/${ks.id}/${p}`, { key: b.adminKey })).status).toBe(404);
     }
     await expectNotStored([pemBody(server.key), pemBody(client.key)]);
@@ -266,7 +346,14 @@ describe('code-signing-keys', () => {
     });
     expect(made.status, made.text).toBe(201);
     const k = made.body.data.code_signing_key;
-    expect(k).toMatchObject({ backend: 'software', origin: 'imported', algorithm: 'RSA', key_size: 2048, exportable: true, certificate_subject: 'CN=ACME Code Signing' });
+    expect(k).toMatchObject({
+      backend: 'software',
+      origin: 'imported',
+      algorithm: 'RSA',
+      key_size: 2048,
+      exportable: true,
+      certificate_subject: 'CN=ACME Code Signing',
+    });
     expect(k).not.toHaveProperty('private_key');
     expect(made.text).not.toContain(pemBody(imported.key));
     const got = await api('GET', `/api/v1/code-signing-keys/${k.id}`, { key });
@@ -279,7 +366,9 @@ describe('code-signing-keys', () => {
     expect(pub.body.data.code_signing_key).not.toHaveProperty('private_key');
     const full = await api('GET', `/api/v1/code-signing-keys/${k.id}/export?include_private_key=true`, { key });
     expect(full.status).toBe(200);
-    expect(createPrivateKey(full.body.data.code_signing_key.private_key).export({ type: 'pkcs8', format: 'pem' })).toBe(createPrivateKey(imported.key).export({ type: 'pkcs8', format: 'pem' }));
+    expect(createPrivateKey(full.body.data.code_signing_key.private_key).export({ type: 'pkcs8', format: 'pem' })).toBe(
+      createPrivateKey(imported.key).export({ type: 'pkcs8', format: 'pem' }),
+    );
     expect((await api('GET', `/api/v1/code-signing-keys/${k.id}/export`, { key: await a.key(['credentials:read']) })).status).toBe(403);
     expect((await api('GET', `/api/v1/code-signing-keys/${k.id}/export`, { key: b.adminKey })).status).toBe(404);
 
@@ -289,14 +378,20 @@ describe('code-signing-keys', () => {
     expect(refused.status).toBe(403);
     expect(errorCode(refused)).toBe('not_exportable');
     const notExportable = await api('POST', '/api/v1/code-signing-keys', { key, body: { name: 'ne', private_key: other.key } });
-    expect((await api('GET', `/api/v1/code-signing-keys/${notExportable.body.data.code_signing_key.id}/export?include_private_key=true`, { key })).status).toBe(403);
+    expect(
+      (await api('GET', `/api/v1/code-signing-keys/${notExportable.body.data.code_signing_key.id}/export?include_private_key=true`, { key })).status,
+    ).toBe(403);
     await expectNotStored([pemBody(imported.key), pemBody(other.key)]);
   });
 
   it('refuses a certificate of another key, on create and on PUT; PUT renews the chain of the same key', async () => {
     const key = a.adminKey;
-    expect((await api('POST', '/api/v1/code-signing-keys', { key, body: { name: 'x', private_key: imported.key, certificate_chain: other.cert } })).status).toBe(400);
-    expect((await api('POST', '/api/v1/code-signing-keys', { key, body: { name: 'x', private_key: imported.key, generate: 'ed25519' } })).status).toBe(400);
+    expect(
+      (await api('POST', '/api/v1/code-signing-keys', { key, body: { name: 'x', private_key: imported.key, certificate_chain: other.cert } })).status,
+    ).toBe(400);
+    expect(
+      (await api('POST', '/api/v1/code-signing-keys', { key, body: { name: 'x', private_key: imported.key, generate: 'ed25519' } })).status,
+    ).toBe(400);
     const made = await api('POST', '/api/v1/code-signing-keys', { key, body: { name: 'x', private_key: imported.key } });
     const id = made.body.data.code_signing_key.id;
     expect((await api('PUT', `/api/v1/code-signing-keys/${id}`, { key, body: { certificate_chain: other.cert } })).status).toBe(400);
@@ -308,7 +403,7 @@ describe('code-signing-keys', () => {
 });
 
 describe('integration-providers and database roles', () => {
-  it('lists the catalogue with each provider\'s fields and secret fields', async () => {
+  it("lists the catalogue with each provider's fields and secret fields", async () => {
     const res = await api('GET', '/api/v1/integration-providers', { key: await a.key(['credentials:read']) });
     expect(res.status).toBe(200);
     const byId = Object.fromEntries(res.body.data.providers.map((p: { id: string }) => [p.id, p]));
@@ -324,9 +419,15 @@ describe('integration-providers and database roles', () => {
 
   it('a database-role service config needs a database integration of the account, TTLs in order and {{name}}', async () => {
     const key = a.adminKey;
-    const pg = await api('POST', '/api/v1/integrations', { key, body: { name: 'pg', provider: 'mariadb', host: '127.0.0.1', database: 'mysql', username: 'root', password: canary('db'), tls_mode: 'disable' } });
+    const pg = await api('POST', '/api/v1/integrations', {
+      key,
+      body: { name: 'pg', provider: 'mariadb', host: '127.0.0.1', database: 'mysql', username: 'root', password: canary('db'), tls_mode: 'disable' },
+    });
     expect(pg.status, pg.text).toBe(201);
-    const ldap = await api('POST', '/api/v1/integrations', { key, body: { name: 'dir', provider: 'ldap', url: 'ldap://ldap.example.test', bind_dn: 'cn=a', password: canary('l'), base_dn: 'dc=x' } });
+    const ldap = await api('POST', '/api/v1/integrations', {
+      key,
+      body: { name: 'dir', provider: 'ldap', url: 'ldap://ldap.example.test', bind_dn: 'cn=a', password: canary('l'), base_dn: 'dc=x' },
+    });
     const role = {
       name: 'readonly',
       kind: 'database-role',
@@ -338,8 +439,15 @@ describe('integration-providers and database roles', () => {
     };
     const ok = await api('POST', '/api/v1/service-config', { key, body: role });
     expect(ok.status, ok.text).toBe(201);
-    expect(ok.body.data.service_config).toMatchObject({ kind: 'database-role', connection_id: pg.body.data.integration.id, default_ttl_seconds: 3600 });
-    const otherAccountPg = await api('POST', '/api/v1/integrations', { key: b.adminKey, body: { name: 'pg', provider: 'postgresql', host: 'h.example.test', database: 'd', username: 'u', password: canary('b') } });
+    expect(ok.body.data.service_config).toMatchObject({
+      kind: 'database-role',
+      connection_id: pg.body.data.integration.id,
+      default_ttl_seconds: 3600,
+    });
+    const otherAccountPg = await api('POST', '/api/v1/integrations', {
+      key: b.adminKey,
+      body: { name: 'pg', provider: 'postgresql', host: 'h.example.test', database: 'd', username: 'u', password: canary('b') },
+    });
     for (const bad of [
       { ...role, connection_id: ldap.body.data.integration.id },
       { ...role, connection_id: otherAccountPg.body.data.integration.id },
@@ -348,7 +456,10 @@ describe('integration-providers and database roles', () => {
     ]) {
       expect((await api('POST', '/api/v1/service-config', { key, body: bad })).status).toBe(400);
     }
-    const kindChange = await api('PUT', `/api/v1/service-config/${ok.body.data.service_config.id}`, { key, body: { name: 'x', kind: 'generic', service: 's' } });
+    const kindChange = await api('PUT', `/api/v1/service-config/${ok.body.data.service_config.id}`, {
+      key,
+      body: { name: 'x', kind: 'generic', service: 's' },
+    });
     expect(kindChange.status).toBe(400);
     expect(errorCode(kindChange)).toBe('immutable_field');
   });
@@ -373,7 +484,10 @@ describe('crypto-wallets', () => {
       const given = await api('POST', '/api/v1/crypto-wallets', { key, body: { name: unique('w'), mnemonic: MNEMONIC, ...v } });
       expect(given.status, given.text).toBe(201);
     }
-    const lower = await api('POST', '/api/v1/crypto-wallets', { key, body: { name: 'lc', chain: 'ethereum', mnemonic: MNEMONIC, address: VECTORS[2]!.address.toLowerCase() } });
+    const lower = await api('POST', '/api/v1/crypto-wallets', {
+      key,
+      body: { name: 'lc', chain: 'ethereum', mnemonic: MNEMONIC, address: VECTORS[2]!.address.toLowerCase() },
+    });
     expect(lower.body.data.crypto_wallet.address).toBe(VECTORS[2]!.address);
   });
 
@@ -400,7 +514,10 @@ describe('crypto-wallets', () => {
     expect(made.status, made.text).toBe(201);
     expect(made.body.data.crypto_wallet.address).toBe('0x19E7E376E7C213B7E7e7e46cc70A5dD086DAff2A');
     const id = made.body.data.crypto_wallet.id;
-    expect((await api('PUT', `/api/v1/crypto-wallets/${id}`, { key, body: { label: 'hot' } })).body.data.crypto_wallet).toMatchObject({ label: 'hot', address: made.body.data.crypto_wallet.address });
+    expect((await api('PUT', `/api/v1/crypto-wallets/${id}`, { key, body: { label: 'hot' } })).body.data.crypto_wallet).toMatchObject({
+      label: 'hot',
+      address: made.body.data.crypto_wallet.address,
+    });
     expect((await api('PUT', `/api/v1/crypto-wallets/${id}`, { key, body: { address: VECTORS[2]!.address } })).status).toBe(400);
   });
 });

@@ -13,7 +13,11 @@ export function opensslCert(cn: string, key: 'rsa' | 'ec' = 'rsa', extra: string
   const dir = mkdtempSync(join(tmpdir(), 'cred-test-'));
   try {
     const newkey = key === 'rsa' ? ['-newkey', 'rsa:2048'] : ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256'];
-    execFileSync('openssl', ['req', '-x509', ...newkey, '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-subj', `/CN=${cn}`, '-days', '30', ...extra], { stdio: 'pipe' });
+    execFileSync(
+      'openssl',
+      ['req', '-x509', ...newkey, '-nodes', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem'), '-subj', `/CN=${cn}`, '-days', '30', ...extra],
+      { stdio: 'pipe' },
+    );
     return { key: readFileSync(join(dir, 'k.pem'), 'utf8'), cert: readFileSync(join(dir, 'c.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -21,7 +25,11 @@ export function opensslCert(cn: string, key: 'rsa' | 'ec' = 'rsa', extra: string
 }
 
 /** The base64 body of a PEM block: what would show if the key were stored in plaintext. */
-export const pemBody = (pem: string) => pem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, '').slice(20, 80);
+export const pemBody = (pem: string) =>
+  pem
+    .replace(/-----[A-Z ]+-----/g, '')
+    .replace(/\s+/g, '')
+    .slice(20, 80);
 
 /**
  * Values that are not canaries (base32 seeds, hex keys, PEM keys, tokens) must not appear in
@@ -29,7 +37,9 @@ export const pemBody = (pem: string) => pem.replace(/-----[A-Z ]+-----/g, '').re
  */
 export async function expectNotStored(values: readonly string[]): Promise<void> {
   const items = await scanTable(inject('dynamoEndpoint'), inject('tableName'));
-  const text = JSON.stringify(items, (_k, v: unknown) => (v instanceof Uint8Array ? `${Buffer.from(v).toString('latin1')} ${Buffer.from(v).toString('utf8')}` : v));
+  const text = JSON.stringify(items, (_k, v: unknown) =>
+    v instanceof Uint8Array ? `${Buffer.from(v).toString('latin1')} ${Buffer.from(v).toString('utf8')}` : v,
+  );
   await new Promise((r) => setTimeout(r, 100));
   const log = readFileSync(inject('logFile'), 'utf8');
   for (const v of values) {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CREDENTIAL_TYPES, type CredentialType } from '../../functions/credentials/registry.js';
+import { CREDENTIAL_TYPES, type CredentialType } from './credential-types.js';
 import { api, canary, errorCode, newAccount, unique, type TestAccount } from '../helpers/api.js';
 import { expectNotStored, opensslCert, toModhex } from './credentials-helpers.js';
 
@@ -35,7 +35,10 @@ const FIXTURES: Record<string, Fixture> = {
     create: () => ({ hostname: 'db1.example.test', protocol: 'ssh', port: 22, username: 'admin', password: canary('pc') }),
     update: () => ({ name: 'db2', hostname: 'db2.example.test', username: 'root' }),
     updated: { hostname: 'db2.example.test', username: 'root', protocol: 'ssh', port: undefined },
-    invalid: [{ hostname: 'bad host!', username: 'x', password: 'p' }, { hostname: 'h.example.test', username: 'x' }],
+    invalid: [
+      { hostname: 'bad host!', username: 'x', password: 'p' },
+      { hostname: 'h.example.test', username: 'x' },
+    ],
   },
   code_signing_key: {
     create: () => ({ generate: 'ecdsa-p256', platform: 'java-jar' }),
@@ -47,25 +50,51 @@ const FIXTURES: Record<string, Fixture> = {
     create: () => ({ encryption: 'luks', device: '/dev/nvme0n1p3', hostname: 'laptop-7', passphrase: canary('disk') }),
     update: () => ({ name: 'laptop', encryption: 'luks', device: '/dev/sda2' }),
     updated: { device: '/dev/sda2', hostname: undefined },
-    invalid: [{ encryption: 'bitlocker', device: 'C:', recovery_key: '123456-123456-123456-123456-123456-123456-123456-123456' }, { encryption: 'zfs', device: 'x', passphrase: 'p' }],
+    invalid: [
+      { encryption: 'bitlocker', device: 'C:', recovery_key: '123456-123456-123456-123456-123456-123456-123456-123456' },
+      { encryption: 'zfs', device: 'x', passphrase: 'p' },
+    ],
   },
   integration: {
-    create: () => ({ provider: 'postgresql', host: '127.0.0.1', port: 5432, database: 'app', username: 'admin', password: canary('pg'), tls_mode: 'disable' }),
+    create: () => ({
+      provider: 'postgresql',
+      host: '127.0.0.1',
+      port: 5432,
+      database: 'app',
+      username: 'admin',
+      password: canary('pg'),
+      tls_mode: 'disable',
+    }),
     update: () => ({ name: 'pg', provider: 'postgresql', host: 'db.internal.example.test', database: 'app', username: 'admin2' }),
     updated: { host: 'db.internal.example.test', username: 'admin2', tls_mode: 'verify-full', port: 5432 },
-    invalid: [{ provider: 'postgresql', host: 'h' }, { provider: 'nosuch', host: 'h' }, { provider: 'stripe', mode: 'test', publishable_key: 'pk_test_x', secret_key: 'nope' }],
+    invalid: [
+      { provider: 'postgresql', host: 'h' },
+      { provider: 'nosuch', host: 'h' },
+      { provider: 'stripe', mode: 'test', publishable_key: 'pk_test_x', secret_key: 'nope' },
+    ],
   },
   jks_keystore: {
     create: () => ({ store_password: canary('jks'), entries: [{ kind: 'trusted-certificate', alias: 'Root-CA', certificate: ca.cert }] }),
     update: () => ({ description: 'new description' }),
     updated: { store_type: 'pkcs12' },
-    invalid: [{ store_password: '12345' }, { store_password: 'long-enough', entries: [{ kind: 'trusted-certificate', alias: 'x', certificate: 'not a cert' }] }],
+    invalid: [
+      { store_password: '12345' },
+      { store_password: 'long-enough', entries: [{ kind: 'trusted-certificate', alias: 'x', certificate: 'not a cert' }] },
+    ],
   },
   ldap_bind_credential: {
-    create: () => ({ url: 'ldaps://ldap.example.test', bind_dn: 'cn=svc,dc=example,dc=test', password: canary('ldap'), base_dn: 'dc=example,dc=test' }),
+    create: () => ({
+      url: 'ldaps://ldap.example.test',
+      bind_dn: 'cn=svc,dc=example,dc=test',
+      password: canary('ldap'),
+      base_dn: 'dc=example,dc=test',
+    }),
     update: () => ({ name: 'ldap', url: 'ldap://ldap.example.test', bind_dn: 'cn=svc2,dc=example,dc=test', start_tls: true }),
     updated: { url: 'ldap://ldap.example.test', start_tls: true, base_dn: undefined },
-    invalid: [{ url: 'http://ldap.example.test', bind_dn: 'x', password: 'p' }, { url: 'ldaps://l.example.test', bind_dn: 'x', password: 'p', start_tls: true }],
+    invalid: [
+      { url: 'http://ldap.example.test', bind_dn: 'x', password: 'p' },
+      { url: 'ldaps://l.example.test', bind_dn: 'x', password: 'p', start_tls: true },
+    ],
   },
   ntlm: {
     create: () => ({ domain: 'CORP', username: 'svc', nt_hash: remember(hex(16)), password: canary('ntlm') }),
@@ -89,7 +118,10 @@ const FIXTURES: Record<string, Fixture> = {
     create: () => ({ kind: 'generic', service: 'billing', settings: { region: 'eu-west-1' }, secret_settings: { api_key: canary('svc') } }),
     update: () => ({ name: 'billing', kind: 'generic', service: 'billing-v2' }),
     updated: { service: 'billing-v2', settings: undefined },
-    invalid: [{ kind: 'generic' }, { kind: 'database-role', connection_id: '00000000-0000-7000-8000-000000000001', creation_statements: ['CREATE ROLE x'] }],
+    invalid: [
+      { kind: 'generic' },
+      { kind: 'database-role', connection_id: '00000000-0000-7000-8000-000000000001', creation_statements: ['CREATE ROLE x'] },
+    ],
   },
   social_credential: {
     create: () => ({ platform: 'github', username: 'acme-bot', password: canary('social') }),
@@ -101,13 +133,19 @@ const FIXTURES: Record<string, Fixture> = {
     create: () => ({ product: 'IntelliJ IDEA', license_key: canary('lic'), seats: 10, expires_at: future() }),
     update: () => ({ name: 'idea', product: 'IntelliJ IDEA Ultimate', seats: 20 }),
     updated: { product: 'IntelliJ IDEA Ultimate', seats: 20, expires_at: undefined, expired: false },
-    invalid: [{ product: 'x', license_key: 'k', seats: 0 }, { product: 'x', license_key: 'k', expires_at: 'tomorrow' }],
+    invalid: [
+      { product: 'x', license_key: 'k', seats: 0 },
+      { product: 'x', license_key: 'k', expires_at: 'tomorrow' },
+    ],
   },
   totp_token: {
     create: () => ({ issuer: 'ACME', account: 'alice@example.test', secret: remember(base32()) }),
     update: () => ({ name: 'acme', account: 'bob@example.test', digits: 8 }),
     updated: { account: 'bob@example.test', digits: 8, issuer: undefined, period: 30 },
-    invalid: [{ account: 'a', secret: 'not base32!' }, { account: 'a', secret: 'JBSWY3DPEHPK3PXP', digits: 9 }],
+    invalid: [
+      { account: 'a', secret: 'not base32!' },
+      { account: 'a', secret: 'JBSWY3DPEHPK3PXP', digits: 9 },
+    ],
   },
   vpn_credential: {
     create: () => ({ protocol: 'openvpn', server: 'vpn.example.test', username: 'alice', password: canary('vpn') }),
@@ -119,7 +157,11 @@ const FIXTURES: Record<string, Fixture> = {
     create: () => ({ ssid: 'ACME-Guest', security: 'wpa2-personal', passphrase: canary('wifi') }),
     update: () => ({ name: 'guest wifi', ssid: 'ACME-Guest', security: 'wpa3-personal', hidden: true }),
     updated: { security: 'wpa3-personal', hidden: true },
-    invalid: [{ ssid: 'x', security: 'wpa2-personal', passphrase: 'short' }, { ssid: 'x'.repeat(33), security: 'open' }, { ssid: 'x', security: 'open', passphrase: 'whatever1' }],
+    invalid: [
+      { ssid: 'x', security: 'wpa2-personal', passphrase: 'short' },
+      { ssid: 'x'.repeat(33), security: 'open' },
+      { ssid: 'x', security: 'open', passphrase: 'whatever1' },
+    ],
   },
   windows_credential: {
     create: () => ({ target: 'fileserver.corp.example.test', domain: 'CORP', username: 'alice', password: canary('win') }),
@@ -143,7 +185,11 @@ const FIXTURES: Record<string, Fixture> = {
     create: () => ({ chain: 'ethereum', mnemonic: MNEMONIC, passphrase: canary('bip39') }),
     update: () => ({ label: 'cold storage' }),
     updated: { label: 'cold storage', chain: 'ethereum', derivation_path: "m/44'/60'/0'/0/0" },
-    invalid: [{ chain: 'dogecoin', mnemonic: MNEMONIC }, { chain: 'bitcoin', mnemonic: 'abandon abandon abandon' }, { chain: 'bitcoin', mnemonic: MNEMONIC, private_key: hex(32) }],
+    invalid: [
+      { chain: 'dogecoin', mnemonic: MNEMONIC },
+      { chain: 'bitcoin', mnemonic: 'abandon abandon abandon' },
+      { chain: 'bitcoin', mnemonic: MNEMONIC, private_key: hex(32) },
+    ],
   },
 };
 
@@ -250,7 +296,10 @@ describe.each(SERVED)('$path ($type)', (def) => {
     expect((await api('GET', `${def.path}/not-a-uuid`, { key })).status).toBe(400);
     expect((await api('GET', `${def.path}?limit=0`, { key })).status).toBe(400);
     const made = await api('POST', def.path, { key, body: { name: unique('u'), ...fx.create() } });
-    const putUnknown = await api('PUT', `${def.path}/${made.body.data[def.type].id}`, { key, body: { ...fx.update(made.body.data[def.type]), colour: 'red' } });
+    const putUnknown = await api('PUT', `${def.path}/${made.body.data[def.type].id}`, {
+      key,
+      body: { ...fx.update(made.body.data[def.type]), colour: 'red' },
+    });
     expect(putUnknown.status).toBe(400);
     expect(errorCode(putUnknown)).toBe('validation_failed');
   });

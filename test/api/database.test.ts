@@ -47,7 +47,17 @@ const CASES: EngineCase[] = [
 async function createConnection(acct: TestAccount, s: TestServer, overrides: Record<string, unknown> = {}): Promise<string> {
   const res = await api('POST', '/api/v1/integrations', {
     key: acct.adminKey,
-    body: { name: unique('db'), provider: s.engine, host: s.host, port: s.port, database: s.database, username: s.admin, password: s.adminPassword, tls_mode: 'disable', ...overrides },
+    body: {
+      name: unique('db'),
+      provider: s.engine,
+      host: s.host,
+      port: s.port,
+      database: s.database,
+      username: s.admin,
+      password: s.adminPassword,
+      tls_mode: 'disable',
+      ...overrides,
+    },
   });
   expect(res.status, res.text).toBe(201);
   return res.body.data.integration.id as string;
@@ -142,7 +152,14 @@ describe.each(CASES)('database leases on $engine', (c) => {
     }
 
     const [item] = (await leaseItems(acct.tenantId)).filter((i) => i.id === lease.lease_id);
-    expect(item).toMatchObject({ status: 'active', username: lease.username, role_id: roleId, connection_id: connectionId, expires_at: lease.expires_at, gsi1pk: 'LEASES' });
+    expect(item).toMatchObject({
+      status: 'active',
+      username: lease.username,
+      role_id: roleId,
+      connection_id: connectionId,
+      expires_at: lease.expires_at,
+      gsi1pk: 'LEASES',
+    });
     expect(typeof item!.ttl).toBe('number');
     expect(JSON.stringify(item)).not.toContain(lease.password);
     expect(Object.keys(item!)).not.toContain('password');
@@ -168,7 +185,12 @@ describe.each(CASES)('database leases on $engine', (c) => {
 
     const again = await api('DELETE', `/api/v1/database/leases/${lease.lease_id}`, { key: revokeKey });
     expect(again.status).toBe(200);
-    expect(again.body.data.lease).toMatchObject({ lease_id: lease.lease_id, status: 'revoked', already_revoked: true, revoked_at: revoked.body.data.lease.revoked_at });
+    expect(again.body.data.lease).toMatchObject({
+      lease_id: lease.lease_id,
+      status: 'revoked',
+      already_revoked: true,
+      revoked_at: revoked.body.data.lease.revoked_at,
+    });
 
     const [item] = (await leaseItems(acct.tenantId)).filter((i) => i.id === lease.lease_id);
     expect(item).toMatchObject({ status: 'revoked' });
@@ -287,26 +309,38 @@ describe.each(CASES)('database leases on $engine', (c) => {
     // stored anyway (bypassing the API's validation): the service still refuses to run it
     const { createResource } = await import('../../lib/store/resources.js');
     const ctx = {
-      principal: { kind: 'api_key' as const, tenantId: acct.tenantId, tenant: { id: acct.tenantId } as never, id: 'test', user: null, scopes: ['admin:*'], operator: false },
+      principal: {
+        kind: 'api_key' as const,
+        tenantId: acct.tenantId,
+        tenant: { id: acct.tenantId } as never,
+        id: 'test',
+        user: null,
+        scopes: ['admin:*'],
+        operator: false,
+      },
       requestId: 'test-injection',
       sourceIp: null,
       userAgent: null,
     };
-    const sneaky = await createResource(ctx, {
-      type: 'service_config',
-      name: `${server.rolePrefix}sn`,
-      meta: {
-        description: '',
-        tags: [],
-        secret_fields: [],
-        kind: 'database-role',
-        connection_id: connectionId,
-        creation_statements: [...c.creation(server), "SELECT '{{password}}x'"],
-        username_template: 'v_{{random}}"; DROP TABLE sentinel; --',
-        default_ttl_seconds: 600,
-        max_ttl_seconds: 3600,
+    const sneaky = await createResource(
+      ctx,
+      {
+        type: 'service_config',
+        name: `${server.rolePrefix}sn`,
+        meta: {
+          description: '',
+          tags: [],
+          secret_fields: [],
+          kind: 'database-role',
+          connection_id: connectionId,
+          creation_statements: [...c.creation(server), "SELECT '{{password}}x'"],
+          username_template: 'v_{{random}}"; DROP TABLE sentinel; --',
+          default_ttl_seconds: 600,
+          max_ttl_seconds: 3600,
+        },
       },
-    }, (rec) => ({ action: 'test.create', resource: { type: rec.type, id: rec.id } }));
+      (rec) => ({ action: 'test.create', resource: { type: rec.type, id: rec.id } }),
+    );
     const blocked = await issue(issueKey, sneaky.id);
     expect(blocked.status).toBe(503);
     expect(blocked.body.error).toMatch(/misconfigured/);
@@ -320,7 +354,11 @@ describe.each(CASES)('database leases on $engine', (c) => {
     expect(pathInjection.status).toBe(400);
 
     expect(await sentinel()).toEqual([42]);
-    expect((await server.loginsLike('v_')).filter((l) => !loginsBefore.includes(l) && l.startsWith(`v_${server.rolePrefix}`) && !l.startsWith(`v_${server.rolePrefix}ok`))).toEqual([]);
+    expect(
+      (await server.loginsLike('v_')).filter(
+        (l) => !loginsBefore.includes(l) && l.startsWith(`v_${server.rolePrefix}`) && !l.startsWith(`v_${server.rolePrefix}ok`),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -335,7 +373,10 @@ describe('database lease errors', () => {
     server = await postgresServer(canary('pg-admin-errors'));
     [acct, other] = await Promise.all([newAccount('db-errors'), newAccount('db-other')]);
     connectionId = await createConnection(acct, server);
-    roleId = await createRole(acct, connectionId, `${server.rolePrefix}er`, { creation_statements: CASES[0]!.creation(server), max_ttl_seconds: 900 });
+    roleId = await createRole(acct, connectionId, `${server.rolePrefix}er`, {
+      creation_statements: CASES[0]!.creation(server),
+      max_ttl_seconds: 900,
+    });
   });
 
   afterAll(async () => {
@@ -358,9 +399,14 @@ describe('database lease errors', () => {
     const foreignRevoke = await api('DELETE', `/api/v1/database/leases/${lease.body.data.lease_id}`, { key: other.adminKey });
     expect(foreignRevoke.status).toBe(404);
     const missingRevoke = await api('DELETE', '/api/v1/database/leases/0190a1b2-0000-7000-8000-000000000002', { key: other.adminKey });
-    expect({ error: foreignRevoke.body.error, code: foreignRevoke.body.code }).toEqual({ error: missingRevoke.body.error, code: missingRevoke.body.code });
+    expect({ error: foreignRevoke.body.error, code: foreignRevoke.body.code }).toEqual({
+      error: missingRevoke.body.error,
+      code: missingRevoke.body.code,
+    });
     // still active for its owner
-    expect((await api('DELETE', `/api/v1/database/leases/${lease.body.data.lease_id}`, { key: acct.adminKey })).body.data.lease.already_revoked).toBe(false);
+    expect((await api('DELETE', `/api/v1/database/leases/${lease.body.data.lease_id}`, { key: acct.adminKey })).body.data.lease.already_revoked).toBe(
+      false,
+    );
   });
 
   it('400 for wrong types, unknown fields and a TTL above the role maximum', async () => {
@@ -405,7 +451,9 @@ describe('database lease errors', () => {
   });
 
   it('PostgreSQL logins get VALID UNTIL even when the statements omit it; statements that create no login fail', async () => {
-    const plain = await createRole(acct, connectionId, `${server.rolePrefix}pl`, { creation_statements: ['CREATE ROLE {{name}} LOGIN PASSWORD {{password}}'] });
+    const plain = await createRole(acct, connectionId, `${server.rolePrefix}pl`, {
+      creation_statements: ['CREATE ROLE {{name}} LOGIN PASSWORD {{password}}'],
+    });
     const res = await issue(acct.adminKey, plain);
     expect(res.status, res.text).toBe(201);
     const [row] = await server.su<{ v: Date }>('SELECT rolvaliduntil AS v FROM pg_roles WHERE rolname = $1', [res.body.data.username]);

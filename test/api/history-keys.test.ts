@@ -25,7 +25,15 @@ describe('history of key material', () => {
     const res = await api('GET', `/api/v1/ssh_key/${keyId}/history/1`, { key });
     expect(res.status).toBe(200);
     expect(res.body.data.version.value_redacted).toBe(false);
-    expect(res.body.data.version.data).toBeDefined();
+    // the stored private key of version 1, exactly as the key's own export route gives it
+    const exported = await api('GET', `/api/v1/ssh-keys/${keyId}/export?private=true`, { key });
+    expect(exported.status, exported.text).toBe(200);
+    expect(exported.body.data.export.private_key).toMatch(/^-----BEGIN OPENSSH PRIVATE KEY-----\n[\s\S]+\n-----END OPENSSH PRIVATE KEY-----\n$/);
+    expect(res.body.data.version.data).toEqual({ private_key: exported.body.data.export.private_key });
+    // and it is the private half of the key's public key
+    const sshpk = await import('sshpk');
+    const derived = sshpk.parsePrivateKey(res.body.data.version.data.private_key, 'ssh').toPublic().toString('ssh').split(' ').slice(0, 2);
+    expect(derived).toEqual(res.body.data.version.meta.public_key.split(' ').slice(0, 2));
   });
 
   it('refuses a temporary access grant on a key without export:read', async () => {

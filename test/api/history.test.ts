@@ -56,15 +56,23 @@ describe('GET /api/v1/{type}/{id}/history', () => {
 
   it('works for any stored type: a typed resource written through the shared store, and a container', async () => {
     const ctx = await s.ctxFor(a.tenantId, a.adminEmail);
-    const pw = await createTyped(s, ctx, { type: 'password', name: unique('pw'), meta: { description: 'bank' }, secret: { password: canary('pw1') } });
-    await s.resources.updateResource(ctx, 'password', pw.id, { secret: { password: canary('pw2') } }, (r) => ({ action: 'password.update', resource: { type: 'password', id: r.id } }));
+    const pw = await createTyped(s, ctx, {
+      type: 'password',
+      name: unique('pw'),
+      meta: { description: 'bank' },
+      secret: { password: canary('pw1') },
+    });
+    await s.resources.updateResource(ctx, 'password', pw.id, { secret: { password: canary('pw2') } }, (r) => ({
+      action: 'password.update',
+      resource: { type: 'password', id: r.id },
+    }));
     expect(await versionsOf(a.adminKey, 'password', pw.id)).toEqual([2, 1]);
     const c = await api('POST', '/api/v1/containers', { key: a.adminKey, body: { name: unique('c') } });
     await api('PUT', `/api/v1/containers/${c.body.data.container.id}`, { key: a.adminKey, body: { description: 'x' } });
     expect(await versionsOf(a.adminKey, 'container', c.body.data.container.id)).toEqual([2, 1]);
   });
 
-  it('404 for an unknown type, a missing id, another account\'s resource, or a type that does not match the id', async () => {
+  it("404 for an unknown type, a missing id, another account's resource, or a type that does not match the id", async () => {
     const { id } = await secretWithVersions(b.adminKey, 1);
     const foreign = await api('GET', `/api/v1/secret/${id}/history`, { key: a.adminKey });
     const missing = await api('GET', '/api/v1/secret/01900000-0000-7000-8000-000000000077/history', { key: a.adminKey });
@@ -89,7 +97,7 @@ describe('GET /api/v1/{type}/{id}/history', () => {
 });
 
 describe('GET /api/v1/{type}/{id}/history/{version}', () => {
-  it('returns an older version with its own value to a caller with history:read and the type\'s read scope', async () => {
+  it("returns an older version with its own value to a caller with history:read and the type's read scope", async () => {
     const { id, values } = await secretWithVersions(writer, 3);
     const res = await api('GET', `/api/v1/secret/${id}/history/2`, { key: historian });
     expect(res.status).toBe(200);
@@ -98,7 +106,7 @@ describe('GET /api/v1/{type}/{id}/history/{version}', () => {
     expect(res.text).not.toContain(values[2]);
   });
 
-  it('never shows a value without the type\'s read scope (history:read alone: metadata, redacted)', async () => {
+  it("never shows a value without the type's read scope (history:read alone: metadata, redacted)", async () => {
     const { id, values } = await secretWithVersions(writer, 2);
     const res = await api('GET', `/api/v1/secret/${id}/history/1`, { key: historyOnly });
     expect(res.status).toBe(200);
@@ -107,7 +115,7 @@ describe('GET /api/v1/{type}/{id}/history/{version}', () => {
     for (const v of values) expect(res.text).not.toContain(v);
   });
 
-  it('never shows a value without history:read (403), even with the type\'s read scope', async () => {
+  it("never shows a value without history:read (403), even with the type's read scope", async () => {
     const { id, values } = await secretWithVersions(writer, 2);
     const res = await api('GET', `/api/v1/secret/${id}/history/1`, { key: writer });
     expect(res.status).toBe(403);
@@ -118,7 +126,8 @@ describe('GET /api/v1/{type}/{id}/history/{version}', () => {
     const { id } = await secretWithVersions(writer, 2);
     expect((await api('GET', `/api/v1/secret/${id}/history/3`, { key: historian })).status).toBe(404);
     expect((await api('GET', `/api/v1/secret/${id}/history/1`, { key: b.adminKey })).status).toBe(404);
-    for (const bad of ['0', 'abc', '-1', '1.5']) expect((await api('GET', `/api/v1/secret/${id}/history/${bad}`, { key: historian })).status).toBe(400);
+    for (const bad of ['0', 'abc', '-1', '1.5'])
+      expect((await api('GET', `/api/v1/secret/${id}/history/${bad}`, { key: historian })).status).toBe(400);
   });
 });
 
@@ -137,9 +146,13 @@ describe('history settings', () => {
     // a settings change is not a new version of the secret
     expect((await api('GET', `/api/v1/secrets/${name}`, { key: writer })).headers.get('etag')).toBe(etag);
 
-    for (let i = 0; i < 4; i++) expect((await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { data: { value: canary('later') } } })).status).toBe(200);
+    for (let i = 0; i < 4; i++)
+      expect((await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { data: { value: canary('later') } } })).status).toBe(200);
     expect(await versionsOf(historian, 'secret', id)).toEqual([9, 8, 7]);
-    expect((await api('GET', `/api/v1/secret/${id}/history-settings`, { key: historyOnly })).body.data.settings).toMatchObject({ keep_versions: 3, stored_versions: 3 });
+    expect((await api('GET', `/api/v1/secret/${id}/history-settings`, { key: historyOnly })).body.data.settings).toMatchObject({
+      keep_versions: 3,
+      stored_versions: 3,
+    });
 
     // growing the window keeps what exists and lets history grow again
     expect((await api('PUT', `/api/v1/secret/${id}/history-settings`, { key: a.adminKey, body: { keep_versions: 4 } })).status).toBe(200);
@@ -153,7 +166,10 @@ describe('history settings', () => {
     const pw = await createTyped(s, ctx, { type: 'password', name: unique('pw'), secret: { password: canary('pw') } });
     expect((await api('PUT', `/api/v1/password/${pw.id}/history-settings`, { key: a.adminKey, body: { keep_versions: 2 } })).status).toBe(200);
     for (let i = 0; i < 3; i++) {
-      await s.resources.updateResource(ctx, 'password', pw.id, { secret: { password: canary('pw') } }, (r) => ({ action: 'password.update', resource: { type: 'password', id: r.id } }));
+      await s.resources.updateResource(ctx, 'password', pw.id, { secret: { password: canary('pw') } }, (r) => ({
+        action: 'password.update',
+        resource: { type: 'password', id: r.id },
+      }));
     }
     expect(await versionsOf(a.adminKey, 'password', pw.id)).toEqual([4, 3]);
     expect((await api('PUT', `/api/v1/password/${pw.id}/history-settings`, { key: a.adminKey, body: { keep_versions: 1 } })).status).toBe(200);
@@ -174,7 +190,7 @@ describe('history settings', () => {
     expect(errorCode(res)).toBe('validation_failed');
   });
 
-  it('PUT needs the type\'s write scope besides sharing:manage (403); 404 across accounts and for unknown types', async () => {
+  it("PUT needs the type's write scope besides sharing:manage (403); 404 across accounts and for unknown types", async () => {
     const { id } = await secretWithVersions(writer, 1);
     const manager = await a.key(['sharing:manage', 'history:read']);
     const res = await api('PUT', `/api/v1/secret/${id}/history-settings`, { key: manager, body: { keep_versions: 2 } });
@@ -189,7 +205,7 @@ describe('history settings', () => {
 });
 
 describe('a ciphertext copied into another item does not open (store level)', () => {
-  it('another secret\'s head value: the read fails safely (500, no data)', async () => {
+  it("another secret's head value: the read fails safely (500, no data)", async () => {
     const one = await secretWithVersions(writer, 1);
     const two = await secretWithVersions(writer, 1);
     const source = await s.getItem(s.keys.secret(a.tenantId, one.name));
@@ -201,13 +217,16 @@ describe('a ciphertext copied into another item does not open (store level)', ()
     expect(res.text).not.toContain(two.values[0]);
   });
 
-  it('another version\'s value of the same resource, and another resource\'s version: history fails safely', async () => {
+  it("another version's value of the same resource, and another resource's version: history fails safely", async () => {
     const x = await secretWithVersions(writer, 2);
     const y = await secretWithVersions(writer, 1);
     const v1 = await s.getItem(s.keys.version(a.tenantId, 'secret', x.id, 1));
     await s.setAttribute(s.keys.version(a.tenantId, 'secret', x.id, 2), 'value', v1!.value);
     await s.setAttribute(s.keys.version(a.tenantId, 'secret', y.id, 1), 'value', v1!.value);
-    for (const [id, version] of [[x.id, 2], [y.id, 1]] as const) {
+    for (const [id, version] of [
+      [x.id, 2],
+      [y.id, 1],
+    ] as const) {
       const res = await api('GET', `/api/v1/secret/${id}/history/${version}`, { key: historian });
       expect(res.status).toBe(500);
       expect(res.text).not.toContain(x.values[0]);
@@ -216,7 +235,7 @@ describe('a ciphertext copied into another item does not open (store level)', ()
     expect((await api('GET', `/api/v1/secret/${x.id}/history/1`, { key: historian })).body.data.version.data).toEqual({ value: x.values[0] });
   });
 
-  it('a typed resource\'s head copied to another id: openSecret refuses it', async () => {
+  it("a typed resource's head copied to another id: openSecret refuses it", async () => {
     const ctx = await s.ctxFor(a.tenantId, a.adminEmail);
     const p1 = await createTyped(s, ctx, { type: 'password', name: unique('pw'), secret: { password: canary('p1') } });
     const p2 = await createTyped(s, ctx, { type: 'password', name: unique('pw'), secret: { password: canary('p2') } });

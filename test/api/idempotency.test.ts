@@ -25,11 +25,27 @@ describe('Idempotency-Key on mutations', () => {
 
   it('the same key with a different request is a 409; an invalid key a 400', async () => {
     const key = unique('idem');
-    expect((await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name: unique('x'), data: { value: canary() } }, headers: { 'idempotency-key': key } })).status).toBe(201);
-    const other = await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name: unique('y'), data: { value: canary() } }, headers: { 'idempotency-key': key } });
+    expect(
+      (
+        await api('POST', '/api/v1/secrets', {
+          key: a.adminKey,
+          body: { name: unique('x'), data: { value: canary() } },
+          headers: { 'idempotency-key': key },
+        })
+      ).status,
+    ).toBe(201);
+    const other = await api('POST', '/api/v1/secrets', {
+      key: a.adminKey,
+      body: { name: unique('y'), data: { value: canary() } },
+      headers: { 'idempotency-key': key },
+    });
     expect(other.status).toBe(409);
     expect(errorCode(other)).toBe('idempotency_key_reused');
-    const bad = await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name: unique('z'), data: { value: canary() } }, headers: { 'idempotency-key': 'has space' } });
+    const bad = await api('POST', '/api/v1/secrets', {
+      key: a.adminKey,
+      body: { name: unique('z'), data: { value: canary() } },
+      headers: { 'idempotency-key': 'has space' },
+    });
     expect(bad.status).toBe(400);
   });
 
@@ -40,7 +56,11 @@ describe('Idempotency-Key on mutations', () => {
     const dup = await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name, data: { value: 'x' } }, headers: { 'idempotency-key': key } });
     expect(dup.status).toBe(409);
     await api('DELETE', `/api/v1/secrets/${name}`, { key: a.adminKey });
-    const retry = await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name, data: { value: 'x' } }, headers: { 'idempotency-key': key } });
+    const retry = await api('POST', '/api/v1/secrets', {
+      key: a.adminKey,
+      body: { name, data: { value: 'x' } },
+      headers: { 'idempotency-key': key },
+    });
     expect(retry.status).toBe(201);
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
   });
@@ -48,8 +68,16 @@ describe('Idempotency-Key on mutations', () => {
   it('keys are per credential: another key of the account runs its own request', async () => {
     const key = unique('idem');
     const other = await a.key(['secrets:write', 'secrets:read']);
-    const r1 = await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name: unique('p1'), data: { value: canary() } }, headers: { 'idempotency-key': key } });
-    const r2 = await api('POST', '/api/v1/secrets', { key: other, body: { name: unique('p2'), data: { value: canary() } }, headers: { 'idempotency-key': key } });
+    const r1 = await api('POST', '/api/v1/secrets', {
+      key: a.adminKey,
+      body: { name: unique('p1'), data: { value: canary() } },
+      headers: { 'idempotency-key': key },
+    });
+    const r2 = await api('POST', '/api/v1/secrets', {
+      key: other,
+      body: { name: unique('p2'), data: { value: canary() } },
+      headers: { 'idempotency-key': key },
+    });
     expect([r1.status, r2.status]).toEqual([201, 201]);
   });
 

@@ -26,7 +26,8 @@ let writer: string;
 let exporter: string;
 const exported: string[] = [];
 
-const run = (cmd: string, args: string[], input?: string | Buffer) => execFileSync(cmd, args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+const run = (cmd: string, args: string[], input?: string | Buffer) =>
+  execFileSync(cmd, args, { input, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
 const file = (name: string, content: string | Buffer) => {
   const p = join(dir, name);
   writeFileSync(p, content, { mode: 0o600 });
@@ -106,7 +107,12 @@ describe('dkim', () => {
   });
 
   it('400 on bad selector, domain or bits', async () => {
-    for (const body of [{ selector: 'bad selector', domain: 'example.test' }, { selector: 's', domain: 'not a domain' }, { selector: 's', domain: 'example.test', bits: 1024 }, { domain: 'example.test' }]) {
+    for (const body of [
+      { selector: 'bad selector', domain: 'example.test' },
+      { selector: 's', domain: 'not a domain' },
+      { selector: 's', domain: 'example.test', bits: 1024 },
+      { domain: 'example.test' },
+    ]) {
       const res = await api('POST', '/api/v1/keys/dkim/generate', { key: writer, body: { name: unique('d'), ...body } });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
@@ -121,7 +127,11 @@ describe('jwt-signing and the tenant JWKS', () => {
     const full = await withPrivate('jwt-signing', key.id);
     const jwk = full.private.private_jwk as JWK;
     track(jwk.d!);
-    const token = await new SignJWT({ sub: 'svc' }).setProtectedHeader({ alg, kid: key.kid }).setIssuedAt().setExpirationTime('5m').sign(await importJWK(jwk, alg));
+    const token = await new SignJWT({ sub: 'svc' })
+      .setProtectedHeader({ alg, kid: key.kid })
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(await importJWK(jwk, alg));
     // any credential of the account may read the key set; it carries no private parameter
     const anyKey = await a.key(['secrets:read']);
     const res = await api('GET', '/api/v1/.well-known/jwks.json', { key: anyKey });
@@ -218,7 +228,9 @@ describe('piv', () => {
     const full = await withPrivate('piv', key.id);
     track(full.private.private_key);
     // the slot key is the certified key
-    expect(run('openssl', ['pkey', '-in', file(`piv-${slot}.key`, full.private.private_key), '-pubout'])).toBe(run('openssl', ['x509', '-in', cert, '-noout', '-pubkey']));
+    expect(run('openssl', ['pkey', '-in', file(`piv-${slot}.key`, full.private.private_key), '-pubout'])).toBe(
+      run('openssl', ['x509', '-in', cert, '-noout', '-pubkey']),
+    );
     expect(Date.parse(key.expires_at)).toBe(Date.parse(key.not_after));
   });
 
@@ -271,7 +283,9 @@ describe('smime', () => {
     expect(res.status).toBe(200);
     const { password, content } = res.body.data.pkcs12;
     expect(password).toMatch(/^[A-Za-z0-9]{24}$/);
-    expect(run('openssl', ['pkcs12', '-in', file('bob.p12', Buffer.from(content, 'base64')), '-passin', `pass:${password}`, '-nokeys'])).toContain('BEGIN CERTIFICATE');
+    expect(run('openssl', ['pkcs12', '-in', file('bob.p12', Buffer.from(content, 'base64')), '-passin', `pass:${password}`, '-nokeys'])).toContain(
+      'BEGIN CERTIFICATE',
+    );
     const short = await api('GET', `/api/v1/keys/smime/${key.id}/pkcs12`, { key: exporter, headers: { 'x-pkcs12-password': 'short' } });
     expect(short.status).toBe(400);
     const noExport = await api('GET', `/api/v1/keys/smime/${key.id}/pkcs12`, { key: writer });
@@ -288,7 +302,9 @@ describe('wireguard', () => {
     const key = await generate('wireguard', { address: ['10.8.0.2/32'], endpoint: 'vpn.example.test:51820', persistent_keepalive: 25 });
     const pub = Buffer.from(key.public_key, 'base64');
     expect(pub.length).toBe(32);
-    expect(key.peer_config).toBe(`[Peer]\nPublicKey = ${key.public_key}\nAllowedIPs = 10.8.0.2/32\nEndpoint = vpn.example.test:51820\nPersistentKeepalive = 25\n`);
+    expect(key.peer_config).toBe(
+      `[Peer]\nPublicKey = ${key.public_key}\nAllowedIPs = 10.8.0.2/32\nEndpoint = vpn.example.test:51820\nPersistentKeepalive = 25\n`,
+    );
     const full = await withPrivate('wireguard', key.id);
     track(full.private.private_key);
     const priv = Buffer.from(full.private.private_key, 'base64');

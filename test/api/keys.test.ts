@@ -50,10 +50,21 @@ describe('SSH keys', () => {
     ['rsa', 4096, 4096, 'RSA'],
   ] as const)('generates %s %s: ssh-keygen -l reads the export with the same fingerprint', async (algorithm, bits, size, label) => {
     const writer = await a.key(['ssh:read', 'ssh:write', 'export:read']);
-    const res = await api('POST', '/api/v1/ssh-keys/generate', { key: writer, body: { name: unique('ssh'), algorithm, ...(bits ? { bits } : {}), comment: 'deploy@ci' } });
+    const res = await api('POST', '/api/v1/ssh-keys/generate', {
+      key: writer,
+      body: { name: unique('ssh'), algorithm, ...(bits ? { bits } : {}), comment: 'deploy@ci' },
+    });
     expect(res.status, res.text).toBe(201);
     const key = res.body.data.ssh_key;
-    expect(key).toMatchObject({ type: 'ssh_key', algorithm, bits: size, has_private_key: true, source: 'generated', comment: 'deploy@ci', expires_at: null });
+    expect(key).toMatchObject({
+      type: 'ssh_key',
+      algorithm,
+      bits: size,
+      has_private_key: true,
+      source: 'generated',
+      comment: 'deploy@ci',
+      expires_at: null,
+    });
     expect(key.fingerprint).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
     expect(JSON.stringify(res.body)).not.toMatch(/PRIVATE KEY/);
 
@@ -80,7 +91,10 @@ describe('SSH keys', () => {
     track(sshpk.parsePrivateKey(text, 'openssh', { passphrase }).toString('openssh'));
     const want = run('ssh-keygen', ['-l', '-f', `${path}.pub`]).split(' ')[1];
 
-    const wrong = await api('POST', '/api/v1/ssh-keys/import', { key: writer, body: { name: unique('imp'), private_key: text, passphrase: 'not-it' } });
+    const wrong = await api('POST', '/api/v1/ssh-keys/import', {
+      key: writer,
+      body: { name: unique('imp'), private_key: text, passphrase: 'not-it' },
+    });
     expect(wrong.status).toBe(400);
     expect(errorCode(wrong)).toBe('wrong_passphrase');
     expect(wrong.body.error).toMatch(/wrong passphrase/);
@@ -90,7 +104,13 @@ describe('SSH keys', () => {
 
     const ok = await api('POST', '/api/v1/ssh-keys/import', { key: writer, body: { name: unique('imp'), private_key: text, passphrase } });
     expect(ok.status, ok.text).toBe(201);
-    expect(ok.body.data.ssh_key).toMatchObject({ algorithm: 'ed25519', fingerprint: want, comment: 'laptop', source: 'imported', has_private_key: true });
+    expect(ok.body.data.ssh_key).toMatchObject({
+      algorithm: 'ed25519',
+      fingerprint: want,
+      comment: 'laptop',
+      source: 'imported',
+      has_private_key: true,
+    });
   });
 
   it('imports a PEM (PKCS#8) RSA key and a public key alone; corrupt input → 400 invalid_key', async () => {
@@ -103,7 +123,10 @@ describe('SSH keys', () => {
     const pubFile = file('rsa.pub', `${res.body.data.ssh_key.public_key}\n`);
     expect(run('ssh-keygen', ['-l', '-f', pubFile]).split(' ')[1]).toBe(res.body.data.ssh_key.fingerprint);
 
-    const pubOnly = await api('POST', '/api/v1/ssh-keys/import', { key: writer, body: { name: unique('pub'), public_key: res.body.data.ssh_key.public_key } });
+    const pubOnly = await api('POST', '/api/v1/ssh-keys/import', {
+      key: writer,
+      body: { name: unique('pub'), public_key: res.body.data.ssh_key.public_key },
+    });
     expect(pubOnly.status).toBe(201);
     expect(pubOnly.body.data.ssh_key).toMatchObject({ has_private_key: false, fingerprint: res.body.data.ssh_key.fingerprint });
     const noPriv = await api('GET', `/api/v1/ssh-keys/${pubOnly.body.data.ssh_key.id}/export?private=true`, { key: a.adminKey });
@@ -199,10 +222,18 @@ describe('SSH keys', () => {
     const writer = await a.key(['ssh:read', 'ssh:write']);
     const gen = await api('POST', '/api/v1/ssh-keys/generate', { key: writer, body: { name: unique('upd') } });
     const key = gen.body.data.ssh_key;
-    const upd = await api('PUT', `/api/v1/ssh-keys/${key.id}`, { key: writer, body: { description: 'prod bastion', tags: ['prod'] }, headers: { 'if-match': `"${key.id}.1"` } });
+    const upd = await api('PUT', `/api/v1/ssh-keys/${key.id}`, {
+      key: writer,
+      body: { description: 'prod bastion', tags: ['prod'] },
+      headers: { 'if-match': `"${key.id}.1"` },
+    });
     expect(upd.status, upd.text).toBe(200);
     expect(upd.body.data.ssh_key).toMatchObject({ description: 'prod bastion', tags: ['prod'], version: 2, fingerprint: key.fingerprint });
-    const stale = await api('PUT', `/api/v1/ssh-keys/${key.id}`, { key: writer, body: { description: 'again' }, headers: { 'if-match': `"${key.id}.1"` } });
+    const stale = await api('PUT', `/api/v1/ssh-keys/${key.id}`, {
+      key: writer,
+      body: { description: 'again' },
+      headers: { 'if-match': `"${key.id}.1"` },
+    });
     expect(stale.status).toBe(409);
     const bad = await api('PUT', `/api/v1/ssh-keys/${key.id}`, { key: writer, body: { algorithm: 'rsa' } });
     expect(bad.status).toBe(400);
@@ -231,7 +262,13 @@ describe('GPG keys', () => {
     const writer = await a.key(['gpg:read', 'gpg:write', 'export:read']);
     const res = await api('POST', '/api/v1/gpg-keys/generate', {
       key: writer,
-      body: { name: unique('gpg'), algorithm, ...(bits ? { bits } : {}), user_ids: [{ name: 'Alice Example', email: 'alice@example.test' }], expires_in_days: 365 },
+      body: {
+        name: unique('gpg'),
+        algorithm,
+        ...(bits ? { bits } : {}),
+        user_ids: [{ name: 'Alice Example', email: 'alice@example.test' }],
+        expires_in_days: 365,
+      },
     });
     expect(res.status, res.text).toBe(201);
     const key = res.body.data.gpg_key;
@@ -246,18 +283,45 @@ describe('GPG keys', () => {
     await trackGpg(private_key);
     const home = gpgHome();
     const pubOut = gpgShow(home, public_key);
-    const fpr = pubOut.split('\n').find((l) => l.startsWith('fpr:'))!.split(':')[9];
+    const fpr = pubOut
+      .split('\n')
+      .find((l) => l.startsWith('fpr:'))!
+      .split(':')[9];
     expect(fpr).toBe(key.fingerprint);
-    const pubLine = pubOut.split('\n').find((l) => l.startsWith('pub:'))!.split(':');
+    const pubLine = pubOut
+      .split('\n')
+      .find((l) => l.startsWith('pub:'))!
+      .split(':');
     expect(pubLine[3]).toBe(gpgAlgo); // public key algorithm (22 = EdDSA, 1 = RSA)
     expect(Number(pubLine[6])).toBe(Math.floor(Date.parse(key.expires_at) / 1000)); // expiry
     expect(pubOut).toContain('Alice Example <alice@example.test>');
     // the secret key imports into gpg and is usable: sign and verify
     run('gpg', ['--homedir', home, '--batch', '--import'], private_key);
-    const sig = run('gpg', ['--homedir', home, '--batch', '--pinentry-mode', 'loopback', '--passphrase', '', '--armor', '--detach-sign', '--output', '-', '--local-user', key.fingerprint], 'hello');
+    const sig = run(
+      'gpg',
+      [
+        '--homedir',
+        home,
+        '--batch',
+        '--pinentry-mode',
+        'loopback',
+        '--passphrase',
+        '',
+        '--armor',
+        '--detach-sign',
+        '--output',
+        '-',
+        '--local-user',
+        key.fingerprint,
+      ],
+      'hello',
+    );
     const sigFile = file(`${key.id}.asc`, sig);
     const dataFile = file(`${key.id}.txt`, 'hello');
-    const verify = execFileSync('gpg', ['--homedir', home, '--batch', '--status-fd', '1', '--verify', sigFile, dataFile], { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'] });
+    const verify = execFileSync('gpg', ['--homedir', home, '--batch', '--status-fd', '1', '--verify', sigFile, dataFile], {
+      encoding: 'utf8',
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     expect(verify).toContain(`VALIDSIG ${key.fingerprint}`);
   });
 
@@ -265,31 +329,76 @@ describe('GPG keys', () => {
     const writer = await a.key(['gpg:read', 'gpg:write']);
     const home = gpgHome();
     const passphrase = canary('gpgpass');
-    run('gpg', ['--homedir', home, '--batch', '--pinentry-mode', 'loopback', '--passphrase', passphrase, '--quick-gen-key', 'Bob <bob@example.test>', 'ed25519', 'sign', '1y']);
-    const fpr = run('gpg', ['--homedir', home, '--batch', '--with-colons', '--list-keys']).split('\n').find((l) => l.startsWith('fpr:'))!.split(':')[9]!;
-    const armored = run('gpg', ['--homedir', home, '--batch', '--pinentry-mode', 'loopback', '--passphrase', passphrase, '--armor', '--export-secret-keys', fpr]);
+    run('gpg', [
+      '--homedir',
+      home,
+      '--batch',
+      '--pinentry-mode',
+      'loopback',
+      '--passphrase',
+      passphrase,
+      '--quick-gen-key',
+      'Bob <bob@example.test>',
+      'ed25519',
+      'sign',
+      '1y',
+    ]);
+    const fpr = run('gpg', ['--homedir', home, '--batch', '--with-colons', '--list-keys'])
+      .split('\n')
+      .find((l) => l.startsWith('fpr:'))!
+      .split(':')[9]!;
+    const armored = run('gpg', [
+      '--homedir',
+      home,
+      '--batch',
+      '--pinentry-mode',
+      'loopback',
+      '--passphrase',
+      passphrase,
+      '--armor',
+      '--export-secret-keys',
+      fpr,
+    ]);
     await trackGpg((await openpgp.decryptKey({ privateKey: await openpgp.readPrivateKey({ armoredKey: armored }), passphrase })).armor());
 
-    const wrong = await api('POST', '/api/v1/gpg-keys/import', { key: writer, body: { name: unique('g'), armored_key: armored, passphrase: 'nope' } });
+    const wrong = await api('POST', '/api/v1/gpg-keys/import', {
+      key: writer,
+      body: { name: unique('g'), armored_key: armored, passphrase: 'nope' },
+    });
     expect(wrong.status).toBe(400);
     expect(errorCode(wrong)).toBe('wrong_passphrase');
     const missing = await api('POST', '/api/v1/gpg-keys/import', { key: writer, body: { name: unique('g'), armored_key: armored } });
     expect(missing.status).toBe(400);
     expect(errorCode(missing)).toBe('passphrase_required');
-    const corrupt = await api('POST', '/api/v1/gpg-keys/import', { key: writer, body: { name: unique('g'), armored_key: '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmDMEZ\n-----END PGP PUBLIC KEY BLOCK-----\n' } });
+    const corrupt = await api('POST', '/api/v1/gpg-keys/import', {
+      key: writer,
+      body: { name: unique('g'), armored_key: '-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmDMEZ\n-----END PGP PUBLIC KEY BLOCK-----\n' },
+    });
     expect(corrupt.status).toBe(400);
     expect(errorCode(corrupt)).toBe('invalid_key');
 
     const ok = await api('POST', '/api/v1/gpg-keys/import', { key: writer, body: { name: unique('g'), armored_key: armored, passphrase } });
     expect(ok.status, ok.text).toBe(201);
-    expect(ok.body.data.gpg_key).toMatchObject({ fingerprint: fpr, user_ids: ['Bob <bob@example.test>'], has_private_key: true, source: 'imported', algorithm: 'ed25519' });
-    const pubOnly = await api('POST', '/api/v1/gpg-keys/import', { key: writer, body: { name: unique('g'), armored_key: ok.body.data.gpg_key.public_key } });
+    expect(ok.body.data.gpg_key).toMatchObject({
+      fingerprint: fpr,
+      user_ids: ['Bob <bob@example.test>'],
+      has_private_key: true,
+      source: 'imported',
+      algorithm: 'ed25519',
+    });
+    const pubOnly = await api('POST', '/api/v1/gpg-keys/import', {
+      key: writer,
+      body: { name: unique('g'), armored_key: ok.body.data.gpg_key.public_key },
+    });
     expect(pubOnly.status).toBe(201);
     expect(pubOnly.body.data.gpg_key).toMatchObject({ fingerprint: fpr, has_private_key: false });
   });
 
   it('handler scopes, cross-account 404, validation, update and delete', async () => {
-    const gen = await api('POST', '/api/v1/gpg-keys/generate', { key: a.adminKey, body: { name: unique('g'), user_ids: [{ email: 'c@example.test' }] } });
+    const gen = await api('POST', '/api/v1/gpg-keys/generate', {
+      key: a.adminKey,
+      body: { name: unique('g'), user_ids: [{ email: 'c@example.test' }] },
+    });
     expect(gen.status, gen.text).toBe(201);
     const id = gen.body.data.gpg_key.id;
     const reader = await a.key(['gpg:read']);
@@ -299,7 +408,8 @@ describe('GPG keys', () => {
     expect(noExport.status).toBe(403);
     const sshOnly = await a.key(['ssh:read']);
     expect((await api('GET', `/api/v1/gpg-keys/${id}`, { key: sshOnly })).status).toBe(403);
-    for (const path of [`/api/v1/gpg-keys/${id}`, `/api/v1/gpg-keys/${id}/export?private=true`]) expect((await api('GET', path, { key: b.adminKey })).status).toBe(404);
+    for (const path of [`/api/v1/gpg-keys/${id}`, `/api/v1/gpg-keys/${id}/export?private=true`])
+      expect((await api('GET', path, { key: b.adminKey })).status).toBe(404);
     expect((await api('DELETE', `/api/v1/gpg-keys/${id}`, { key: b.adminKey })).status).toBe(404);
     for (const body of [
       { name: unique('g'), user_ids: [] },
@@ -379,7 +489,9 @@ describe('OpenSSL keys', () => {
     expect(ok.body.data.openssl_key.public_key).toBe(run('openssl', ['pkey', '-in', plain, '-pubout']));
     // the exported key is the same key as the one imported
     const exp = await api('GET', `/api/v1/openssl-keys/${ok.body.data.openssl_key.id}/export`, { key: a.adminKey });
-    expect(createPrivateKey(exp.body.data.export.private_key).export({ format: 'jwk' }).d).toBe(createPrivateKey(run('cat', [plain])).export({ format: 'jwk' }).d);
+    expect(createPrivateKey(exp.body.data.export.private_key).export({ format: 'jwk' }).d).toBe(
+      createPrivateKey(run('cat', [plain])).export({ format: 'jwk' }).d,
+    );
   });
 
   it('scopes, cross-account 404, validation, list without private parts, delete', async () => {
@@ -391,7 +503,11 @@ describe('OpenSSL keys', () => {
     const list = await api('GET', '/api/v1/openssl-keys', { key: reader });
     expect(list.body.data.openssl_keys.some((k: { id: string }) => k.id === id)).toBe(true);
     expect(list.text).not.toMatch(/PRIVATE KEY/);
-    for (const [m, p] of [['GET', `/api/v1/openssl-keys/${id}`], ['GET', `/api/v1/openssl-keys/${id}/export`], ['DELETE', `/api/v1/openssl-keys/${id}`]] as const) {
+    for (const [m, p] of [
+      ['GET', `/api/v1/openssl-keys/${id}`],
+      ['GET', `/api/v1/openssl-keys/${id}/export`],
+      ['DELETE', `/api/v1/openssl-keys/${id}`],
+    ] as const) {
       expect((await api(m, p, { key: b.adminKey })).status).toBe(404);
     }
     for (const body of [
@@ -400,7 +516,8 @@ describe('OpenSSL keys', () => {
       { name: unique('o'), algorithm: 'ec', bits: 2048 },
       { name: unique('o'), algorithm: 'rsa', curve: 'P-256' },
       { name: unique('o'), algorithm: 'ec', curve: 'secp256k1' },
-    ]) expect((await api('POST', '/api/v1/openssl-keys/generate', { key: a.adminKey, body })).status).toBe(400);
+    ])
+      expect((await api('POST', '/api/v1/openssl-keys/generate', { key: a.adminKey, body })).status).toBe(400);
     expect((await api('GET', `/api/v1/openssl-keys/${id}/export?format=pkcs1`, { key: a.adminKey })).status).toBe(400);
     expect((await api('GET', '/api/v1/openssl-keys/not-a-uuid', { key: a.adminKey })).status).toBe(400);
     const deleter = await a.key(['credentials:read', 'credentials:delete']);

@@ -15,14 +15,28 @@ describe('secret values and keys stay secret', () => {
     const created = await api('POST', '/api/v1/secrets', { key: acct.adminKey, body: { name: 'leaky', data: { value: values[0]! } } });
     expect(created.status).toBe(201);
     const etag = created.headers.get('etag')!;
-    expect((await api('PUT', '/api/v1/secrets/leaky', { key: acct.adminKey, body: { data: { value: values[1]! } }, headers: { 'if-match': etag } })).status).toBe(200);
-    const stale = await api('PUT', '/api/v1/secrets/leaky', { key: acct.adminKey, body: { data: { value: values[2]! } }, headers: { 'if-match': etag } });
+    expect(
+      (await api('PUT', '/api/v1/secrets/leaky', { key: acct.adminKey, body: { data: { value: values[1]! } }, headers: { 'if-match': etag } }))
+        .status,
+    ).toBe(200);
+    const stale = await api('PUT', '/api/v1/secrets/leaky', {
+      key: acct.adminKey,
+      body: { data: { value: values[2]! } },
+      headers: { 'if-match': etag },
+    });
     expect(stale.status).toBe(409);
     const dup = await api('POST', '/api/v1/secrets', { key: acct.adminKey, body: { name: 'leaky', data: { value: values[2]! } } });
     expect(dup.status).toBe(409);
-    const invalid = await api('POST', '/api/v1/secrets', { key: acct.adminKey, body: { name: 'bad name!', data: { value: values[2]! }, extra: values[2]! } });
+    const invalid = await api('POST', '/api/v1/secrets', {
+      key: acct.adminKey,
+      body: { name: 'bad name!', data: { value: values[2]! }, extra: values[2]! },
+    });
     expect(invalid.status).toBe(400);
-    const notJson = await api('POST', '/api/v1/secrets', { key: acct.adminKey, rawBody: `{"data": {"value": "${values[2]!}"`, headers: { 'content-type': 'application/json' } });
+    const notJson = await api('POST', '/api/v1/secrets', {
+      key: acct.adminKey,
+      rawBody: `{"data": {"value": "${values[2]!}"`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(notJson.status).toBe(400);
     for (const r of [stale, dup, invalid, notJson]) for (const v of values) expect(r.text).not.toContain(v);
     expect((await api('DELETE', '/api/v1/secrets/leaky', { key: acct.adminKey })).status).toBe(200);

@@ -6,11 +6,21 @@ import { api, baseUrl, errorCode, newAccount } from '../helpers/api.js';
 function fromAddress(localAddress: string, path: string, key: string): Promise<{ status: number; body: any }> {
   const url = new URL(path, baseUrl());
   return new Promise((ok, fail) => {
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'GET', localAddress, headers: { authorization: `Bearer ${key}` } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => ok({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method: 'GET',
+        localAddress,
+        headers: { authorization: `Bearer ${key}` },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => ok({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      },
+    );
     req.on('error', fail);
     req.end();
   });
@@ -21,7 +31,12 @@ describe('PUT /api/v1/settings', () => {
     const a = await newAccount('set');
     const res = await api('PUT', '/api/v1/settings', { key: a.adminKey, body: { history_retention_versions: 25, webhooks: { max_attempts: 4 } } });
     expect(res.status).toBe(200);
-    expect(res.body.data.settings).toMatchObject({ history_retention_versions: 25, temp_access_max_seconds: 86400, webhooks: { max_attempts: 4, allow_loopback: false }, api_key_ip_allowlist: [] });
+    expect(res.body.data.settings).toMatchObject({
+      history_retention_versions: 25,
+      temp_access_max_seconds: 86400,
+      webhooks: { max_attempts: 4, allow_loopback: false },
+      api_key_ip_allowlist: [],
+    });
     const more = await api('PUT', '/api/v1/settings', { key: a.adminKey, body: { temp_access_max_seconds: 3600 } });
     expect(more.body.data.settings).toMatchObject({ history_retention_versions: 25, temp_access_max_seconds: 3600, webhooks: { max_attempts: 4 } });
     const reset = await api('PUT', '/api/v1/settings', { key: a.adminKey, body: { history_retention_versions: null } });

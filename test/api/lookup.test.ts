@@ -27,10 +27,18 @@ describe('GET /api/v1/s/{container}/{key}[/{version}]', () => {
   beforeAll(async () => {
     c = await container(a.adminKey);
     secretName = unique('db');
-    expect((await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name: secretName, data: { value: values[0] }, container_id: c.id } })).status).toBe(201);
+    expect(
+      (await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name: secretName, data: { value: values[0] }, container_id: c.id } })).status,
+    ).toBe(201);
     expect((await api('PUT', `/api/v1/secrets/${secretName}`, { key: a.adminKey, body: { data: { value: values[1] } } })).status).toBe(200);
     pwName = unique('login');
-    await createTyped(s, await s.ctxFor(a.tenantId, a.adminEmail), { type: 'password', name: pwName, meta: { username: 'ops' }, secret: { password }, container_id: c.id });
+    await createTyped(s, await s.ctxFor(a.tenantId, a.adminEmail), {
+      type: 'password',
+      name: pwName,
+      meta: { username: 'ops' },
+      secret: { password },
+      container_id: c.id,
+    });
   });
 
   it('resolves a key in a container (by id or by name) across types, with the current value', async () => {
@@ -38,7 +46,12 @@ describe('GET /api/v1/s/{container}/{key}[/{version}]', () => {
     for (const ref of [c.id, c.name]) {
       const res = await api('GET', `/api/v1/s/${ref}/${secretName}`, { key: reader });
       expect(res.status, res.text).toBe(200);
-      expect(res.body.data).toMatchObject({ container: { id: c.id, name: c.name }, key: secretName, resource: { type: 'secret', name: secretName, version: 2 }, data: { value: values[1] } });
+      expect(res.body.data).toMatchObject({
+        container: { id: c.id, name: c.name },
+        key: secretName,
+        resource: { type: 'secret', name: secretName, version: 2 },
+        data: { value: values[1] },
+      });
       expect(res.headers.get('etag')).toBe(`"${res.body.data.resource.id}.2"`);
     }
     const pw = await api('GET', `/api/v1/s/${c.name}/${pwName}`, { key: await a.key(['passwords:read']) });
@@ -46,7 +59,7 @@ describe('GET /api/v1/s/{container}/{key}[/{version}]', () => {
     expect(pw.body.data).toMatchObject({ resource: { type: 'password', meta: { username: 'ops' } }, data: { password } });
   });
 
-  it('checks the resolved type\'s read scope in the handler (403)', async () => {
+  it("checks the resolved type's read scope in the handler (403)", async () => {
     const res = await api('GET', `/api/v1/s/${c.name}/${pwName}`, { key: await a.key(['secrets:read']) });
     expect(res.status).toBe(403);
     expect(errorCode(res)).toBe('insufficient_scope');
@@ -99,11 +112,36 @@ describe('GET /api/v1/key-catalog', () => {
     await createTyped(s, ctx, {
       type: 'ssh_key',
       name: 'deploy',
-      meta: { algorithm: 'ed25519', bits: null, curve: null, fingerprint: 'SHA256:abc', public_key: 'ssh-ed25519 AAAAC3NzaPUBLIC', expires_at: '2030-01-01T00:00:00.000Z', has_private_key: true },
+      meta: {
+        algorithm: 'ed25519',
+        bits: null,
+        curve: null,
+        fingerprint: 'SHA256:abc',
+        public_key: 'ssh-ed25519 AAAAC3NzaPUBLIC',
+        expires_at: '2030-01-01T00:00:00.000Z',
+        has_private_key: true,
+      },
       secret: { private_key: privates[0] },
     });
-    await createTyped(s, ctx, { type: 'gpg_key', name: 'release', meta: { algorithm: 'rsa', bits: 3072, fingerprint: 'ABCDEF', expires_at: null }, secret: { private_key: privates[1] } });
-    await createTyped(s, ctx, { type: 'certificate', name: 'www', meta: { algorithm: 'ec', curve: 'P-256', fingerprint: 'cert-fp', not_after: '2027-05-01T00:00:00.000Z', status: 'active', certificate_pem: '-----BEGIN CERTIFICATE-----' }, secret: { private_key: privates[2] } });
+    await createTyped(s, ctx, {
+      type: 'gpg_key',
+      name: 'release',
+      meta: { algorithm: 'rsa', bits: 3072, fingerprint: 'ABCDEF', expires_at: null },
+      secret: { private_key: privates[1] },
+    });
+    await createTyped(s, ctx, {
+      type: 'certificate',
+      name: 'www',
+      meta: {
+        algorithm: 'ec',
+        curve: 'P-256',
+        fingerprint: 'cert-fp',
+        not_after: '2027-05-01T00:00:00.000Z',
+        status: 'active',
+        certificate_pem: '-----BEGIN CERTIFICATE-----',
+      },
+      secret: { private_key: privates[2] },
+    });
     // not key-like: never listed
     await createTyped(s, ctx, { type: 'password', name: 'not-a-key', secret: { password: canary() } });
     await api('POST', '/api/v1/secrets', { key: acct.adminKey, body: { name: 'also-not', data: { value: canary() } } });
@@ -114,7 +152,13 @@ describe('GET /api/v1/key-catalog', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.total).toBe(3);
     const byName = Object.fromEntries(res.body.data.keys.map((k: { name: string }) => [k.name, k]));
-    expect(byName.deploy).toMatchObject({ type: 'ssh_key', algorithm: 'ed25519', fingerprint: 'SHA256:abc', expires_at: '2030-01-01T00:00:00.000Z', has_private_key: true });
+    expect(byName.deploy).toMatchObject({
+      type: 'ssh_key',
+      algorithm: 'ed25519',
+      fingerprint: 'SHA256:abc',
+      expires_at: '2030-01-01T00:00:00.000Z',
+      has_private_key: true,
+    });
     expect(byName.deploy.created_at).toMatch(/^\d{4}-/);
     expect(byName.release).toMatchObject({ type: 'gpg_key', algorithm: 'rsa', bits: 3072, expires_at: null });
     expect(byName.www).toMatchObject({ type: 'certificate', curve: 'P-256', expires_at: '2027-05-01T00:00:00.000Z', status: 'active' });
@@ -138,7 +182,7 @@ describe('GET /api/v1/key-catalog', () => {
     expect(only.body.data.keys.map((k: { name: string }) => k.name)).toEqual(['release']);
   });
 
-  it('only the caller\'s account; 400 on a bad limit, cursor, type or unknown parameter', async () => {
+  it("only the caller's account; 400 on a bad limit, cursor, type or unknown parameter", async () => {
     const other = await api('GET', '/api/v1/key-catalog', { key: b.adminKey });
     expect(other.status).toBe(200);
     expect(other.body.data.keys).toEqual([]);
@@ -163,7 +207,12 @@ describe('POST /api/v1/search/semantic', () => {
       expect((await api('POST', '/api/v1/secrets', { key: acct.adminKey, body: { ...sec, data: { value: secretValues[i] } } })).status).toBe(201);
     }
     const ctx = await s.ctxFor(acct.tenantId, acct.adminEmail);
-    await createTyped(s, ctx, { type: 'ssh_key', name: 'bastion-deploy', meta: { description: 'SSH key for the bastion host', tags: ['ops'], algorithm: 'ed25519' }, secret: { private_key: canary('srch-key') } });
+    await createTyped(s, ctx, {
+      type: 'ssh_key',
+      name: 'bastion-deploy',
+      meta: { description: 'SSH key for the bastion host', tags: ['ops'], algorithm: 'ed25519' },
+      secret: { private_key: canary('srch-key') },
+    });
   });
 
   it('ranks by names, descriptions, tags and types, best first, with scores; never values', async () => {
@@ -193,11 +242,19 @@ describe('POST /api/v1/search/semantic', () => {
     expect(typed.body.data.results.every((r: { type: string }) => r.type === 'ssh_key')).toBe(true);
   });
 
-  it('only the caller\'s account; 400 on an empty query, an unknown type, an unknown field, a bad limit', async () => {
+  it("only the caller's account; 400 on an empty query, an unknown type, an unknown field, a bad limit", async () => {
     const other = await api('POST', '/api/v1/search/semantic', { key: b.adminKey, body: { query: 'postgresql prod password' } });
     expect(other.status).toBe(200);
     expect(other.body.data.results.map((r: { name: string }) => r.name)).not.toContain('postgresql-prod-password');
-    for (const body of [{ query: '' }, { query: '   ' }, { query: 'x', types: ['widget'] }, { query: 'x', fuzzy: true }, { query: 'x', limit: 0 }, { query: 'x', limit: 101 }, {}]) {
+    for (const body of [
+      { query: '' },
+      { query: '   ' },
+      { query: 'x', types: ['widget'] },
+      { query: 'x', fuzzy: true },
+      { query: 'x', limit: 0 },
+      { query: 'x', limit: 101 },
+      {},
+    ]) {
       const res = await api('POST', '/api/v1/search/semantic', { key: acct.adminKey, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }

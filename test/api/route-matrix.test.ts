@@ -7,7 +7,10 @@ import { api, errorCode, newAccount, rootKey, type TestAccount } from '../helper
  * scopes are enforced the same way whether the capability is built or not, and exactly
  * the unbuilt routes answer 501 once the caller is allowed through.
  */
-const concrete = (r: Route) => r.path.replace(/\{(\w+)\}/g, (_m, name: string) => (name === 'type' ? 'password' : `00000000-0000-7000-8000-00000000${String(name.length).padStart(4, '0')}`));
+const concrete = (r: Route) =>
+  r.path.replace(/\{(\w+)\}/g, (_m, name: string) =>
+    name === 'type' ? 'password' : `00000000-0000-7000-8000-00000000${String(name.length).padStart(4, '0')}`,
+  );
 
 /** A scope none of the checked routes requires, to prove 403 without the scope. */
 const otherScope = (r: Route) => (r.scopes.includes('intelligence:read') ? 'ldap:use' : 'intelligence:read');

@@ -70,12 +70,20 @@ describe('POST /api/v1/secrets', () => {
     const bad = await api('POST', '/api/v1/secrets', { key: writer, rawBody: '{"name": "x", ', headers: { 'content-type': 'application/json' } });
     expect(bad.status).toBe(400);
     expect(errorCode(bad)).toBe('invalid_json');
-    const form = await api('POST', '/api/v1/secrets', { key: writer, rawBody: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await api('POST', '/api/v1/secrets', {
+      key: writer,
+      rawBody: 'name=x',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(form.status).toBe(415);
   });
 
   it('400 on JSON nested deeper than the limit, 413 over the body size limit', async () => {
-    const deep = await api('POST', '/api/v1/secrets', { key: writer, rawBody: `${'['.repeat(40)}${']'.repeat(40)}`, headers: { 'content-type': 'application/json' } });
+    const deep = await api('POST', '/api/v1/secrets', {
+      key: writer,
+      rawBody: `${'['.repeat(40)}${']'.repeat(40)}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(deep.status).toBe(400);
     expect(errorCode(deep)).toBe('json_too_deep');
     const big = await api('POST', '/api/v1/secrets', { key: writer, body: { name: 'big', data: { value: 'x'.repeat(1024 * 1024 + 1) } } });
@@ -85,7 +93,10 @@ describe('POST /api/v1/secrets', () => {
 
   it('404 for a container that is not in the caller account, and nothing is written', async () => {
     const name = unique('in-container');
-    const res = await api('POST', '/api/v1/secrets', { key: writer, body: { name, data: { value: canary() }, container_id: '01900000-0000-7000-8000-000000000001' } });
+    const res = await api('POST', '/api/v1/secrets', {
+      key: writer,
+      body: { name, data: { value: canary() }, container_id: '01900000-0000-7000-8000-000000000001' },
+    });
     expect(res.status).toBe(404);
     expect((await api('GET', `/api/v1/secrets/${name}`, { key: reader })).status).toBe(404);
   });
@@ -107,7 +118,7 @@ describe('GET /api/v1/secrets/{name}', () => {
     expect(res.headers.get('etag')).toMatch(/^"[0-9a-f-]{36}\.1"$/);
   });
 
-  it('404 for a missing secret and for another account\'s secret, with the same body', async () => {
+  it("404 for a missing secret and for another account's secret, with the same body", async () => {
     const { name } = await createSecret(b.adminKey);
     const foreign = await api('GET', `/api/v1/secrets/${name}`, { key: a.adminKey });
     const missing = await api('GET', `/api/v1/secrets/${unique('none')}`, { key: a.adminKey });
@@ -152,7 +163,7 @@ describe('GET /api/v1/secrets', () => {
     expect(beyond.body.data).toMatchObject({ secrets: [], total: 0 });
   });
 
-  it('never lists another account\'s secrets', async () => {
+  it("never lists another account's secrets", async () => {
     const { name } = await createSecret(b.adminKey);
     const res = await api('GET', '/api/v1/secrets?limit=1000', { key: a.adminKey });
     expect(res.body.data.secrets.map((s: any) => s.name)).not.toContain(name);
@@ -174,7 +185,11 @@ describe('PUT /api/v1/secrets/{name}', () => {
     const value = canary('old');
     const { name } = await createSecret(writer, { data: { value }, description: 'd1', tags: ['t'] });
     const get = await api('GET', `/api/v1/secrets/${name}`, { key: reader });
-    const res = await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { description: 'd2' }, headers: { 'if-match': get.headers.get('etag')! } });
+    const res = await api('PUT', `/api/v1/secrets/${name}`, {
+      key: writer,
+      body: { description: 'd2' },
+      headers: { 'if-match': get.headers.get('etag')! },
+    });
     expect(res.status).toBe(200);
     expect(res.body.data.secret).toMatchObject({ description: 'd2', data: { value }, tags: ['t'], version: 2 });
     expect(res.headers.get('etag')).toBe(`"${get.body.data.secret.id}.2"`);
@@ -187,7 +202,9 @@ describe('PUT /api/v1/secrets/{name}', () => {
     const { name } = await createSecret(writer);
     const first = await api('GET', `/api/v1/secrets/${name}`, { key: reader });
     const etag = first.headers.get('etag')!;
-    expect((await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { description: 'x' }, headers: { 'if-match': etag } })).status).toBe(200);
+    expect((await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { description: 'x' }, headers: { 'if-match': etag } })).status).toBe(
+      200,
+    );
     const stale = await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { description: 'y' }, headers: { 'if-match': etag } });
     expect(stale.status).toBe(409);
     expect(errorCode(stale)).toBe('stale_etag');
@@ -216,7 +233,7 @@ describe('PUT /api/v1/secrets/{name}', () => {
     expect(final.body.data.secret.data).toEqual(winner.body.data.secret.data);
   });
 
-  it('404 for another account\'s secret; 400 on bad fields or an empty body', async () => {
+  it("404 for another account's secret; 400 on bad fields or an empty body", async () => {
     const { name } = await createSecret(b.adminKey);
     expect((await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { description: 'x' } })).status).toBe(404);
     const mine = await createSecret(writer);

@@ -19,8 +19,8 @@ let ctx: CallContext;
 let L: {
   ddb: typeof import('@aws-sdk/lib-dynamodb');
   db: ReturnType<typeof import('../../lib/store/client.js').db>;
-  containers: typeof import('../../functions/containers/service.js');
-  secrets: typeof import('../../functions/secrets/service.js');
+  containers: typeof import('../../lib/containers/service.js');
+  secrets: typeof import('../../lib/secrets/service.js');
   shares: typeof import('../../functions/sharing/share-service.js');
   temp: typeof import('../../functions/sharing/temp-service.js');
   history: typeof import('../../functions/sharing/history-service.js');
@@ -35,15 +35,24 @@ beforeAll(async () => {
     import('@aws-sdk/lib-dynamodb'),
     import('../../lib/store/client.js'),
     import('../../lib/store/tenants.js'),
-    import('../../functions/containers/service.js'),
-    import('../../functions/secrets/service.js'),
+    import('../../lib/containers/service.js'),
+    import('../../lib/secrets/service.js'),
     import('../../functions/sharing/share-service.js'),
     import('../../functions/sharing/temp-service.js'),
     import('../../functions/sharing/history-service.js'),
   ]);
   const db = client.db();
   const at = new Date().toISOString();
-  const tenant = { id: tenantId, name: 'events', admin_email: 'owner@example.test', status: 'active' as const, operator: false, quota: tenants.DEFAULT_QUOTA, created_at: at, updated_at: at };
+  const tenant = {
+    id: tenantId,
+    name: 'events',
+    admin_email: 'owner@example.test',
+    status: 'active' as const,
+    operator: false,
+    quota: tenants.DEFAULT_QUOTA,
+    created_at: at,
+    updated_at: at,
+  };
   await db.send(new ddb.PutCommand({ TableName: table, Item: { pk: `T#${tenantId}`, sk: 'TENANT', ...tenant } }));
   ctx = {
     principal: { kind: 'api_key', tenantId, tenant, id: 'events-test', user: 'owner@example.test', scopes: ['admin:*'], operator: false },
@@ -57,9 +66,11 @@ beforeAll(async () => {
 afterAll(async () => {
   if (!L) return;
   const { DeleteTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
-  await new DynamoDBClient({ endpoint: inject('dynamoEndpoint'), region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }).send(
-    new DeleteTableCommand({ TableName: table }),
-  );
+  await new DynamoDBClient({
+    endpoint: inject('dynamoEndpoint'),
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  }).send(new DeleteTableCommand({ TableName: table }));
 });
 
 async function items(prefix: string) {
@@ -104,27 +115,50 @@ describe('every change of history, sharing, temporary access and containers: one
     await L.secrets.updateSecret(ctx, 'ev-secret', { data: { value: values[1]! } });
 
     const settings = await change(() => L.history.putHistorySettings(ctx, 'secret', secret.id, 1));
-    expect(settings.events).toEqual([{ type: 'history.settings_changed', data: { type: 'secret', id: secret.id, keep_versions: 1, previous_keep_versions: 10, pruned_versions: [1] } }]);
+    expect(settings.events).toEqual([
+      {
+        type: 'history.settings_changed',
+        data: { type: 'secret', id: secret.id, keep_versions: 1, previous_keep_versions: 10, pruned_versions: [1] },
+      },
+    ]);
     expect(settings.audits).toEqual(['history.settings_update']);
 
-    const shared = await change(() => L.shares.createShare(ctx, 'secret', secret.id, { shared_with_email: 'friend@example.test', permission: 'read' }));
+    const shared = await change(() =>
+      L.shares.createShare(ctx, 'secret', secret.id, { shared_with_email: 'friend@example.test', permission: 'read' }),
+    );
     expect(shared.events).toEqual([
-      { type: 'share.created', data: { share_id: shared.result.id, type: 'secret', resource_id: secret.id, shared_with_email: 'friend@example.test', permission: 'read' } },
+      {
+        type: 'share.created',
+        data: { share_id: shared.result.id, type: 'secret', resource_id: secret.id, shared_with_email: 'friend@example.test', permission: 'read' },
+      },
     ]);
     expect(shared.audits).toEqual(['share.create']);
     const revoked = await change(() => L.shares.revokeShare(ctx, shared.result.id));
     expect(revoked.events.map((e) => e.type)).toEqual(['share.revoked']);
     expect(revoked.audits).toEqual(['share.revoke']);
 
-    const granted = await change(() => L.temp.createTempAccess(ctx, 'secret', secret.id, { duration_seconds: 60, single_use: false }, 'http://example.test'));
+    const granted = await change(() =>
+      L.temp.createTempAccess(ctx, 'secret', secret.id, { duration_seconds: 60, single_use: false }, 'http://example.test'),
+    );
     tokens.push(granted.result.token);
     expect(granted.events).toEqual([
-      { type: 'temp_access.created', data: { grant_id: granted.result.grant.id, type: 'secret', resource_id: secret.id, expires_at: granted.result.grant.expires_at, single_use: false } },
+      {
+        type: 'temp_access.created',
+        data: {
+          grant_id: granted.result.grant.id,
+          type: 'secret',
+          resource_id: secret.id,
+          expires_at: granted.result.grant.expires_at,
+          single_use: false,
+        },
+      },
     ]);
     expect(granted.audits).toEqual(['temp_access.create']);
     const redeemed = await change(() => L.temp.redeemTempAccess(granted.result.token, { requestId: 'r', sourceIp: null, userAgent: null }));
     expect(redeemed.result.data).toEqual({ value: values[1] });
-    expect(redeemed.events).toEqual([{ type: 'temp_access.redeemed', data: { grant_id: granted.result.grant.id, type: 'secret', resource_id: secret.id, version: 2 } }]);
+    expect(redeemed.events).toEqual([
+      { type: 'temp_access.redeemed', data: { grant_id: granted.result.grant.id, type: 'secret', resource_id: secret.id, version: 2 } },
+    ]);
     expect(redeemed.audits).toEqual(['temp_access.redeem']);
     const ended = await change(() => L.temp.revokeTempAccess(ctx, granted.result.grant.id));
     expect(ended.events.map((e) => e.type)).toEqual(['temp_access.revoked']);

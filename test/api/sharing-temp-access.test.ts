@@ -71,7 +71,7 @@ describe('POST /api/v1/{type}/{id}/temp-access', () => {
     expect(errorCode(res)).toBe('validation_failed');
   });
 
-  it('404 for another account\'s resource or an unknown type; 403 without the type\'s read scope', async () => {
+  it("404 for another account's resource or an unknown type; 403 without the type's read scope", async () => {
     const theirs = await ownedSecret(b.adminKey);
     expect((await api('POST', `/api/v1/secret/${theirs.id}/temp-access`, { key: a.adminKey, body: { duration_seconds: 600 } })).status).toBe(404);
     const mine = await ownedSecret();
@@ -92,7 +92,11 @@ describe('GET /api/v1/t/{token}', () => {
     const g = await grant('secret', sec.id);
     const first = await redeem(g.url);
     expect(first.status, first.text).toBe(200);
-    expect(first.body.data).toMatchObject({ resource: { type: 'secret', id: sec.id, name: sec.name, version: 1 }, data: { value: sec.value }, grant: { id: g.grant.id, uses: 1, status: 'used' } });
+    expect(first.body.data).toMatchObject({
+      resource: { type: 'secret', id: sec.id, name: sec.name, version: 1 },
+      data: { value: sec.value },
+      grant: { id: g.grant.id, uses: 1, status: 'used' },
+    });
     const second = await redeem(g.url);
     expect(second.status).toBe(410);
     expect(errorCode(second)).toBe('temp_access_used');
@@ -109,7 +113,10 @@ describe('GET /api/v1/t/{token}', () => {
     const value = canary('newer');
     await api('PUT', `/api/v1/secrets/${sec.name}`, { key: granter, body: { data: { value } } });
     expect((await redeem(g.url)).body.data.data).toEqual({ value });
-    expect((await api('GET', `/api/v1/secret/${sec.id}/temp-access`, { key: granter })).body.data.grants[0]).toMatchObject({ uses: 4, status: 'active' });
+    expect((await api('GET', `/api/v1/secret/${sec.id}/temp-access`, { key: granter })).body.data.grants[0]).toMatchObject({
+      uses: 4,
+      status: 'active',
+    });
 
     expect((await api('DELETE', `/api/v1/temp-access/${g.grant.id}`, { key: b.adminKey })).status).toBe(404);
     const revoked = await api('DELETE', `/api/v1/temp-access/${g.grant.id}`, { key: granter });
@@ -172,7 +179,12 @@ describe('GET /api/v1/t/{token}', () => {
     expect(tokens.length).toBeGreaterThan(5);
     await new Promise((r) => setTimeout(r, 200));
     const { readFileSync } = await import('node:fs');
-    const leaks = await findLeaks({ dynamoEndpoint: inject('dynamoEndpoint'), tableName: inject('tableName'), logText: readFileSync(inject('logFile'), 'utf8'), extra: tokens });
+    const leaks = await findLeaks({
+      dynamoEndpoint: inject('dynamoEndpoint'),
+      tableName: inject('tableName'),
+      logText: readFileSync(inject('logFile'), 'utf8'),
+      extra: tokens,
+    });
     expect(leaks.filter((l) => tokens.some((t) => l.includes(t.slice(0, 12))))).toEqual([]);
   });
 });

@@ -31,9 +31,18 @@ async function share(type: string, id: string, body: Record<string, unknown>, ke
 describe('POST /api/v1/{type}/{id}/shares', () => {
   it('shares a secret with a user of another account: 201; listed on the resource; audited', async () => {
     const sec = await ownedSecret();
-    const res = await api('POST', `/api/v1/secret/${sec.id}/shares`, { key: owner, body: { shared_with_email: b.adminEmail.toUpperCase(), permission: 'read' } });
+    const res = await api('POST', `/api/v1/secret/${sec.id}/shares`, {
+      key: owner,
+      body: { shared_with_email: b.adminEmail.toUpperCase(), permission: 'read' },
+    });
     expect(res.status).toBe(201);
-    expect(res.body.data.share).toMatchObject({ type: 'secret', resource_id: sec.id, resource_name: sec.name, shared_with_email: b.adminEmail, permission: 'read' });
+    expect(res.body.data.share).toMatchObject({
+      type: 'secret',
+      resource_id: sec.id,
+      resource_name: sec.name,
+      shared_with_email: b.adminEmail,
+      permission: 'read',
+    });
     expect(res.text).not.toContain(sec.value);
     const list = await api('GET', `/api/v1/secret/${sec.id}/shares`, { key: owner });
     expect(list.status).toBe(200);
@@ -45,7 +54,10 @@ describe('POST /api/v1/{type}/{id}/shares', () => {
     const sec = await ownedSecret();
     const first = await share('secret', sec.id, { shared_with_email: b.adminEmail });
     expect(first.permission).toBe('read');
-    const again = await api('POST', `/api/v1/secret/${sec.id}/shares`, { key: owner, body: { shared_with_email: b.adminEmail, permission: 'write' } });
+    const again = await api('POST', `/api/v1/secret/${sec.id}/shares`, {
+      key: owner,
+      body: { shared_with_email: b.adminEmail, permission: 'write' },
+    });
     expect(again.status).toBe(409);
     expect(errorCode(again)).toBe('already_exists');
   });
@@ -66,26 +78,49 @@ describe('POST /api/v1/{type}/{id}/shares', () => {
   it('400 for sharing with oneself, a write share of a type whose update does not honour it, or a container', async () => {
     const sec = await ownedSecret(a.adminKey);
     expect((await api('POST', `/api/v1/secret/${sec.id}/shares`, { key: a.adminKey, body: { shared_with_email: a.adminEmail } })).status).toBe(400);
-    const pw = await createTyped(s, await s.ctxFor(a.tenantId, a.adminEmail), { type: 'password', name: unique('pw'), secret: { password: canary('pw') } });
-    const write = await api('POST', `/api/v1/password/${pw.id}/shares`, { key: a.adminKey, body: { shared_with_email: b.adminEmail, permission: 'write' } });
+    const pw = await createTyped(s, await s.ctxFor(a.tenantId, a.adminEmail), {
+      type: 'password',
+      name: unique('pw'),
+      secret: { password: canary('pw') },
+    });
+    const write = await api('POST', `/api/v1/password/${pw.id}/shares`, {
+      key: a.adminKey,
+      body: { shared_with_email: b.adminEmail, permission: 'write' },
+    });
     expect(write.status).toBe(400);
     expect(errorCode(write)).toBe('bad_request');
     const cont = await api('POST', '/api/v1/containers', { key: a.adminKey, body: { name: unique('c') } });
-    expect((await api('POST', `/api/v1/container/${cont.body.data.container.id}/shares`, { key: a.adminKey, body: { shared_with_email: b.adminEmail } })).status).toBe(400);
+    expect(
+      (await api('POST', `/api/v1/container/${cont.body.data.container.id}/shares`, { key: a.adminKey, body: { shared_with_email: b.adminEmail } }))
+        .status,
+    ).toBe(400);
   });
 
-  it('404 for something the caller cannot read: another account\'s resource, a missing one, an unknown type', async () => {
+  it("404 for something the caller cannot read: another account's resource, a missing one, an unknown type", async () => {
     const theirs = await ownedSecret(b.adminKey);
-    expect((await api('POST', `/api/v1/secret/${theirs.id}/shares`, { key: a.adminKey, body: { shared_with_email: c.adminEmail } })).status).toBe(404);
-    expect((await api('POST', '/api/v1/secret/01900000-0000-7000-8000-000000000055/shares', { key: a.adminKey, body: { shared_with_email: c.adminEmail } })).status).toBe(404);
+    expect((await api('POST', `/api/v1/secret/${theirs.id}/shares`, { key: a.adminKey, body: { shared_with_email: c.adminEmail } })).status).toBe(
+      404,
+    );
+    expect(
+      (
+        await api('POST', '/api/v1/secret/01900000-0000-7000-8000-000000000055/shares', {
+          key: a.adminKey,
+          body: { shared_with_email: c.adminEmail },
+        })
+      ).status,
+    ).toBe(404);
     const mine = await ownedSecret();
-    expect((await api('POST', `/api/v1/sprocket/${mine.id}/shares`, { key: a.adminKey, body: { shared_with_email: c.adminEmail } })).status).toBe(404);
+    expect((await api('POST', `/api/v1/sprocket/${mine.id}/shares`, { key: a.adminKey, body: { shared_with_email: c.adminEmail } })).status).toBe(
+      404,
+    );
     // a recipient cannot re-share what was shared with it
     await share('secret', theirs.id, { shared_with_email: a.adminEmail }, b.adminKey);
-    expect((await api('POST', `/api/v1/secret/${theirs.id}/shares`, { key: a.adminKey, body: { shared_with_email: c.adminEmail } })).status).toBe(404);
+    expect((await api('POST', `/api/v1/secret/${theirs.id}/shares`, { key: a.adminKey, body: { shared_with_email: c.adminEmail } })).status).toBe(
+      404,
+    );
   });
 
-  it('403 without the type\'s read scope (sharing:manage alone)', async () => {
+  it("403 without the type's read scope (sharing:manage alone)", async () => {
     const sec = await ownedSecret();
     const manager = await a.key(['sharing:manage']);
     const res = await api('POST', `/api/v1/secret/${sec.id}/shares`, { key: manager, body: { shared_with_email: b.adminEmail } });
@@ -106,15 +141,28 @@ describe('the recipient', () => {
     const sh = await share('secret', sec.id, { shared_with_email: b.adminEmail });
     const read = await api('GET', `/api/v1/secrets/${sec.id}`, { key: await b.key(['secrets:read']) });
     expect(read.status, read.text).toBe(200);
-    expect(read.body.data.secret).toMatchObject({ id: sec.id, name: sec.name, data: { value: sec.value }, shared: { share_id: sh.id, permission: 'read', owner_tenant_id: a.tenantId } });
+    expect(read.body.data.secret).toMatchObject({
+      id: sec.id,
+      name: sec.name,
+      data: { value: sec.value },
+      shared: { share_id: sh.id, permission: 'read', owner_tenant_id: a.tenantId },
+    });
     const mine = await api('GET', '/api/v1/shared-with-me', { key: await b.key(['secrets:read']) });
     expect(mine.status).toBe(200);
     expect(mine.body.data.shared_with).toBe(b.adminEmail);
-    expect(mine.body.data.shares).toContainEqual(expect.objectContaining({ id: sh.id, type: 'secret', resource_id: sec.id, owner_tenant_id: a.tenantId, read_path: `/api/v1/secrets/${sec.id}` }));
+    expect(mine.body.data.shares).toContainEqual(
+      expect.objectContaining({
+        id: sh.id,
+        type: 'secret',
+        resource_id: sec.id,
+        owner_tenant_id: a.tenantId,
+        read_path: `/api/v1/secrets/${sec.id}`,
+      }),
+    );
     expect(mine.text).not.toContain(sec.value);
   });
 
-  it('a revoked share fails on the recipient\'s very next read; revoking twice or from another account is a 404', async () => {
+  it("a revoked share fails on the recipient's very next read; revoking twice or from another account is a 404", async () => {
     const sec = await ownedSecret();
     const sh = await share('secret', sec.id, { shared_with_email: b.adminEmail });
     const reader = await b.key(['secrets:read']);
@@ -139,7 +187,7 @@ describe('the recipient', () => {
     expect((await api('DELETE', '/api/v1/shares/01900000-0000-7000-8000-000000000044', { key: owner })).status).toBe(404);
   });
 
-  it('another user cannot read it (404, as for a missing secret); the router\'s scope of the GET route still applies', async () => {
+  it("another user cannot read it (404, as for a missing secret); the router's scope of the GET route still applies", async () => {
     const sec = await ownedSecret();
     const sh = await share('secret', sec.id, { shared_with_email: b.adminEmail });
     const other = await api('GET', `/api/v1/secrets/${sec.id}`, { key: c.adminKey });
@@ -165,13 +213,20 @@ describe('the recipient', () => {
     const read = await api('GET', `/api/v1/passwords/${id}`, { key: recipient });
     expect(read.status, read.text).toBe(200);
     expect(read.text).toContain(password);
-    expect((await api('GET', '/api/v1/shared-with-me', { key: recipient })).body.data.shares).toContainEqual(expect.objectContaining({ id: sh.id, read_path: `/api/v1/passwords/${id}` }));
+    expect((await api('GET', '/api/v1/shared-with-me', { key: recipient })).body.data.shares).toContainEqual(
+      expect.objectContaining({ id: sh.id, read_path: `/api/v1/passwords/${id}` }),
+    );
     expect((await api('DELETE', `/api/v1/shares/${sh.id}`, { key: a.adminKey })).status).toBe(200);
     expect((await api('GET', `/api/v1/passwords/${id}`, { key: recipient })).status).toBe(404);
   });
 
   it('400 for a type whose read route does not honour shares yet (it would be unreadable)', async () => {
-    const key = await createTyped(s, await s.ctxFor(a.tenantId, a.adminEmail), { type: 'ssh_key', name: unique('k'), meta: { algorithm: 'ed25519' }, secret: { private_key: canary('k') } });
+    const key = await createTyped(s, await s.ctxFor(a.tenantId, a.adminEmail), {
+      type: 'ssh_key',
+      name: unique('k'),
+      meta: { algorithm: 'ed25519' },
+      secret: { private_key: canary('k') },
+    });
     const res = await api('POST', `/api/v1/ssh_key/${key.id}/shares`, { key: a.adminKey, body: { shared_with_email: b.adminEmail } });
     expect(res.status).toBe(400);
     expect(errorCode(res)).toBe('bad_request');
@@ -211,15 +266,21 @@ describe('resolveReadable (the one read-access check other GET routes call)', ()
     const pw = await createTyped(s, ctxA, { type: 'password', name: unique('pw'), secret: { password: canary('pw') } });
     const own = await s.access.resolveReadable(ctxA, 'password', pw.id);
     expect(own).toMatchObject({ tenantId: a.tenantId, via: 'owner', record: { id: pw.id } });
-    await expect(s.access.resolveReadable(await s.ctxFor(a.tenantId, a.adminEmail, ['secrets:read']), 'password', pw.id)).rejects.toMatchObject({ status: 403 });
+    await expect(s.access.resolveReadable(await s.ctxFor(a.tenantId, a.adminEmail, ['secrets:read']), 'password', pw.id)).rejects.toMatchObject({
+      status: 403,
+    });
 
     const sh = await share('password', pw.id, { shared_with_email: b.adminEmail }, a.adminKey);
     const ctxB = await s.ctxFor(b.tenantId, b.adminEmail, ['passwords:read']);
     const viaShare = await s.access.resolveReadable(ctxB, 'password', pw.id);
     expect(viaShare).toMatchObject({ tenantId: a.tenantId, via: 'share', share: { id: sh.id } });
-    expect(await s.resources.openSecret(viaShare.tenantId, viaShare.record, viaShare.sealed)).toMatchObject({ password: expect.stringContaining('CANARY-pw') });
+    expect(await s.resources.openSecret(viaShare.tenantId, viaShare.record, viaShare.sealed)).toMatchObject({
+      password: expect.stringContaining('CANARY-pw'),
+    });
     // the share is the permission: the recipient's credential needs no passwords:read for it
-    expect(await s.access.resolveReadable(await s.ctxFor(b.tenantId, b.adminEmail, ['audit:read']), 'password', pw.id)).toMatchObject({ via: 'share' });
+    expect(await s.access.resolveReadable(await s.ctxFor(b.tenantId, b.adminEmail, ['audit:read']), 'password', pw.id)).toMatchObject({
+      via: 'share',
+    });
     // a credential without a user has no shares
     await expect(s.access.resolveReadable(await s.ctxFor(b.tenantId, null), 'password', pw.id)).rejects.toMatchObject({ status: 404 });
     await expect(s.access.resolveReadable(await s.ctxFor(c.tenantId, c.adminEmail), 'password', pw.id)).rejects.toMatchObject({ status: 404 });

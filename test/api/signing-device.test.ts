@@ -110,7 +110,15 @@ beforeAll(async () => {
   signKey = await account.key(['keys:sign', 'credentials:read', 'credentials:write']);
   const tenant = await lib.tenants.getTenant(account.tenantId);
   ctx = {
-    principal: { kind: 'api_key', tenantId: account.tenantId, tenant: tenant!, id: 'device-test', user: account.adminEmail, scopes: ['admin:*'], operator: false },
+    principal: {
+      kind: 'api_key',
+      tenantId: account.tenantId,
+      tenant: tenant!,
+      id: 'device-test',
+      user: account.adminEmail,
+      scopes: ['admin:*'],
+      operator: false,
+    },
     requestId: 'device-test',
     sourceIp: null,
     userAgent: null,
@@ -178,7 +186,12 @@ describe('pkcs11 device failures', () => {
     expect(back.status).toBe(200);
     expect(verify('sha256', message, createPublicKey(publicKey), Buffer.from(back.body.data.signature, 'base64'))).toBe(true);
     expect(await count(keyId, 'success')).toBe(3);
-    expect((await audits(keyId)).filter((a) => a.outcome === 'failure').map((a) => a.detail.purpose).sort()).toEqual(['broken-module', 'pulled', 'pulled']);
+    expect(
+      (await audits(keyId))
+        .filter((a) => a.outcome === 'failure')
+        .map((a) => a.detail.purpose)
+        .sort(),
+    ).toEqual(['broken-module', 'pulled', 'pulled']);
   });
 
   it('a token label that is not present answers 502', async () => {
@@ -203,7 +216,9 @@ describe('pkcs11 device failures', () => {
   it('more concurrent signs than pooled sessions all succeed and verify', async () => {
     lib.registry.setSigningBackend(hsm({ poolSize: 2 }));
     const messages = Array.from({ length: 12 }, () => randomBytes(48));
-    const results = await Promise.all(messages.map((m) => lib.service.signMessage(ctx, { backend: 'pkcs11', key_id: keyId, message: m.toString('base64'), purpose: 'pool' })));
+    const results = await Promise.all(
+      messages.map((m) => lib.service.signMessage(ctx, { backend: 'pkcs11', key_id: keyId, message: m.toString('base64'), purpose: 'pool' })),
+    );
     results.forEach((r, i) => expect(verify('sha256', messages[i]!, createPublicKey(publicKey), Buffer.from(r.signature, 'base64'))).toBe(true));
     expect(new Set(results.map((r) => r.audit_id)).size).toBe(12);
   });

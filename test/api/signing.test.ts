@@ -156,7 +156,12 @@ describe('keys generated inside the token', () => {
     expect(priv.status).toBe(403);
     const get = await api('GET', `/api/v1/code-signing-keys/${k.id}`, { key: aRead });
     expect(get.status).toBe(200);
-    expect(get.body.data.code_signing_key).toMatchObject({ backend: 'pkcs11', key_spec: 'EC_P256', signing_algorithm: 'ECDSA_P256_SHA256', secret_fields: [] });
+    expect(get.body.data.code_signing_key).toMatchObject({
+      backend: 'pkcs11',
+      key_spec: 'EC_P256',
+      signing_algorithm: 'ECDSA_P256_SHA256',
+      secret_fields: [],
+    });
     expect(get.text).not.toMatch(/PRIVATE KEY/);
   });
 
@@ -189,7 +194,13 @@ describe('keys generated inside the token', () => {
         }
         expect(code, k.spec).toBe('CKR_ATTRIBUTE_SENSITIVE');
         const flags = lib
-          .C_GetAttributeValue(session, found[0]!, [{ type: pkcs11js.CKA_SENSITIVE }, { type: pkcs11js.CKA_EXTRACTABLE }, { type: pkcs11js.CKA_ALWAYS_SENSITIVE }, { type: pkcs11js.CKA_NEVER_EXTRACTABLE }, { type: pkcs11js.CKA_TOKEN }])
+          .C_GetAttributeValue(session, found[0]!, [
+            { type: pkcs11js.CKA_SENSITIVE },
+            { type: pkcs11js.CKA_EXTRACTABLE },
+            { type: pkcs11js.CKA_ALWAYS_SENSITIVE },
+            { type: pkcs11js.CKA_NEVER_EXTRACTABLE },
+            { type: pkcs11js.CKA_TOKEN },
+          ])
           .map((x) => x.value[0]);
         expect(flags, k.spec).toEqual([1, 0, 1, 1, 1]);
       }
@@ -248,7 +259,13 @@ describe('POST /api/v1/crypto/sign', () => {
       action: 'crypto.sign',
       outcome: 'success',
       resource: { type: 'code_signing_key', id: k.id },
-      detail: { purpose, backend: 'pkcs11', algorithm: 'ED25519', message_sha256: createHash('sha256').update(message).digest('hex'), message_bytes: message.length },
+      detail: {
+        purpose,
+        backend: 'pkcs11',
+        algorithm: 'ED25519',
+        message_sha256: createHash('sha256').update(message).digest('hex'),
+        message_bytes: message.length,
+      },
     });
     const text = JSON.stringify(entry);
     expect(text).not.toContain(message.toString('base64'));
@@ -261,7 +278,10 @@ describe('POST /api/v1/crypto/sign', () => {
   it("another account's key, an unknown key, a software key and the wrong backend → 404 with the same body", async () => {
     const msg = Buffer.from('x').toString('base64');
     const foreign = await api('POST', SIGN, { key: bSign, body: { backend: 'pkcs11', key_id: created.EC_P256!.id, message: msg, purpose: 'steal' } });
-    const unknown = await api('POST', SIGN, { key: bSign, body: { backend: 'pkcs11', key_id: '01900000-0000-7000-8000-000000000001', message: msg, purpose: 'x' } });
+    const unknown = await api('POST', SIGN, {
+      key: bSign,
+      body: { backend: 'pkcs11', key_id: '01900000-0000-7000-8000-000000000001', message: msg, purpose: 'x' },
+    });
     expect(foreign.status).toBe(404);
     expect(unknown.status).toBe(404);
     const strip = (x: any) => ({ ...x, request_id: undefined });
@@ -271,9 +291,15 @@ describe('POST /api/v1/crypto/sign', () => {
     const wrongBackend = await api('POST', SIGN, { key: aSign, body: { backend: 'kms', key_id: created.EC_P256!.id, message: msg, purpose: 'x' } });
     expect(wrongBackend.status).toBe(404);
 
-    const software = await api('POST', '/api/v1/code-signing-keys', { key: aCreate, body: { name: 'sw-key', backend: 'software', generate: 'ecdsa-p256' } });
+    const software = await api('POST', '/api/v1/code-signing-keys', {
+      key: aCreate,
+      body: { name: 'sw-key', backend: 'software', generate: 'ecdsa-p256' },
+    });
     expect(software.status).toBe(201);
-    const sw = await api('POST', SIGN, { key: aSign, body: { backend: 'pkcs11', key_id: software.body.data.code_signing_key.id, message: msg, purpose: 'x' } });
+    const sw = await api('POST', SIGN, {
+      key: aSign,
+      body: { backend: 'pkcs11', key_id: software.body.data.code_signing_key.id, message: msg, purpose: 'x' },
+    });
     expect(sw.status).toBe(404);
   });
 
@@ -299,7 +325,12 @@ describe('POST /api/v1/crypto/sign', () => {
 
 describe('key creation', () => {
   it('400 on unknown spec, a signing algorithm the key cannot use, and unknown fields', async () => {
-    for (const body of [{ algorithm: 'RSA_1024' }, { algorithm: 'EC_P256', signing_algorithm: 'RSA_PSS_SHA256' }, { algorithm: 'EC_P256', private_key: 'x' }, {}]) {
+    for (const body of [
+      { algorithm: 'RSA_1024' },
+      { algorithm: 'EC_P256', signing_algorithm: 'RSA_PSS_SHA256' },
+      { algorithm: 'EC_P256', private_key: 'x' },
+      {},
+    ]) {
       const res = await createKey(aCreate, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
@@ -317,7 +348,11 @@ describe('GET /api/v1/crypto/signing-keys', () => {
     const own = await api('GET', '/api/v1/crypto/signing-keys?backend=pkcs11', { key: aSign });
     expect(own.status).toBe(200);
     const ids = own.body.data.signing_keys.map((k: any) => k.key_id).sort();
-    expect(ids).toEqual(Object.values(created).map((k) => k.id).sort());
+    expect(ids).toEqual(
+      Object.values(created)
+        .map((k) => k.id)
+        .sort(),
+    );
     expect(own.body.data.signing_keys[0]).toMatchObject({ backend: 'pkcs11', public_key: expect.stringMatching(/BEGIN PUBLIC KEY/) });
     expect(own.text).not.toContain('key_handle');
 

@@ -100,7 +100,11 @@ describe('/api/v1/api-tokens', () => {
 
   it('a deleted token is refused; another account sees 404', async () => {
     const t = await createToken({});
-    for (const [m, p] of [['GET', ''], ['POST', '/rotate'], ['DELETE', '']] as const) {
+    for (const [m, p] of [
+      ['GET', ''],
+      ['POST', '/rotate'],
+      ['DELETE', ''],
+    ] as const) {
       const res = await api(m, `/api/v1/api-tokens/${t.id}${p}`, { key: b.adminKey, body: m === 'POST' ? {} : undefined });
       expect(res.status).toBe(404);
     }

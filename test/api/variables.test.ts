@@ -19,12 +19,24 @@ async function putVar(key: string, name: string, body: unknown) {
 
 beforeAll(async () => {
   [acct, other] = await Promise.all([newAccount('vars'), newAccount('vars-other')]);
-  const secret = await api('POST', '/api/v1/secrets', { key: acct.adminKey, body: { name: unique('app'), data: { username: values.user, password: values.pass } } });
+  const secret = await api('POST', '/api/v1/secrets', {
+    key: acct.adminKey,
+    body: { name: unique('app'), data: { username: values.user, password: values.pass } },
+  });
   expect(secret.status, secret.text).toBe(201);
   secretId = secret.body.data.secret.id;
   const integration = await api('POST', '/api/v1/integrations', {
     key: acct.adminKey,
-    body: { name: unique('pg'), provider: 'postgresql', host: 'db.example.test', port: 5432, database: 'app', username: 'app_admin', password: values.dbpass, tls_mode: 'verify-full' },
+    body: {
+      name: unique('pg'),
+      provider: 'postgresql',
+      host: 'db.example.test',
+      port: 5432,
+      database: 'app',
+      username: 'app_admin',
+      password: values.dbpass,
+      tls_mode: 'verify-full',
+    },
   });
   expect(integration.status, integration.text).toBe(201);
   integrationId = integration.body.data.integration.id;
@@ -38,10 +50,22 @@ describe('variable bindings', () => {
     const key = await acct.key(['variables:read', 'variables:write']);
     const created = await putVar(key, 'APP_USER', { credential_id: secretId, field: 'username', description: 'login of the app' });
     expect(created.status, created.text).toBe(201);
-    expect(created.body.data.variable).toMatchObject({ name: 'APP_USER', credential_id: secretId, credential_type: 'secret', field: 'username', description: 'login of the app', version: 1 });
+    expect(created.body.data.variable).toMatchObject({
+      name: 'APP_USER',
+      credential_id: secretId,
+      credential_type: 'secret',
+      field: 'username',
+      description: 'login of the app',
+      version: 1,
+    });
     const rebound = await putVar(key, 'APP_USER', { credential_id: secretId, field: 'password' });
     expect(rebound.status).toBe(200);
-    expect(rebound.body.data.variable).toMatchObject({ field: 'password', version: 2, description: 'login of the app', created_at: created.body.data.variable.created_at });
+    expect(rebound.body.data.variable).toMatchObject({
+      field: 'password',
+      version: 2,
+      description: 'login of the app',
+      created_at: created.body.data.variable.created_at,
+    });
     expect((await putVar(key, 'DB_PASSWORD', { credential_id: integrationId, field: 'password' })).status).toBe(201);
     expect((await putVar(key, 'DB_HOST', { credential_id: integrationId, field: 'host' })).status).toBe(201);
 
@@ -52,7 +76,11 @@ describe('variable bindings', () => {
     expect(list.status).toBe(200);
     expect(list.body.data.total).toBe(2);
     const rest = await api('GET', `/api/v1/variables?cursor=${list.body.data.next_cursor}`, { key });
-    expect([...list.body.data.variables, ...rest.body.data.variables].map((v: { name: string }) => v.name).sort()).toEqual(['APP_USER', 'DB_HOST', 'DB_PASSWORD']);
+    expect([...list.body.data.variables, ...rest.body.data.variables].map((v: { name: string }) => v.name).sort()).toEqual([
+      'APP_USER',
+      'DB_HOST',
+      'DB_PASSWORD',
+    ]);
     for (const r of [created, rebound, one, list, rest]) for (const v of Object.values(values)) expect(r.text).not.toContain(v);
 
     const removed = await api('DELETE', '/api/v1/variables/DB_HOST', { key });
@@ -62,7 +90,7 @@ describe('variable bindings', () => {
     expect((await api('DELETE', '/api/v1/variables/DB_HOST', { key })).status).toBe(404);
   });
 
-  it("a credential of another account, or a missing one, is 404 with one body", async () => {
+  it('a credential of another account, or a missing one, is 404 with one body', async () => {
     const foreign = await putVar(acct.adminKey, 'THEIRS', { credential_id: foreignSecretId, field: 'token' });
     expect(foreign.status).toBe(404);
     const missing = await putVar(acct.adminKey, 'THEIRS', { credential_id: '0190a1b2-0000-7000-8000-0000000000aa', field: 'token' });
@@ -118,7 +146,10 @@ describe('variable resolution', () => {
     const key = await acct.key(['variables:read', 'secrets:read', 'credentials:read']);
     const byName = await api('POST', '/api/v1/variables/resolve', { key, body: { names: ['R_USER', 'R_DBPASS', 'R_DBHOST', 'R_USER'] } });
     expect(byName.status, byName.text).toBe(200);
-    expect(byName.body.data).toEqual({ values: { R_USER: values.user, R_DBPASS: values.dbpass, R_DBHOST: 'db.example.test' }, variables: ['R_USER', 'R_DBPASS', 'R_DBHOST'] });
+    expect(byName.body.data).toEqual({
+      values: { R_USER: values.user, R_DBPASS: values.dbpass, R_DBHOST: 'db.example.test' },
+      variables: ['R_USER', 'R_DBPASS', 'R_DBHOST'],
+    });
 
     const template = 'postgres://${{ vars.R_USER }}:${{vars.R_PASS}}@${{ vars.R_DBHOST }}/app?again=${{ vars.R_USER }} $x ${not} {{ vars.R_USER }}';
     const rendered = await api('POST', '/api/v1/variables/resolve', { key, body: { template } });
@@ -127,7 +158,10 @@ describe('variable resolution', () => {
       result: `postgres://${values.user}:${values.pass}@db.example.test/app?again=${values.user} $x \${not} {{ vars.R_USER }}`,
       variables: ['R_USER', 'R_PASS', 'R_DBHOST'],
     });
-    expect((await api('POST', '/api/v1/variables/resolve', { key, body: { template: 'no references' } })).body.data).toEqual({ result: 'no references', variables: [] });
+    expect((await api('POST', '/api/v1/variables/resolve', { key, body: { template: 'no references' } })).body.data).toEqual({
+      result: 'no references',
+      variables: [],
+    });
   });
 
   it('one forbidden variable fails the whole call, names it, and reveals no value', async () => {
@@ -170,8 +204,16 @@ describe('variable resolution', () => {
     expect(gone.body.details).toEqual([{ path: 'vars.DOOMED', message: 'the bound credential no longer exists' }]);
 
     // the field is removed from the credential after binding
-    const sec = await api('GET', `/api/v1/secrets/${encodeURIComponent((await api('GET', '/api/v1/secrets', { key: acct.adminKey })).body.data.secrets.find((s: { id: string }) => s.id === secretId).name)}`, { key: acct.adminKey });
-    const upd = await api('PUT', `/api/v1/secrets/${sec.body.data.secret.name}`, { key: acct.adminKey, body: { data: { username: values.user } }, headers: { 'if-match': sec.headers.get('etag')! } });
+    const sec = await api(
+      'GET',
+      `/api/v1/secrets/${encodeURIComponent((await api('GET', '/api/v1/secrets', { key: acct.adminKey })).body.data.secrets.find((s: { id: string }) => s.id === secretId).name)}`,
+      { key: acct.adminKey },
+    );
+    const upd = await api('PUT', `/api/v1/secrets/${sec.body.data.secret.name}`, {
+      key: acct.adminKey,
+      body: { data: { username: values.user } },
+      headers: { 'if-match': sec.headers.get('etag')! },
+    });
     expect(upd.status).toBe(200);
     const noField = await api('POST', '/api/v1/variables/resolve', { key, body: { names: ['R_USER', 'R_PASS'] } });
     expect(noField.status).toBe(404);
@@ -184,7 +226,16 @@ describe('variable resolution', () => {
     const denied = await api('POST', '/api/v1/variables/resolve', { key: noVars, body: { names: ['R_USER'] } });
     expect(denied.status).toBe(403);
     expect(errorCode(denied)).toBe('insufficient_scope');
-    for (const body of [{}, { names: [] }, { names: ['R_USER'], template: 'x' }, { names: ['bad-name'] }, { names: 'R_USER' }, { template: '${{ secrets.X }}' }, { template: '${{ vars.R_USER }} ${{ env.HOME }}' }, { template: 'x', extra: 1 }]) {
+    for (const body of [
+      {},
+      { names: [] },
+      { names: ['R_USER'], template: 'x' },
+      { names: ['bad-name'] },
+      { names: 'R_USER' },
+      { template: '${{ secrets.X }}' },
+      { template: '${{ vars.R_USER }} ${{ env.HOME }}' },
+      { template: 'x', extra: 1 },
+    ]) {
       const res = await api('POST', '/api/v1/variables/resolve', { key: acct.adminKey, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.text).not.toContain(values.user);

@@ -18,7 +18,9 @@ export interface Receiver {
  * A real HTTP receiver on 127.0.0.1. `respond(n, req)` picks the answer to the n-th request
  * (1-based): a status, and optional headers (e.g. a Location for a redirect).
  */
-export async function receiver(respond: (n: number, r: Received) => { status: number; headers?: Record<string, string> } = () => ({ status: 204 })): Promise<Receiver> {
+export async function receiver(
+  respond: (n: number, r: Received) => { status: number; headers?: Record<string, string> } = () => ({ status: 204 }),
+): Promise<Receiver> {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];

@@ -116,7 +116,10 @@ describe('SSRF guard (loopback allowance off)', () => {
     const wh = await createWebhook(acct, { url: redirecting.url, events: ['webhook.test'] });
     const sent = await api('POST', `/api/v1/webhooks/${wh.id}/test`, { key: acct.adminKey, body: {} });
     expect(sent.status).toBe(202);
-    const dead = await eventually(async () => (await deliveries(acct, wh.id)).find((d) => d.status === 'dead'), 'the redirected delivery to end in the DLQ');
+    const dead = await eventually(
+      async () => (await deliveries(acct, wh.id)).find((d) => d.status === 'dead'),
+      'the redirected delivery to end in the DLQ',
+    );
     expect(dead.attempts.length).toBe(3);
     for (const a of dead.attempts) {
       expect(a.status_code).toBe(302);
@@ -208,12 +211,23 @@ describe('delivery pipeline', () => {
     const wh = await createWebhook(acct, { url: r.url, events: ['webhook.test'] });
     const sent = await api('POST', `/api/v1/webhooks/${wh.id}/test`, { key: acct.adminKey, body: {} });
     const eventId = sent.body.data.event_id as string;
-    const done = await eventually(async () => (await deliveries(acct, wh.id)).find((d) => d.id === eventId && d.status === 'succeeded'), 'the recovered delivery');
+    const done = await eventually(
+      async () => (await deliveries(acct, wh.id)).find((d) => d.id === eventId && d.status === 'succeeded'),
+      'the recovered delivery',
+    );
     expect(done.attempts.map((a) => a.status_code)).toEqual([503, 503, 200]);
     // a later event must not bring the first one again
     const second = await api('POST', `/api/v1/webhooks/${wh.id}/test`, { key: acct.adminKey, body: {} });
-    await eventually(async () => (await deliveries(acct, wh.id)).find((d) => d.id === second.body.data.event_id && d.status === 'succeeded'), 'the second delivery');
-    expect([...accepted.entries()].sort()).toEqual([[eventId, 1], [second.body.data.event_id, 1]].sort());
+    await eventually(
+      async () => (await deliveries(acct, wh.id)).find((d) => d.id === second.body.data.event_id && d.status === 'succeeded'),
+      'the second delivery',
+    );
+    expect([...accepted.entries()].sort()).toEqual(
+      [
+        [eventId, 1],
+        [second.body.data.event_id, 1],
+      ].sort(),
+    );
     expect(r.received.length).toBe(4);
   });
 

@@ -79,7 +79,7 @@ export async function newAccount(label = 'acct'): Promise<TestAccount> {
   };
 }
 
-/** Asserts the error envelope of DESIGN.md §5 and returns its code. */
+/** Asserts the error envelope of docs/api.md, "Conventions" and returns its code. */
 export function errorCode(res: ApiResponse): string {
   const b = res.body as { success?: unknown; error?: unknown; code?: unknown; request_id?: unknown };
   if (b?.success !== false || typeof b.error !== 'string' || typeof b.code !== 'string' || typeof b.request_id !== 'string') {

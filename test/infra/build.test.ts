@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -6,12 +6,13 @@ import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, type Route } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
-import { handlerModules, lambdaEntry } from '../../infra/handlers.js';
-import { buildFunctions, type BuildResult } from '../../scripts/build.js';
+import { assetId, handlerModules, lambdaEntry } from '../../infra/handlers.js';
+import { buildFunctions, type BuildResult } from '../../infra/bundle.js';
 
 /**
- * scripts/build.ts: one esbuild call for every handler module of the route table. The CDK
- * app deploys its output as every function's code, so what is checked here is what runs.
+ * infra/bundle.ts: every handler module of the route table bundled into its own code asset.
+ * The CDK app deploys each asset as the code of the functions of that module, so what is
+ * checked here is what runs (test/artifact runs it as the templates wire it).
  */
 
 const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
@@ -22,22 +23,42 @@ describe('the bundle of every handler module', () => {
     result = await buildFunctions({ outDir: tmp('secrets-api-bundle-') });
   });
 
-  it('emits one ES module (with source map) per module named by the route table or a background job, exporting each handler', () => {
+  it('emits one asset directory per module named by the route table or a background job, holding that one self-contained ES module', () => {
     const manifest = JSON.parse(readFileSync(join(result.outDir, 'build-manifest.json'), 'utf8')) as {
-      modules: Record<string, { file: string; exports: string[] }>;
+      sourceMaps: boolean;
+      assets: Record<string, { dir: string; file: string; exports: string[] }>;
     };
     const jobs = BACKGROUND_JOBS.map((j) => ({ key: j.id, handler: j.handler }) as Route);
-    expect(Object.keys(manifest.modules).sort()).toEqual(handlerModules([...ROUTES, ...jobs]));
+    const modules = handlerModules([...ROUTES, ...jobs]);
+    expect(Object.keys(manifest.assets).sort()).toEqual(modules);
+    expect(manifest.sourceMaps).toBe(false);
+    // nothing but the asset directories and the manifest: no shared chunks
+    expect(readdirSync(result.outDir).sort()).toEqual([...modules.map(assetId), 'build-manifest.json'].sort());
     for (const route of [...ROUTES, ...jobs, { key: 'unbuilt', handler: null } as Route]) {
       const { module, exportName } = lambdaEntry(route);
-      expect(existsSync(join(result.outDir, `${module}.mjs`)), module).toBe(true);
-      expect(existsSync(join(result.outDir, `${module}.mjs.map`)), module).toBe(true);
-      expect(manifest.modules[module]!.exports, route.key).toContain(exportName);
+      const asset = manifest.assets[module]!;
+      expect(asset.dir).toBe(assetId(module));
+      expect(readdirSync(join(result.outDir, asset.dir), { recursive: true }).filter((f) => String(f).includes('.')), module).toEqual([`${module}.mjs`]);
+      expect(asset.exports, route.key).toContain(exportName);
     }
   });
 
+  it('imports nothing relative: each module stands alone in its asset (no chunk it could load in the wrong order)', () => {
+    for (const module of handlerModules(ROUTES)) {
+      const text = readFileSync(join(result.outDir, assetId(module), `${module}.mjs`), 'utf8');
+      expect(text.match(/(?:from|import\()\s*["']\.{1,2}\//g), module).toBeNull();
+    }
+  });
+
+  it('writes linked source maps only when asked', async () => {
+    const out = await buildFunctions({ outDir: tmp('secrets-api-maps-'), routes: ROUTES.filter((r) => r.family === 'public'), jobs: [], sourceMaps: true });
+    expect(out.manifest.sourceMaps).toBe(true);
+    expect(existsSync(join(out.outDir, 'public.health', 'public', 'health.mjs.map'))).toBe(true);
+    expect(readFileSync(join(out.outDir, 'public.health', 'public', 'health.mjs'), 'utf8')).toMatch(/\/\/# sourceMappingURL=health\.mjs\.map\s*$/);
+  });
+
   it('bundles the AWS SDK (pinned by the lockfile) and leaves nothing to the runtime but Node built-ins and the native addon', () => {
-    const manifest = JSON.parse(readFileSync(join(result.outDir, 'build-manifest.json'), 'utf8')) as { externals: string[] };
+    const { manifest } = result;
     const paths = new Set(manifest.externals.map((e) => e.replace(/ \(.*\)$/, '')));
     expect(paths.size).toBeGreaterThan(0);
     // optional dependencies that libraries require() inside try/catch, never at load
@@ -53,7 +74,7 @@ describe('the bundle of every handler module', () => {
   it('runs: the built public module answers through the same handler stack as the local gateway', async () => {
     process.env.KEY_PROVIDER ??= 'kms';
     process.env.KMS_KEY_ID ??= 'arn:aws:kms:eu-west-1:111122223333:key/00000000-0000-0000-0000-000000000000';
-    const mod = (await import(pathToFileURL(join(result.outDir, 'public', 'health.mjs')).href)) as Record<string, Function>;
+    const mod = (await import(pathToFileURL(join(result.outDir, 'public.health', 'public', 'health.mjs')).href)) as Record<string, Function>;
     const res = await mod.health!(
       { httpMethod: 'GET', resource: '/health', path: '/health', headers: {}, requestContext: { requestId: 'build-test', identity: { sourceIp: '192.0.2.1' } } },
       { awsRequestId: 'build-test', getRemainingTimeInMillis: () => 10_000 },
@@ -82,7 +103,7 @@ describe('the build\'s checks', () => {
   it('accepts a module that loads the native addon lazily', async () => {
     const out = await buildFunctions({ outDir: tmp('bundle-lazy-'), functionsDir: fixtures, routes: [route('native/lazy.status')], jobs: [] });
     expect(out.modules).toEqual(['native/lazy', 'not-implemented']);
-    expect(readFileSync(join(out.outDir, 'native', 'lazy.mjs'), 'utf8')).toMatch(/import\(\s*["']pkcs11js["']\s*\)/);
+    expect(readFileSync(join(out.outDir, 'native.lazy', 'native', 'lazy.mjs'), 'utf8')).toMatch(/import\(\s*["']pkcs11js["']\s*\)/);
   });
 
   it('refuses a module that imports the native addon statically (its function could not load without the HSM layer)', async () => {

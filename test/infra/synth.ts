@@ -1,8 +1,10 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import type { Grant, Route } from '../../lib/routes.js';
+import { ROUTES, type Grant, type Route } from '../../lib/routes.js';
+import { BACKGROUND_JOBS } from '../../infra/background.js';
+import { assetId, handlerModules } from '../../infra/handlers.js';
 import { addStacks, type Deployment } from '../../infra/stacks.js';
 
 /** A CloudFormation resource as synthesized. */
@@ -37,10 +39,19 @@ export interface Synthesized {
   readonly families: readonly SynthTemplate[];
 }
 
-/** A stand-in bundle: the templates do not depend on the bundle's contents (test/infra/build.test.ts covers those). */
-export function stubAssetDir(): string {
+/**
+ * Stand-in code assets, one per handler module of these routes and the background jobs: the
+ * templates depend only on which assets exist and their hashes (test/infra/build.test.ts and
+ * the artifact tier cover the built contents).
+ */
+export function stubAssetDir(routes: readonly Route[] = ROUTES): string {
   const dir = mkdtempSync(join(tmpdir(), 'secrets-api-asset-'));
-  writeFileSync(join(dir, 'not-implemented.mjs'), 'export const handler = async () => ({ statusCode: 501, body: "" });\n');
+  const jobs = BACKGROUND_JOBS.map((j) => ({ handler: j.handler }) as Route);
+  for (const module of handlerModules([...routes, ...jobs])) {
+    const file = join(dir, assetId(module), `${module}.mjs`);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, `// stand-in for functions/${module}.ts\nexport {};\n`);
+  }
   return dir;
 }
 
@@ -49,7 +60,7 @@ export function synthesize(options: { context?: Record<string, unknown>; routes?
   const dir = mkdtempSync(join(tmpdir(), 'secrets-api-cdk-'));
   // As the CLI does: asset metadata names each nested stack's template file.
   const app = new App({ outdir: dir, context: { 'aws:cdk:enable-asset-metadata': true, ...options.context } });
-  const deployment = addStacks(app, { assetDir: options.assetDir ?? stubAssetDir(), routes: options.routes });
+  const deployment = addStacks(app, { assetDir: options.assetDir ?? stubAssetDir(options.routes), routes: options.routes });
   app.synth();
   const load = (file: string, passed: Record<string, any> = {}): SynthTemplate => {
     const path = join(dir, file);

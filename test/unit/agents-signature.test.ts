@@ -74,39 +74,50 @@ describe('RFC 9421 B.2.6 (ed25519)', () => {
 });
 
 describe('client helper ↔ verifier', () => {
-  it.each(['ed25519', 'ecdsa-p256-sha256'] as const)('a %s signature by scripts/agent-client.ts verifies; its base is the documented one', async (alg) => {
-    const key = generateDeviceKey(alg);
-    const pub = await parseDevicePublicKey(key.publicJwk);
-    const body = '{"ttl_seconds":60}';
-    const { headers, base } = signRequest({ method: 'post', url: 'http://h/api/v1/agent/access/db?b=2&a=1', body, keyId: 'dev-1', key, created: 1700000000, nonce: 'n'.repeat(22) });
-    expect(base).toBe(
-      [
-        '"@method": POST',
-        '"@path": /api/v1/agent/access/db',
-        '"@query": ?b=2&a=1',
-        `"content-digest": ${headers['content-digest']}`,
-        `"@signature-params": ("@method" "@path" "@query" "content-digest");created=1700000000;nonce="${'n'.repeat(22)}";keyid="dev-1";alg="${alg}"`,
-      ].join('\n'),
-    );
-    const req: SignedRequest = {
-      method: 'POST',
-      paths: ['/api/v1/agent/access/db'],
-      query: '?b=2&a=1',
-      headers: new Map(Object.entries(headers).map(([k, v]) => [k, [v]])),
-      body: Buffer.from(body),
-    };
-    const parsed = parseSignature(req);
-    expect(() => checkSignatureShape(req, parsed, 1700000030)).not.toThrow();
-    expect(signatureVerifies(req, parsed, pub.jwk, pub.algorithm)).toBe(true);
-    expect(signatureVerifies({ ...req, method: 'GET' }, parsed, pub.jwk, pub.algorithm)).toBe(false);
-    expect(() => checkSignatureShape(req, parsed, 1700000061)).toThrow(/older than 60 s/);
-    expect(() => checkSignatureShape(req, parsed, 1699999989)).toThrow(/in the future/);
-  });
+  it.each(['ed25519', 'ecdsa-p256-sha256'] as const)(
+    'a %s signature by scripts/agent-client.ts verifies; its base is the documented one',
+    async (alg) => {
+      const key = generateDeviceKey(alg);
+      const pub = await parseDevicePublicKey(key.publicJwk);
+      const body = '{"ttl_seconds":60}';
+      const { headers, base } = signRequest({
+        method: 'post',
+        url: 'http://h/api/v1/agent/access/db?b=2&a=1',
+        body,
+        keyId: 'dev-1',
+        key,
+        created: 1700000000,
+        nonce: 'n'.repeat(22),
+      });
+      expect(base).toBe(
+        [
+          '"@method": POST',
+          '"@path": /api/v1/agent/access/db',
+          '"@query": ?b=2&a=1',
+          `"content-digest": ${headers['content-digest']}`,
+          `"@signature-params": ("@method" "@path" "@query" "content-digest");created=1700000000;nonce="${'n'.repeat(22)}";keyid="dev-1";alg="${alg}"`,
+        ].join('\n'),
+      );
+      const req: SignedRequest = {
+        method: 'POST',
+        paths: ['/api/v1/agent/access/db'],
+        query: '?b=2&a=1',
+        headers: new Map(Object.entries(headers).map(([k, v]) => [k, [v]])),
+        body: Buffer.from(body),
+      };
+      const parsed = parseSignature(req);
+      expect(() => checkSignatureShape(req, parsed, 1700000030)).not.toThrow();
+      expect(signatureVerifies(req, parsed, pub.jwk, pub.algorithm)).toBe(true);
+      expect(signatureVerifies({ ...req, method: 'GET' }, parsed, pub.jwk, pub.algorithm)).toBe(false);
+      expect(() => checkSignatureShape(req, parsed, 1700000061)).toThrow(/older than 60 s/);
+      expect(() => checkSignatureShape(req, parsed, 1699999989)).toThrow(/in the future/);
+    },
+  );
 
   it('the canonical query: names sorted, values in order, RFC 3986 encoding; both sides agree', () => {
     expect(canonicalQuery(null)).toBe('?');
-    expect(canonicalQuery({ b: ['x y', '2'], a: ['1'], 'é': ["it's"] })).toBe("?a=1&b=x%20y&b=2&%C3%A9=it%27s");
-    expect(clientQuery({ b: ['x y', '2'], a: '1', 'é': "it's" })).toBe("?a=1&b=x%20y&b=2&%C3%A9=it%27s");
+    expect(canonicalQuery({ b: ['x y', '2'], a: ['1'], é: ["it's"] })).toBe('?a=1&b=x%20y&b=2&%C3%A9=it%27s');
+    expect(clientQuery({ b: ['x y', '2'], a: '1', é: "it's" })).toBe('?a=1&b=x%20y&b=2&%C3%A9=it%27s');
   });
 
   it('refuses malformed signature headers with 401', () => {

@@ -7,8 +7,10 @@ import { isEventPattern, payloadDoc, subscribed } from '../../lib/events/payload
 
 describe('canonical JSON', () => {
   it('sorts keys at every level, drops undefined, keeps arrays in order', () => {
-    expect(canonicalJson({ b: 1, a: { d: [3, { z: null, y: 'x' }], c: true }, u: undefined })).toBe('{"a":{"c":true,"d":[3,{"y":"x","z":null}]},"b":1}');
-    expect(canonicalJson({ 'é': 1, e: 2, E: 3 })).toBe('{"E":3,"e":2,"é":1}');
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: null, y: 'x' }], c: true }, u: undefined })).toBe(
+      '{"a":{"c":true,"d":[3,{"y":"x","z":null}]},"b":1}',
+    );
+    expect(canonicalJson({ é: 1, e: 2, E: 3 })).toBe('{"E":3,"e":2,"é":1}');
   });
   it('refuses binary and non-finite values', () => {
     expect(() => canonicalJson({ v: new Uint8Array(1) })).toThrow();
@@ -23,12 +25,32 @@ function makeExport(n: number) {
   const entries: Record<string, unknown>[] = [];
   let prev = GENESIS;
   for (let seq = 1; seq <= n; seq++) {
-    const entry = { id: `0190000${seq}-0000-7000-8000-000000000000`, time: new Date(seq * 1000).toISOString(), tenant_id: 't', actor: { type: 'api_key', id: 'k' }, action: 'secret.create', resource: { type: 'secret', id: `s${seq}` }, outcome: 'success', request_id: 'r', source_ip: null, user_agent: null };
+    const entry = {
+      id: `0190000${seq}-0000-7000-8000-000000000000`,
+      time: new Date(seq * 1000).toISOString(),
+      tenant_id: 't',
+      actor: { type: 'api_key', id: 'k' },
+      action: 'secret.create',
+      resource: { type: 'secret', id: `s${seq}` },
+      outcome: 'success',
+      request_id: 'r',
+      source_ip: null,
+      user_agent: null,
+    };
     const hash = linkHash(seq, prev, entry);
     entries.push({ ...entry, chain: { seq, prev, hash } });
     prev = hash;
   }
-  const digest = { version: 1, tenant_id: 't', count: n, first_seq: 1, last_seq: n, prev_hash: GENESIS, last_hash: prev, public_key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x } };
+  const digest = {
+    version: 1,
+    tenant_id: 't',
+    count: n,
+    first_seq: 1,
+    last_seq: n,
+    prev_hash: GENESIS,
+    last_hash: prev,
+    public_key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x },
+  };
   const signature = sign(null, Buffer.from(digestMessage(digest)), privateKey).toString('base64url');
   return { text: [...entries, { digest, signature }].map((l) => JSON.stringify(l)).join('\n'), jwk: digest.public_key };
 }

@@ -1,34 +1,57 @@
 import { describe, expect, it } from 'vitest';
 import * as OTPAuth from 'otpauth';
-import { CREDENTIAL_TYPES, typeByCollection, typeByName, renderResource } from '../../functions/credentials/registry.js';
-import { isBitlockerRecoveryKey } from '../../functions/credentials/types.js';
-import { codeAt } from '../../functions/credentials/totp.js';
-import { crc16, CRC_OK_RESIDUE, decodeOtp, modhexToBytes } from '../../functions/credentials/yubikey.js';
+import { CREDENTIAL_TYPES, typeByCollection, typeByName, renderResource } from '../api/credential-types.js';
+import { isBitlockerRecoveryKey } from '../../lib/credentials/types/basic.js';
+import { codeAt } from '../../lib/credentials/types/totp-token.js';
+import { crc16, CRC_OK_RESIDUE, decodeOtp, modhexToBytes } from '../../lib/credentials/types/yubikey.js';
 import { charEntropy, generateChars } from '../../functions/passwords/generator.js';
-import { deriveAddress, eip55 } from '../../functions/passwords/wallet.js';
+import { deriveAddress, eip55 } from '../../lib/credentials/types/crypto-wallet.js';
 import { ROUTES } from '../../lib/routes.js';
-import { RESOURCE_TYPES } from '../../lib/resource-types.js';
+import { RESOURCE_TYPES } from '../../lib/catalog.js';
 
 describe('registry', () => {
   it('every typed route of lib/routes.ts resolves to a registry type, and every type is a resource type', () => {
-    for (const r of ROUTES.filter((x) => x.handler?.startsWith('credentials/collection.'))) {
+    // the generic CRUD: the five exports of a module named after its collection (lib/credentials/handlers.ts)
+    const crud = ROUTES.filter(
+      (x) =>
+        /^(credentials|passwords)\/[a-z-]+\.(list|create|get|update|remove)$/.test(x.handler ?? '') &&
+        x.handler!.split('.')[0]!.split('/')[1] === x.path.split('/')[3],
+    );
+    for (const r of crud) {
       const def = typeByCollection(r.path.split('/')[3]!);
       expect(def, r.key).toBeDefined();
       expect(def!.ownRoutes).toBeFalsy();
+      expect(r.handler!.split('/')[0]).toBe(def!.family);
     }
     for (const t of CREDENTIAL_TYPES) expect(RESOURCE_TYPES.some((r) => r.type === t.type && r.path === t.path)).toBe(true);
-    expect(ROUTES.filter((x) => x.handler?.startsWith('credentials/collection.'))).toHaveLength(17 * 5 + 6 + 5 - 1);
+    expect(crud).toHaveLength(17 * 5 + 6 + 5 - 1);
   });
 
   it('renders metadata without secret fields, and a record with them (withheld ones never)', () => {
     const def = typeByName('code_signing_key')!;
-    const rec = { id: 'i', name: 'n', version: 3, meta: { description: '', tags: [], algorithm: 'EC', secret_fields: ['private_key'], expires_at: '2000-01-01T00:00:00Z' } };
-    expect(renderResource(def, rec)).toMatchObject({ id: 'i', type: 'code_signing_key', algorithm: 'EC', secret_fields: ['private_key'], expired: true, version: 3 });
+    const rec = {
+      id: 'i',
+      name: 'n',
+      version: 3,
+      meta: { description: '', tags: [], algorithm: 'EC', secret_fields: ['private_key'], expires_at: '2000-01-01T00:00:00Z' },
+    };
+    expect(renderResource(def, rec)).toMatchObject({
+      id: 'i',
+      type: 'code_signing_key',
+      algorithm: 'EC',
+      secret_fields: ['private_key'],
+      expired: true,
+      version: 3,
+    });
     const withSecret = renderResource(def, rec, { private_key: 'PEM' });
     expect(withSecret).not.toHaveProperty('private_key');
     expect(withSecret.secret_fields).toEqual(['private_key']);
     const wifi = typeByName('wifi_credential')!;
-    expect(renderResource(wifi, { id: 'w', name: 'n', version: 1, meta: { ssid: 's' } }, { passphrase: 'p' })).toMatchObject({ ssid: 's', passphrase: 'p', secret_fields: ['passphrase'] });
+    expect(renderResource(wifi, { id: 'w', name: 'n', version: 1, meta: { ssid: 's' } }, { passphrase: 'p' })).toMatchObject({
+      ssid: 's',
+      passphrase: 'p',
+      secret_fields: ['passphrase'],
+    });
   });
 });
 
@@ -78,7 +101,13 @@ describe('password generation', () => {
   });
   it('every required class appears', () => {
     for (let i = 0; i < 50; i++) {
-      const { password } = generateChars({ length: 4, classes: ['lowercase', 'uppercase', 'digits', 'symbols'], exclude: '', excludeAmbiguous: false, requireEachClass: true });
+      const { password } = generateChars({
+        length: 4,
+        classes: ['lowercase', 'uppercase', 'digits', 'symbols'],
+        exclude: '',
+        excludeAmbiguous: false,
+        requireEachClass: true,
+      });
       for (const re of [/[a-z]/, /[A-Z]/, /\d/, /[^A-Za-z0-9]/]) expect(password).toMatch(re);
     }
   });
@@ -87,13 +116,23 @@ describe('password generation', () => {
 describe('wallets and other checks', () => {
   const m = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
   it('derives the BIP-84, BIP-44 and Ethereum test-vector addresses', () => {
-    expect(deriveAddress({ chain: 'bitcoin', network: 'mainnet', address_type: 'p2wpkh', mnemonic: m, derivation_path: "m/84'/0'/0'/0/0" })).toBe('bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu');
-    expect(deriveAddress({ chain: 'bitcoin', network: 'mainnet', address_type: 'p2pkh', mnemonic: m, derivation_path: "m/44'/0'/0'/0/0" })).toBe('1LqBGSKuX5yYUonjxT5qGfpUsXKYYWeabA');
-    expect(deriveAddress({ chain: 'bitcoin', network: 'testnet', address_type: 'p2wpkh', mnemonic: m, derivation_path: "m/84'/1'/0'/0/0" })).toBe('tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl');
+    expect(deriveAddress({ chain: 'bitcoin', network: 'mainnet', address_type: 'p2wpkh', mnemonic: m, derivation_path: "m/84'/0'/0'/0/0" })).toBe(
+      'bc1qcr8te4kr609gcawutmrza0j4xv80jy8z306fyu',
+    );
+    expect(deriveAddress({ chain: 'bitcoin', network: 'mainnet', address_type: 'p2pkh', mnemonic: m, derivation_path: "m/44'/0'/0'/0/0" })).toBe(
+      '1LqBGSKuX5yYUonjxT5qGfpUsXKYYWeabA',
+    );
+    expect(deriveAddress({ chain: 'bitcoin', network: 'testnet', address_type: 'p2wpkh', mnemonic: m, derivation_path: "m/84'/1'/0'/0/0" })).toBe(
+      'tb1q6rz28mcfaxtmd6v789l9rrlrusdprr9pqcpvkl',
+    );
     expect(deriveAddress({ chain: 'ethereum', mnemonic: m, derivation_path: "m/44'/60'/0'/0/0" })).toBe('0x9858EfFD232B4033E47d90003D41EC34EcaEda94');
   });
-  it('EIP-55 checksums (the EIP\'s own examples)', () => {
-    for (const a of ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359', '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB']) {
+  it("EIP-55 checksums (the EIP's own examples)", () => {
+    for (const a of [
+      '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed',
+      '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359',
+      '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB',
+    ]) {
       expect(eip55(a.slice(2).toLowerCase())).toBe(a);
     }
   });

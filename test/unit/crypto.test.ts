@@ -19,7 +19,11 @@ describe('KMS key provider (mocked: no KMS engine here) sends exactly these requ
     const plaintext = randomBytes(32);
     kms.on(GenerateDataKeyCommand).resolves({ Plaintext: plaintext, CiphertextBlob: Buffer.from('wrapped') });
     const out = await provider.generateDataKey({ tenant_id: 't-1' });
-    expect(kms.commandCalls(GenerateDataKeyCommand)[0]!.args[0].input).toEqual({ KeyId: keyId, KeySpec: 'AES_256', EncryptionContext: { tenant_id: 't-1' } });
+    expect(kms.commandCalls(GenerateDataKeyCommand)[0]!.args[0].input).toEqual({
+      KeyId: keyId,
+      KeySpec: 'AES_256',
+      EncryptionContext: { tenant_id: 't-1' },
+    });
     expect(out.plaintext.equals(plaintext)).toBe(true);
   });
 
@@ -27,7 +31,11 @@ describe('KMS key provider (mocked: no KMS engine here) sends exactly these requ
     kms.reset();
     kms.on(DecryptCommand).resolves({ Plaintext: Buffer.alloc(32, 7) });
     await provider.decryptDataKey(Buffer.from('wrapped'), { tenant_id: 't-1' });
-    expect(kms.commandCalls(DecryptCommand)[0]!.args[0].input).toEqual({ KeyId: keyId, CiphertextBlob: Buffer.from('wrapped'), EncryptionContext: { tenant_id: 't-1' } });
+    expect(kms.commandCalls(DecryptCommand)[0]!.args[0].input).toEqual({
+      KeyId: keyId,
+      CiphertextBlob: Buffer.from('wrapped'),
+      EncryptionContext: { tenant_id: 't-1' },
+    });
   });
 
   it('check: DescribeKey, failing on a disabled key', async () => {

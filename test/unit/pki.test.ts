@@ -56,8 +56,18 @@ describe('PKCS#12', () => {
         signingAlgorithm: signingAlgorithm(privateKey),
       });
       const p = join(dir, 'ed.p12');
-      writeFileSync(p, buildPkcs12({ privateKey, certificates: [new Uint8Array(cert.rawData)], password: 'secret-pass', friendlyName: 'ed' }));
-      const out = execFileSync('openssl', ['pkcs12', '-in', p, '-passin', 'pass:secret-pass', '-nodes', '-info'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      writeFileSync(
+        p,
+        await buildPkcs12(
+          'secret-pass',
+          [{ alias: 'ed', privateKey: privateKey.export({ type: 'pkcs8', format: 'der' }), chain: [new Uint8Array(cert.rawData)] }],
+          [],
+        ),
+      );
+      const out = execFileSync('openssl', ['pkcs12', '-in', p, '-passin', 'pass:secret-pass', '-nodes', '-info'], {
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       expect(out).toContain('BEGIN PRIVATE KEY');
       expect(out).toContain('friendlyName: ed');
       expect(() => execFileSync('openssl', ['pkcs12', '-in', p, '-passin', 'pass:other-pass', '-nodes'], { stdio: 'ignore' })).toThrow();

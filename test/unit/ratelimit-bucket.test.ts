@@ -1,17 +1,46 @@
 import { randomBytes } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { useRuntimeConfig } from '../helpers/in-process.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { BucketRef, Decision } from '../../lib/ratelimit/bucket.js';
+import { conditionFailed, intercept } from './dynamo-faults.js';
+import { table } from './table.js';
+import { take } from '../../lib/ratelimit/bucket.js';
 
-/** The token bucket against the suite's DynamoDB Local (real conditional writes). */
-let take: (ref: BucketRef, capacity: { known?: number; promise: Promise<number> }, nowMs?: () => number) => Promise<Decision>;
+/**
+ * The token bucket against the suite's DynamoDB Local (real conditional writes), with
+ * faults injected on the library's own client for the paths a healthy table never takes.
+ */
+let t: Awaited<ReturnType<typeof table>>;
+const undo: (() => void)[] = [];
 beforeAll(async () => {
-  useRuntimeConfig();
-  ({ take } = await import('../../lib/ratelimit/bucket.js'));
+  t = await table();
+});
+afterEach(() => {
+  while (undo.length > 0) undo.pop()!();
 });
 
-const ref = (): BucketRef => ({ policy: 'ip', key: { pk: `IP#test-${randomBytes(6).toString('hex')}`, sk: 'RATE' }, attr: 'rl_', ttlSeconds: 600 });
+const ref = (fields: Partial<BucketRef> = {}): BucketRef => ({
+  policy: 'ip',
+  key: { pk: `IP#test-${randomBytes(6).toString('hex')}`, sk: 'RATE' },
+  attr: 'rl_',
+  ttlSeconds: 600,
+  ...fields,
+});
 const cap = (n: number) => ({ known: n, promise: Promise.resolve(n) });
+const clock = (ms: number) => {
+  const c = { ms, now: () => c.ms };
+  return c;
+};
+/** UpdateItem calls made on one bucket's item. */
+function writesTo(r: BucketRef) {
+  const calls: Record<string, any>[] = [];
+  undo.push(
+    intercept(t.db(), (command, input) => {
+      if (command === 'UpdateItemCommand' && input.Key?.pk === r.key.pk) calls.push(input);
+      return undefined;
+    }),
+  );
+  return calls;
+}
 
 describe('token bucket', () => {
   it('admits the capacity, then refuses with the seconds until a token is back', async () => {
@@ -21,37 +50,240 @@ describe('token bucket', () => {
     for (let i = 0; i < 4; i++) got.push(await take(r, cap(3), now));
     expect(got.map((d) => d.allowed)).toEqual([true, true, true, false]);
     expect(got.map((d) => d.remaining)).toEqual([2, 1, 0, 0]);
-    // 3 per minute: one token every 20 s
-    expect(got[3]).toMatchObject({ policy: 'ip', limit: 3, resetSeconds: 20 });
+    // allowed: seconds until full again (3 per minute: one token every 20 s)
+    expect(got.map((d) => d.resetSeconds)).toEqual([20, 40, 60, 20]);
+    expect(got[3]).toEqual({ allowed: false, policy: 'ip', limit: 3, remaining: 0, resetSeconds: 20 });
   });
 
   it('refills at capacity/60 per second', async () => {
     const r = ref();
-    let t = 1_700_000_000_000;
-    const now = () => t;
-    for (let i = 0; i < 6; i++) await take(r, cap(6), now);
-    expect((await take(r, cap(6), now)).allowed).toBe(false);
-    t += 9_000; // 0.9 token
-    expect((await take(r, cap(6), now)).allowed).toBe(false);
-    t += 1_000; // 1 token
-    expect((await take(r, cap(6), now)).allowed).toBe(true);
-    expect((await take(r, cap(6), now)).allowed).toBe(false);
+    const c = clock(1_700_000_000_000);
+    for (let i = 0; i < 6; i++) await take(r, cap(6), c.now);
+    expect((await take(r, cap(6), c.now)).allowed).toBe(false);
+    c.ms += 9_000; // 0.9 token
+    expect(await take(r, cap(6), c.now)).toMatchObject({ allowed: false, resetSeconds: 1 });
+    c.ms += 1_000; // 1 token
+    expect(await take(r, cap(6), c.now)).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await take(r, cap(6), c.now)).allowed).toBe(false);
+    // a long pause fills it to the capacity, not beyond
+    c.ms += 3_600_000;
+    const d = await take(r, cap(6), c.now);
+    expect(d).toMatchObject({ allowed: true, remaining: 5, resetSeconds: 10 });
   });
 
-  it('is atomic under concurrency: 30 parallel takes of a 10-token bucket admit exactly 10', async () => {
+  it('is atomic under concurrency: 30 parallel takes of a 10-token bucket admit exactly 10 and refuse 20, none fails', async () => {
     const r = ref();
     const now = () => 1_700_000_100_000;
-    const out = await Promise.all(Array.from({ length: 30 }, () => take(r, cap(10), now).catch(() => null)));
-    expect(out.filter((d) => d?.allowed).length).toBe(10);
+    const out = await Promise.all(Array.from({ length: 30 }, () => take(r, cap(10), now)));
+    expect(out.filter((d) => d.allowed)).toHaveLength(10);
+    expect(out.filter((d) => !d.allowed)).toHaveLength(20);
+    expect(out.filter((d) => !d.allowed).every((d) => d.remaining === 0 && d.limit === 10)).toBe(true);
   });
 
-  it('a lowered limit applies at the next refill', async () => {
+  it('a lowered limit applies at the next refill, a raised one too (never above the new capacity)', async () => {
     const r = ref();
-    let t = 1_700_000_200_000;
-    const now = () => t;
-    expect((await take(r, cap(100), now)).remaining).toBe(99);
-    t += 1000;
-    const d = await take(r, cap(2), now);
-    expect(d).toMatchObject({ allowed: true, limit: 2, remaining: 1 });
+    const c = clock(1_700_000_200_000);
+    expect((await take(r, cap(100), c.now)).remaining).toBe(99);
+    c.ms += 1000;
+    expect(await take(r, cap(2), c.now)).toMatchObject({ allowed: true, limit: 2, remaining: 1 });
+    c.ms += 1000;
+    expect(await take(r, cap(600), c.now)).toMatchObject({ allowed: true, limit: 600, remaining: 10 });
+  });
+
+  it('an unknown capacity is awaited for the first fill', async () => {
+    const r = ref();
+    const d = await take(r, { promise: Promise.resolve(5) }, () => 1_700_000_300_000);
+    expect(d).toMatchObject({ allowed: true, limit: 5, remaining: 4 });
+  });
+
+  it('the item: state under the attribute prefix, a TTL in epoch seconds in the future set once, the usage count', async () => {
+    const r = ref({ attr: 'rl_x_', count: true, ttlSeconds: 600 });
+    const c = clock(1_700_000_400_500);
+    await take(r, cap(60), c.now);
+    c.ms += 2_000;
+    await take(r, cap(60), c.now);
+    await take(r, cap(60), c.now);
+    const item = await t.get(r.key);
+    expect(item).toEqual({ ...r.key, rl_x_ts: 1_700_000_402, rl_x_tok: 58, rl_x_cap: 60, ttl: 1_700_000_400 + 600, requests: 3 });
+  });
+
+  it('a refused take changes nothing: no usage count, no state change (its one write fails its condition)', async () => {
+    const r = ref({ count: true });
+    const now = () => 1_700_000_500_000;
+    await take(r, cap(1), now);
+    const before = await t.get(r.key);
+    const writes = writesTo(r);
+    expect((await take(r, cap(1), now)).allowed).toBe(false);
+    expect((await take(r, cap(1), now)).allowed).toBe(false);
+    expect(writes).toHaveLength(2);
+    expect(await t.get(r.key)).toEqual(before);
+    expect(before).toMatchObject({ requests: 1, rl_tok: 0 });
+  });
+
+  it('a busy caller costs one conditional write per take in the same second', async () => {
+    const r = ref();
+    const now = () => 1_700_000_600_000;
+    await take(r, cap(10), now);
+    const writes = writesTo(r);
+    await take(r, cap(10), now);
+    await take(r, cap(10), now);
+    expect(writes).toHaveLength(2);
+    expect(writes[0]).toMatchObject({ ConditionExpression: '#ts = :ts AND #tok >= :one', ExpressionAttributeValues: { ':one': 1, ':ts': 1_700_000_600 } });
+  });
+});
+
+describe('token bucket: state another process changed', () => {
+  it('an empty bucket remembered by this process is checked against the item before refusing', async () => {
+    const r = ref();
+    const now = () => 1_700_001_000_000;
+    await take(r, cap(1), now); // remembered: 0 tokens
+    // another process's view: the item holds tokens (e.g. it refilled with a higher limit)
+    await t.put({ ...r.key, rl_ts: 1_700_001_000, rl_tok: 3, rl_cap: 3, ttl: 1 });
+    expect(await take(r, cap(1), now)).toMatchObject({ allowed: true, remaining: 2 });
+    // and once the item is empty, refused on the item's word
+    await t.put({ ...r.key, rl_ts: 1_700_001_000, rl_tok: 0, rl_cap: 3, ttl: 1 });
+    expect(await take(r, cap(1), now)).toMatchObject({ allowed: false, limit: 3 });
+  });
+
+  it('a refill that this process computes as short of a token is verified against the item', async () => {
+    const r = ref();
+    const c = clock(1_700_002_000_000);
+    await take(r, cap(30), c.now); // 29 left
+    await t.put({ ...r.key, rl_ts: 1_700_002_000, rl_tok: 0, rl_cap: 30, ttl: 1 }); // others took the rest
+    c.ms += 1_000; // +0.5 token
+    const writes = writesTo(r);
+    // remembered 29 → refill write with a stale compare-and-set → refused by the item's state (0.5 tokens)
+    expect(await take(r, cap(30), c.now)).toEqual({ allowed: false, policy: 'ip', limit: 30, remaining: 0, resetSeconds: 1 });
+    expect(writes.length).toBeGreaterThanOrEqual(1);
+    // remembered as 0.5 (known from the item): another second brings one token
+    c.ms += 1_000;
+    expect(await take(r, cap(30), c.now)).toMatchObject({ allowed: true, remaining: 0 });
+    // the item is empty again; this process's memory says 0 at that second: a later second's
+    // refill computes 0.5, short of a token, and checks the item, which another process refilled
+    await t.put({ ...r.key, rl_ts: 1_700_002_003, rl_tok: 4, rl_cap: 30, ttl: 1 });
+    c.ms += 1_000;
+    expect(await take(r, cap(30), c.now)).toMatchObject({ allowed: true, remaining: 3 });
+  });
+
+  it('a state read back from the item with exactly one token left is taken, not refused', async () => {
+    const r = ref();
+    const c = clock(1_700_007_000_000);
+    await take(r, cap(60), c.now); // remembered: 59 at T
+    await t.put({ ...r.key, rl_ts: 1_700_007_001, rl_tok: 1, rl_cap: 60, ttl: 1 }); // another process: 1 left at T+1
+    c.ms += 1_000;
+    expect(await take(r, cap(60), c.now)).toMatchObject({ allowed: true, remaining: 0 });
+    expect(await t.get(r.key)).toMatchObject({ rl_tok: 0 });
+  });
+
+  it('a refill compare-and-set lost to another process is retried from the state the failure returned', async () => {
+    const r = ref();
+    const c = clock(1_700_003_000_000);
+    await take(r, cap(60), c.now); // 59 at T
+    await t.put({ ...r.key, rl_ts: 1_700_003_001, rl_tok: 10, rl_cap: 60, ttl: 1 }); // another process refilled at T+1
+    c.ms += 1_000;
+    const writes = writesTo(r);
+    expect(await take(r, cap(60), c.now)).toMatchObject({ allowed: true, remaining: 9 });
+    expect(writes).toHaveLength(2);
+    expect(writes[0]).toMatchObject({ ConditionExpression: '#ts = :oldts AND #tok = :oldtok', ExpressionAttributeValues: { ':oldts': 1_700_003_000, ':oldtok': 59 } });
+    expect(writes[1]).toMatchObject({ ConditionExpression: '#ts = :ts AND #tok >= :one' });
+  });
+});
+
+describe('token bucket: failures', () => {
+  it('any error other than a failed condition is not a lost race: it propagates at once', async () => {
+    const r = ref();
+    const broken = new Error('ProvisionedThroughputExceeded');
+    let calls = 0;
+    undo.push(
+      intercept(t.db(), (command, input) => {
+        if (command === 'UpdateItemCommand' && input.Key?.pk === r.key.pk) {
+          calls++;
+          throw broken;
+        }
+        return undefined;
+      }),
+    );
+    await expect(take(r, cap(10), () => 1_700_004_000_000)).rejects.toBe(broken);
+    expect(calls).toBe(1);
+  });
+
+  it('gives up after 6 lost races with "too much contention"', async () => {
+    const r = ref();
+    let calls = 0;
+    const now = 1_700_005_000_000;
+    const lost = await conditionFailed({ ...r.key, rl_ts: now / 1000, rl_tok: 5, rl_cap: 10 });
+    undo.push(
+      intercept(t.db(), (command, input) => {
+        if (command === 'UpdateItemCommand' && input.Key?.pk === r.key.pk) {
+          calls++;
+          throw lost; // every write finds the item changed, with tokens left
+        }
+        return undefined;
+      }),
+    );
+    await expect(take(r, cap(10), () => now)).rejects.toThrow('rate limit bucket: too much contention');
+    expect(calls).toBe(6);
+  });
+
+  it('a failed condition without the item (no ALL_OLD) starts over from the create path', async () => {
+    const r = ref();
+    const now = () => 1_700_006_000_000;
+    let first = true;
+    const missing = await conditionFailed();
+    const writes: Record<string, any>[] = [];
+    undo.push(
+      intercept(t.db(), (command, input) => {
+        if (command === 'UpdateItemCommand' && input.Key?.pk === r.key.pk) {
+          writes.push(input);
+          if (first) {
+            first = false;
+            throw missing;
+          }
+        }
+        return undefined;
+      }),
+    );
+    expect(await take(r, cap(10), now)).toMatchObject({ allowed: true, remaining: 9 });
+    expect(writes.map((w) => w.ConditionExpression)).toEqual(['attribute_not_exists(#ts)', 'attribute_not_exists(#ts)']);
+  });
+});
+
+describe('token bucket: this process remembers at most 10,000 buckets (slow: last in this file)', () => {
+  it('the oldest remembered bucket is forgotten first: its next take starts from the create path again', async () => {
+    // the table is emulated in-process for these buckets: 10,001 buckets without 10,001 round trips
+    const items = new Map<string, Record<string, number>>();
+    const creates: string[] = [];
+    const prefix = `MEMO#${randomBytes(4).toString('hex')}#`;
+    undo.push(
+      intercept(t.db(), async (command, input) => {
+        if (command !== 'UpdateItemCommand' || !String(input.Key?.pk).startsWith(prefix)) return undefined;
+        const pk = input.Key.pk as string;
+        const v = input.ExpressionAttributeValues as Record<string, number>;
+        const item = items.get(pk);
+        if (input.ConditionExpression === 'attribute_not_exists(#ts)') {
+          creates.push(pk);
+          if (item) throw await conditionFailed({ pk, sk: 'RATE', ...item });
+          items.set(pk, { rl_ts: v[':ts']!, rl_tok: v[':tok']!, rl_cap: v[':cap']! });
+          return { output: {} };
+        }
+        if (!item || item.rl_ts !== v[':ts'] || item.rl_tok! < 1) throw await conditionFailed(item ? { pk, sk: 'RATE', ...item } : undefined);
+        item.rl_tok! -= 1;
+        return { output: { Attributes: { pk, sk: 'RATE', ...item } } };
+      }),
+    );
+    const now = () => 1_700_009_000_000;
+    const refs = Array.from({ length: 10_001 }, (_, i) => ref({ key: { pk: `${prefix}${i}`, sk: 'RATE' } }));
+    for (const r of refs.slice(0, 10_000)) await take(r, cap(100), now);
+    creates.length = 0;
+    await take(refs[0]!, cap(100), now); // remembered at 10,000 buckets: the fast path
+    await take(refs[9_999]!, cap(100), now);
+    expect(creates).toEqual([]);
+    await take(refs[10_000]!, cap(100), now); // the 10,001st: the oldest (the first) is forgotten
+    expect(creates).toEqual([refs[10_000]!.key.pk]);
+    creates.length = 0;
+    await take(refs[1]!, cap(100), now); // still remembered
+    expect(creates).toEqual([]);
+    expect(await take(refs[0]!, cap(100), now)).toMatchObject({ allowed: true, remaining: 97 }); // forgotten: create path, then the item's state
+    expect(creates).toEqual([refs[0]!.key.pk]);
   });
 });

@@ -3,7 +3,7 @@ import { CreateKeyCommand, GetPublicKeyCommand, KMSClient, NotFoundException, Sc
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../../lib/http/errors.js';
+import type { HttpError } from '../../lib/http/errors.js';
 import { algorithmsFor } from '../../lib/signing/algorithms.js';
 import { BackendUnavailable, DeviceError, UnsupportedKeySpec } from '../../lib/signing/backend.js';
 import { signingError } from '../../lib/signing/errors.js';
@@ -30,13 +30,24 @@ describe('sign message decoding (1 byte to 1 MiB after strict base64 decoding)',
   it('refuses an empty message, 1 MiB + 1 byte, and anything that is not base64', () => {
     expect(status(() => decodeMessage(''))).toBe(400);
     expect(status(() => decodeMessage(Buffer.alloc(MAX_MESSAGE_BYTES + 1).toString('base64')))).toBe(400);
-    for (const bad of ['not base64!', 'AAA', 'AA=A', 'A===', 'AA==AA==', '-_8=', ' AAAA', 'AAAA\n']) expect(status(() => decodeMessage(bad)), bad).toBe(400);
+    for (const bad of ['not base64!', 'AAA', 'AA=A', 'A===', 'AA==AA==', '-_8=', ' AAAA', 'AAAA\n'])
+      expect(
+        status(() => decodeMessage(bad)),
+        bad,
+      ).toBe(400);
   });
 });
 
 describe('key specs and algorithms', () => {
   it('normalises key spec spellings and refuses unknown ones', () => {
-    for (const [input, spec] of [['EC_P256', 'EC_P256'], ['ecdsa-p256', 'EC_P256'], ['P-384', 'EC_P384'], ['Ed25519', 'ED25519'], ['rsa-3072', 'RSA_3072'], ['RSA_4096', 'RSA_4096']]) {
+    for (const [input, spec] of [
+      ['EC_P256', 'EC_P256'],
+      ['ecdsa-p256', 'EC_P256'],
+      ['P-384', 'EC_P384'],
+      ['Ed25519', 'ED25519'],
+      ['rsa-3072', 'RSA_3072'],
+      ['RSA_4096', 'RSA_4096'],
+    ]) {
       expect(KeySpecField.parse(input)).toBe(spec);
     }
     for (const bad of ['RSA_1024', 'P-521', 'secp256k1', 42]) expect(KeySpecField.safeParse(bad).success).toBe(false);
@@ -150,14 +161,22 @@ describe('PKCS#11 crypto-user credentials', () => {
   it('read from Secrets Manager by secret id; CloudHSM {username, password} becomes <user>:<password>', async () => {
     sm.reset();
     sm.on(GetSecretValueCommand).resolves({ SecretString: JSON.stringify({ username: 'crypto_user', password: 'pw-1' }) });
-    const pin = await pinResolver({ PKCS11_PIN: undefined, PKCS11_PIN_SECRET_ID: 'prod/cloudhsm/cu', AWS_REGION: 'eu-west-1' }, new SecretsManagerClient({ region: 'eu-west-1' }))();
+    const pin = await pinResolver(
+      { PKCS11_PIN: undefined, PKCS11_PIN_SECRET_ID: 'prod/cloudhsm/cu', AWS_REGION: 'eu-west-1' },
+      new SecretsManagerClient({ region: 'eu-west-1' }),
+    )();
     expect(pin).toBe('crypto_user:pw-1');
     expect(sm.commandCalls(GetSecretValueCommand)[0]!.args[0].input).toEqual({ SecretId: 'prod/cloudhsm/cu' });
   });
 
   it('PKCS11_PIN from the environment wins and makes no call; secret formats', async () => {
     sm.reset();
-    expect(await pinResolver({ PKCS11_PIN: '1234', PKCS11_PIN_SECRET_ID: 'x', AWS_REGION: 'eu-west-1' }, new SecretsManagerClient({ region: 'eu-west-1' }))()).toBe('1234');
+    expect(
+      await pinResolver(
+        { PKCS11_PIN: '1234', PKCS11_PIN_SECRET_ID: 'x', AWS_REGION: 'eu-west-1' },
+        new SecretsManagerClient({ region: 'eu-west-1' }),
+      )(),
+    ).toBe('1234');
     expect(sm.calls()).toHaveLength(0);
     expect(parsePin(' plain-pin ')).toBe('plain-pin');
     expect(parsePin('{"pin":"9876"}')).toBe('9876');

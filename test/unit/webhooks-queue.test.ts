@@ -118,7 +118,12 @@ describe('the AWS worker entry point (functions/webhooks/worker.ts) with SQS moc
   });
 
   const record = (id: string, body: unknown, receiveCount = 1): SQSEvent['Records'][number] =>
-    ({ messageId: id, receiptHandle: `rh-${id}`, body: JSON.stringify(body), attributes: { ApproximateReceiveCount: String(receiveCount) } }) as never;
+    ({
+      messageId: id,
+      receiptHandle: `rh-${id}`,
+      body: JSON.stringify(body),
+      attributes: { ApproximateReceiveCount: String(receiveCount) },
+    }) as never;
 
   it('a failed attempt: ChangeMessageVisibility to the backoff and a batch item failure; a success: nothing (Lambda deletes); the last attempt: the DLQ', async () => {
     sqs.reset();

@@ -60,7 +60,14 @@ beforeAll(async () => {
   const resolver = new Resolver({ timeout: 2000, tries: 1 });
   resolver.setServers([`127.0.0.1:${dns.port}`]);
   lookup = (host, _options, cb) =>
-    resolver.resolve4(host, (err, addrs) => (err ? cb(err) : cb(null, addrs.map((address) => ({ address, family: 4 })))));
+    resolver.resolve4(host, (err, addrs) =>
+      err
+        ? cb(err)
+        : cb(
+            null,
+            addrs.map((address) => ({ address, family: 4 })),
+          ),
+    );
 });
 afterAll(() => dns.socket.close());
 
@@ -102,8 +109,20 @@ describe('address classes', () => {
 
 describe('URL rules', () => {
   it('refuses other schemes, embedded credentials, loopback names, and IP literals in any notation', () => {
-    for (const url of ['file:///etc/passwd', 'gopher://x/', 'http://user:pass@example.com/', 'http://user@example.com/', 'http://localhost/', 'http://a.localhost/',
-      'http://0x7f000001/', 'http://2130706433/', 'http://017700000001/', 'http://[::ffff:127.0.0.1]/', 'http://[0:0:0:0:0:ffff:7f00:1]/', 'not a url']) {
+    for (const url of [
+      'file:///etc/passwd',
+      'gopher://x/',
+      'http://user:pass@example.com/',
+      'http://user@example.com/',
+      'http://localhost/',
+      'http://a.localhost/',
+      'http://0x7f000001/',
+      'http://2130706433/',
+      'http://017700000001/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://[0:0:0:0:0:ffff:7f00:1]/',
+      'not a url',
+    ]) {
       expect(() => checkUrl(url, false), url).toThrow(BlockedDestination);
     }
     expect(checkUrl('https://hooks.example.com/x?y=1', false).hostname).toBe('hooks.example.com');
@@ -117,7 +136,9 @@ describe('resolution through DNS (a real DNS server)', () => {
       await expect(resolveChecked(name, { allowLoopback: false, lookup: lookup as never }), name).rejects.toThrow(BlockedDestination);
       await expect(checkWebhookUrl(`https://${name}/hook`, { allowLoopback: false, lookup: lookup as never })).rejects.toThrow(/resolves to/);
     }
-    expect(await resolveChecked('public.example.test', { allowLoopback: false, lookup: lookup as never })).toEqual([{ address: '93.184.216.34', family: 4 }]);
+    expect(await resolveChecked('public.example.test', { allowLoopback: false, lookup: lookup as never })).toEqual([
+      { address: '93.184.216.34', family: 4 },
+    ]);
   });
 
   it('a name accepted at creation is refused at delivery once it resolves to loopback (rebinding)', async () => {
@@ -154,7 +175,10 @@ describe('delivery', () => {
     process.env.WEBHOOK_RETRY_BASE_MS ??= '1000';
     const { postWebhook } = await import('../../lib/events/delivery.js');
     const port = (server.address() as { port: number }).port;
-    const refused = await postWebhook(new URL(`http://internal.example.test:${port}/`), '{}', {}, 2000, { allowLoopback: true, lookup: lookup as never });
+    const refused = await postWebhook(new URL(`http://internal.example.test:${port}/`), '{}', {}, 2000, {
+      allowLoopback: true,
+      lookup: lookup as never,
+    });
     expect(refused).toMatchObject({ status_code: null });
     expect(refused.error).toMatch(/destination not allowed: internal\.example\.test resolves to 10\.0\.0\.1/);
     const redirected = await postWebhook(new URL(`http://127.0.0.1:${port}/`), '{}', {}, 2000, { allowLoopback: true });

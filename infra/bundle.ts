@@ -1,0 +1,175 @@
+/**
+ * The Lambda code assets: every handler module bundled on its own (`npm run build`; the CDK
+ * app runs it before a synth). Entry points: each module named by the handler column of
+ * lib/routes.ts, the background functions of infra/background.ts, and
+ * functions/not-implemented.ts. Output (default dist/lambda):
+ *
+ *   <asset>/<folder>/<module>.mjs   one self-contained ES module per asset directory (the
+ *                                   asset id is the module path with '/' -> '.'), so Lambda's
+ *                                   handler string stays `<folder>/<module>.<export>`
+ *   <asset>/<folder>/<module>.mjs.map  only with source maps (context sourceMaps=true)
+ *   build-manifest.json             assets, their exports and sizes (for inspection and tests)
+ *
+ * Decisions:
+ * - One asset per handler module, each holding only what that module imports: a function
+ *   uploads and loads its own code, not the whole service's. No code splitting: a shared
+ *   chunk is evaluated in whatever order its importers reach it, and @peculiar/x509 (through
+ *   tsyringe) needs `reflect-metadata` evaluated before it, which a chunk graph does not
+ *   guarantee. In one self-contained module, ES module evaluation order is the source's
+ *   import order, so nothing depends on how chunks happen to be cut.
+ * - ESM (.mjs), platform node, target node22 (the nodejs22.x runtime), minified,
+ *   tree-shaken. Source maps are off by default (5 MB that no function needs at run time);
+ *   `sourceMaps: true` writes linked maps and the app sets --enable-source-maps.
+ * - A banner defines `require` (createRequire) so that CommonJS dependencies bundled into ESM
+ *   can still require Node built-ins.
+ * - @aws-sdk/* is BUNDLED, not taken from the runtime: the versions that run in Lambda are the
+ *   ones the lockfile pins and the tests exercise (the runtime's copy changes under us).
+ * - pkcs11js is a native addon: external here, delivered with the CloudHSM PKCS#11 library by
+ *   the HSM layer. No handler module may import it statically: functions without the layer
+ *   would fail at load with ERR_MODULE_NOT_FOUND instead of answering. Load it lazily where
+ *   the backend connects; the build checks this and fails.
+ * - Every handler export named in lib/routes.ts must exist in its built module (checked from
+ *   esbuild's metafile), so a typo in the route table fails the build, not a deployment.
+ */
+import { build, type Metafile } from 'esbuild';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ROUTES, type Route } from '../lib/routes.js';
+import { BACKGROUND_JOBS, type BackgroundJob } from './background.js';
+import { assetId, handlerModules, lambdaEntry } from './handlers.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const DEFAULT_OUT_DIR = join(ROOT, 'dist', 'lambda');
+export const MANIFEST = 'build-manifest.json';
+
+/** Not bundled, with the reason. */
+export const EXTERNAL: Readonly<Record<string, string>> = {
+  pkcs11js: 'native addon; shipped in the HSM layer next to the CloudHSM PKCS#11 library',
+  'pg-native': 'optional native binding of pg, which falls back to pure JS when it is missing',
+};
+
+/** The externals that are native addons (delivered by a layer, absent elsewhere). */
+const NATIVE = ['pkcs11js'];
+
+export interface BuiltAsset {
+  /** The handler module (`credentials/collection`). */
+  readonly module: string;
+  /** The asset directory, relative to the output directory. */
+  readonly dir: string;
+  /** The module file inside the asset directory (`credentials/collection.mjs`). */
+  readonly file: string;
+  readonly exports: readonly string[];
+  /** Bytes of the module (without its source map). */
+  readonly bytes: number;
+}
+
+export interface BuildManifest {
+  readonly sourceMaps: boolean;
+  readonly assets: Readonly<Record<string, BuiltAsset>>;
+  /** Imports left to the runtime: Node built-ins and the native addon, with their kind. */
+  readonly externals: readonly string[];
+}
+
+export interface BuildResult {
+  readonly outDir: string;
+  readonly modules: readonly string[];
+  readonly manifest: BuildManifest;
+  readonly milliseconds: number;
+}
+
+export interface BuildOptions {
+  readonly outDir?: string;
+  readonly routes?: readonly Route[];
+  /** Where handler modules live (default functions/; tests point it at fixtures). */
+  readonly functionsDir?: string;
+  /** Background functions (infra/background.ts) built alongside the routes. */
+  readonly jobs?: readonly BackgroundJob[];
+  readonly sourceMaps?: boolean;
+}
+
+/** A background job as a pseudo-route, so the same checks apply to it. */
+const jobRoute = (job: BackgroundJob): Route =>
+  ({ key: `job ${job.id}`, handler: job.handler, grants: job.grants, method: 'POST', path: `/${job.slug}` }) as unknown as Route;
+
+export async function buildFunctions(options: BuildOptions = {}): Promise<BuildResult> {
+  const outDir = resolve(options.outDir ?? DEFAULT_OUT_DIR);
+  const routes = [...(options.routes ?? ROUTES), ...(options.jobs ?? BACKGROUND_JOBS).map(jobRoute)];
+  const functionsDir = resolve(options.functionsDir ?? join(ROOT, 'functions'));
+  const sourceMaps = options.sourceMaps ?? false;
+  const modules = handlerModules(routes);
+  const started = Date.now();
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: modules.map((m) => ({ in: join(functionsDir, `${m}.ts`), out: `${assetId(m)}/${m}` })),
+    outdir: outDir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    splitting: false,
+    format: 'esm',
+    platform: 'node',
+    target: 'node22',
+    // ESM builds first: smaller after tree-shaking (the AWS SDK ships both)
+    mainFields: ['module', 'main'],
+    minify: true,
+    treeShaking: true,
+    sourcemap: sourceMaps ? 'linked' : false,
+    sourcesContent: false,
+    legalComments: 'none',
+    external: Object.keys(EXTERNAL),
+    banner: { js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);" },
+    metafile: true,
+    logLevel: 'warning',
+  });
+
+  checkExports(result.metafile, outDir, routes);
+  checkNativeImports(result.metafile, outDir, routes);
+
+  const externals = new Set<string>();
+  const assets: Record<string, BuiltAsset> = {};
+  for (const m of modules) {
+    const out = result.metafile.outputs[outputKey(outDir, m)]!;
+    for (const imp of out.imports) if (imp.external) externals.add(`${imp.path} (${imp.kind})`);
+    assets[m] = { module: m, dir: assetId(m), file: `${m}.mjs`, exports: out.exports, bytes: out.bytes };
+  }
+  const manifest: BuildManifest = { sourceMaps, assets, externals: [...externals].sort() };
+  writeFileSync(join(outDir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+  return { outDir, modules, manifest, milliseconds: Date.now() - started };
+}
+
+/** The metafile's key of a module's output (paths relative to the working directory). */
+function outputKey(outDir: string, module: string): string {
+  return relative(ROOT, join(outDir, assetId(module), `${module}.mjs`)).split('\\').join('/');
+}
+
+function checkExports(meta: Metafile, outDir: string, routes: readonly Route[]): void {
+  const problems: string[] = [];
+  for (const route of [...routes, { key: 'not implemented', handler: null } as Route]) {
+    const { module, exportName } = lambdaEntry(route);
+    const out = meta.outputs[outputKey(outDir, module)];
+    if (!out) problems.push(`${route.key}: no output for functions/${module}.ts`);
+    else if (!out.exports.includes(exportName)) problems.push(`${route.key}: functions/${module}.ts has no export "${exportName}"`);
+  }
+  if (problems.length) throw new Error(`build: the route table names missing handlers:\n  ${problems.join('\n  ')}`);
+}
+
+/** No handler module may statically import a native addon (see the header). */
+function checkNativeImports(meta: Metafile, outDir: string, routes: readonly Route[]): void {
+  const problems: string[] = [];
+  for (const module of handlerModules(routes)) {
+    const natives = (meta.outputs[outputKey(outDir, module)]?.imports ?? [])
+      .filter((imp) => imp.external && imp.kind === 'import-statement' && NATIVE.includes(imp.path))
+      .map((imp) => imp.path);
+    if (natives.length) {
+      const served = routes.filter((r) => lambdaEntry(r).module === module).map((r) => r.key);
+      problems.push(
+        `functions/${module}.ts statically imports the native addon ${natives[0]}, so its functions (${served.join(', ')}) ` +
+          `cannot even load without the HSM layer; import it lazily (await import('${natives[0]}')) where it is first needed`,
+      );
+    }
+  }
+  if (problems.length) throw new Error(`build:\n  ${problems.join('\n  ')}`);
+}

@@ -1,0 +1,23 @@
+import * as z from 'zod/v4';
+import { KNOWN_SCOPES } from '../routes.js';
+
+export const Name = z.string().trim().min(1).max(128);
+export const Email = z
+  .email()
+  .max(254)
+  .transform((e) => e.toLowerCase());
+export const Uuid = z.uuid();
+
+export const Scope = z.string().refine((s) => KNOWN_SCOPES.includes(s), { message: 'unknown scope' });
+
+export const CreateApiKeyBody = z.strictObject({
+  name: Name,
+  scopes: z.array(Scope).min(1).max(64),
+  expires_at: z.iso
+    .datetime({ offset: true })
+    .refine((t) => Date.parse(t) > Date.now(), { message: 'must be in the future' })
+    .optional(),
+});
+export type CreateApiKeyBody = z.infer<typeof CreateApiKeyBody>;
+
+export const IdParams = z.strictObject({ id: Uuid });

@@ -1,0 +1,48 @@
+import * as z from 'zod/v4';
+
+/**
+ * Request atoms shared by every family, each rule in one place: the page of a list
+ * (`limit` 1..1000, default 100; `offset`; `cursor` as returned in `next_cursor`) and the
+ * `{id}` path parameter of resources addressed by UUID.
+ */
+const PAGE_LIMIT_MAX = 1000;
+
+export const Limit = (dflt = 100) => z.coerce.number().int().min(1).max(PAGE_LIMIT_MAX).default(dflt);
+export const Offset = z.coerce.number().int().min(0).max(1_000_000).default(0);
+/** The opaque cursor of lib/store/pagination.ts. */
+export const Cursor = z.string().min(1).max(2048);
+/** A cursor where an empty value means the first page (audit, tenants). */
+export const OptionalCursor = z.string().max(2048).optional();
+
+/** `?limit&offset&cursor` of every list that pages by offset or cursor. */
+export const PageQuery = z.strictObject({ limit: Limit(), offset: Offset, cursor: Cursor.optional() });
+export type PageQuery = z.infer<typeof PageQuery>;
+
+export const Uuid = z.uuid();
+export const IdParams = z.strictObject({ id: Uuid });
+export type IdParams = z.infer<typeof IdParams>;
+
+export const Description = z.string().max(1024);
+/** Up to 50 tags of printable characters, duplicates dropped. */
+export const Tags = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[\p{L}\p{N} _.:/=+@-]+$/u, 'printable tag characters only'),
+  )
+  .max(50)
+  .transform((t) => [...new Set(t)]);
+
+/**
+ * A page of a list as the API shows it: the items under their key, `total` (the number in
+ * this page, as the specification says), `limit` and `offset` for lists paged by offset, and
+ * `next_cursor` (null on the last page).
+ */
+export const listPage = <T>(key: string, items: readonly T[], nextCursor: string | null | undefined, paged?: { limit: number; offset: number }) => ({
+  [key]: items,
+  total: items.length,
+  ...(paged ? { limit: paged.limit, offset: paged.offset } : {}),
+  next_cursor: nextCursor ?? null,
+});

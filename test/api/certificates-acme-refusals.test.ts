@@ -1,0 +1,21 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { api, errorCode, newAccount, unique, type TestAccount } from '../helpers/api.js';
+
+/** ACME enrollment refuses a directory it must not reach before any request is made to it. */
+let a: TestAccount;
+beforeAll(async () => {
+  a = await newAccount('acme-refusals');
+});
+
+describe('POST /api/v1/certificates/enroll (acme): the directory URL is checked like a webhook receiver', () => {
+  it.each([
+    ['https://10.1.2.3/dir', 'destination 10.1.2.3 is a private address'],
+    ['https://169.254.169.254/latest', 'destination 169.254.169.254 is a link-local / metadata address'],
+    ['ftp://acme.example.com/dir', 'scheme ftp is not allowed (http or https only)'],
+  ])('%s: 400 with the reason', async (url, reason) => {
+    const res = await api('POST', '/api/v1/certificates/enroll', { key: a.adminKey, body: { name: unique('acme'), sans: { dns: ['svc.example.com'] }, acme: { directory_url: url } } });
+    expect(res.status, res.text).toBe(400);
+    expect(errorCode(res)).toBe('bad_request');
+    expect(res.body.error).toBe(`acme.directory_url refused: ${reason}`);
+  });
+});

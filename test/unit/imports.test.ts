@@ -1,0 +1,90 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The folders' directions (docs/architecture.md, "Folders"): functions/<family> import only
+ * lib/ (and their own family's modules); nothing in lib/ imports functions/, scripts/ or
+ * infra/; infra/ imports no scripts/; and no module of lib/ or functions/ is part of an
+ * import cycle (type-only and dynamic imports count too). Imports are read from the source
+ * text: static `import`/`export … from` and `import('…')`.
+ */
+const ROOT = resolve(import.meta.dirname, '../..');
+
+function files(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((name) => {
+    const rel = join(dir, name);
+    if (statSync(join(ROOT, rel)).isDirectory()) return files(rel);
+    return rel.endsWith('.ts') && !rel.endsWith('.d.ts') ? [rel] : [];
+  });
+}
+
+const IMPORT_RE = /(?:^|[\s;])(?:import|export)\b[^'"]*?from\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm;
+
+/** The repository-relative files a module imports (relative specifiers only). */
+function importsOf(file: string): string[] {
+  const src = readFileSync(join(ROOT, file), 'utf8');
+  const out: string[] = [];
+  for (const m of src.matchAll(IMPORT_RE)) {
+    const spec = m[1] ?? m[2] ?? m[3]!;
+    if (!spec.startsWith('.')) continue;
+    out.push(relative(ROOT, resolve(join(ROOT, dirname(file)), spec.replace(/\.js$/, '.ts'))));
+  }
+  return out;
+}
+
+const SOURCES = [...files('lib'), ...files('functions'), ...files('infra')];
+const GRAPH = new Map(SOURCES.map((f) => [f, importsOf(f)]));
+
+const top = (f: string) => f.split('/')[0]!;
+const family = (f: string) => f.split('/')[1]!;
+
+describe('folder directions', () => {
+  it('lib/ imports nothing from functions/, scripts/ or infra/', () => {
+    const bad = [...GRAPH].filter(([f]) => top(f) === 'lib').flatMap(([f, deps]) => deps.filter((d) => top(d) !== 'lib').map((d) => `${f} -> ${d}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('functions/<family> import only lib/ and their own family', () => {
+    const bad = [...GRAPH]
+      .filter(([f]) => top(f) === 'functions')
+      .flatMap(([f, deps]) =>
+        deps.filter((d) => top(d) !== 'lib' && !(top(d) === 'functions' && family(d) === family(f))).map((d) => `${f} -> ${d}`),
+      );
+    expect(bad).toEqual([]);
+  });
+
+  it('infra/ imports no scripts/', () => {
+    const bad = [...GRAPH]
+      .filter(([f]) => top(f) === 'infra')
+      .flatMap(([f, deps]) => deps.filter((d) => top(d) === 'scripts').map((d) => `${f} -> ${d}`));
+    expect(bad).toEqual([]);
+  });
+
+  it('lib/ and functions/ have no import cycles', () => {
+    const inScope = (f: string) => top(f) === 'lib' || top(f) === 'functions';
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const stack: string[] = [];
+    const visit = (f: string) => {
+      state.set(f, 'open');
+      stack.push(f);
+      for (const d of GRAPH.get(f) ?? []) {
+        if (!inScope(d) || !GRAPH.has(d)) continue;
+        if (state.get(d) === 'open') cycles.push([...stack.slice(stack.indexOf(d)), d].join(' -> '));
+        else if (!state.has(d)) visit(d);
+      }
+      stack.pop();
+      state.set(f, 'done');
+    };
+    for (const f of GRAPH.keys()) if (inScope(f) && !state.has(f)) visit(f);
+    expect(cycles).toEqual([]);
+  });
+
+  it('reads the imports it judges (the parser sees static, type-only and dynamic imports)', () => {
+    expect(GRAPH.get('lib/events/queue.ts')).toEqual(
+      expect.arrayContaining(['lib/config.ts', 'lib/events/queue-port.ts', 'lib/events/memory-queue.ts', 'lib/events/sqs-queue.ts']),
+    );
+    expect(GRAPH.size).toBeGreaterThan(150);
+  });
+});
