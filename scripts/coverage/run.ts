@@ -42,9 +42,13 @@ const runtimeDir = join(out, 'runtime');
 for (const dir of ['workers', 'runtime', 'merged']) rmSync(join(out, dir), { recursive: true, force: true });
 mkdirSync(runtimeDir, { recursive: true });
 
-const vitest = spawnSync(join(root, 'node_modules/.bin/vitest'), ['run', '--config', 'scripts/coverage/vitest.config.ts', ...process.argv.slice(2)], {
+// Arguments narrow the run (files, --project): then the figures are printed but only a
+// whole run is held to the thresholds and to "every built route answered 2xx".
+const args = process.argv.slice(2);
+const whole = args.length === 0;
+const vitest = spawnSync(join(root, 'node_modules/.bin/vitest'), ['run', '--config', 'scripts/coverage/vitest.config.ts', ...args], {
   stdio: 'inherit',
-  env: { ...process.env, RUNTIME_COVERAGE_DIR: runtimeDir },
+  env: { ...process.env, RUNTIME_COVERAGE_DIR: runtimeDir, ...(whole ? { ARTIFACT_FULL_RUN: '1' } : {}) },
 });
 
 // the runtime writes its coverage when it exits, which the suite's teardown only starts
@@ -52,7 +56,7 @@ await settled(runtimeDir);
 
 const map = libCoverage.createCoverageMap(JSON.parse(readFileSync(join(out, 'workers/coverage-final.json'), 'utf8')));
 const runtime = await runtimeCoverage(runtimeDir, root, Object.keys(THRESHOLDS));
-if (runtime.processes === 0) {
+if (runtime.processes === 0 && whole) {
   process.stderr.write('no runtime process coverage was found: the merged figures would hide everything the runtime runs\n');
   process.exit(1);
 }
@@ -101,4 +105,5 @@ if (vitest.status !== 0) {
   process.stderr.write(`the test suite failed (exit ${vitest.status}): coverage figures are not accepted\n`);
   process.exit(vitest.status ?? 1);
 }
-if (failed) process.exit(1);
+if (failed && whole) process.exit(1);
+if (failed) process.stdout.write('(a partial run: the thresholds apply to the whole suite only)\n');

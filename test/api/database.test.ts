@@ -205,7 +205,9 @@ describe.each(CASES)('database leases on $engine', (c) => {
     if (inject('runtime') === 'artifact') {
       // as deployed: the scheduled sweeper function (rate(1 minute), run every 500 ms by the
       // artifact runtime) revokes it, through its built bundle
-      expect(await until(async () => (await leaseItems(acct.tenantId)).some((i) => i.id === lease.lease_id && i.status === 'revoked'), 15_000)).toBe(true);
+      expect(await until(async () => (await leaseItems(acct.tenantId)).some((i) => i.id === lease.lease_id && i.status === 'revoked'), 15_000)).toBe(
+        true,
+      );
     } else {
       await sleep(1500);
       if (c.engine === 'mariadb') {
