@@ -45,6 +45,8 @@ async function startLocalStack(): Promise<{ container: StartedLocalStackContaine
     // LocalStack runs Lambda functions as sibling containers through the engine's socket
     .withBindMounts([{ source: '/var/run/docker.sock', target: '/var/run/docker.sock' }])
     .withEnvironment({
+      // the functions are arm64 (infra/route-function.ts); run them on an x86 host too
+      LAMBDA_IGNORE_ARCHITECTURE: '1',
       SERVICES: 'cloudformation,iam,sts,ssm,s3,ecr,lambda,apigateway,dynamodb,kms,sqs,sns,events,logs,cloudwatch,secretsmanager',
       ...(process.env.LOCALSTACK_AUTH_TOKEN ? { LOCALSTACK_AUTH_TOKEN: process.env.LOCALSTACK_AUTH_TOKEN } : {}),
     });
