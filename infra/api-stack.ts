@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
@@ -10,13 +11,14 @@ import type { Construct } from 'constructs';
 import type { Route } from '../lib/routes.js';
 import { alarmActions } from './alarms.js';
 import { BACKGROUND_JOBS, BackgroundStack, type BackgroundJob } from './background.js';
-import { CorsStack } from './cors-stack.js';
 import type { DataStack } from './data-stack.js';
+import { CodeAssets } from './code.js';
 import { FamilyStack } from './family-stack.js';
 import { GATEWAY_RESPONSES, gatewayResponseOptions } from './gateway-responses.js';
 import { RouteRoles } from './grants.js';
+import { CORS_PREFLIGHT } from './handlers.js';
 import { assertUnique, familyId, functionName, routeId } from './naming.js';
-import { ARCHITECTURE, RUNTIME, retentionDays, type FunctionDefaults } from './route-function.js';
+import { ARCHITECTURE, RUNTIME, retentionDays, ServiceFunction, type FunctionDefaults } from './route-function.js';
 import { hsmConfigured, type Settings } from './settings.js';
 
 export interface ApiStackProps extends StackProps {
@@ -34,7 +36,7 @@ export interface ApiStackProps extends StackProps {
  * Bump when something that API Gateway only picks up on a new deployment changes in a way
  * the hash below cannot see (method options, integration settings).
  */
-const API_SHAPE_VERSION = 1;
+const API_SHAPE_VERSION = 2;
 
 /**
  * The REST API: one method per route, each integrated with its own function.
@@ -43,8 +45,10 @@ const API_SHAPE_VERSION = 1;
  * - this stack: the RestApi, its resource tree (one AWS::ApiGateway::Resource per path
  *   segment, ~290), the shared roles, gateway responses, deployment, stage, access logs,
  *   WAF association and alarms;
- * - one nested stack per route family: functions, log groups, methods, permissions;
- * - with CORS configured, one more nested stack with the OPTIONS methods.
+ * - one nested stack per route family: functions, log groups, methods, permissions, and
+ *   with CORS configured the OPTIONS methods of the family's paths;
+ * - with CORS configured, the one preflight function those OPTIONS methods integrate, and
+ *   one permission for API Gateway to invoke it on `OPTIONS` of any path.
  */
 export class ApiStack extends Stack {
   readonly api: apigw.RestApi;
@@ -130,6 +134,8 @@ export class ApiStack extends Stack {
     // One nested stack per family, in a stable order.
     const byFamily = new Map<string, Route[]>();
     for (const route of routes) byFamily.set(route.family, [...(byFamily.get(route.family) ?? []), route]);
+    const preflight = settings.corsOrigins.length > 0 ? this.preflightFunction(settings, roles, props.assetDir, defaults) : undefined;
+    const corsPaths = preflight ? preflightPaths(routes) : new Map<string, string[]>();
     for (const family of [...byFamily.keys()].sort()) {
       const stack = new FamilyStack(this, `Family${familyId(family)}`, {
         family,
@@ -139,6 +145,7 @@ export class ApiStack extends Stack {
         assetDir: props.assetDir,
         layer,
         defaults,
+        ...(preflight ? { cors: { preflight, paths: corsPaths.get(family) ?? [] } } : {}),
       });
       this.families.set(family, stack);
       acknowledge(stack, [
@@ -158,12 +165,12 @@ export class ApiStack extends Stack {
       environment: defaults.environment,
     });
 
-    const corsStack = settings.corsOrigins.length
-      ? new CorsStack(this, 'Cors', { routes, resources, origins: settings.corsOrigins })
-      : undefined;
-
+    // A gateway response is static: it can name one origin, never echo the request's. With
+    // several origins configured, API Gateway's own errors (404 of an unknown path, 429,
+    // 413, WAF 403) carry no CORS header and a page sees them as network errors.
+    const gatewayOrigin = settings.corsOrigins.length === 1 ? settings.corsOrigins[0] : undefined;
     for (const response of GATEWAY_RESPONSES) {
-      this.api.addGatewayResponse(`Response${response.type}`, gatewayResponseOptions(response, settings.corsOrigins[0]));
+      this.api.addGatewayResponse(`Response${response.type}`, gatewayResponseOptions(response, gatewayOrigin));
     }
 
     // A deployment whose logical id changes whenever the API's shape changes, so the stage is
@@ -183,7 +190,6 @@ export class ApiStack extends Stack {
         .digest('hex'),
     );
     for (const stack of this.families.values()) deployment.node.addDependency(stack);
-    if (corsStack) deployment.node.addDependency(corsStack);
 
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
       retention: retentionDays(settings.logRetentionDays),
@@ -266,6 +272,29 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'RestApiId', { value: this.api.restApiId });
   }
 
+  /**
+   * The CORS preflight function (functions/public/cors.ts): the shared environment (it reads
+   * CORS_ALLOWED_ORIGINS), the role without grants, and ONE permission for API Gateway to
+   * invoke it as `OPTIONS` on any path of any stage of this API.
+   */
+  private preflightFunction(settings: Settings, roles: RouteRoles, assetDir: string, defaults: FunctionDefaults): lambda.IFunction {
+    const fn = new ServiceFunction(this, 'CorsPreflight', {
+      functionName: `${settings.name}-cors-preflight`,
+      description: 'CORS preflight: OPTIONS on every path (lib/http/cors.ts)',
+      handler: CORS_PREFLIGHT,
+      role: roles.roleFor({ grants: [] } as unknown as Route),
+      code: new CodeAssets(assetDir).forHandler(CORS_PREFLIGHT),
+      settings,
+      environment: defaults.environment,
+      timeout: Duration.seconds(10),
+    }).function;
+    fn.addPermission('ApiGatewayOptions', {
+      principal: new iam.ServicePrincipal('apigateway.amazonaws.com'),
+      sourceArn: this.api.arnForExecuteApi('OPTIONS', '/*', '*'),
+    });
+    return fn;
+  }
+
   private alarms(settings: Settings, routeCount: number): void {
     const dims = { ApiName: settings.name, Stage: settings.stage };
     const actions = alarmActions(this, settings);
@@ -287,4 +316,19 @@ export class ApiStack extends Stack {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     }).addAlarmAction(...actions);
   }
+}
+
+/**
+ * Which family's nested stack holds the OPTIONS method of each path: the path's routes'
+ * family that sorts first (a path shared by two families gets one preflight, not two).
+ */
+export function preflightPaths(routes: readonly Route[]): Map<string, string[]> {
+  const owner = new Map<string, string>();
+  for (const r of routes) {
+    const current = owner.get(r.path);
+    if (current === undefined || r.family < current) owner.set(r.path, r.family);
+  }
+  const byFamily = new Map<string, string[]>();
+  for (const [path, family] of owner) byFamily.set(family, [...(byFamily.get(family) ?? []), path]);
+  return byFamily;
 }

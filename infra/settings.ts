@@ -1,4 +1,5 @@
 import type { Node } from 'constructs';
+import { parseOrigins } from '../lib/http/cors.js';
 
 /**
  * Every deployment setting, read once from CDK context (`cdk synth -c key=value`, or the
@@ -24,7 +25,7 @@ export interface Settings {
   readonly throttleBurst: number;
   /** AWS WAFv2 web ACL (REGIONAL scope) to associate with the stage. */
   readonly wafWebAclArn?: string;
-  /** Allowed CORS origins; empty = CORS off (no OPTIONS methods at all). */
+  /** Allowed CORS origins (exact, lib/http/cors.ts parseOrigins); empty = CORS off (no OPTIONS methods, no preflight function). */
   readonly corsOrigins: readonly string[];
   /** SNS topic notified by every alarm. */
   readonly alarmTopicArn?: string;
@@ -100,7 +101,13 @@ export function readSettings(node: Node): Settings {
     throttleRate: int('throttleRate', 1000, 1, 1_000_000),
     throttleBurst: int('throttleBurst', 2000, 1, 1_000_000),
     wafWebAclArn: str('wafWebAclArn'),
-    corsOrigins: list('corsOrigins'),
+    corsOrigins: (() => {
+      try {
+        return parseOrigins(list('corsOrigins'));
+      } catch (error) {
+        throw new Error(`context "corsOrigins": ${(error as Error).message}`);
+      }
+    })(),
     alarmTopicArn: str('alarmTopicArn'),
     apiGatewayCloudWatchRole: bool('apiGatewayCloudWatchRole', true),
     hsm: {

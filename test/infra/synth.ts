@@ -35,7 +35,7 @@ export interface Synthesized {
   readonly nested: readonly SynthTemplate[];
   /** The nested stack of the background functions (infra/background.ts). */
   readonly background: SynthTemplate;
-  /** The nested stacks of route families (and CORS preflights when configured). */
+  /** The nested stacks of route families (with their OPTIONS methods when CORS is configured). */
   readonly families: readonly SynthTemplate[];
 }
 
@@ -170,7 +170,7 @@ export function roleStatements(s: Synthesized): { template: SynthTemplate; roles
 export function functionsByRoute(s: Synthesized): Map<string, { template: SynthTemplate; id: string; resource: CfnResource }> {
   const map = new Map<string, { template: SynthTemplate; id: string; resource: CfnResource }>();
   for (const f of allOfType(s, 'AWS::Lambda::Function')) {
-    if (f.template === s.background) continue;
+    if (f.template === s.background || f.template === s.api) continue; // background jobs, the CORS preflight
     const key = f.resource.Properties!.Description as string;
     if (map.has(key)) throw new Error(`two functions for ${key}`);
     map.set(key, f);

@@ -115,23 +115,49 @@ describe('with CloudHSM, CORS, WAF and an alarm topic configured', () => {
     for (const a of alarms) expect(a.AlarmActions).toEqual(['arn:aws:sns:eu-west-1:111122223333:ops']);
   });
 
-  it('adds one OPTIONS preflight per routed path, in its own nested stack, echoing only configured origins', () => {
+  it('adds one OPTIONS method per routed path in the families\' stacks, all integrated with the one preflight function, invoked under one permission', () => {
     const options = allOfType(s, 'AWS::ApiGateway::Method').filter((m) => m.resource.Properties!.HttpMethod === 'OPTIONS');
     expect(options).toHaveLength(new Set(SUBSET.map((r) => r.path)).size);
-    expect(new Set(options.map((o) => o.template.file)).size).toBe(1);
     const methods = allOfType(s, 'AWS::ApiGateway::Method').filter((m) => m.resource.Properties!.HttpMethod !== 'OPTIONS');
     expect(methods).toHaveLength(SUBSET.length);
-    for (const { resource } of options) {
+    const [[preflightId, preflight]] = resourcesOfType(s.api, 'AWS::Lambda::Function') as [[string, CfnResource]];
+    expect(preflight.Properties!.Handler).toBe('public/cors.preflight');
+    expect(preflight.Properties!.Environment.Variables.CORS_ALLOWED_ORIGINS).toBe(origins.join(','));
+    for (const { template, resource } of options) {
+      expect(s.families).toContain(template);
       const integration = resource.Properties!.Integration;
-      expect(integration.Type).toBe('MOCK');
+      expect(integration.Type).toBe('AWS_PROXY');
+      expect(integration.IntegrationHttpMethod).toBe('POST');
+      const uri = JSON.stringify(integration.Uri);
+      const param = /"Ref":"([^"]+)"\},"\/invocations"/.exec(uri)![1]!;
+      expect(template.passed[param]).toEqual({ 'Fn::GetAtt': [preflightId, 'Arn'] });
       expect(resource.Properties!.AuthorizationType).toBe('NONE');
-      const response = integration.IntegrationResponses[0];
-      expect(response.ResponseParameters['method.response.header.Access-Control-Allow-Origin']).toBe(`'${origins[0]}'`);
-      expect(response.ResponseTemplates['application/json']).toContain(`$origin == "${origins[1]}"`);
     }
+    const permissions = allOfType(s, 'AWS::Lambda::Permission').filter((p) => JSON.stringify(p.resource.Properties!.SourceArn).includes('OPTIONS'));
+    expect(permissions).toHaveLength(1);
+    expect(permissions[0]!.template).toBe(s.api);
+    expect(permissions[0]!.resource.Properties!.FunctionName).toEqual({ 'Fn::GetAtt': [preflightId, 'Arn'] });
+    expect(JSON.stringify(permissions[0]!.resource.Properties!.SourceArn)).toMatch(/\/\*\/OPTIONS\/\*"\]\]\}$/);
     for (const { resource } of allOfType(s, 'AWS::Lambda::Function')) {
       expect(resource.Properties!.Environment.Variables.CORS_ALLOWED_ORIGINS).toBe(origins.join(','));
     }
+    // two origins: a static gateway response cannot pick one, so it names none
+    for (const [, r] of resourcesOfType(s.api, 'AWS::ApiGateway::GatewayResponse')) {
+      expect(Object.keys(r.Properties!.ResponseParameters ?? {}).filter((k) => k.includes('Access-Control'))).toEqual([]);
+    }
+  });
+
+  it('with exactly one origin, gateway responses carry it', () => {
+    const one = synthesize({ routes: SUBSET.filter((r) => r.family === 'public'), context: { corsOrigins: 'https://app.example.com' } });
+    const responses = resourcesOfType(one.api, 'AWS::ApiGateway::GatewayResponse');
+    expect(responses.length).toBeGreaterThan(5);
+    for (const [, r] of responses) {
+      expect(r.Properties!.ResponseParameters['gatewayresponse.header.Access-Control-Allow-Origin']).toBe("'https://app.example.com'");
+    }
+  });
+
+  it('refuses a CORS origin a browser would never send', () => {
+    expect(() => synthesize({ routes: SUBSET, context: { corsOrigins: 'https://app.example.com/' } })).toThrow(/corsOrigins.*not an origin/);
   });
 
   it('associates the web ACL with the stage', () => {
