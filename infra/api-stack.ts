@@ -20,6 +20,7 @@ import { CORS_PREFLIGHT } from './handlers.js';
 import { assertUnique, familyId, functionName, routeId } from './naming.js';
 import { ARCHITECTURE, RUNTIME, retentionDays, ServiceFunction, type FunctionDefaults } from './route-function.js';
 import { hsmConfigured, type Settings } from './settings.js';
+import { methodSettings } from './throttling.js';
 
 export interface ApiStackProps extends StackProps {
   readonly settings: Settings;
@@ -221,13 +222,14 @@ export class ApiStack extends Stack {
           xray_trace_id: '$context.xrayTraceId',
         }),
       ),
-      // Execution logs for errors only; data tracing would log request and response bodies
-      // (secret values), so it stays off.
+    });
+    // Execution logs for errors only (data tracing would log request and response bodies,
+    // i.e. secret values), and throttling per route group (infra/throttling.ts): written as
+    // the stage's MethodSettings, since one entry per differing route is needed.
+    (this.stage.node.defaultChild as apigw.CfnStage).methodSettings = methodSettings(routes, settings.throttling, {
       loggingLevel: apigw.MethodLoggingLevel.ERROR,
       dataTraceEnabled: false,
       metricsEnabled: false,
-      throttlingRateLimit: settings.throttleRate,
-      throttlingBurstLimit: settings.throttleBurst,
     });
 
     if (settings.wafWebAclArn) {

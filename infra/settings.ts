@@ -1,5 +1,6 @@
 import type { Node } from 'constructs';
 import { parseOrigins } from '../lib/http/cors.js';
+import { DEFAULT_THROTTLING, type Limit, type ThrottleSettings } from './throttling.js';
 
 /**
  * Every deployment setting, read once from CDK context (`cdk synth -c key=value`, or the
@@ -20,9 +21,8 @@ export interface Settings {
   readonly logRetentionDays: number;
   /** Keep function and access log groups when the stack is deleted. */
   readonly retainLogs: boolean;
-  /** Stage-wide steady rate and burst (requests per second), per method. */
-  readonly throttleRate: number;
-  readonly throttleBurst: number;
+  /** Method throttling per route group and route (infra/throttling.ts). */
+  readonly throttling: ThrottleSettings;
   /** AWS WAFv2 web ACL (REGIONAL scope) to associate with the stage. */
   readonly wafWebAclArn?: string;
   /** Allowed CORS origins (exact, lib/http/cors.ts parseOrigins); empty = CORS off (no OPTIONS methods, no preflight function). */
@@ -98,8 +98,14 @@ export function readSettings(node: Node): Settings {
     memoryMb: int('memoryMb', 512, 128, 10240),
     logRetentionDays: int('logRetentionDays', 90, 1, 3653),
     retainLogs: bool('retainLogs', false),
-    throttleRate: int('throttleRate', 1000, 1, 1_000_000),
-    throttleBurst: int('throttleBurst', 2000, 1, 1_000_000),
+    throttling: {
+      groups: {
+        default: { rate: int('throttleRate', DEFAULT_THROTTLING.groups.default.rate, 1, 1_000_000), burst: int('throttleBurst', DEFAULT_THROTTLING.groups.default.burst, 0, 1_000_000) },
+        public: { rate: int('throttlePublicRate', DEFAULT_THROTTLING.groups.public.rate, 1, 1_000_000), burst: int('throttlePublicBurst', DEFAULT_THROTTLING.groups.public.burst, 0, 1_000_000) },
+        signing: { rate: int('throttleSigningRate', DEFAULT_THROTTLING.groups.signing.rate, 1, 1_000_000), burst: int('throttleSigningBurst', DEFAULT_THROTTLING.groups.signing.burst, 0, 1_000_000) },
+      },
+      routes: routeThrottles(raw('throttleRoutes')),
+    },
     wafWebAclArn: str('wafWebAclArn'),
     corsOrigins: (() => {
       try {
@@ -122,4 +128,30 @@ export function readSettings(node: Node): Settings {
       required: bool('requireHsm', false),
     },
   };
+}
+
+/**
+ * Context `throttleRoutes`: an object (cdk.json) or its JSON text (`-c throttleRoutes=...`)
+ * mapping route keys to {rate, burst}. Whether each key is a route is checked against the
+ * route table when the stage is built (infra/throttling.ts routeLimits).
+ */
+function routeThrottles(value: unknown): Record<string, Limit> {
+  if (value === undefined || value === null || value === '') return {};
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw new Error('context "throttleRoutes" must be JSON: {"<METHOD> <path>": {"rate": <n>, "burst": <n>}}');
+    }
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('context "throttleRoutes" must be an object of route keys');
+  const out: Record<string, Limit> = {};
+  for (const [key, limit] of Object.entries(parsed)) {
+    const { rate, burst } = (limit ?? {}) as { rate?: unknown; burst?: unknown };
+    const ok = (n: unknown, min: number) => typeof n === 'number' && Number.isInteger(n) && n >= min && n <= 1_000_000;
+    if (!ok(rate, 1) || !ok(burst, 0)) throw new Error(`context "throttleRoutes": "${key}" needs integer rate (1..1000000) and burst (0..1000000)`);
+    out[key] = { rate: rate as number, burst: burst as number };
+  }
+  return out;
 }
