@@ -102,7 +102,7 @@ describe('the build\'s checks', () => {
 
   it('accepts a module that loads the native addon lazily', async () => {
     const out = await buildFunctions({ outDir: tmp('bundle-lazy-'), functionsDir: fixtures, routes: [route('native/lazy.status')], jobs: [] });
-    expect(out.modules).toEqual(['native/lazy', 'not-implemented']);
+    expect(out.modules).toEqual(['native/lazy', 'not-implemented', 'public/cors']);
     expect(readFileSync(join(out.outDir, 'native.lazy', 'native', 'lazy.mjs'), 'utf8')).toMatch(/import\(\s*["']pkcs11js["']\s*\)/);
   });
 
