@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -85,6 +86,8 @@ export class ApiStack extends Stack {
     const stageUrl = `https://${this.api.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${settings.stage}`;
     this.url = settings.publicBaseUrl ?? stageUrl;
     const hsmRoutes = routes.filter((r) => r.grants.includes('hsm'));
+    const hsm = hsmConfigured(settings.hsm);
+    const signingSecurityGroup = hsm && hsmRoutes.length > 0 ? this.signingSecurityGroup(settings) : undefined;
     const defaults: FunctionDefaults = {
       settings,
       environment: {
@@ -105,19 +108,25 @@ export class ApiStack extends Stack {
       queueEnvironment: { WEBHOOK_QUEUE_URL: data.queue.queueUrl },
       // Names of lib/config.ts (PKCS#11 signing). One session per process: a Lambda instance
       // serves one request at a time.
-      hsmEnvironment: hsmConfigured(settings.hsm)
+      // The HSM addresses are not configuration: each signing function looks them up at start
+      // (CLOUDHSM_CLUSTER_ID, lib/signing/cloudhsm.ts), so a replaced HSM needs no deployment.
+      hsmEnvironment: hsm
         ? {
             PKCS11_MODULE: settings.hsm.libraryPath,
             PKCS11_TOKEN_LABEL: settings.hsm.tokenLabel,
             PKCS11_POOL_SIZE: '1',
+            CLOUDHSM_CLUSTER_ID: settings.hsm.clusterId!,
+            CLOUDHSM_CLIENT_CONFIG: settings.hsm.clientConfigPath,
             ...(settings.hsm.pinSecretArn ? { PKCS11_PIN_SECRET_ID: settings.hsm.pinSecretArn } : {}),
           }
         : {},
+      hsmDescribeEnvironment: hsm ? { CLOUDHSM_CLUSTER_ID: settings.hsm.clusterId!, PKCS11_TOKEN_LABEL: settings.hsm.tokenLabel } : {},
+      ...(signingSecurityGroup ? { hsmSecurityGroupId: signingSecurityGroup.attrGroupId } : {}),
       hsmReservedConcurrency: Math.max(1, Math.floor(settings.hsm.connectionBudget / Math.max(1, hsmRoutes.length))),
     };
 
     let layer: lambda.ILayerVersion | undefined;
-    if (hsmRoutes.length > 0 && hsmConfigured(settings.hsm)) {
+    if (hsmRoutes.length > 0 && hsm) {
       layer = new lambda.LayerVersion(this, 'CloudHsmPkcs11Layer', {
         description: 'CloudHSM Client SDK 5 PKCS#11 library (/opt/cloudhsm) and pkcs11js (/opt/nodejs/node_modules)',
         code: lambda.Code.fromAsset(settings.hsm.layerPath!),
@@ -126,7 +135,7 @@ export class ApiStack extends Stack {
       });
     } else if (hsmRoutes.length > 0) {
       const message =
-        `${hsmRoutes.length} signing route(s) need CloudHSM context (hsmClusterId, hsmSubnetIds, hsmSecurityGroupId, hsmLayerPath); ` +
+        `${hsmRoutes.length} signing route(s) need CloudHSM context (hsmClusterId, hsmVpcId, hsmSubnetIds, hsmSecurityGroupId, hsmLayerPath); ` +
         'without it their functions run outside the VPC without the PKCS#11 layer and signing answers 503';
       if (settings.hsm.required) throw new Error(`requireHsm: ${message}`);
       Annotations.of(this).addWarningV2('secrets-api:hsm-context-missing', message);
@@ -272,6 +281,35 @@ export class ApiStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: stageUrl, description: 'Base URL of the stage' });
     new CfnOutput(this, 'RestApiId', { value: this.api.restApiId });
+  }
+
+  /**
+   * The signing functions' security group, in the cluster's VPC: out to the cluster's
+   * security group on TCP 2223-2225 (the CloudHSM client's ports) and to HTTPS for the AWS
+   * APIs (DynamoDB, KMS, Secrets Manager, CloudHSM, X-Ray, through VPC endpoints or a NAT
+   * gateway); nothing else, and nothing in. DNS to the VPC resolver is not subject to
+   * security groups. The cluster's own group (CloudHSM creates it) gets the matching ingress
+   * rule, so the deployment is complete without a hand-made rule.
+   */
+  private signingSecurityGroup(settings: Settings): ec2.CfnSecurityGroup {
+    const clusterGroup = settings.hsm.securityGroupId!;
+    const group = new ec2.CfnSecurityGroup(this, 'SigningSecurityGroup', {
+      vpcId: settings.hsm.vpcId!,
+      groupDescription: `${settings.name} signing functions: CloudHSM cluster (TCP 2223-2225) and AWS APIs (HTTPS)`,
+      securityGroupEgress: [
+        { ipProtocol: 'tcp', fromPort: 2223, toPort: 2225, destinationSecurityGroupId: clusterGroup, description: 'CloudHSM cluster' },
+        { ipProtocol: 'tcp', fromPort: 443, toPort: 443, cidrIp: '0.0.0.0/0', description: 'AWS APIs through VPC endpoints or NAT' },
+      ],
+    });
+    new ec2.CfnSecurityGroupIngress(this, 'HsmIngressFromSigning', {
+      groupId: clusterGroup,
+      ipProtocol: 'tcp',
+      fromPort: 2223,
+      toPort: 2225,
+      sourceSecurityGroupId: group.attrGroupId,
+      description: `${settings.name} signing functions`,
+    });
+    return group;
   }
 
   /**

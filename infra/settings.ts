@@ -36,8 +36,17 @@ export interface Settings {
 
 export interface HsmSettings {
   readonly clusterId?: string;
+  /** The cluster's VPC: the signing functions' security group is created in it. */
+  readonly vpcId?: string;
+  /** Subnets of the signing functions (private subnets of that VPC that reach the HSMs). */
   readonly subnetIds: readonly string[];
+  /** The cluster's security group (CloudHSM creates it): the stack adds the ingress rule from the signing functions. */
   readonly securityGroupId?: string;
+  /**
+   * Where the signing functions write the Client SDK 5 configuration after looking the
+   * cluster's HSMs up (CLOUDHSM_CLIENT_CONFIG; the layer links /opt/cloudhsm/etc/cloudhsm-pkcs11.cfg to it).
+   */
+  readonly clientConfigPath: string;
   /** Directory (or .zip) holding the layer: /opt/cloudhsm/... and /opt/nodejs/node_modules/pkcs11js. */
   readonly layerPath?: string;
   /** Path of the PKCS#11 library inside the layer (PKCS11_MODULE). */
@@ -54,7 +63,7 @@ export interface HsmSettings {
 
 /** True when the signing functions can be placed in the cluster's VPC with the layer. */
 export function hsmConfigured(hsm: HsmSettings): boolean {
-  return Boolean(hsm.clusterId && hsm.subnetIds.length > 0 && hsm.securityGroupId && hsm.layerPath);
+  return Boolean(hsm.clusterId && hsm.vpcId && hsm.subnetIds.length > 0 && hsm.securityGroupId && hsm.layerPath);
 }
 
 export function readSettings(node: Node): Settings {
@@ -118,8 +127,10 @@ export function readSettings(node: Node): Settings {
     apiGatewayCloudWatchRole: bool('apiGatewayCloudWatchRole', true),
     hsm: {
       clusterId: str('hsmClusterId'),
+      vpcId: str('hsmVpcId'),
       subnetIds: list('hsmSubnetIds'),
       securityGroupId: str('hsmSecurityGroupId'),
+      clientConfigPath: underTmp(str('hsmClientConfigPath') ?? '/tmp/cloudhsm/cloudhsm-pkcs11.cfg'),
       layerPath: str('hsmLayerPath'),
       libraryPath: str('hsmLibraryPath') ?? '/opt/cloudhsm/lib/libcloudhsm_pkcs11.so',
       tokenLabel: str('hsmTokenLabel') ?? 'hsm1',
@@ -154,4 +165,10 @@ function routeThrottles(value: unknown): Record<string, Limit> {
     out[key] = { rate: rate as number, burst: burst as number };
   }
   return out;
+}
+
+/** Lambda can write only under /tmp. */
+function underTmp(path: string): string {
+  if (!/^\/tmp\/[^\0]+$/.test(path) || path.split('/').includes('..')) throw new Error('context "hsmClientConfigPath" must be a file under /tmp/ (the only writable directory in Lambda)');
+  return path;
 }

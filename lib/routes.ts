@@ -29,10 +29,21 @@ type AuthKind = (typeof AUTH_KINDS)[number];
  * - kms:decrypt   KMS Decrypt (open a tenant data key)
  * - kms:encrypt   KMS Decrypt + GenerateDataKey (create a tenant data key on first use)
  * - queue:send    SQS SendMessage on the webhook queue
- * - hsm           runs in the CloudHSM VPC with the PKCS#11 layer
+ * - hsm           runs in the CloudHSM VPC with the PKCS#11 layer (looks the cluster's HSMs up at start)
+ * - hsm:describe  reads the CloudHSM cluster's state from the CloudHSM API (outside the VPC, no layer)
  * - kms:sign      the KMS asymmetric signing backend (lib/signing/kms.ts): CreateKey, Sign, GetPublicKey, ScheduleKeyDeletion on tenant-tagged keys
  */
-export const GRANTS = ['table:read', 'table:meter', 'table:write', 'kms:decrypt', 'kms:encrypt', 'queue:send', 'hsm', 'kms:sign'] as const;
+export const GRANTS = [
+  'table:read',
+  'table:meter',
+  'table:write',
+  'kms:decrypt',
+  'kms:encrypt',
+  'queue:send',
+  'hsm',
+  'hsm:describe',
+  'kms:sign',
+] as const;
 export type Grant = (typeof GRANTS)[number];
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -229,7 +240,7 @@ export const ROUTES: readonly Route[] = [
   r("POST",   "/api/v1/certificates/{id}/revoke",                    "bearer",     "certs:revoke",                        "certificates", "certificates/lifecycle.revokeCertificate", "table:write kms:encrypt"),
   r("POST",   "/api/v1/certificates/enroll",                         "bearer",     "certs:write",                         "certificates", "certificates/lifecycle.enrollCertificate", "table:write kms:encrypt"),
   r("GET",    "/api/v1/.well-known/jwks.json",                       "bearer",     "handler",                             "certificates", "certificates/jwks.jwks", "table:read"),
-  r("GET",    "/api/v1/crypto/backends",                             "bearer",     "credentials:read",                    "signing",      "signing/crypto.backends", "hsm"),
+  r("GET",    "/api/v1/crypto/backends",                             "bearer",     "credentials:read",                    "signing",      "signing/crypto.backends", "hsm:describe"),
   r("GET",    "/api/v1/crypto/signing-keys",                         "bearer",     "keys:sign",                           "signing",      "signing/crypto.signingKeys", "table:read"),
   r("POST",   "/api/v1/crypto/sign",                                 "bearer",     "keys:sign",                           "signing",      "signing/crypto.sign", "table:write kms:encrypt hsm"),
   r("POST",   "/api/v1/database/roles/{id}/credentials",             "bearer",     "database:issue",                      "database",     "database/database.issue", "table:write kms:decrypt"),

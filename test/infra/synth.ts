@@ -123,10 +123,11 @@ const ENI_ACTIONS = [
   'ec2:UnassignPrivateIpAddresses',
 ];
 /** Actions AWS only grants on Resource "*". */
-export const STAR_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords', ...ENI_ACTIONS, 'kms:CreateKey', 'kms:TagResource']);
+export const STAR_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords', ...ENI_ACTIONS, 'cloudhsm:DescribeClusters', 'kms:CreateKey', 'kms:TagResource']);
 
 /** What each grant of lib/routes.ts allows, restated independently of infra/grants.ts. */
-export function expectedActions(grants: readonly Grant[], hsmInVpc: boolean, pin = false): string[] {
+/** `hsm`: the deployment has the CloudHSM context; `pin`: a PIN secret is configured. */
+export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = false): string[] {
   const has = (g: Grant) => grants.includes(g);
   const a = new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
   if (has('table:read') || has('table:write')) ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].forEach((x) => a.add(x));
@@ -135,7 +136,8 @@ export function expectedActions(grants: readonly Grant[], hsmInVpc: boolean, pin
   if (has('kms:decrypt') || has('kms:encrypt')) ['kms:Decrypt', 'kms:DescribeKey'].forEach((x) => a.add(x));
   if (has('kms:encrypt')) a.add('kms:GenerateDataKey');
   if (has('queue:send')) ['sqs:SendMessage', 'kms:GenerateDataKey', 'kms:Decrypt'].forEach((x) => a.add(x));
-  if (has('hsm') && hsmInVpc) ENI_ACTIONS.forEach((x) => a.add(x));
+  if (has('hsm') && hsm) ENI_ACTIONS.forEach((x) => a.add(x));
+  if ((has('hsm') || has('hsm:describe')) && hsm) a.add('cloudhsm:DescribeClusters');
   if (has('hsm') && pin) a.add('secretsmanager:GetSecretValue');
   if ((grants as readonly string[]).includes('kms:sign')) {
     ['kms:CreateKey', 'kms:TagResource', 'kms:Sign', 'kms:GetPublicKey', 'kms:ScheduleKeyDeletion'].forEach((x) => a.add(x));

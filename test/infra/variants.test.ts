@@ -26,6 +26,7 @@ const withGrants = (r: Route): Route =>
 const SUBSET = ROUTES.filter((r) => FAMILIES.has(r.family)).map(withGrants);
 const HSM = {
   hsmClusterId: 'cluster-abcdefghijk',
+  hsmVpcId: 'vpc-0ddd4444',
   hsmSubnetIds: 'subnet-0aaa1111,subnet-0bbb2222',
   hsmSecurityGroupId: 'sg-0ccc3333',
   hsmPinSecretArn: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:hsm-pin-AbCdEf',
@@ -65,7 +66,9 @@ describe('with CloudHSM, CORS, WAF and an alarm topic configured', () => {
     for (const key of hsmKeys) {
       const f = fns.get(key)!;
       const p = f.resource.Properties!;
-      expect(p.VpcConfig).toEqual({ SubnetIds: ['subnet-0aaa1111', 'subnet-0bbb2222'], SecurityGroupIds: ['sg-0ccc3333'] });
+      expect(p.VpcConfig.SubnetIds).toEqual(['subnet-0aaa1111', 'subnet-0bbb2222']);
+      expect(p.VpcConfig.SecurityGroupIds).toHaveLength(1);
+      expect(f.template.passed[p.VpcConfig.SecurityGroupIds[0].Ref]).toEqual({ 'Fn::GetAtt': ['SigningSecurityGroup', 'GroupId'] });
       expect(p.Layers).toHaveLength(1);
       expect(f.template.passed[p.Layers[0].Ref]).toEqual({ Ref: layerId });
       expect(p.ReservedConcurrentExecutions).toBe(Math.floor(300 / hsmKeys.length));
@@ -75,6 +78,8 @@ describe('with CloudHSM, CORS, WAF and an alarm topic configured', () => {
         PKCS11_TOKEN_LABEL: 'hsm1',
         PKCS11_PIN_SECRET_ID: HSM.hsmPinSecretArn,
         PKCS11_POOL_SIZE: '1',
+        CLOUDHSM_CLUSTER_ID: HSM.hsmClusterId,
+        CLOUDHSM_CLIENT_CONFIG: '/tmp/cloudhsm/cloudhsm-pkcs11.cfg',
       });
     }
     for (const [key, f] of fns) {
@@ -84,11 +89,42 @@ describe('with CloudHSM, CORS, WAF and an alarm topic configured', () => {
     }
   });
 
+  it('creates the signing security group (HSM ports and HTTPS out, nothing in) and the cluster\'s ingress rule from it', () => {
+    const [[sgId, sg]] = resourcesOfType(s.api, 'AWS::EC2::SecurityGroup') as [[string, CfnResource]];
+    expect(sgId).toBe('SigningSecurityGroup');
+    expect(sg.Properties!.VpcId).toBe(HSM.hsmVpcId);
+    expect(sg.Properties!.SecurityGroupIngress).toBeUndefined();
+    expect(sg.Properties!.SecurityGroupEgress).toEqual([
+      { IpProtocol: 'tcp', FromPort: 2223, ToPort: 2225, DestinationSecurityGroupId: HSM.hsmSecurityGroupId, Description: 'CloudHSM cluster' },
+      { IpProtocol: 'tcp', FromPort: 443, ToPort: 443, CidrIp: '0.0.0.0/0', Description: 'AWS APIs through VPC endpoints or NAT' },
+    ]);
+    const [[, ingress]] = resourcesOfType(s.api, 'AWS::EC2::SecurityGroupIngress') as [[string, CfnResource]];
+    expect(ingress.Properties).toEqual({
+      GroupId: HSM.hsmSecurityGroupId,
+      IpProtocol: 'tcp',
+      FromPort: 2223,
+      ToPort: 2225,
+      SourceSecurityGroupId: { 'Fn::GetAtt': [sgId, 'GroupId'] },
+      Description: 'secrets-api signing functions',
+    });
+  });
+
+  it('GET /crypto/backends only describes: outside the VPC, no layer, no reserved concurrency, the cluster id and DescribeClusters', () => {
+    const f = functionsByRoute(s).get('GET /api/v1/crypto/backends')!;
+    const p = f.resource.Properties!;
+    expect(p.VpcConfig).toBeUndefined();
+    expect(p.Layers).toBeUndefined();
+    expect(p.ReservedConcurrentExecutions).toBeUndefined();
+    expect(p.Environment.Variables).toMatchObject({ CLOUDHSM_CLUSTER_ID: HSM.hsmClusterId, PKCS11_TOKEN_LABEL: 'hsm1' });
+    expect(p.Environment.Variables.PKCS11_MODULE).toBeUndefined();
+    expect(actionsOf(s, f)).toContain('cloudhsm:DescribeClusters');
+    expect(actionsOf(s, f)).not.toContain('ec2:CreateNetworkInterface');
+  });
+
   it('gives only the signing role the network-interface and PIN permissions', () => {
     const fns = functionsByRoute(s);
     for (const route of SUBSET) {
-      const hsm = route.grants.includes('hsm');
-      expect(actionsOf(s, fns.get(route.key)!), route.key).toEqual(expectedActions(route.grants, hsm, hsm));
+      expect(actionsOf(s, fns.get(route.key)!), route.key).toEqual(expectedActions(route.grants, true, route.grants.includes('hsm')));
     }
     const pin = roleStatements(s).filter(({ statement }) => [statement.Action].flat().includes('secretsmanager:GetSecretValue'));
     const hsmGrantSets = new Set(SUBSET.filter((r) => r.grants.includes('hsm')).map((r) => [...r.grants].sort().join(' ')));

@@ -26,6 +26,7 @@ describe('route groups', () => {
     expect(routeGroup(route('POST /api/v1/crypto/sign'))).toBe('signing');
     expect(routeGroup(route('POST /api/v1/code-signing-keys'))).toBe('signing'); // may generate in the HSM
     expect(routeGroup(route('GET /api/v1/secrets'))).toBe('default');
+    expect(routeGroup(route('GET /api/v1/crypto/backends'))).toBe('default'); // only describes (hsm:describe)
     expect(routeGroup({ auth: 'bearer', grants: ['kms:sign'] } as unknown as Route)).toBe('signing');
     const device = ROUTES.filter((r) => r.auth === 'device');
     expect(device.length).toBeGreaterThan(0);
