@@ -113,8 +113,8 @@ const bodyBytes = (event: APIGatewayProxyEvent): number =>
 /** The route's body size limit, before any other work. */
 const bodyLimit = (): Mw => ({
   before: (request) => {
-    const limit = state(request).route!.maxBodyBytes;
-    if (bodyBytes(request.event) > limit) throw payloadTooLarge(limit);
+    const route = state(request).route!;
+    if (bodyBytes(request.event) > route.maxBodyBytes) throw payloadTooLarge(route.maxBodyBytes, route.bodyLimitNote);
   },
 });
 
