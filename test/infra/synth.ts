@@ -21,6 +21,7 @@ export interface SynthTemplate {
   readonly bytes: number;
   readonly resources: Record<string, CfnResource>;
   readonly parameters: Record<string, unknown>;
+  readonly outputs: Record<string, unknown>;
   /** For a nested template: the parameter values its parent passes (by parameter name). */
   readonly passed: Record<string, any>;
 }
@@ -64,8 +65,8 @@ export function synthesize(options: { context?: Record<string, unknown>; routes?
   app.synth();
   const load = (file: string, passed: Record<string, any> = {}): SynthTemplate => {
     const path = join(dir, file);
-    const json = JSON.parse(readFileSync(path, 'utf8')) as { Resources?: Record<string, CfnResource>; Parameters?: Record<string, unknown> };
-    return { file, bytes: statSync(path).size, resources: json.Resources ?? {}, parameters: json.Parameters ?? {}, passed };
+    const json = JSON.parse(readFileSync(path, 'utf8')) as { Resources?: Record<string, CfnResource>; Parameters?: Record<string, unknown>; Outputs?: Record<string, unknown> };
+    return { file, bytes: statSync(path).size, resources: json.Resources ?? {}, parameters: json.Parameters ?? {}, outputs: json.Outputs ?? {}, passed };
   };
   const data = load(`${deployment.data.artifactId}.template.json`);
   const api = load(`${deployment.api.artifactId}.template.json`);
