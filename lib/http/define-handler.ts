@@ -8,6 +8,7 @@ import { missingScopes } from '../auth/scopes.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { gate, withHeaders, type Gate } from '../ratelimit/gate.js';
 import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, unsupportedMediaType, validationFailed, type FieldIssue } from './errors.js';
+import { withCors } from './cors.js';
 import { idempotency } from './idempotency.js';
 import { parseJsonBody } from './json.js';
 import { logger } from './logger.js';
@@ -112,8 +113,8 @@ const bodyBytes = (event: APIGatewayProxyEvent): number =>
 /** The route's body size limit, before any other work. */
 const bodyLimit = (): Mw => ({
   before: (request) => {
-    const limit = state(request).route!.maxBodyBytes;
-    if (bodyBytes(request.event) > limit) throw payloadTooLarge(limit);
+    const route = state(request).route!;
+    if (bodyBytes(request.event) > route.maxBodyBytes) throw payloadTooLarge(route.maxBodyBytes, route.bodyLimitNote);
   },
 });
 
@@ -180,7 +181,8 @@ function lowerCaseHeaders(headers: Headers | null): Record<string, string> {
 }
 
 /**
- * The only place the middy stack is composed (docs/architecture.md, "The request path"): request id and structured
+ * The only place the middy stack is composed (docs/architecture.md, "The request path"): CORS
+ * headers for allowed origins (outermost, lib/http/cors.ts), request id and structured
  * logging, security headers, body size limit, authentication and the route's scopes,
  * JSON parsing with a depth limit, zod validation, Idempotency-Key on mutations, and one
  * error handler.
@@ -221,5 +223,8 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
     .use(validation(spec))
     .use(idempotency((request) => states.get(request.event)?.principal ?? null))
     .handler(core);
-  return Object.assign(handler, { schemas: { params: spec.params, query: spec.query, body: spec.body } }) as unknown as LambdaHandler;
+  // CORS outermost, around the whole stack: errors and early answers (idempotent replays,
+  // for which middy runs no `after`) carry the headers too.
+  const outer = withCors(handler, () => config().CORS_ALLOWED_ORIGINS);
+  return Object.assign(outer, { schemas: { params: spec.params, query: spec.query, body: spec.body } }) as LambdaHandler;
 }

@@ -41,8 +41,8 @@ export const forbidden = (message = 'access denied', code = 'forbidden') => new 
 export const notFound = (what = 'resource') => new HttpError(404, 'not_found', `${what} not found`);
 export const conflict = (message: string, code = 'conflict') => new HttpError(409, code, message);
 export const preconditionFailed = (message: string) => new HttpError(412, 'precondition_failed', message);
-export const payloadTooLarge = (limit: number) =>
-  new HttpError(413, 'payload_too_large', `request body exceeds the ${limit} byte limit of this route`);
+export const payloadTooLarge = (limit: number, note?: string) =>
+  new HttpError(413, 'payload_too_large', `request body exceeds the ${limit} byte limit of this route${note ? `; ${note}` : ''}`);
 export const unsupportedMediaType = () =>
   new HttpError(415, 'unsupported_media_type', 'request body must be JSON (Content-Type: application/json)');
 export const tooManyRequests = (retryAfterSeconds: number) =>

@@ -149,6 +149,10 @@ function send(res: ServerResponse, result: APIGatewayProxyResult): void {
 export async function startGateway(opts: { port: number; host?: string }): Promise<Server> {
   const handlers = await loadHandlers();
   const match = buildRouter();
+  // CORS preflights, as in AWS: the one preflight function answers OPTIONS on every path.
+  const preflight = process.env.CORS_ALLOWED_ORIGINS?.trim()
+    ? ((await import(pathToFileURL(resolve(ROOT, 'functions', 'public', 'cors.ts')).href)) as { preflight: LambdaHandler }).preflight
+    : undefined;
   const server = createServer(async (req, res) => {
     const requestId = randomUUID();
     const fail = (error: HttpError) => send(res, errorResult(error, requestId));
@@ -156,6 +160,13 @@ export async function startGateway(opts: { port: number; host?: string }): Promi
       const url = new URL(req.url ?? '/', 'http://local');
       const found = match(req.method ?? 'GET', url.pathname);
       if (found.kind === 'not_found') return fail(routeNotFound());
+      if (found.kind === 'method_not_allowed' && preflight && req.method === 'OPTIONS') {
+        const sibling = match(found.allow[0]!, url.pathname);
+        if (sibling.kind !== 'route') return fail(routeNotFound());
+        const route = { ...sibling.route, key: `OPTIONS ${sibling.route.path}`, method: 'OPTIONS' } as unknown as Route;
+        const event = buildEvent(req, url, route, sibling.params, Buffer.alloc(0), requestId);
+        return send(res, await preflight(event, lambdaContext(route, requestId)));
+      }
       if (found.kind === 'method_not_allowed') return fail(methodNotAllowed(found.allow));
       const body = await readBody(req);
       if (body === 'too_large') return fail(payloadTooLarge(GATEWAY_MAX_BODY));
