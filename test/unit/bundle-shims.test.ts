@@ -20,6 +20,7 @@ describe('the iconv-lite shim', () => {
     ['gbk', '中文字符'],
     ['big5', '中文字'],
     ['utf16le', text],
+    ['cesu8', `${text} 😀 𝄞`],
   ];
   for (const [encoding, sample] of samples) {
     it(`decodes ${encoding} as iconv-lite does, also when a character is split across chunks`, () => {
@@ -37,6 +38,12 @@ describe('the iconv-lite shim', () => {
     expect(shim.encodingExists('cp1252')).toBe(true);
     expect(shim.encodingExists('no-such-charset')).toBe(false);
     expect(() => shim.getEncoder('cp1252')).toThrow(/UTF-8 only/);
+  });
+
+  it('encodes CESU-8 (MySQL utf8mb3) as iconv-lite does, supplementary characters as two surrogates', () => {
+    const sample = 'plain ascii, Grüße, 日本 😀 𝄞';
+    const encoder = shim.getEncoder('cesu8');
+    expect(Buffer.concat([encoder.write(sample), encoder.end() ?? Buffer.alloc(0)]).equals(iconv.encode(sample, 'cesu8'))).toBe(true);
   });
 });
 
