@@ -153,7 +153,9 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuildR
 
 /** The metafile's key of a module's output (paths relative to the working directory). */
 function outputKey(outDir: string, module: string): string {
-  return relative(ROOT, join(outDir, assetId(module), `${module}.mjs`)).split('\\').join('/');
+  return relative(ROOT, join(outDir, assetId(module), `${module}.mjs`))
+    .split('\\')
+    .join('/');
 }
 
 function checkExports(meta: Metafile, outDir: string, routes: readonly Route[]): void {

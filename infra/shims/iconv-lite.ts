@@ -15,7 +15,32 @@ interface Decoder {
   end(): string | undefined;
 }
 
-const ALIASES: Readonly<Record<string, string>> = { cp1252: 'windows-1252', cp1251: 'windows-1251', cp1250: 'windows-1250', cp1256: 'windows-1256', cp1257: 'windows-1257', cp866: 'ibm866', koi8r: 'koi8-r', koi8u: 'koi8-u', sjis: 'shift_jis', ujis: 'euc-jp', eucjpms: 'euc-jp', euckr: 'euc-kr', gb2312: 'gbk', big5: 'big5', gbk: 'gbk', gb18030: 'gb18030', utf16: 'utf-16be', utf16le: 'utf-16le', tis620: 'windows-874', greek: 'iso-8859-7', hebrew: 'iso-8859-8', latin2: 'iso-8859-2', latin5: 'windows-1254', latin7: 'iso-8859-13' };
+const ALIASES: Readonly<Record<string, string>> = {
+  cp1252: 'windows-1252',
+  cp1251: 'windows-1251',
+  cp1250: 'windows-1250',
+  cp1256: 'windows-1256',
+  cp1257: 'windows-1257',
+  cp866: 'ibm866',
+  koi8r: 'koi8-r',
+  koi8u: 'koi8-u',
+  sjis: 'shift_jis',
+  ujis: 'euc-jp',
+  eucjpms: 'euc-jp',
+  euckr: 'euc-kr',
+  gb2312: 'gbk',
+  big5: 'big5',
+  gbk: 'gbk',
+  gb18030: 'gb18030',
+  utf16: 'utf-16be',
+  utf16le: 'utf-16le',
+  tis620: 'windows-874',
+  greek: 'iso-8859-7',
+  hebrew: 'iso-8859-8',
+  latin2: 'iso-8859-2',
+  latin5: 'windows-1254',
+  latin7: 'iso-8859-13',
+};
 
 function label(encoding: string): string {
   const e = encoding.toLowerCase().replace(/[^a-z0-9]/g, '');
@@ -79,7 +104,8 @@ export function getEncoder(encoding: string): Encoder {
   if (!isCesu8(encoding)) throw new Error(`encoding text to ${encoding} is not supported (the service sends UTF-8 only)`);
   return {
     // each UTF-16 code unit on its own: a supplementary character becomes two 3-byte surrogates
-    write: (text) => Buffer.concat([...text].flatMap((ch) => (ch.length === 2 ? [ch[0]!, ch[1]!] : [ch])).map((unit) => encodeUnit(unit.charCodeAt(0)))),
+    write: (text) =>
+      Buffer.concat([...text].flatMap((ch) => (ch.length === 2 ? [ch[0]!, ch[1]!] : [ch])).map((unit) => encodeUnit(unit.charCodeAt(0)))),
     end: () => undefined,
   };
 }

@@ -34,7 +34,9 @@ export function reportProblems(report: ArtifactReport, fullRun: boolean): string
     // the OPTIONS methods all integrate the one preflight function: it must answer, not each path
     const preflights = report.methods.filter((m) => m.method.startsWith('OPTIONS '));
     if (preflights.length > 0 && !preflights.some(answered2xx)) problems.push('no CORS preflight answered 2xx through the built preflight function');
-    const silent = report.methods.filter((m) => m.handler && !m.handler.startsWith('not-implemented.') && !m.method.startsWith('OPTIONS ') && !answered2xx(m));
+    const silent = report.methods.filter(
+      (m) => m.handler && !m.handler.startsWith('not-implemented.') && !m.method.startsWith('OPTIONS ') && !answered2xx(m),
+    );
     for (const m of silent) problems.push(`${m.method} (${m.handler}) never answered 2xx through the built bundle`);
   }
   return problems;

@@ -55,21 +55,25 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
   const rootKey = generateApiKey().key;
   const log = createWriteStream(logFile);
   const coverageDir = !opts.artifact ? process.env.RUNTIME_COVERAGE_DIR : undefined;
-  const server: ChildProcess = spawn(process.execPath, ['--import', 'tsx', resolve('scripts/local/start.ts'), ...(opts.artifact ? ['--artifact'] : [])], {
-    env: {
-      ...process.env,
-      ...(coverageDir ? { NODE_V8_COVERAGE: coverageDir } : {}),
-      PORT: String(port),
-      DYNAMODB_PORT: String(dynamoPort),
-      DYNAMODB_IN_MEMORY: '1',
-      DATA_DIR: dataDir,
-      SECRETS_DEV_ROOT_KEY: rootKey,
-      NODE_NO_WARNINGS: '1',
-      ...(opts.artifact ? { ARTIFACT_REPORT_FILE: join(dataDir, 'artifact-report.json') } : {}),
-      ...opts.env,
+  const server: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', resolve('scripts/local/start.ts'), ...(opts.artifact ? ['--artifact'] : [])],
+    {
+      env: {
+        ...process.env,
+        ...(coverageDir ? { NODE_V8_COVERAGE: coverageDir } : {}),
+        PORT: String(port),
+        DYNAMODB_PORT: String(dynamoPort),
+        DYNAMODB_IN_MEMORY: '1',
+        DATA_DIR: dataDir,
+        SECRETS_DEV_ROOT_KEY: rootKey,
+        NODE_NO_WARNINGS: '1',
+        ...(opts.artifact ? { ARTIFACT_REPORT_FILE: join(dataDir, 'artifact-report.json') } : {}),
+        ...opts.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   server.stdout!.pipe(log);
   let stderr = '';
   server.stderr!.on('data', (c: Buffer) => {
@@ -78,7 +82,10 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
   });
   let tableName = 'secrets';
   await new Promise<void>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`local ${opts.artifact ? 'artifact' : 'source'} runtime did not start in time:\n${stderr}`)), 240_000);
+    const timer = setTimeout(
+      () => fail(new Error(`local ${opts.artifact ? 'artifact' : 'source'} runtime did not start in time:\n${stderr}`)),
+      240_000,
+    );
     server.stdout!.on('data', (c: Buffer) => {
       const line = /listening on \S+(?: \(table ([^)\s]+)\))?/.exec(c.toString());
       if (line) {

@@ -39,7 +39,8 @@ export async function startCloudHsmControlPlane(): Promise<ControlPlane> {
         res.writeHead(status, { 'content-type': 'application/x-amz-json-1.1' });
         res.end(JSON.stringify(value));
       };
-      if (target !== 'BaldrApiService.DescribeClusters') return json(400, { __type: 'UnknownOperationException', message: `${target} is not served locally` });
+      if (target !== 'BaldrApiService.DescribeClusters')
+        return json(400, { __type: 'UnknownOperationException', message: `${target} is not served locally` });
       const ids = (body as { Filters?: { clusterIds?: string[] } }).Filters?.clusterIds ?? [LOCAL_CLUSTER_ID];
       json(200, {
         Clusters: ids.includes(LOCAL_CLUSTER_ID)

@@ -47,7 +47,10 @@ function localHsmContext(workDir: string): Record<string, string> {
   const layer = join(workDir, 'hsm-layer');
   const target = join(layer, 'nodejs', 'node_modules', 'pkcs11js');
   mkdirSync(dirname(target), { recursive: true });
-  cpSync(join(ROOT, 'node_modules', 'pkcs11js'), target, { recursive: true, filter: (src) => !src.includes(`${join('pkcs11js', 'build', 'Release', 'obj.target')}`) });
+  cpSync(join(ROOT, 'node_modules', 'pkcs11js'), target, {
+    recursive: true,
+    filter: (src) => !src.includes(`${join('pkcs11js', 'build', 'Release', 'obj.target')}`),
+  });
   return {
     hsmClusterId: LOCAL_CLUSTER_ID,
     hsmVpcId: 'vpc-0000000000000000a',
@@ -152,7 +155,13 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const functions = new FunctionHost({ overlay, log });
 
   // the first operator, with this process's copy of the library, before any function runs
-  Object.assign(process.env, { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: endpoint, KEY_PROVIDER: 'local', LOCAL_MASTER_KEY_FILE: masterKeyFile, AWS_REGION: 'us-east-1' });
+  Object.assign(process.env, {
+    TABLE_NAME: tableName,
+    DYNAMODB_ENDPOINT: endpoint,
+    KEY_PROVIDER: 'local',
+    LOCAL_MASTER_KEY_FILE: masterKeyFile,
+    AWS_REGION: 'us-east-1',
+  });
   const { seedRoot } = await import('../seed.js');
   const root = await seedRoot(process.env.SECRETS_DEV_ROOT_KEY || undefined);
 
@@ -177,7 +186,11 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
         statuses: Object.fromEntries(s.statuses),
       })),
       failures: gateway.failures,
-      initFailures: functions.initFailures.map((f) => ({ functionName: f.functionName, handler: f.handler, error: `${f.error.errorType}: ${f.error.errorMessage}` })),
+      initFailures: functions.initFailures.map((f) => ({
+        functionName: f.functionName,
+        handler: f.handler,
+        error: `${f.error.errorType}: ${f.error.errorMessage}`,
+      })),
       sources: Object.fromEntries(sources.counts),
       coldStarts: functions.coldStarts,
       cloudhsmRequests: [...controlPlane.requests],
