@@ -43,8 +43,8 @@ export const conflict = (message: string, code = 'conflict') => new HttpError(40
 export const preconditionFailed = (message: string) => new HttpError(412, 'precondition_failed', message);
 export const payloadTooLarge = (limit: number) =>
   new HttpError(413, 'payload_too_large', `request body exceeds the ${limit} byte limit of this route`);
-export const unsupportedMediaType = () =>
-  new HttpError(415, 'unsupported_media_type', 'request body must be JSON (Content-Type: application/json)');
+export const unsupportedMediaType = (message = 'request body must be JSON (Content-Type: application/json)') =>
+  new HttpError(415, 'unsupported_media_type', message);
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new HttpError(429, 'rate_limited', 'too many requests; retry later', {
     headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
