@@ -94,8 +94,11 @@ export function errorResult(error: HttpError, requestId: string, wire: Wire = 'e
   const details = error.options.details && error.options.details.length > 0 ? error.options.details : undefined;
   let body: Record<string, unknown>;
   if (wire === 'oauth') {
-    // error_description: RFC 6749 allows %x20-21 / %x23-5B / %x5D-7E only
-    const description = [message, ...(details ?? []).map((d) => `${d.path}: ${d.message}`)].join('; ').replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, ' ');
+    // error_description: RFC 6749 allows %x20-21 / %x23-5B / %x5D-7E only (no '"', no '\\')
+    const description = [message, ...(details ?? []).map((d) => `${d.path}: ${d.message}`)]
+      .join('; ')
+      .replace(/"/g, "'")
+      .replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, ' ');
     body = { error: oauthCode(error), error_description: description };
   } else {
     body = { success: false, error: message, code: error.code, request_id: requestId };

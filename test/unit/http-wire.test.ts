@@ -71,7 +71,7 @@ describe('answers by wire', () => {
     expect(body(e.serviceUnavailable('down')).error).toBe('temporarily_unavailable');
     expect(body(e.internalError(new Error('secret detail')))).toEqual({ error: 'server_error', error_description: 'internal error' });
     // only the characters RFC 6749 allows in error_description
-    expect(body(e.badRequest('a "quoted" \\ name\n'))).toEqual({ error: 'invalid_request', error_description: 'a  quoted    name ' });
+    expect(body(e.badRequest('a "quoted" \\ name\n'))).toEqual({ error: 'invalid_request', error_description: "a 'quoted'   name " });
     const result = errorResult(e.tooManyRequests(3), 'r', 'oauth');
     expect(result.statusCode).toBe(429);
     expect(result.headers).toMatchObject({ ...SECURITY_HEADERS, 'Retry-After': '3', 'X-Request-Id': 'r' });
