@@ -64,6 +64,7 @@ export const ERROR_CODES = {
   temp_access_used: [410, 'The single-use temporary access grant was used.'],
   precondition_failed: [412, 'If-Match on a missing resource, or a malformed ETag.'],
   payload_too_large: [413, 'The body exceeds the route\u2019s limit.'],
+  headers_too_large: [431, 'The request header fields are too large (answered by the gateway).'],
   unsupported_media_type: [415, 'The body is not JSON (nor form-encoded, on an OAuth endpoint).'],
   rate_limited: [429, 'Too many requests (Retry-After says when to retry).'],
   internal_error: [500, 'An internal error (never with internals).'],

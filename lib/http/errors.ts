@@ -54,7 +54,8 @@ export const serviceUnavailable = (message: string, cause?: unknown) =>
   new HttpError(503, 'service_unavailable', message, { expose: true, cause });
 export const badGateway = (message: string, cause?: unknown) =>
   new HttpError(502, 'device_error', message, { expose: true, cause });
-export const routeNotFound = () => new HttpError(404, 'route_not_found', 'no route matches this path');
+export const routeNotFound = (suggestion?: string) =>
+  new HttpError(404, 'route_not_found', suggestion ? `no route matches this path; paths are case-sensitive: did you mean ${suggestion}?` : 'no route matches this path');
 export const methodNotAllowed = (allow: readonly string[]) =>
   new HttpError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { Allow: allow.join(', ') } });
 export const internalError = (cause?: unknown) => new HttpError(500, 'internal_error', 'internal error', { cause });
