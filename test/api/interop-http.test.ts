@@ -108,7 +108,9 @@ describe('error messages say what to send', () => {
     const res = await api('PUT', `/api/v1/secrets/${name}`, { key: a.adminKey, headers: { 'if-match': 'version-1' }, body: { description: 'x' } });
     expect(res.status).toBe(412);
     expect(errorCode(res)).toBe('precondition_failed');
-    expect(res.body.error).toBe(`malformed ETag in If-Match: expected the ETag header of a GET, "<id>.<version>" with its quotes (e.g. ${etag}), or *; got "version-1"`);
+    expect(res.body.error).toBe(
+      `malformed ETag in If-Match: expected the ETag header of a GET, "<id>.<version>" with its quotes (e.g. ${etag}), or *; got "version-1"`,
+    );
   });
 
   it('an unknown scope names the nearest valid one, or lists them', async () => {

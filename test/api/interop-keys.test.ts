@@ -32,7 +32,8 @@ const file = (name: string, text: string) => {
 };
 
 /** `openssl pkey -check` on a PEM: true when OpenSSL finds the key consistent. */
-const opensslAccepts = (name: string, pem: string) => spawnSync('openssl', ['pkey', '-check', '-noout', '-in', file(name, pem)], { encoding: 'utf8' }).status === 0;
+const opensslAccepts = (name: string, pem: string) =>
+  spawnSync('openssl', ['pkey', '-check', '-noout', '-in', file(name, pem)], { encoding: 'utf8' }).status === 0;
 
 const jwkOf = (pem: string) => createPrivateKey(pem).export({ format: 'jwk' }) as JsonWebKey;
 const pemOf = (jwk: JsonWebKey) => createPrivateKey({ key: jwk, format: 'jwk' }).export({ type: 'pkcs8', format: 'pem' }) as string;
@@ -55,14 +56,19 @@ describe('private keys that openssl pkey -check refuses are refused on every imp
     ['/ssh-keys/import', (pem) => api('POST', '/api/v1/ssh-keys/import', { key: writer, body: { name: unique('s'), private_key: pem } })],
     [
       '/code-signing-keys (software)',
-      (pem, cert) => api('POST', '/api/v1/code-signing-keys', { key: writer, body: { name: unique('c'), private_key: pem, certificate_chain: cert } }),
+      (pem, cert) =>
+        api('POST', '/api/v1/code-signing-keys', { key: writer, body: { name: unique('c'), private_key: pem, certificate_chain: cert } }),
     ],
     [
       '/jks-keystores (private-key entry)',
       (pem, cert) =>
         api('POST', '/api/v1/jks-keystores', {
           key: writer,
-          body: { name: unique('j'), store_password: 'changeit', entries: [{ kind: 'private-key', alias: 'k', private_key: pem, certificate_chain: cert }] },
+          body: {
+            name: unique('j'),
+            store_password: 'changeit',
+            entries: [{ kind: 'private-key', alias: 'k', private_key: pem, certificate_chain: cert }],
+          },
         }),
     ],
   ];
@@ -82,7 +88,9 @@ describe('private keys that openssl pkey -check refuses are refused on every imp
       const refused = await send(bad, cert);
       expect(refused.status, refused.text).toBe(400);
       expect(errorCode(refused)).toBe('invalid_key');
-      expect(refused.body.error).toBe(`the private key is inconsistent: ${why} (openssl pkey -check refuses it too); export it again from its source`);
+      expect(refused.body.error).toBe(
+        `the private key is inconsistent: ${why} (openssl pkey -check refuses it too); export it again from its source`,
+      );
       const accepted = await send(good, cert);
       expect(accepted.status, accepted.text).toBe(201);
     }
@@ -147,7 +155,10 @@ describe('OpenPGP keys keep only what gpg --import keeps', () => {
 
 describe('Java keystores', () => {
   it('store_type "jks" is refused with a sentence saying PKCS#12 is produced and how to convert; "pkcs12" (the default) works with keytool', async () => {
-    const jks = await api('POST', '/api/v1/jks-keystores', { key: writer, body: { name: unique('jks'), store_type: 'jks', store_password: 'changeit' } });
+    const jks = await api('POST', '/api/v1/jks-keystores', {
+      key: writer,
+      body: { name: unique('jks'), store_type: 'jks', store_password: 'changeit' },
+    });
     expect(jks.status, jks.text).toBe(400);
     expect(errorCode(jks)).toBe('validation_failed');
     expect(jks.body.details).toEqual([
@@ -157,9 +168,15 @@ describe('Java keystores', () => {
           'JKS is not produced: keystores are PKCS#12, the default keystore type of Java 9 and later, which keytool and every JVM read; for a legacy tool that needs JKS, convert the export with keytool -importkeystore -srcstoretype PKCS12 -deststoretype JKS',
       },
     ]);
-    const other = await api('POST', '/api/v1/jks-keystores', { key: writer, body: { name: unique('jks'), store_type: 'jceks', store_password: 'changeit' } });
+    const other = await api('POST', '/api/v1/jks-keystores', {
+      key: writer,
+      body: { name: unique('jks'), store_type: 'jceks', store_password: 'changeit' },
+    });
     expect(other.body.details).toEqual([{ path: 'body.store_type', message: 'store_type must be "pkcs12"' }]);
-    const made = await api('POST', '/api/v1/jks-keystores', { key: writer, body: { name: unique('jks'), store_type: 'pkcs12', store_password: 'changeit' } });
+    const made = await api('POST', '/api/v1/jks-keystores', {
+      key: writer,
+      body: { name: unique('jks'), store_type: 'pkcs12', store_password: 'changeit' },
+    });
     expect(made.status, made.text).toBe(201);
   });
 });

@@ -84,7 +84,10 @@ function deviceClient(clientId: string, onResponse?: (seen: Seen) => void | Prom
 }
 
 const approve = (userCode: string, decision: 'approve' | 'deny' = 'approve') =>
-  api('POST', '/api/v1/agents/oauth/approve', { key: approver, body: { user_code: userCode, decision, ...(decision === 'approve' ? { profile_id: profileId } : {}) } });
+  api('POST', '/api/v1/agents/oauth/approve', {
+    key: approver,
+    body: { user_code: userCode, decision, ...(decision === 'approve' ? { profile_id: profileId } : {}) },
+  });
 
 describe('RFC 8628 device flow driven by openid-client', () => {
   it('initiate → authorization_pending → approval → Bearer token → enrolment with the token → signed device requests', async () => {
@@ -103,7 +106,11 @@ describe('RFC 8628 device flow driven by openid-client', () => {
     userCode = auth.user_code;
     expect(auth).toMatchObject({ expires_in: 600, interval: 5, verification_uri: expect.stringMatching(/\/api\/v1\/agents\/oauth\/review$/) });
     // what went over the wire: a form-encoded request, a top-level JSON answer
-    expect(seen[0]).toMatchObject({ status: 200, requestType: 'application/x-www-form-urlencoded;charset=UTF-8', contentType: 'application/json; charset=utf-8' });
+    expect(seen[0]).toMatchObject({
+      status: 200,
+      requestType: 'application/x-www-form-urlencoded;charset=UTF-8',
+      contentType: 'application/json; charset=utf-8',
+    });
     expect(seen[0]!.body).not.toHaveProperty('success');
 
     const tokens = await client.pollDeviceAuthorizationGrant(config, auth);
@@ -130,11 +137,17 @@ describe('RFC 8628 device flow driven by openid-client', () => {
 
   it('access_denied and expired_token end the polling with the RFC error; a poll for another client_id is invalid_grant', async () => {
     const denied = deviceClient('interop-denied');
-    const d = await client.initiateDeviceAuthorization(denied.config, { name: unique('denied'), public_key: JSON.stringify(generateDeviceKey().publicJwk) });
+    const d = await client.initiateDeviceAuthorization(denied.config, {
+      name: unique('denied'),
+      public_key: JSON.stringify(generateDeviceKey().publicJwk),
+    });
     expect((await approve(d.user_code, 'deny')).status).toBe(200);
 
     const expired = deviceClient('interop-expired');
-    const e = await client.initiateDeviceAuthorization(expired.config, { name: unique('expired'), public_key: JSON.stringify(generateDeviceKey().publicJwk) });
+    const e = await client.initiateDeviceAuthorization(expired.config, {
+      name: unique('expired'),
+      public_key: JSON.stringify(generateDeviceKey().publicJwk),
+    });
     const codeHash = createHash('sha256').update(e.device_code).digest('hex');
     await table().send(
       new UpdateCommand({
@@ -163,7 +176,11 @@ describe('RFC 8628 device flow driven by openid-client', () => {
 
     // the device code is bound to the client_id it was issued to
     const other = await api('POST', '/api/v1/agent/oauth/token', {
-      rawBody: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: d.device_code, client_id: 'someone-else' }).toString(),
+      rawBody: new URLSearchParams({
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        device_code: d.device_code,
+        client_id: 'someone-else',
+      }).toString(),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     expect(other.status).toBe(400);
@@ -173,11 +190,27 @@ describe('RFC 8628 device flow driven by openid-client', () => {
   it('the wire format by hand: slow_down grows the interval, form errors are invalid_request, 415 names the form type', async () => {
     const form = (path: string, params: Record<string, string>) =>
       api('POST', path, { rawBody: new URLSearchParams(params).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-    const start = await form('/api/v1/agent/oauth/device', { client_id: 'by-hand', name: unique('hand'), public_key: JSON.stringify(generateDeviceKey().publicJwk) });
+    const start = await form('/api/v1/agent/oauth/device', {
+      client_id: 'by-hand',
+      name: unique('hand'),
+      public_key: JSON.stringify(generateDeviceKey().publicJwk),
+    });
     expect(start.status, start.text).toBe(200);
     expect(start.headers.get('cache-control')).toBe('no-store');
-    expect(Object.keys(start.body).sort()).toEqual(['device_code', 'expires_in', 'interval', 'user_code', 'verification_uri', 'verification_uri_complete']);
-    const poll = () => form('/api/v1/agent/oauth/token', { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: start.body.device_code, client_id: 'by-hand' });
+    expect(Object.keys(start.body).sort()).toEqual([
+      'device_code',
+      'expires_in',
+      'interval',
+      'user_code',
+      'verification_uri',
+      'verification_uri_complete',
+    ]);
+    const poll = () =>
+      form('/api/v1/agent/oauth/token', {
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        device_code: start.body.device_code,
+        client_id: 'by-hand',
+      });
     expect(oauthError(await poll())).toBe('authorization_pending');
     const fast = await poll();
     expect(fast.status).toBe(400);
@@ -191,7 +224,10 @@ describe('RFC 8628 device flow driven by openid-client', () => {
     expect(missing.status).toBe(400);
     expect(oauthError(missing)).toBe('invalid_request');
     expect(missing.body.error_description).toMatch(/body\.device_code/);
-    const twice = await api('POST', '/api/v1/agent/oauth/token', { rawBody: 'device_code=aaaaaaaaaaaaaaaaaaaa&device_code=bbbbbbbbbbbbbbbbbbbb', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const twice = await api('POST', '/api/v1/agent/oauth/token', {
+      rawBody: 'device_code=aaaaaaaaaaaaaaaaaaaa&device_code=bbbbbbbbbbbbbbbbbbbb',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(oauthError(twice)).toBe('invalid_request');
     expect(twice.body.error_description).toBe("parameter 'device_code' is given more than once");
     const grant = await form('/api/v1/agent/oauth/token', { grant_type: 'client_credentials', device_code: start.body.device_code });
@@ -209,14 +245,22 @@ describe('RFC 8628 device flow driven by openid-client', () => {
 
 describe('RFC 7517 JWK Set consumed by jose createRemoteJWKSet', () => {
   it('a JWT signed with a tenant jwt-signing key verifies against the remote set; caching headers; ETag revalidation', async () => {
-    const [writer, exporter, reader] = await Promise.all([a.key(['credentials:write']), a.key(['credentials:write', 'export:read']), a.key(['secrets:read'])]);
+    const [writer, exporter, reader] = await Promise.all([
+      a.key(['credentials:write']),
+      a.key(['credentials:write', 'export:read']),
+      a.key(['secrets:read']),
+    ]);
     const gen = await api('POST', '/api/v1/keys/jwt-signing/generate', { key: writer, body: { name: unique('jwks'), algorithm: 'ES256' } });
     expect(gen.status, gen.text).toBe(201);
     const { id, kid } = gen.body.data.key as { id: string; kid: string };
     const full = await api('GET', `/api/v1/keys/jwt-signing/${id}?include_private=true`, { key: exporter });
     const jwk = full.body.data.key.private.private_jwk as JWK;
     exported.push(jwk.d!);
-    const token = await new SignJWT({ sub: 'svc' }).setProtectedHeader({ alg: 'ES256', kid }).setIssuedAt().setExpirationTime('5m').sign(await importJWK(jwk, 'ES256'));
+    const token = await new SignJWT({ sub: 'svc' })
+      .setProtectedHeader({ alg: 'ES256', kid })
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(await importJWK(jwk, 'ES256'));
 
     const url = new URL(`${baseUrl()}/api/v1/.well-known/jwks.json`);
     const remote = createRemoteJWKSet(url, { headers: { authorization: `Bearer ${reader}` } });
@@ -237,7 +281,9 @@ describe('RFC 7517 JWK Set consumed by jose createRemoteJWKSet', () => {
     expect(revalidate.status).toBe(304);
     expect(await revalidate.text()).toBe('');
     // a new key changes the set and its ETag
-    expect((await api('POST', '/api/v1/keys/jwt-signing/generate', { key: writer, body: { name: unique('jwks'), algorithm: 'EdDSA' } })).status).toBe(201);
+    expect((await api('POST', '/api/v1/keys/jwt-signing/generate', { key: writer, body: { name: unique('jwks'), algorithm: 'EdDSA' } })).status).toBe(
+      201,
+    );
     expect((await fetch(url, { headers: { authorization: `Bearer ${reader}`, 'if-none-match': etag! } })).status).toBe(200);
   });
 

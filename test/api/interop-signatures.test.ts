@@ -30,7 +30,10 @@ beforeAll(async () => {
   });
   expect(profile.status, profile.text).toBe(201);
   const key = generateDeviceKey('ecdsa-p256-sha256');
-  const res = await api('POST', '/api/v1/agents/devices', { key: a.adminKey, body: { name: unique('sig-dev'), public_key: key.publicJwk, profile_id: profileId } });
+  const res = await api('POST', '/api/v1/agents/devices', {
+    key: a.adminKey,
+    body: { name: unique('sig-dev'), public_key: key.publicJwk, profile_id: profileId },
+  });
   expect(res.status, res.text).toBe(201);
   device = { id: res.body.data.device.id, key };
 });
@@ -53,12 +56,16 @@ async function signedByLibrary(method: string, pathAndQuery: string, body = '') 
     { method, url, headers: { 'content-digest': digest, ...(body ? { 'content-type': 'application/json' } : {}) } },
   );
   const res = await fetch(url, { method, headers: signed.headers as Record<string, string>, body: body || undefined });
-  return { status: res.status, body: (await res.json()) as { data?: Record<string, any>; error?: string }, signatureInput: (signed.headers as Record<string, string>)['Signature-Input'] };
+  return {
+    status: res.status,
+    body: (await res.json()) as { data?: Record<string, any>; error?: string },
+    signatureInput: (signed.headers as Record<string, string>)['Signature-Input'],
+  };
 }
 
 describe('RFC 9421 device requests signed by http-message-signatures', () => {
   it('a query in the client order (not sorted), with encoded and unencoded characters, verifies', async () => {
-    for (const query of ['', '?zeta=1&alpha=2', '?b=two%20words&a=x%2By&a=last', '?path=/a/b&q=it%27s&empty=', "?z=(x)!*&y=~"]) {
+    for (const query of ['', '?zeta=1&alpha=2', '?b=two%20words&a=x%2By&a=last', '?path=/a/b&q=it%27s&empty=', '?z=(x)!*&y=~']) {
       const res = await signedByLibrary('GET', `/api/v1/agent/identity${query}`);
       expect(res.status, `${query}: ${JSON.stringify(res.body)}`).toBe(200);
       expect(res.body.data!.identity.device_id).toBe(device.id);
@@ -69,7 +76,9 @@ describe('RFC 9421 device requests signed by http-message-signatures', () => {
     const ok = await signedByLibrary('POST', '/api/v1/agent/access/db?trace=on&a=1', '{}');
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body.data!.data.value).toBe(secretValue);
-    expect(ok.signatureInput).toMatch(/^sig=\("@method" "@path" "@query" "content-digest"\);created=\d+;nonce="[A-Za-z0-9_-]+";keyid="[0-9a-f-]{36}";alg="ecdsa-p256-sha256"$/);
+    expect(ok.signatureInput).toMatch(
+      /^sig=\("@method" "@path" "@query" "content-digest"\);created=\d+;nonce="[A-Za-z0-9_-]+";keyid="[0-9a-f-]{36}";alg="ecdsa-p256-sha256"$/,
+    );
 
     // the same signed headers on another query: refused
     const url = `${baseUrl()}/api/v1/agent/identity?zeta=1&alpha=2`;
@@ -98,7 +107,11 @@ describe('webhook deliveries verified by svix', () => {
     expect((await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name, data: { value: canary('svix') } } })).status).toBe(201);
     const got = await eventually(async () => r.received.find((x) => x.body.includes(name)), 'the secret.created delivery');
     const h = (n: string) => got.headers[n] as string;
-    const webhookHeaders = { 'webhook-id': h('webhook-id'), 'webhook-timestamp': h('webhook-timestamp'), 'webhook-signature': h('webhook-signature') };
+    const webhookHeaders = {
+      'webhook-id': h('webhook-id'),
+      'webhook-timestamp': h('webhook-timestamp'),
+      'webhook-signature': h('webhook-signature'),
+    };
     const payload = new Webhook(wh.signing_secret).verify(got.body, webhookHeaders) as { type: string; id: string; data: { name: string } };
     expect(payload).toMatchObject({ type: 'secret.created', id: h('webhook-id'), data: { name } });
     const svixHeaders = { 'svix-id': h('webhook-id'), 'svix-timestamp': h('webhook-timestamp'), 'svix-signature': h('webhook-signature') };

@@ -33,9 +33,17 @@ describe('which routes speak a protocol', () => {
 describe('answers by wire', () => {
   it('document: the payload at the top level with its own content type and caching (no Pragma fallback)', () => {
     const set = { keys: [{ kty: 'OKP', crv: 'Ed25519', x: 'abc' }] };
-    const result = successResult(protocol(set, { 'Content-Type': 'application/jwk-set+json', 'Cache-Control': 'private, max-age=300' }), 'r1', 'document');
+    const result = successResult(
+      protocol(set, { 'Content-Type': 'application/jwk-set+json', 'Cache-Control': 'private, max-age=300' }),
+      'r1',
+      'document',
+    );
     expect(JSON.parse(result.body)).toEqual(set);
-    expect(result.headers).toMatchObject({ 'Content-Type': 'application/jwk-set+json', 'Cache-Control': 'private, max-age=300', 'X-Request-Id': 'r1' });
+    expect(result.headers).toMatchObject({
+      'Content-Type': 'application/jwk-set+json',
+      'Cache-Control': 'private, max-age=300',
+      'X-Request-Id': 'r1',
+    });
     expect(result.headers).not.toHaveProperty('Pragma');
     // 304: no body
     expect(successResult(protocol(null, {}, 304), 'r2', 'document')).toMatchObject({ statusCode: 304, body: '' });
@@ -78,7 +86,8 @@ describe('answers by wire', () => {
   });
 
   it('document and text errors stay envelopes', () => {
-    for (const wire of ['document', 'text'] as const) expect(JSON.parse(errorResult(e.notFound('challenge'), 'r', wire).body)).toMatchObject({ success: false, code: 'not_found' });
+    for (const wire of ['document', 'text'] as const)
+      expect(JSON.parse(errorResult(e.notFound('challenge'), 'r', wire).body)).toMatchObject({ success: false, code: 'not_found' });
   });
 });
 
@@ -98,7 +107,9 @@ describe('request bodies by wire', () => {
   });
 
   it('a parameter given twice is refused (RFC 6749 §3.1); prototype names are plain members', () => {
-    expect(() => parseForm('a=1&a=2')).toThrow(expect.objectContaining({ status: 400, code: 'invalid_request', message: 'parameter "a" is given more than once' }));
+    expect(() => parseForm('a=1&a=2')).toThrow(
+      expect.objectContaining({ status: 400, code: 'invalid_request', message: 'parameter "a" is given more than once' }),
+    );
     const parsed = parseForm('__proto__=x&constructor=y');
     expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
     expect(parsed).toEqual(JSON.parse('{"__proto__":"x","constructor":"y"}'));
@@ -108,6 +119,8 @@ describe('request bodies by wire', () => {
     expect(() => parseRequestBody(event('a=1', 'application/x-www-form-urlencoded'), 'envelope', 16)).toThrow(
       expect.objectContaining({ status: 415, message: 'request body must be JSON (Content-Type: application/json)' }),
     );
-    expect(() => parseRequestBody(event('a=1', 'text/plain'), 'oauth', 16)).toThrow(expect.objectContaining({ status: 415, message: expect.stringMatching(/x-www-form-urlencoded/) }));
+    expect(() => parseRequestBody(event('a=1', 'text/plain'), 'oauth', 16)).toThrow(
+      expect.objectContaining({ status: 415, message: expect.stringMatching(/x-www-form-urlencoded/) }),
+    );
   });
 });

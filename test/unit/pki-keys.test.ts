@@ -15,17 +15,24 @@ const message = (f: () => void) => {
     f();
     return 'passed';
   } catch (error) {
-    return (error as Error).message.replace(/^the private key is inconsistent: | \(openssl pkey -check refuses it too\); export it again from its source$/g, '');
+    return (error as Error).message.replace(
+      /^the private key is inconsistent: | \(openssl pkey -check refuses it too\); export it again from its source$/g,
+      '',
+    );
   }
 };
 
 describe('assertPrivateKeyConsistent', () => {
-  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }) as Required<Pick<JsonWebKey, 'n' | 'e' | 'd' | 'p' | 'q' | 'dp' | 'dq' | 'qi'>> & JsonWebKey;
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }) as Required<
+    Pick<JsonWebKey, 'n' | 'e' | 'd' | 'p' | 'q' | 'dp' | 'dq' | 'qi'>
+  > &
+    JsonWebKey;
   const bump = (v: string, by = 2n) => toB64(fromB64(v) + by, Buffer.from(v, 'base64url').length);
 
   it('consistent keys of every supported type pass', () => {
     expect(message(() => assertPrivateKeyConsistent(fromJwk(rsa)))).toBe('passed');
-    for (const namedCurve of ['P-256', 'P-384', 'P-521']) expect(message(() => assertPrivateKeyConsistent(generateKeyPairSync('ec', { namedCurve }).privateKey))).toBe('passed');
+    for (const namedCurve of ['P-256', 'P-384', 'P-521'])
+      expect(message(() => assertPrivateKeyConsistent(generateKeyPairSync('ec', { namedCurve }).privateKey))).toBe('passed');
     expect(message(() => assertPrivateKeyConsistent(generateKeyPairSync('ed25519').privateKey))).toBe('passed');
     expect(message(() => assertPrivateKeyConsistent(generateKeyPairSync('x25519').privateKey))).toBe('passed');
   });
@@ -34,7 +41,9 @@ describe('assertPrivateKeyConsistent', () => {
     expect(message(() => assertPrivateKeyConsistent(fromJwk({ ...rsa, d: bump(rsa.d) })))).toBe('d·e is not congruent to 1 modulo λ(n)');
     expect(message(() => assertPrivateKeyConsistent(fromJwk({ ...rsa, dp: bump(rsa.dp) })))).toBe('the CRT exponents dP, dQ do not match d');
     expect(message(() => assertPrivateKeyConsistent(fromJwk({ ...rsa, dq: bump(rsa.dq) })))).toBe('the CRT exponents dP, dQ do not match d');
-    expect(message(() => assertPrivateKeyConsistent(fromJwk({ ...rsa, qi: bump(rsa.qi, 1n) })))).toBe('the CRT coefficient qInv is not the inverse of q modulo p');
+    expect(message(() => assertPrivateKeyConsistent(fromJwk({ ...rsa, qi: bump(rsa.qi, 1n) })))).toBe(
+      'the CRT coefficient qInv is not the inverse of q modulo p',
+    );
     expect(message(() => assertPrivateKeyConsistent(fromJwk({ ...rsa, p: bump(rsa.p) })))).toBe('n is not the product of p and q');
     // p and q swapped for composite factors of n: n = (p·q)·1
     const n = fromB64(rsa.n);
