@@ -2,7 +2,8 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { dirname, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { ROUTES, type Route } from '../../lib/routes.js';
 import { badRequest, HttpError, methodNotAllowed, routeNotFound, payloadTooLarge } from '../../lib/http/errors.js';
@@ -161,7 +162,20 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
  * The local gateway: matches the route table, builds the REST proxy event, invokes the
  * route's handler export, and answers unknown paths 404 and wrong methods 405 itself.
  */
-export async function startGateway(opts: { port: number; host?: string }): Promise<Server> {
+/** A published PKI file (lib/certificates/publish.ts), served without credentials as the S3 object is in AWS; undefined when none. */
+async function pkiFile(dir: string | undefined, pathname: string): Promise<APIGatewayProxyResult | undefined> {
+  const name = /^\/pki\/([0-9a-f-]{36}\.(crl|crt))$/.exec(pathname);
+  if (!dir || !name) return undefined;
+  try {
+    const body = await readFile(join(dir, name[1]!));
+    const type = name[2] === 'crl' ? 'application/pkix-crl' : 'application/pkix-cert';
+    return { statusCode: 200, headers: { 'Content-Type': type, 'Cache-Control': 'public, max-age=3600' }, body: body.toString('base64'), isBase64Encoded: true };
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startGateway(opts: { port: number; host?: string; pkiDir?: string | undefined }): Promise<Server> {
   const handlers = await loadHandlers();
   const match = buildRouter();
   const server = createServer(async (req, res) => {
@@ -169,6 +183,10 @@ export async function startGateway(opts: { port: number; host?: string }): Promi
     const fail = (error: HttpError) => send(res, errorResult(error, requestId));
     try {
       const url = new URL(req.url ?? '/', 'http://local');
+      if (req.method === 'GET' && url.pathname.startsWith('/pki/')) {
+        const file = await pkiFile(opts.pkiDir, url.pathname);
+        if (file) return send(res, file);
+      }
       const found = match(req.method ?? 'GET', url.pathname);
       if (found.kind === 'not_found') return fail(routeNotFound(found.suggestion));
       if (found.kind === 'method_not_allowed') return fail(methodNotAllowed(found.allow));
