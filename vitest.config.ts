@@ -1,13 +1,42 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects, each with its own local runtime:
+ * - `source`: every test, against the runtime over the TypeScript sources (`npm start`);
+ * - `artifact`: the HTTP tests again, and test/artifact, against what `cdk deploy` ships:
+ *   the built bundles wired as the synthesized templates wire them, each function in its own
+ *   Node 22 process (`npm start -- --artifact`).
+ * `npx vitest run --project artifact test/api/secrets.test.ts` runs one file on one of them.
+ */
+const shared = {
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+};
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/setup/global.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
     pool: 'forks',
-    // One local runtime (DynamoDB Local + gateway) serves every file; two machine cores.
+    // two machine cores
     maxWorkers: 2,
+    projects: [
+      {
+        test: {
+          ...shared,
+          name: 'source',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/artifact/**'],
+          globalSetup: ['test/setup/global.ts'],
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'artifact',
+          include: ['test/api/**/*.test.ts', 'test/artifact/**/*.test.ts'],
+          globalSetup: ['test/setup/artifact.ts'],
+          // the runtime builds and synthesizes first
+        },
+      },
+    ],
   },
 });

@@ -55,7 +55,16 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
 const isText = (type: string | undefined) => !type || /^(application\/([\w.+-]+\+)?json|text\/|application\/x-www-form-urlencoded)/i.test(type);
 
 /** The API Gateway REST proxy event (payload v1) that Lambda would receive. */
-export function buildEvent(req: IncomingMessage, url: URL, route: Route, params: Record<string, string>, body: Buffer, requestId: string): APIGatewayProxyEvent {
+export function buildEvent(
+  req: IncomingMessage,
+  url: URL,
+  route: Pick<Route, 'key' | 'path' | 'method'>,
+  params: Record<string, string>,
+  body: Buffer,
+  requestId: string,
+  /** Whether API Gateway passes this body base64-encoded (its binary media types); default: anything not textual. */
+  isBinary: (contentType: string | undefined) => boolean = (type) => !isText(type),
+): APIGatewayProxyEvent {
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -70,7 +79,7 @@ export function buildEvent(req: IncomingMessage, url: URL, route: Route, params:
     query[k] = v;
     (multiQuery[k] ??= []).push(v);
   }
-  const text = isText(req.headers['content-type']);
+  const text = !isBinary(req.headers['content-type']);
   const hasQuery = Object.keys(query).length > 0;
   const sourceIp = (req.socket.remoteAddress ?? '127.0.0.1').replace(/^::ffff:/, '');
   return {

@@ -5,6 +5,13 @@
  *
  * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), DYNAMODB_IN_MEMORY=1
  * (keep nothing), SECRETS_DEV_ROOT_KEY (seed this operator admin key).
+ *
+ * `--artifact` (or SECRETS_RUNTIME=artifact) serves what `cdk deploy` ships instead of the
+ * TypeScript sources: the built bundles, wired as the synthesized templates wire them, each
+ * function in its own Node 22 process (scripts/local/artifact/runtime.ts). There:
+ * ARTIFACT_ASSEMBLY serves a prebuilt cdk.out, ARTIFACT_CONTEXT (JSON) adds CDK context to the
+ * synth, ARTIFACT_REPORT_FILE receives a JSON report (modules, answers per method, failures)
+ * when the runtime stops.
  */
 import { resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
@@ -15,7 +22,10 @@ const dataDir = resolve(process.env.DATA_DIR ?? '.data');
 const dynamoPort = Number(process.env.DYNAMODB_PORT ?? 8000);
 const inMemory = process.env.DYNAMODB_IN_MEMORY === '1';
 
+const artifact = process.argv.includes('--artifact') || process.env.SECRETS_RUNTIME === 'artifact';
+
 async function main() {
+  if (artifact) return startArtifact();
   if (!javaAvailable()) {
     process.stderr.write(`${JAVA_MISSING}\n`);
     process.exit(1);
@@ -76,6 +86,52 @@ async function main() {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+}
+
+async function startArtifact() {
+  const { LAMBDA_NODE_MAJOR, node22 } = await import('./node22.js');
+  if (Number(process.versions.node.split('.')[0]) !== LAMBDA_NODE_MAJOR) {
+    // the runtime itself needs Node 22 (fauxqs uses node:sqlite); the functions run under it too
+    const { spawn } = await import('node:child_process');
+    const child = spawn(node22(), [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, SECRETS_RUNTIME: 'artifact' } });
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+    child.on('exit', (code) => process.exit(code ?? 1));
+    return;
+  }
+  if (!javaAvailable()) {
+    process.stderr.write(`${JAVA_MISSING}\n`);
+    process.exit(1);
+  }
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const { startArtifactRuntime, writeReport } = await import('./artifact/runtime.js');
+  const runtime = await startArtifactRuntime({
+    port,
+    dataDir,
+    dynamoPort,
+    inMemory,
+    ...(process.env.ARTIFACT_ASSEMBLY ? { assembly: resolve(process.env.ARTIFACT_ASSEMBLY) } : {}),
+    ...(process.env.ARTIFACT_CONTEXT ? { context: JSON.parse(process.env.ARTIFACT_CONTEXT) as Record<string, unknown> } : {}),
+  });
+  const stop = async (code: number) => {
+    const reportFile = process.env.ARTIFACT_REPORT_FILE;
+    if (reportFile) writeReport(reportFile, runtime.report());
+    await runtime.stop();
+    process.exit(code);
+  };
+  if (runtime.importFailures.length > 0) {
+    process.stderr.write(`built modules that fail at import (each of their routes would answer 500 in Lambda):\n`);
+    for (const f of runtime.importFailures) process.stderr.write(`  ${f.module}: ${f.error}\n`);
+    return stop(1);
+  }
+  process.stdout.write(`secrets API (built artifact) listening on ${runtime.url} (table ${runtime.tableName})\n`);
+  let stopping = false;
+  const onSignal = () => {
+    if (stopping) return;
+    stopping = true;
+    void stop(0);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
 }
 
 main().catch((error: unknown) => {

@@ -297,6 +297,19 @@ describe('smime', () => {
   });
 });
 
+describe('smime metadata', () => {
+  it('GET /keys/smime/{id} shows the certificate and never the private key; 404 across accounts', async () => {
+    const key = await generate('smime', { email: 'carol@example.test', common_name: 'Carol' });
+    const res = await api('GET', `/api/v1/keys/smime/${key.id}`, { key: writer });
+    expect(res.status, res.text).toBe(200);
+    const shown = res.body.data.key ?? res.body.data;
+    expect(shown).toMatchObject({ id: key.id, email: 'carol@example.test', subject: expect.stringContaining('CN=Carol') });
+    expect(res.text).not.toContain('PRIVATE KEY');
+    expect((await api('GET', `/api/v1/keys/smime/${key.id}`, { key: b.adminKey })).status).toBe(404);
+    expect((await api('GET', `/api/v1/keys/smime/${key.id}`)).status).toBe(401);
+  });
+});
+
 describe('wireguard', () => {
   it('the base64 private key derives the base64 public key (X25519, @noble/curves); the peer snippet names it', async () => {
     const key = await generate('wireguard', { address: ['10.8.0.2/32'], endpoint: 'vpn.example.test:51820', persistent_keepalive: 25 });

@@ -1,0 +1,234 @@
+/**
+ * Lambda execution environments for the built bundles: each one a fresh Node 22 process
+ * (scripts/local/artifact/bootstrap.mjs) with the function's code asset as its task root,
+ * only the environment the template gives the function (plus what Lambda itself sets and
+ * the local-world substitutions), its layers on NODE_PATH, and its timeout. An environment
+ * serves one invocation at a time; a busy function gets more environments, up to
+ * `perFunction`; idle environments beyond `maxEnvironments` are retired, least recently used
+ * first. A crash or a timeout discards the environment, as Lambda does.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { node22 } from '../node22.js';
+import { ACCOUNT, type FunctionSpec, REGION } from './deployment.js';
+
+const BOOTSTRAP = join(dirname(fileURLToPath(import.meta.url)), 'bootstrap.mjs');
+
+export interface LambdaError {
+  readonly errorType: string;
+  readonly errorMessage: string;
+  readonly stack?: readonly string[];
+}
+
+export type Invocation = { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: LambdaError; readonly phase: 'init' | 'invoke' };
+
+export interface InitFailure {
+  readonly functionName: string;
+  readonly handler: string;
+  readonly error: LambdaError;
+}
+
+export interface HostOptions {
+  /** Variables every function gets on top of its own (the local world: endpoints, credentials). */
+  readonly overlay: (fn: FunctionSpec) => Record<string, string | undefined>;
+  readonly perFunction?: number;
+  readonly maxEnvironments?: number;
+  /** Where the environments' stdout and stderr go (Lambda: CloudWatch Logs). */
+  readonly log?: NodeJS.WritableStream;
+}
+
+interface Environment {
+  readonly fn: FunctionSpec;
+  readonly child: ChildProcess;
+  readonly ready: Promise<LambdaError | undefined>;
+  busy: boolean;
+  lastUsed: number;
+  dead: boolean;
+}
+
+export class FunctionHost {
+  private readonly environments = new Map<string, Environment[]>();
+  private readonly waiting = new Map<string, (() => void)[]>();
+  private readonly node = node22();
+  readonly initFailures: InitFailure[] = [];
+  /** Environments started (cold starts), for the report. */
+  coldStarts = 0;
+  private closed = false;
+
+  constructor(private readonly options: HostOptions) {}
+
+  /** The process environment of `fn`, exactly as its environments get it. */
+  environmentOf(fn: FunctionSpec): Record<string, string> {
+    const env: Record<string, string | undefined> = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      LANG: 'en_US.UTF-8',
+      TZ: ':UTC',
+      AWS_REGION: REGION,
+      AWS_DEFAULT_REGION: REGION,
+      AWS_EXECUTION_ENV: `AWS_Lambda_${fn.runtime}`,
+      AWS_LAMBDA_FUNCTION_NAME: fn.functionName,
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(fn.memoryMb),
+      AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+      AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${fn.functionName}`,
+      LAMBDA_TASK_ROOT: fn.codeDir,
+      _HANDLER: fn.handler,
+      ...(fn.layerDirs.length ? { NODE_PATH: fn.layerDirs.map((d) => join(d, 'nodejs', 'node_modules')).join(':') } : {}),
+      ...fn.environment,
+      ...this.options.overlay(fn),
+    };
+    return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  }
+
+  /** Invokes `fn` with `event` as Lambda's synchronous Invoke would. */
+  async invoke(fn: FunctionSpec, event: unknown, requestId: string = randomUUID()): Promise<Invocation> {
+    const env = await this.acquire(fn);
+    try {
+      const initError = await env.ready;
+      if (initError) return { ok: false, error: initError, phase: 'init' };
+      return await this.run(env, event, requestId);
+    } finally {
+      this.release(env);
+    }
+  }
+
+  /** Starts one environment of `fn` and reports whether its module imports (then retires it). */
+  async probe(fn: FunctionSpec): Promise<LambdaError | undefined> {
+    const env = this.start(fn);
+    const error = await env.ready;
+    this.retire(env);
+    return error;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const all = [...this.environments.values()].flat();
+    await Promise.all(all.map((e) => this.retire(e)));
+  }
+
+  private start(fn: FunctionSpec): Environment {
+    this.coldStarts++;
+    const child = spawn(this.node, [BOOTSTRAP], { cwd: fn.codeDir, env: this.environmentOf(fn), stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const log = this.options.log ?? process.stdout;
+    child.stdout!.on('data', (c: Buffer) => log.write(c));
+    child.stderr!.on('data', (c: Buffer) => log.write(c));
+    const env: Environment = {
+      fn,
+      child,
+      busy: false,
+      lastUsed: Date.now(),
+      dead: false,
+      ready: new Promise((resolve) => {
+        const onMessage = (m: { type: string; error?: LambdaError }) => {
+          if (m.type === 'ready') {
+            child.off('message', onMessage);
+            resolve(undefined);
+          } else if (m.type === 'init_error') {
+            child.off('message', onMessage);
+            this.initFailures.push({ functionName: fn.functionName, handler: fn.handler, error: m.error! });
+            resolve(m.error);
+          }
+        };
+        child.on('message', onMessage);
+        child.once('exit', (code, signal) => resolve({ errorType: 'Runtime.ExitError', errorMessage: `the environment exited during init (code ${code}, signal ${signal})` }));
+      }),
+    };
+    child.once('exit', () => {
+      env.dead = true;
+      this.remove(env);
+    });
+    return env;
+  }
+
+  private run(env: Environment, event: unknown, requestId: string): Promise<Invocation> {
+    const { fn, child } = env;
+    return new Promise((resolve) => {
+      const deadlineMs = Date.now() + fn.timeoutSeconds * 1000;
+      const done = (result: Invocation) => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        resolve(result);
+      };
+      const onMessage = (m: { type: string; id: string; result?: unknown; error?: LambdaError }) => {
+        if (m.id !== requestId) return;
+        if (m.type === 'result') done({ ok: true, result: m.result });
+        else if (m.type === 'error') done({ ok: false, error: m.error!, phase: 'invoke' });
+      };
+      const onExit = (code: number | null, signal: string | null) =>
+        done({ ok: false, phase: 'invoke', error: { errorType: 'Runtime.ExitError', errorMessage: `the environment exited (code ${code}, signal ${signal})` } });
+      const timer = setTimeout(() => {
+        this.retire(env);
+        done({ ok: false, phase: 'invoke', error: { errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${fn.timeoutSeconds}.00 seconds` } });
+      }, fn.timeoutSeconds * 1000);
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      child.send({
+        type: 'invoke',
+        id: requestId,
+        event,
+        context: { awsRequestId: requestId, deadlineMs, invokedFunctionArn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${fn.functionName}` },
+      });
+    });
+  }
+
+  private async acquire(fn: FunctionSpec): Promise<Environment> {
+    for (;;) {
+      if (this.closed) throw new Error('the function host is closed');
+      const envs = this.environments.get(fn.key) ?? [];
+      const idle = envs.find((e) => !e.busy && !e.dead);
+      if (idle) {
+        idle.busy = true;
+        return idle;
+      }
+      if (envs.length < (this.options.perFunction ?? 4)) {
+        this.evictIdle();
+        const env = this.start(fn);
+        env.busy = true;
+        this.environments.set(fn.key, [...envs, env]);
+        return env;
+      }
+      await new Promise<void>((wake) => this.waiting.set(fn.key, [...(this.waiting.get(fn.key) ?? []), wake]));
+    }
+  }
+
+  private release(env: Environment): void {
+    env.busy = false;
+    env.lastUsed = Date.now();
+    this.wake(env.fn.key);
+  }
+
+  private wake(key: string): void {
+    const queue = this.waiting.get(key);
+    const next = queue?.shift();
+    if (next) next();
+  }
+
+  /** Keeps the number of environments under the cap by retiring the least recently used idle ones. */
+  private evictIdle(): void {
+    const max = this.options.maxEnvironments ?? 64;
+    const all = [...this.environments.values()].flat();
+    if (all.length < max) return;
+    const idle = all.filter((e) => !e.busy).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const e of idle.slice(0, all.length - max + 1)) this.retire(e);
+  }
+
+  private retire(env: Environment): Promise<void> {
+    this.remove(env);
+    if (env.dead) return Promise.resolve();
+    return new Promise((resolve) => {
+      env.child.once('exit', () => resolve());
+      env.child.kill('SIGKILL');
+    });
+  }
+
+  private remove(env: Environment): void {
+    const envs = this.environments.get(env.fn.key);
+    if (!envs) return;
+    const rest = envs.filter((e) => e !== env);
+    if (rest.length) this.environments.set(env.fn.key, rest);
+    else this.environments.delete(env.fn.key);
+    this.wake(env.fn.key);
+  }
+}

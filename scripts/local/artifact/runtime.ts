@@ -1,0 +1,240 @@
+/**
+ * The artifact runtime (`npm start -- --artifact`, and the `artifact` project of `npm test`):
+ * serves exactly what `cdk deploy` ships. It builds the bundles and synthesizes the app (or
+ * takes a prebuilt cloud assembly), then stands the templates up locally:
+ *
+ * - the table as the data stack declares it, on DynamoDB Local;
+ * - the queues (with their redrive policy) on fauxqs, the SQS event-source mappings and the
+ *   scheduled rules (scripts/local/artifact/sources.ts);
+ * - API Gateway from the methods, integrations and gateway responses (gateway.ts);
+ * - every function's code asset, handler string and environment as written in the template,
+ *   in its own Node 22 process (host.ts).
+ *
+ * Only what has no engine here is substituted, and every substitution is listed in
+ * `LOCAL_WORLD` and printed: KMS (the envelope key) by the local keyring, CloudHSM by a
+ * SoftHSM2 token behind a stand-in layer that carries the real pkcs11js addon, the PIN's
+ * Secrets Manager secret by the token's PIN, AWS endpoints by the local engines, and the
+ * stage URL by the local address.
+ */
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CreateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { localClient, startDynamoLocal, waitForDynamo } from '../dynamodb.js';
+import { DEFAULT_TOKEN_LABEL, prepareSoftHsm, softHsmModule } from '../softhsm.js';
+import { readAssembly, synthesizeArtifact } from './assembly.js';
+import { type FunctionSpec, queuesOf, readDeployment, tablesOf } from './deployment.js';
+import { startArtifactGateway } from './gateway.js';
+import { FunctionHost } from './host.js';
+import { startQueues, startSources } from './sources.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** What replaces each AWS service that has no local engine, as printed at start. */
+export const LOCAL_WORLD: readonly string[] = [
+  'KMS envelope key -> local keyring file (KEY_PROVIDER=local)',
+  'CloudHSM -> SoftHSM2 token; the HSM layer -> a stand-in layer with the real pkcs11js addon',
+  'Secrets Manager (HSM PIN) -> PKCS11_PIN of the SoftHSM2 token',
+  'DynamoDB -> DynamoDB Local; SQS -> fauxqs; EventBridge schedules -> local timers',
+  'API Gateway stage URL -> the local address (PUBLIC_BASE_URL)',
+];
+
+/** The CloudHSM context the local synth uses, so signing functions are wired as in a CloudHSM deployment. */
+function localHsmContext(workDir: string): Record<string, string> {
+  const layer = join(workDir, 'hsm-layer');
+  const target = join(layer, 'nodejs', 'node_modules', 'pkcs11js');
+  mkdirSync(dirname(target), { recursive: true });
+  cpSync(join(ROOT, 'node_modules', 'pkcs11js'), target, { recursive: true, filter: (src) => !src.includes(`${join('pkcs11js', 'build', 'Release', 'obj.target')}`) });
+  return {
+    hsmClusterId: 'cluster-local0000a',
+    hsmSubnetIds: 'subnet-0000000000000000a',
+    hsmSecurityGroupId: 'sg-0000000000000000a',
+    hsmLayerPath: layer,
+    hsmLibraryPath: softHsmModule() ?? '/usr/lib/softhsm/libsofthsm2.so',
+    hsmTokenLabel: DEFAULT_TOKEN_LABEL,
+    hsmPinSecretArn: 'arn:aws:secretsmanager:us-east-1:000000000000:secret:local-hsm-pin',
+  };
+}
+
+export interface ArtifactRuntimeOptions {
+  readonly port: number;
+  readonly dataDir: string;
+  readonly dynamoPort: number;
+  readonly inMemory: boolean;
+  /** A synthesized cloud assembly to serve instead of building and synthesizing now. */
+  readonly assembly?: string;
+  /** Extra CDK context for the synth (e.g. corsOrigins). */
+  readonly context?: Record<string, unknown>;
+  readonly log?: NodeJS.WritableStream;
+}
+
+export interface ArtifactReport {
+  readonly assembly: string;
+  readonly modules: { module: string; functionName: string; ok: boolean; error?: string }[];
+  readonly methods: { method: string; handler?: string; statuses: Record<string, number> }[];
+  readonly failures: { method: string; errorType: string; errorMessage: string }[];
+  readonly initFailures: { functionName: string; handler: string; error: string }[];
+  readonly sources: Record<string, { invocations: number; failures: number }>;
+  readonly coldStarts: number;
+}
+
+export interface ArtifactRuntime {
+  readonly url: string;
+  readonly tableName: string;
+  readonly importFailures: readonly { module: string; error: string }[];
+  report(): ArtifactReport;
+  stop(): Promise<void>;
+}
+
+export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promise<ArtifactRuntime> {
+  const log = opts.log ?? process.stdout;
+  const workDir = mkdtempSync(join(tmpdir(), 'secrets-api-artifact-'));
+  const url = `http://127.0.0.1:${opts.port}`;
+  const assemblyDir = opts.assembly ?? (await synthesizeArtifact(workDir, { ...localHsmContext(workDir), ...opts.context }));
+  const assembly = readAssembly(assemblyDir);
+
+  // DynamoDB Local with the tables as declared
+  const endpoint = `http://127.0.0.1:${opts.dynamoPort}`;
+  const dynamo = startDynamoLocal({ port: opts.dynamoPort, ...(opts.inMemory ? {} : { dataDir: join(opts.dataDir, 'dynamodb') }) });
+  await waitForDynamo(endpoint);
+  const tables = new Map<string, string>();
+  for (const table of tablesOf(assembly)) {
+    const name = String(table.properties.TableName ?? table.key.replace(/[^A-Za-z0-9_.-]+/g, '-').slice(-255));
+    await createTable(endpoint, name, table.properties);
+    tables.set(table.key, name);
+  }
+  if (tables.size !== 1) throw new Error(`expected the one table of the data stack, found ${tables.size}`);
+  const tableName = [...tables.values()][0]!;
+
+  const queues = await startQueues(queuesOf(assembly));
+  const deployment = readDeployment(assembly, { tables, queues: queues.urls });
+
+  // the local keyring (the envelope key's stand-in) and the SoftHSM2 token (CloudHSM's)
+  const masterKeyFile = join(opts.dataDir, 'keyring', 'master.key');
+  const softhsm = prepareSoftHsm(opts.dataDir);
+  log.write(`artifact: ${deployment.functions.size} functions, ${deployment.methods.length} methods from ${assemblyDir}\n`);
+  for (const line of LOCAL_WORLD) log.write(`artifact: local world: ${line}\n`);
+  if (!softhsm.ok) log.write(`artifact: SoftHSM2 unavailable (${softhsm.reason}); signing answers 503\n`);
+
+  const overlay = (fn: FunctionSpec): Record<string, string | undefined> => ({
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_SESSION_TOKEN: undefined,
+    DYNAMODB_ENDPOINT: endpoint,
+    AWS_ENDPOINT_URL_SQS: queues.endpoint,
+    KEY_PROVIDER: 'local',
+    KMS_KEY_ID: undefined,
+    LOCAL_MASTER_KEY_FILE: masterKeyFile,
+    PUBLIC_BASE_URL: url,
+    // the development settings of the source runtime (scripts/local/start.ts, events.ts)
+    ACME_ALLOW_LOOPBACK: '1',
+    DATABASE_ALLOW_LOOPBACK: '1',
+    WEBHOOKS_ALLOW_LOOPBACK: '1',
+    WEBHOOK_RETRY_BASE_MS: '400',
+    WEBHOOK_RETRY_MAX_MS: '5000',
+    WEBHOOK_TIMEOUT_MS: '5000',
+    ...(fn.environment.PKCS11_MODULE
+      ? softhsm.ok
+        ? { SOFTHSM2_CONF: softhsm.token.conf, PKCS11_MODULE: softhsm.token.module, PKCS11_PIN: softhsm.token.pin, PKCS11_PIN_SECRET_ID: undefined }
+        : { PKCS11_MODULE: undefined, PKCS11_PIN_SECRET_ID: undefined }
+      : {}),
+  });
+  const functions = new FunctionHost({ overlay, log });
+
+  // the first operator, with this process's copy of the library, before any function runs
+  Object.assign(process.env, { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: endpoint, KEY_PROVIDER: 'local', LOCAL_MASTER_KEY_FILE: masterKeyFile, AWS_REGION: 'us-east-1' });
+  const { seedRoot } = await import('../seed.js');
+  const root = await seedRoot(process.env.SECRETS_DEV_ROOT_KEY || undefined);
+
+  // every code asset imports under Node 22 in a fresh process, or the runtime says which does not
+  const modules = await verifyImports(functions, [...deployment.functions.values()]);
+  const importFailures = modules.filter((m) => !m.ok).map((m) => ({ module: m.module, error: m.error! }));
+
+  const gateway = await startArtifactGateway({ port: opts.port, deployment, functions, log });
+  const sources = startSources({ deployment, queues, functions, log });
+  if (root && !process.env.SECRETS_DEV_ROOT_KEY) log.write(`generated platform-operator root key (shown once, keep it):\n  ${root.key}\n`);
+
+  return {
+    url,
+    tableName,
+    importFailures,
+    report: () => ({
+      assembly: assemblyDir,
+      modules,
+      methods: [...gateway.stats.entries()].map(([method, s]) => ({
+        method,
+        ...(s.method.functionKey ? { handler: deployment.functions.get(s.method.functionKey)?.handler } : {}),
+        statuses: Object.fromEntries(s.statuses),
+      })),
+      failures: gateway.failures,
+      initFailures: functions.initFailures.map((f) => ({ functionName: f.functionName, handler: f.handler, error: `${f.error.errorType}: ${f.error.errorMessage}` })),
+      sources: Object.fromEntries(sources.counts),
+      coldStarts: functions.coldStarts,
+    }),
+    async stop() {
+      gateway.server.close();
+      gateway.server.closeAllConnections();
+      await sources.stop();
+      await functions.close();
+      await queues.stop();
+      await new Promise<void>((ok) => {
+        dynamo.once('exit', () => ok());
+        dynamo.kill('SIGTERM');
+        setTimeout(ok, 5000).unref();
+      });
+      if (!opts.assembly) rmSync(workDir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function createTable(endpoint: string, name: string, p: Record<string, any>): Promise<void> {
+  const client = localClient(endpoint);
+  await client.send(
+    new CreateTableCommand({
+      TableName: name,
+      BillingMode: p.BillingMode ?? 'PAY_PER_REQUEST',
+      AttributeDefinitions: p.AttributeDefinitions,
+      KeySchema: p.KeySchema,
+      ...(p.GlobalSecondaryIndexes ? { GlobalSecondaryIndexes: p.GlobalSecondaryIndexes } : {}),
+      ...(p.LocalSecondaryIndexes ? { LocalSecondaryIndexes: p.LocalSecondaryIndexes } : {}),
+      ...(p.ProvisionedThroughput ? { ProvisionedThroughput: p.ProvisionedThroughput } : {}),
+      ...(p.StreamSpecification ? { StreamSpecification: { StreamEnabled: true, StreamViewType: p.StreamSpecification.StreamViewType } } : {}),
+    }),
+  );
+  if (p.TimeToLiveSpecification?.Enabled) {
+    await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: p.TimeToLiveSpecification }));
+  }
+}
+
+/** Starts one environment per code asset and handler module, two at a time; reports each. */
+async function verifyImports(functions: FunctionHost, specs: readonly FunctionSpec[]): Promise<ArtifactReport['modules']> {
+  const byModule = new Map<string, FunctionSpec>();
+  for (const fn of specs) {
+    const module = `${fn.codeDir}:${fn.handler.slice(0, fn.handler.lastIndexOf('.'))}`;
+    if (!byModule.has(module)) byModule.set(module, fn);
+  }
+  const queue = [...byModule.values()];
+  const results: ArtifactReport['modules'] = [];
+  const worker = async () => {
+    for (let fn = queue.shift(); fn; fn = queue.shift()) {
+      const error = await functions.probe(fn);
+      results.push({
+        module: fn.handler.slice(0, fn.handler.lastIndexOf('.')),
+        functionName: fn.functionName,
+        ok: !error,
+        ...(error ? { error: `${error.errorType}: ${error.errorMessage}` } : {}),
+      });
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  return results.sort((a, b) => a.module.localeCompare(b.module));
+}
+
+/** Writes the report where the test setup reads it. */
+export function writeReport(file: string, report: ArtifactReport): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+}
+
+export const readReport = (file: string): ArtifactReport => JSON.parse(readFileSync(file, 'utf8')) as ArtifactReport;

@@ -1,0 +1,100 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { FunctionSpec } from '../../scripts/local/artifact/deployment.js';
+import { FunctionHost } from '../../scripts/local/artifact/host.js';
+
+/**
+ * The artifact runtime's Lambda host (scripts/local/artifact/host.ts) on hand-written code
+ * assets: how it reports a module that throws at import (what makes `npm test` name a broken
+ * handler module), and Lambda's other failure modes. The whole runtime over the real
+ * bundles is the `artifact` project of vitest.config.ts.
+ */
+
+const root = mkdtempSync(join(tmpdir(), 'artifact-host-'));
+
+function asset(name: string, files: Record<string, string>): string {
+  const dir = join(root, name);
+  for (const [file, source] of Object.entries(files)) {
+    mkdirSync(join(dir, file, '..'), { recursive: true });
+    writeFileSync(join(dir, file), source);
+  }
+  return dir;
+}
+
+const spec = (key: string, codeDir: string, handler: string, extra: Partial<FunctionSpec> = {}): FunctionSpec => ({
+  key,
+  functionName: `fn-${key}`,
+  handler,
+  runtime: 'nodejs22.x',
+  timeoutSeconds: 5,
+  memoryMb: 256,
+  codeDir,
+  layerDirs: [],
+  environment: { FROM_TEMPLATE: 'template-value' },
+  inVpc: false,
+  ...extra,
+});
+
+const host = new FunctionHost({ overlay: () => ({ FROM_OVERLAY: 'overlay-value', FROM_TEMPLATE: undefined }), perFunction: 2, maxEnvironments: 4 });
+afterAll(() => host.close());
+
+describe('the artifact host', () => {
+  it('names the module and its error when a bundle throws at import, and every invocation of it fails in init', async () => {
+    const dir = asset('throws', { 'secrets/broken.mjs': "throw new Error('planted import-time failure');\nexport const list = () => ({ statusCode: 200 });\n" });
+    const fn = spec('throws', dir, 'secrets/broken.list');
+    const error = await host.probe(fn);
+    expect(error?.errorType).toBe('Runtime.ImportModuleError');
+    expect(error?.errorMessage).toBe('secrets/broken: planted import-time failure');
+    const outcome = await host.invoke(fn, {});
+    expect(outcome).toMatchObject({ ok: false, phase: 'init', error: { errorType: 'Runtime.ImportModuleError' } });
+    expect(host.initFailures.map((f) => f.handler)).toContain('secrets/broken.list');
+  });
+
+  it('refuses a handler string whose export is missing, as Lambda does', async () => {
+    const dir = asset('noexport', { 'a/b.mjs': 'export const other = () => 1;\n' });
+    expect((await host.probe(spec('noexport', dir, 'a/b.list')))?.errorType).toBe('Runtime.HandlerNotFound');
+  });
+
+  it('runs the export with the event and a Lambda context, in a process that sees only the function environment', async () => {
+    const dir = asset('probe', {
+      'x/probe.mjs': `export const handler = async (event, context) => ({
+        statusCode: 200,
+        body: JSON.stringify({
+          event, node: process.versions.node, fn: context.functionName, remaining: context.getRemainingTimeInMillis(),
+          overlay: process.env.FROM_OVERLAY, template: process.env.FROM_TEMPLATE ?? null, root: process.env.LAMBDA_TASK_ROOT,
+          leaked: Object.keys(process.env).filter((k) => k.startsWith('VITEST')),
+        }),
+      });\n`,
+    });
+    const outcome = await host.invoke(spec('probe', dir, 'x/probe.handler'), { hello: 'world' });
+    expect(outcome.ok).toBe(true);
+    const body = JSON.parse((outcome as { result: { body: string } }).result.body);
+    expect(body.event).toEqual({ hello: 'world' });
+    expect(body.node.split('.')[0]).toBe('22');
+    expect(body.fn).toBe('fn-probe');
+    expect(body.remaining).toBeGreaterThan(0);
+    expect(body.remaining).toBeLessThanOrEqual(5000);
+    expect(body.overlay).toBe('overlay-value');
+    expect(body.template).toBeNull(); // the overlay removed it
+    expect(body.root).toBe(dir);
+    expect(body.leaked).toEqual([]); // the test runner's environment does not reach the function
+  });
+
+  it('turns a thrown error into an invoke failure and keeps the environment; a crash or a timeout discards it', async () => {
+    const dir = asset('modes', {
+      'm/modes.mjs': `let calls = 0;
+        export const fail = async () => { calls++; throw new TypeError('bad ' + calls); };
+        export const crash = async () => { process.exit(3); };
+        export const slow = async () => new Promise(() => {});\n`,
+    });
+    const fail = spec('fail', dir, 'm/modes.fail');
+    expect(await host.invoke(fail, {})).toMatchObject({ ok: false, phase: 'invoke', error: { errorType: 'TypeError', errorMessage: 'bad 1' } });
+    // the same (warm) environment served the second call
+    expect(await host.invoke(fail, {})).toMatchObject({ ok: false, error: { errorMessage: 'bad 2' } });
+    expect(await host.invoke(spec('crash', dir, 'm/modes.crash'), {})).toMatchObject({ ok: false, error: { errorType: 'Runtime.ExitError' } });
+    const slow = await host.invoke(spec('slow', dir, 'm/modes.slow', { timeoutSeconds: 1 }), {});
+    expect(slow).toMatchObject({ ok: false, error: { errorType: 'Sandbox.Timedout', errorMessage: 'Task timed out after 1.00 seconds' } });
+  });
+});
