@@ -90,6 +90,19 @@ const Env = z
       .enum(['0', '1', 'true', 'false'])
       .default('0')
       .transform((v) => v === '1' || v === 'true'),
+    /**
+     * Where relying parties fetch each account CA's CRL and issuer certificate
+     * (lib/certificates/publish.ts): the public URL prefix of `<ca id>.crl` and `<ca id>.crt`,
+     * named in every issued certificate (CRL Distribution Points, Authority Information Access).
+     * Unset: certificates name none and nothing is published.
+     */
+    PKI_PUBLIC_BASE_URL: z.url().optional(),
+    /** Where the files are written: an S3 bucket (AWS, as AWS Private CA publishes CRLs), or a directory the local gateway serves at /pki/. */
+    PKI_PUBLISH_BUCKET: z.string().min(3).optional(),
+    PKI_PUBLISH_PREFIX: z.string().default('pki/'),
+    PKI_PUBLISH_DIR: z.string().min(1).optional(),
+    /** Days a published CRL is current (its nextUpdate); it is re-published on every revocation. */
+    PKI_CRL_VALIDITY_DAYS: z.coerce.number().int().min(1).max(30).default(7),
     /** Days a revoked (or expired) lease record is kept before DynamoDB TTL removes it. */
     LEASE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** The local runtime's lease-expiry sweeper period (AWS: an EventBridge schedule). */

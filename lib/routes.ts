@@ -48,6 +48,37 @@ export type Grant = (typeof GRANTS)[number];
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/**
+ * How a route speaks on the wire: the rule that standard endpoints speak their standard,
+ * not the service's envelope (docs/api.md, "Protocol endpoints"). lib/http/responses.ts and
+ * lib/http/body.ts apply it; a route takes it from PROTOCOL_WIRES below.
+ * - `envelope`: JSON requests; `{"success":true,"data":…}` / `{"success":false,"error",…}`.
+ * - `document`: a standard's JSON document at the top level (RFC 7517 JWK Set, RFC 8414 /
+ *   OpenID Connect discovery); errors in the envelope.
+ * - `oauth`: an OAuth 2.0 endpoint (RFC 6749 §3.2, §5; RFC 8628 §3.1–3.5):
+ *   `application/x-www-form-urlencoded` (or JSON) requests, top-level JSON answers, errors as
+ *   `{"error", "error_description"}` with the RFC's error codes, never cached.
+ * - `text`: the handler's body as it is, with its own content type (ACME http-01 key
+ *   authorization, SAML metadata XML); errors in the envelope.
+ */
+const WIRES = ['envelope', 'document', 'oauth', 'text'] as const;
+export type Wire = (typeof WIRES)[number];
+
+/** The routes that speak a protocol's own format (all others: `envelope`), built or still to be built. */
+const PROTOCOL_WIRES: Readonly<Record<string, Exclude<Wire, 'envelope'>>> = {
+  'GET /.well-known/acme-challenge/{token}': 'text', // RFC 8555 §8.3
+  'GET /api/v1/.well-known/jwks.json': 'document', // RFC 7517 §5
+  'GET /api/v1/oidc/jwks/.well-known': 'document', // RFC 7517 §5
+  'GET /api/v1/auth/oauth/.well-known/openid-configuration': 'document', // OpenID Connect Discovery 1.0 §4
+  'POST /api/v1/auth/oauth/token': 'oauth', // RFC 6749 §3.2
+  'POST /api/v1/agent/oauth/device': 'oauth', // RFC 8628 §3.1
+  'POST /api/v1/agent/oauth/token': 'oauth', // RFC 8628 §3.4
+  'GET /api/v1/saml/metadata/{id}/xml': 'text', // SAML 2.0 Metadata
+};
+
+/** The route's wire format; `envelope` when it has none of its own (or when no route is known). */
+export const wireOf = (route: Pick<Route, 'key'> | undefined): Wire => (route ? (PROTOCOL_WIRES[route.key] ?? 'envelope') : 'envelope');
+
 export interface Route {
   /** `METHOD /path/{param}`: the route's key, unique. */
   readonly key: string;

@@ -28,7 +28,7 @@ function activeTenant(tenant: Tenant | undefined): Tenant {
 }
 
 /**
- * Verifies `Authorization: Bearer <API key | JWT>`: every check reads the table with
+ * Verifies `Authorization: Bearer <API key | JWT>` (scheme in any case): every check reads the table with
  * consistent reads and caches nothing, so a revocation or suspension takes effect on the
  * very next request. `X-API-Key` alone is refused.
  */
@@ -43,7 +43,8 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
     }
     throw unauthorized('missing credentials: send Authorization: Bearer <API key>');
   }
-  const match = /^Bearer ([\x21-\x7e]{8,4096})$/.exec(authorization.trim());
+  // RFC 6750 §2.1: "Bearer" 1*SP b64token, the scheme in any case (RFC 9110 §11.1)
+  const match = /^bearer +([\x21-\x7e]{8,4096})$/i.exec(authorization.trim());
   if (!match) throw unauthorized('malformed Authorization header: expected "Bearer <token>"');
   const token = match[1]!;
 

@@ -2,15 +2,15 @@ import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/v4';
 import { config } from '../config.js';
-import { routeByKey, type Route } from '../routes.js';
-import { authenticate, header, type Headers } from '../auth/authenticate.js';
+import { routeByKey, wireOf, type Route } from '../routes.js';
+import { authenticate, type Headers } from '../auth/authenticate.js';
 import { missingScopes } from '../auth/scopes.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { gate, withHeaders, type Gate } from '../ratelimit/gate.js';
-import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, unsupportedMediaType, validationFailed, type FieldIssue } from './errors.js';
+import { parseRequestBody } from './body.js';
 import { withCors } from './cors.js';
+import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, validationFailed, type FieldIssue } from './errors.js';
 import { idempotency } from './idempotency.js';
-import { parseJsonBody } from './json.js';
 import { logger } from './logger.js';
 import { errorResult, successResult, type Reply } from './responses.js';
 
@@ -103,7 +103,7 @@ const errorHandler = (): Mw => ({
     } else if (error.status > 500 && error.options.cause) {
       logger.warn('dependency failed', { request_id: requestId, code: error.code, error: error.options.cause as Error });
     }
-    request.response = errorResult(error, requestId);
+    request.response = errorResult(error, requestId, wireOf(s?.route));
   },
 });
 
@@ -161,14 +161,7 @@ const validation = <P, Q, B>(spec: HandlerSpec<P, Q, B>): Mw => ({
     s.params = check('params', spec.params, event.pathParameters ?? {});
     s.query = check('query', spec.query, event.queryStringParameters ?? {});
     if (spec.body) {
-      let raw: unknown ;
-      if (event.body != null && event.body.length > 0) {
-        const type = header(event.headers ?? {}, 'content-type');
-        if (type !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) throw unsupportedMediaType();
-        const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-        raw = parseJsonBody(text, config().MAX_JSON_DEPTH);
-      }
-      s.body = check('body', spec.body, raw);
+      s.body = check('body', spec.body, parseRequestBody(event, wireOf(s.route), config().MAX_JSON_DEPTH));
     }
     if (details.length > 0) throw validationFailed(details);
   },
@@ -213,7 +206,7 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
       headers: lowerCaseHeaders(event.headers),
       sourceIp: event.requestContext?.identity?.sourceIp ?? null,
     });
-    return successResult(reply, s.requestId);
+    return successResult(reply, s.requestId, wireOf(s.route));
   };
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
     .use(requestLog())

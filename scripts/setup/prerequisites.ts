@@ -56,6 +56,9 @@ const TOOLS: readonly Tool[] = [
   { command: 'gpg-agent', pkg: 'gnupg', usedBy: 'importing OpenPGP secret keys (test/api/keys-kinds)' },
   { command: 'ssh-keygen', pkg: 'openssh-client', usedBy: 'SSH key checks (test/api/keys-kinds)' },
   { command: 'minisign', pkg: 'minisign', usedBy: 'minisign signature checks (test/api/keys-kinds)' },
+  { command: 'oathtool', pkg: 'oathtool', usedBy: 'TOTP codes from another implementation (test/api/interop-tools)' },
+  { command: 'age', pkg: 'age', usedBy: 'age encryption with exported keys (test/api/interop-tools)' },
+  { command: 'wg', pkg: 'wireguard-tools', usedBy: 'WireGuard public keys (test/api/interop-tools)' },
 ];
 
 const has = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
