@@ -4,7 +4,7 @@ import { DEFAULT_THROTTLING, type Limit, type ThrottleSettings } from './throttl
 
 /**
  * Every deployment setting, read once from CDK context (`cdk synth -c key=value`, or the
- * "context" block of cdk.json) with its default. README "Deploying to AWS" lists them.
+ * "context" block of cdk.json) with its default. docs/deployment.md ("Variants") lists them.
  */
 export interface Settings {
   /** Prefix of stack, function and log group names (several deployments per account: vary it). */

@@ -79,7 +79,7 @@ describe('the CDK app, synthesized offline with the default context', () => {
         expect(fn!.Properties!.Description, 'method and function serve the same route').toBe(key);
         expect(seen.has(key)).toBe(false);
         seen.add(key);
-        // Authentication is every handler's own (README "Deploying to AWS": Authorization).
+        // Authentication is every handler's own (docs/deployment.md, "What is deployed": Authorization).
         expect(p.AuthorizationType).toBe('NONE');
         expect(p.ApiKeyRequired ?? false).toBe(false);
       }
