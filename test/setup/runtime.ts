@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { generateApiKey } from '../../lib/auth/api-keys.js';
 import { findLeaks } from '../helpers/leaks.js';
+import { freePort } from '../../scripts/local/ports.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,17 +19,6 @@ declare module 'vitest' {
     /** Which runtime serves baseUrl: the TypeScript sources, or the built artifact. */
     runtime: 'source' | 'artifact';
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => ok(port));
-    });
-    s.on('error', fail);
-  });
 }
 
 export interface RuntimeOptions {
