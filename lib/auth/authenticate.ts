@@ -33,7 +33,7 @@ function activeTenant(tenant: Tenant | undefined): Tenant {
  * very next request. `X-API-Key` alone is refused.
  */
 /** Told the account and credential as soon as a credential names them (lib/ratelimit/gate.ts starts its check in parallel). */
-export type OnIdentified = (tenantId: string, credentialId: string, tenant: Promise<Tenant | undefined>) => void;
+type OnIdentified = (tenantId: string, credentialId: string, tenant: Promise<Tenant | undefined>) => void;
 
 export async function authenticateBearer(headers: Headers, now = Date.now(), onIdentified?: OnIdentified): Promise<Principal> {
   const authorization = header(headers, 'authorization');
@@ -96,7 +96,7 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
  * the RFC 9530 Content-Digest of the body (lib/auth/device-signature.ts). The signature
  * covers more than headers, so this needs the whole proxy event.
  */
-export async function authenticateDevice(headers: Headers, event?: APIGatewayProxyEvent, onIdentified?: OnIdentified): Promise<Principal> {
+async function authenticateDevice(headers: Headers, event?: APIGatewayProxyEvent, onIdentified?: OnIdentified): Promise<Principal> {
   if (!header(headers, 'signature') || !header(headers, 'signature-input')) {
     throw unauthorized('missing request signature (Signature and Signature-Input headers, RFC 9421)');
   }

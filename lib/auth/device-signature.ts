@@ -126,7 +126,7 @@ export const signatureError = (message: string, code = 'invalid_signature') =>
     headers: { 'Accept-Signature': 'sig1=("@method" "@path" "@query" "content-digest");created;nonce;keyid' },
   });
 
-export interface ParsedSignature {
+interface ParsedSignature {
   readonly label: string;
   readonly components: readonly string[];
   readonly created: number;
@@ -279,7 +279,7 @@ export function signatureVerifies(req: SignedRequest, parsed: ParsedSignature, j
 }
 
 /** What authentication learned about the device, kept for the request's handler. */
-export interface DeviceSession {
+interface DeviceSession {
   readonly device: DeviceAuthRecord;
   readonly profile: ProfileRecord;
 }

@@ -27,7 +27,7 @@ export const ALLOW_HEADERS: readonly string[] = ['Authorization', 'Content-Type'
 /** Response headers a page may read (besides the CORS-safelisted ones). */
 export const EXPOSE_HEADERS: readonly string[] = ['ETag', 'X-Request-Id', 'Retry-After', 'Idempotent-Replayed'];
 /** How long a browser may cache a preflight answer (seconds). */
-export const PREFLIGHT_MAX_AGE_SECONDS = 600;
+const PREFLIGHT_MAX_AGE_SECONDS = 600;
 
 /**
  * Parses a comma-separated origin list. Each entry must be a serialized origin
@@ -61,13 +61,13 @@ function headerValue(headers: Headers, name: string): string | undefined {
 }
 
 /** The request's Origin when it is one of `origins`, else undefined. */
-export function allowedOrigin(origins: readonly string[], headers: Headers): string | undefined {
+function allowedOrigin(origins: readonly string[], headers: Headers): string | undefined {
   const origin = headerValue(headers, 'origin');
   return origin !== undefined && origins.includes(origin) ? origin : undefined;
 }
 
 /** The CORS headers of an actual (non-preflight) response; empty for an origin not allowed. */
-export function responseCorsHeaders(origins: readonly string[], headers: Headers): Record<string, string> {
+function responseCorsHeaders(origins: readonly string[], headers: Headers): Record<string, string> {
   const origin = allowedOrigin(origins, headers);
   if (!origin) return {};
   return { 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': EXPOSE_HEADERS.join(', '), Vary: 'Origin' };
@@ -113,7 +113,7 @@ export function methodsByPath(routes: readonly Route[] = ROUTES): ReadonlyMap<st
   return map;
 }
 
-export interface PreflightAnswer {
+interface PreflightAnswer {
   readonly status: 204 | 403 | 404;
   /** CORS headers; empty unless the preflight is allowed. */
   readonly headers: Readonly<Record<string, string>>;

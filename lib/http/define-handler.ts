@@ -32,7 +32,7 @@ export interface HandlerInput<P, Q, B> {
   readonly sourceIp: string | null;
 }
 
-export interface HandlerSpec<P, Q, B> {
+interface HandlerSpec<P, Q, B> {
   readonly params?: Schema<P>;
   readonly query?: Schema<Q>;
   readonly body?: Schema<B>;

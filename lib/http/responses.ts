@@ -75,7 +75,7 @@ export const OAUTH_ERRORS = [
   'server_error',
   'temporarily_unavailable',
 ] as const;
-export type OAuthErrorCode = (typeof OAUTH_ERRORS)[number];
+type OAuthErrorCode = (typeof OAUTH_ERRORS)[number];
 
 /** The OAuth error code for any other error of an `oauth` route, by status. */
 function oauthCode(error: HttpError): OAuthErrorCode {
