@@ -37,11 +37,10 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROUTES, type Route } from '../lib/routes.js';
 import { BACKGROUND_JOBS, type BackgroundJob } from './background.js';
-import { assetId, handlerModules, lambdaEntry } from './handlers.js';
+import { assetId, type BuildManifest, type BuiltAsset, handlerModules, lambdaEntry, MANIFEST } from './handlers.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DEFAULT_OUT_DIR = join(ROOT, 'dist', 'lambda');
-export const MANIFEST = 'build-manifest.json';
 
 /** Not bundled, with the reason. */
 export const EXTERNAL: Readonly<Record<string, string>> = {
@@ -61,25 +60,6 @@ export const SHIMS: Readonly<Record<string, string>> = {
 
 /** The externals that are native addons (delivered by a layer, absent elsewhere). */
 const NATIVE = ['pkcs11js'];
-
-export interface BuiltAsset {
-  /** The handler module (`credentials/collection`). */
-  readonly module: string;
-  /** The asset directory, relative to the output directory. */
-  readonly dir: string;
-  /** The module file inside the asset directory (`credentials/collection.mjs`). */
-  readonly file: string;
-  readonly exports: readonly string[];
-  /** Bytes of the module (without its source map). */
-  readonly bytes: number;
-}
-
-export interface BuildManifest {
-  readonly sourceMaps: boolean;
-  readonly assets: Readonly<Record<string, BuiltAsset>>;
-  /** Imports left to the runtime: Node built-ins and the native addon, with their kind. */
-  readonly externals: readonly string[];
-}
 
 export interface BuildResult {
   readonly outDir: string;

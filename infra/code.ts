@@ -1,9 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import type { BuildManifest } from './bundle.js';
-import { MANIFEST } from './bundle.js';
-import { assetId, lambdaEntry } from './handlers.js';
+import { assetId, type BuildManifest, lambdaEntry, MANIFEST } from './handlers.js';
 
 /**
  * The code asset of each handler module (infra/bundle.ts): one `lambda.Code` per module and

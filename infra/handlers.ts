@@ -45,3 +45,25 @@ export function handlerModules(routes: readonly Route[]): string[] {
 export function assetId(module: string): string {
   return module.split('/').join('.');
 }
+
+/** The manifest infra/bundle.ts writes beside the code assets (read by infra/code.ts and the benchmarks). */
+export const MANIFEST = 'build-manifest.json';
+
+export interface BuiltAsset {
+  /** The handler module (`credentials/collection`). */
+  readonly module: string;
+  /** The asset directory, relative to the output directory. */
+  readonly dir: string;
+  /** The module file inside the asset directory (`credentials/collection.mjs`). */
+  readonly file: string;
+  readonly exports: readonly string[];
+  /** Bytes of the module (without its source map). */
+  readonly bytes: number;
+}
+
+export interface BuildManifest {
+  readonly sourceMaps: boolean;
+  readonly assets: Readonly<Record<string, BuiltAsset>>;
+  /** Imports left to the runtime: Node built-ins and the native addon, with their kind. */
+  readonly externals: readonly string[];
+}

@@ -29,7 +29,8 @@ import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { deflateRawSync } from 'node:zlib';
-import { buildFunctions, type BuildManifest, DEFAULT_OUT_DIR, MANIFEST } from '../../infra/bundle.js';
+import { buildFunctions, DEFAULT_OUT_DIR } from '../../infra/bundle.js';
+import { type BuildManifest, MANIFEST } from '../../infra/handlers.js';
 import { assetId, lambdaEntry } from '../../infra/handlers.js';
 import { ROUTES, type Route } from '../../lib/routes.js';
 
