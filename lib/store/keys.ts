@@ -53,6 +53,7 @@
  * | SAML metadata       | T#<tid>            | SAMLMETA#<id>                   |                                 |
  * | SAML entity name    | T#<tid>            | SAMLENTITY#<sha256(entityID)>   |                                 |
  * | SAML assertion      | T#<tid>            | SAMLASSERT#<id>                 |                                 |
+ * | SAML cert notice    | T#<tid>            | SAMLCERTNOTE#<meta>#<sha256>#<days> (ttl) |                       |
  * | SAML replay mark    | T#<tid>            | SAMLREPLAY#<sha256(iss, id)>(ttl)|                                |
  *
  * Every versioned resource type (typed credentials, keys, certificates, ...) has a head
@@ -177,6 +178,10 @@ export const keys = {
   samlEntity: (tid: string, entityHash: string) => ({ pk: tenantPk(tid), sk: `SAMLENTITY#${entityHash}` }),
   samlAssertion: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `SAMLASSERT#${id}` }),
   samlAssertionPrefix: 'SAMLASSERT#',
+  samlCertNotice: (tid: string, metadataId: string, fingerprint: string, days: number) => ({
+    pk: tenantPk(tid),
+    sk: `SAMLCERTNOTE#${metadataId}#${fingerprint}#${days}`,
+  }),
   samlReplay: (tid: string, hash: string) => ({ pk: tenantPk(tid), sk: `SAMLREPLAY#${hash}` }),
 } as const;
 

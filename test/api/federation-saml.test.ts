@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { IdentityProvider, ServiceProvider } from 'samlify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, errorCode, newAccount, type TestAccount } from '../helpers/api.js';
+import { useRuntimeConfig } from '../helpers/in-process.js';
 
 /**
  * The SAML stores. Metadata comes from a real IdP library (samlify, identity-provider role)
@@ -59,6 +60,7 @@ const stripDecl = (xml: string) => xml.replace(/^<\?xml[^>]*\?>\s*/, '');
 let idp: { key: string; cert: string };
 
 beforeAll(async () => {
+  useRuntimeConfig();
   [acct, other] = await Promise.all([newAccount('saml'), newAccount('saml-other')]);
   [readKey, writeKey, wrongKey] = await Promise.all([acct.key(['saml:read']), acct.key(['saml:read', 'saml:write']), acct.key(['oidc:read', 'oidc:write'])]);
   dir = mkdtempSync(join(tmpdir(), 'saml-'));
@@ -167,6 +169,23 @@ describe('SAML metadata', () => {
     ] as const) {
       expect((await api(m, `/api/v1/saml/metadata/${metadataId}${path}`, { key: other.adminKey, body: b })).status, `${m} ${path}`).toBe(404);
     }
+  });
+});
+
+describe('SAML certificate expiry', () => {
+  it('saml_metadata.certificate_expiring once per certificate and threshold (30, 7, 1 days)', async () => {
+    const { emitExpiringSamlCertificates } = await import('../../lib/federation/saml.js');
+    const acctExp = await newAccount('saml-exp');
+    const made = await api('POST', '/api/v1/saml/metadata', { key: acctExp.adminKey, body: { xml: idpXml } });
+    expect(made.status).toBe(201);
+    const notAfter = Date.parse(made.body.data.metadata.certificates[0].not_after);
+    const at = (days: number) => ({ now: new Date(notAfter - days * 86_400_000) });
+    expect(await emitExpiringSamlCertificates(acctExp.tenantId, at(40))).toEqual({ emitted: 0, checked: 1 });
+    expect(await emitExpiringSamlCertificates(acctExp.tenantId, at(20))).toEqual({ emitted: 1, checked: 1 });
+    expect(await emitExpiringSamlCertificates(acctExp.tenantId, at(19))).toEqual({ emitted: 0, checked: 1 });
+    expect(await emitExpiringSamlCertificates(acctExp.tenantId, at(5))).toEqual({ emitted: 1, checked: 1 });
+    expect(await emitExpiringSamlCertificates(acctExp.tenantId, at(0.5))).toEqual({ emitted: 1, checked: 1 });
+    expect(await emitExpiringSamlCertificates(acctExp.tenantId, at(-1))).toEqual({ emitted: 0, checked: 1 });
   });
 });
 
