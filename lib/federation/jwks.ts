@@ -1,13 +1,16 @@
+import { createHash } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { CallContext } from '../auth/principal.js';
 import type { Change } from '../audit/audit.js';
 import { badRequest, conflict, notFound, type FieldIssue } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { accountSettings } from '../settings/settings.js';
+import { tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import { queryAll } from '../store/pagination.js';
 import { actorName } from '../store/resources.js';
+import type { TxItem } from '../store/tx.js';
 import { fetchJwks, FetchFailed } from './fetch.js';
 import { validateJwkSet, type PublicJwk } from './jwk.js';
 import type { CreateJwksBody, UpdateJwksBody } from './schemas.js';
@@ -19,7 +22,7 @@ import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from './st
  * keeps the fetched keys with the answer's cache lifetime; a token verification past that
  * lifetime fetches again (conditionally), and a failed refetch keeps the last good keys and
  * records the error. `issuer` ties a set to the `iss` of the tokens it verifies (one set
- * per issuer in an account). `publish` puts its keys in the account's `.well-known` set.
+ * per issuer in an account, else 409 `already_exists`). `publish` puts its keys in the account's `.well-known` set.
  */
 interface JwkSet {
   readonly id: string;
@@ -137,20 +140,22 @@ export async function listJwks(ctx: CallContext, page: { limit: number; offset: 
   return { sets: out.items.map((i) => toSet({ ...i, keys: [] })).map(({ keys: _k, ...rest }) => rest), nextCursor: out.nextCursor };
 }
 
-/** Every set of the account (bounded by what an account keeps): issuer lookup and `.well-known`. */
+/** Every set of the account (bounded by what an account keeps): `.well-known`. */
 async function allSets(tenantId: string): Promise<JwkSet[]> {
   return (await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.jwksPrefix } }, 1000)).map(toSet);
 }
 
-async function issuerTaken(tenantId: string, issuer: string | null | undefined, except?: string): Promise<void> {
-  if (!issuer) return;
-  const clash = (await allSets(tenantId)).find((s) => s.issuer === issuer && s.id !== except);
-  if (clash) throw conflict(`JWK set ${clash.id} already holds the keys of issuer ${issuer}`);
-}
+/**
+ * An issuer names at most one set of an account: a `JWKSISS#<sha256(issuer)>` item claims it
+ * in the set's write transaction (and is the lookup of token verification).
+ */
+const issuerKey = (tenantId: string, issuer: string) => keys.jwksIssuer(tenantId, createHash('sha256').update(issuer, 'utf8').digest('hex'));
+const claimIssuer = (tenantId: string, issuer: string, id: string): TxItem => putNew(issuerKey(tenantId, issuer), { jwks_id: id, issuer });
+const releaseIssuer = (tenantId: string, issuer: string): TxItem => ({ Delete: { TableName: tableName(), Key: issuerKey(tenantId, issuer) } });
+const issuerTaken = (issuer: string | null) => conflict(`a JWK set of this account already holds the keys of issuer ${issuer}`, 'already_exists');
 
 export async function createJwks(ctx: CallContext, body: CreateJwksBody): Promise<JwkSet> {
   const tid = ctx.principal.tenantId;
-  await issuerTaken(tid, body.issuer);
   const at = nowIso();
   const loaded: Loaded | undefined = body.jwks_uri ? await load(ctx, body.jwks_uri) : undefined;
   const ks = loaded ? loaded.keys : checked(body.jwks, 'body.jwks');
@@ -174,14 +179,14 @@ export async function createJwks(ctx: CallContext, body: CreateJwksBody): Promis
     updated_at: at,
     created_by: actorName(ctx),
   };
-  await commitChange(ctx, [putNew(keys.jwks(tid, set.id), { ...set })], change('created', set));
+  const items = [putNew(keys.jwks(tid, set.id), { ...set }), ...(set.issuer ? [claimIssuer(tid, set.issuer, set.id)] : [])];
+  await commitChange(ctx, items, change('created', set), (i) => (i === 1 ? issuerTaken(set.issuer) : undefined));
   return set;
 }
 
 export async function updateJwks(ctx: CallContext, id: string, body: UpdateJwksBody): Promise<JwkSet> {
   const tid = ctx.principal.tenantId;
   const current = await getJwks(ctx, id);
-  if (body.issuer !== undefined) await issuerTaken(tid, body.issuer, id);
   if (body.refresh && !body.jwks_uri && current.source !== 'url') {
     throw badRequest('only a set with a jwks_uri can be refreshed', [{ path: 'body.refresh', message: 'the set is inline' }]);
   }
@@ -210,13 +215,20 @@ export async function updateJwks(ctx: CallContext, id: string, body: UpdateJwksB
     version: current.version + 1,
     updated_at: nowIso(),
   };
-  await commitChange(ctx, [putAt(keys.jwks(tid, id), { ...next }, current.version)], change('updated', next));
+  const items: TxItem[] = [putAt(keys.jwks(tid, id), { ...next }, current.version)];
+  if (next.issuer !== current.issuer) {
+    if (next.issuer) items.push(claimIssuer(tid, next.issuer, id));
+    if (current.issuer) items.push(releaseIssuer(tid, current.issuer));
+  }
+  await commitChange(ctx, items, change('updated', next), (i) => (i === 1 && next.issuer ? issuerTaken(next.issuer) : undefined));
   return next;
 }
 
 export async function deleteJwks(ctx: CallContext, id: string): Promise<JwkSet> {
   const current = await getJwks(ctx, id);
-  await commitChange(ctx, [deleteAt(keys.jwks(ctx.principal.tenantId, id), current.version)], change('deleted', current));
+  const tid = ctx.principal.tenantId;
+  const items = [deleteAt(keys.jwks(tid, id), current.version), ...(current.issuer ? [releaseIssuer(tid, current.issuer)] : [])];
+  await commitChange(ctx, items, change('deleted', current));
   return current;
 }
 
@@ -242,7 +254,8 @@ export async function publishedJwks(ctx: CallContext): Promise<{ keys: PublicJwk
  */
 export async function keysForIssuer(ctx: CallContext, issuer: string): Promise<JwkSet | undefined> {
   const tid = ctx.principal.tenantId;
-  const found = (await allSets(tid)).find((s) => s.issuer === issuer);
+  const claim = await readItem(issuerKey(tid, issuer));
+  const found = claim ? await read(tid, claim.jwks_id as string) : undefined;
   if (!found || found.source !== 'url' || (found.cache_until && found.cache_until > nowIso())) return found;
   let next: JwkSet;
   try {

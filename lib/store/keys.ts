@@ -49,6 +49,7 @@
  * | variable            | T#<tid>            | VAR#<name>                      |                                 |
  * | OIDC client         | T#<tid>            | OIDCCLIENT#<id>                 |                                 |
  * | JWK set             | T#<tid>            | JWKS#<id>                       |                                 |
+ * | JWK set issuer      | T#<tid>            | JWKSISS#<sha256(issuer)>        |                                 |
  * | OIDC token          | T#<tid>            | OIDCTOKEN#<id>                  |                                 |
  * | SAML metadata       | T#<tid>            | SAMLMETA#<id>                   |                                 |
  * | SAML entity name    | T#<tid>            | SAMLENTITY#<sha256(entityID)>   |                                 |
@@ -171,6 +172,7 @@ export const keys = {
   oidcClientPrefix: 'OIDCCLIENT#',
   jwks: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `JWKS#${id}` }),
   jwksPrefix: 'JWKS#',
+  jwksIssuer: (tid: string, issuerHash: string) => ({ pk: tenantPk(tid), sk: `JWKSISS#${issuerHash}` }),
   oidcToken: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `OIDCTOKEN#${id}` }),
   oidcTokenPrefix: 'OIDCTOKEN#',
   samlMetadata: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `SAMLMETA#${id}` }),

@@ -5,6 +5,7 @@ import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { api, canary, errorCode, newAccount, unique, type TestAccount } from '../helpers/api.js';
+import { useRuntimeConfig } from '../helpers/in-process.js';
 import { findLeaks } from '../helpers/leaks.js';
 import { allowLoopback } from './webhooks.helpers.js';
 
@@ -78,6 +79,7 @@ async function startProvider(): Promise<typeof provider> {
 const rsaPublic = async (kid: string) => ({ ...(await exportJWK((await generateKeyPair('RS256', { extractable: true })).publicKey)), kid, alg: 'RS256', use: 'sig' });
 
 beforeAll(async () => {
+  useRuntimeConfig();
   [acct, other] = await Promise.all([newAccount('oidc'), newAccount('oidc-other')]);
   [readKey, writeKey, wrongKey] = await Promise.all([
     acct.key(['oidc:read']),
@@ -125,6 +127,15 @@ describe('JWK sets', () => {
     expect(upd.body.data.jwks).toMatchObject({ kids: ['k1'], publish: false, version: 2 });
     expect(JSON.parse((await api('GET', '/api/v1/oidc/jwks/.well-known', { key: readKey })).text)).toEqual({ keys: [] });
 
+    // an issuer names one set; renaming it frees the old issuer
+    const twin = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'twin', issuer: 'https://issuer.partner.test', jwks: { keys: [k1] } } });
+    expect(twin.status).toBe(409);
+    const moved = await api('PUT', `/api/v1/oidc/jwks/${set.id}`, { key: writeKey, body: { issuer: 'https://issuer2.partner.test' } });
+    expect(moved.status, moved.text).toBe(200);
+    const freed = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'twin', issuer: 'https://issuer.partner.test', jwks: { keys: [k1] } } });
+    expect(freed.status, freed.text).toBe(201);
+    expect((await api('DELETE', `/api/v1/oidc/jwks/${freed.body.data.jwks.id}`, { key: writeKey })).status).toBe(200);
+
     const del = await api('DELETE', `/api/v1/oidc/jwks/${set.id}`, { key: writeKey });
     expect(del.status).toBe(200);
     expect((await api('GET', `/api/v1/oidc/jwks/${set.id}`, { key: readKey })).status).toBe(404);
@@ -164,25 +175,61 @@ describe('JWK sets', () => {
     const loop = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'loop', jwks_uri: provider.jwksUri } });
     expect(errorCode(loop)).toBe('jwks_fetch_failed');
 
-    const k = await rsaPublic('served');
-    let served = 0;
+    const kp1 = await generateKeyPair('ES256', { extractable: true });
+    const kp2 = await generateKeyPair('ES256', { extractable: true });
+    const jwk1 = { ...(await exportJWK(kp1.publicKey)), kid: 'served-1' };
+    const jwk2 = { ...(await exportJWK(kp2.publicKey)), kid: 'served-2' };
+    let current = { etag: '"v1"', keys: [jwk1] };
+    const seen: (string | undefined)[] = [];
     const server = createServer((req, res) => {
-      served++;
+      seen.push(req.headers['if-none-match'] as string | undefined);
       if (req.url === '/redirect') res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
-      else res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=600', etag: '"v1"' }).end(JSON.stringify({ keys: [k] }));
+      else if (req.headers['if-none-match'] === current.etag) res.writeHead(304, { etag: current.etag, 'cache-control': 'max-age=600' }).end();
+      else res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=600', etag: current.etag }).end(JSON.stringify({ keys: current.keys }));
     });
     await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
     const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    const issuer = `${base}/issuer`;
     try {
       await allowLoopback(acct);
-      const made = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'by-url', jwks_uri: `${base}/jwks.json` } });
+      const made = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'by-url', issuer, jwks_uri: `${base}/jwks.json` } });
       expect(made.status, made.text).toBe(201);
       const set = made.body.data.jwks;
-      expect(set).toMatchObject({ source: 'url', kids: ['served'], etag: '"v1"' });
+      expect(set).toMatchObject({ source: 'url', kids: ['served-1'], etag: '"v1"' });
       const ttl = Date.parse(set.cache_until) - Date.parse(set.fetched_at);
       expect(ttl).toBeGreaterThan(590_000);
       expect(ttl).toBeLessThan(610_000);
-      expect(served).toBe(1);
+      expect(seen).toEqual([undefined]);
+
+      // refresh now: a conditional GET, 304 keeps the keys
+      const same = await api('PUT', `/api/v1/oidc/jwks/${set.id}`, { key: writeKey, body: { refresh: true } });
+      expect(same.status, same.text).toBe(200);
+      expect(same.body.data.jwks.kids).toEqual(['served-1']);
+      expect(seen).toEqual([undefined, '"v1"']);
+
+      // within its cache lifetime a token verification uses the stored keys (no fetch) ...
+      current = { etag: '"v2"', keys: [jwk2] };
+      const signed2 = await new SignJWT({}).setProtectedHeader({ alg: 'ES256', kid: 'served-2' }).setIssuer(issuer).setExpirationTime('1h').sign(kp2.privateKey);
+      const before = await api('POST', '/api/v1/oidc/tokens', { key: writeKey, body: { token: signed2 } });
+      expect(before.body.data.token.verification).toBe('invalid');
+      expect(seen).toHaveLength(2);
+      // ... and past it (the item's cache_until moved back) fetches again, conditionally
+      const { db, tableName } = await import('../../lib/store/client.js');
+      const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+      await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: { pk: `T#${acct.tenantId}`, sk: `JWKS#${set.id}` },
+          UpdateExpression: 'SET cache_until = :past',
+          ExpressionAttributeValues: { ':past': '2000-01-01T00:00:00.000Z' },
+        }),
+      );
+      const after = await api('POST', '/api/v1/oidc/tokens', { key: writeKey, body: { token: signed2 } });
+      expect(after.body.data.token).toMatchObject({ verification: 'valid', jwks_id: set.id });
+      expect(seen).toEqual([undefined, '"v1"', '"v1"']);
+      const refreshed = await api('GET', `/api/v1/oidc/jwks/${set.id}`, { key: readKey });
+      expect(refreshed.body.data.jwks).toMatchObject({ kids: ['served-2'], etag: '"v2"', fetch_error: null });
+
       const redirect = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'r', jwks_uri: `${base}/redirect` } });
       expect(redirect.status).toBe(400);
       expect(redirect.body.error).toContain('redirect not followed');
@@ -372,6 +419,7 @@ describe('OIDC tokens', () => {
     await allowLoopback(acct);
     const clash = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'op-url', issuer: provider.issuer, jwks_uri: provider.jwksUri } });
     expect(clash.status).toBe(409);
+    expect(errorCode(clash)).toBe('already_exists');
     expect((await api('DELETE', `/api/v1/oidc/jwks/${opSetId}`, { key: writeKey })).status).toBe(200);
     const made = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'op-url', issuer: provider.issuer, jwks_uri: provider.jwksUri } });
     expect(made.status, made.text).toBe(201);
