@@ -184,6 +184,10 @@ describe('JWK sets', () => {
     const server = createServer((req, res) => {
       seen.push(req.headers['if-none-match'] as string | undefined);
       if (req.url === '/redirect') res.writeHead(302, { location: 'http://169.254.169.254/' }).end();
+      else if (req.url === '/error') res.writeHead(500).end();
+      else if (req.url === '/text') res.writeHead(200, { 'content-type': 'text/plain' }).end('hello');
+      else if (req.url === '/big') res.writeHead(200).end(JSON.stringify({ keys: [], pad: 'x'.repeat(300 * 1024) }));
+      else if (req.url === '/private') res.writeHead(200).end(JSON.stringify({ keys: [{ kty: 'oct', k: 'c2VjcmV0' }] }));
       else if (req.headers['if-none-match'] === current.etag) res.writeHead(304, { etag: current.etag, 'cache-control': 'max-age=600' }).end();
       else res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'public, max-age=600', etag: current.etag }).end(JSON.stringify({ keys: current.keys }));
     });
@@ -233,6 +237,25 @@ describe('JWK sets', () => {
       const redirect = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'r', jwks_uri: `${base}/redirect` } });
       expect(redirect.status).toBe(400);
       expect(redirect.body.error).toContain('redirect not followed');
+      for (const [path, why] of [
+        ['/error', 'HTTP 500'],
+        ['/text', 'did not answer JSON'],
+        ['/big', 'exceeds'],
+        ['/private', 'invalid JWK set'],
+      ] as const) {
+        const res = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'r', jwks_uri: `${base}${path}` } });
+        expect(res.status, path).toBe(400);
+        expect(res.body.error, path).toContain(why);
+      }
+      const nohost = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'r', jwks_uri: 'https://no-such-host.invalid/jwks' } });
+      expect(errorCode(nohost)).toBe('jwks_fetch_failed');
+      const inline = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'inline', jwks: { keys: [jwk1] } } });
+      expect(errorCode(await api('PUT', `/api/v1/oidc/jwks/${inline.body.data.jwks.id}`, { key: writeKey, body: { refresh: true } }))).toBe('bad_request');
+      // an inline set moved to a URL, and back
+      const toUrl = await api('PUT', `/api/v1/oidc/jwks/${inline.body.data.jwks.id}`, { key: writeKey, body: { jwks_uri: `${base}/jwks.json` } });
+      expect(toUrl.body.data.jwks).toMatchObject({ source: 'url', kids: ['served-2'] });
+      const back = await api('PUT', `/api/v1/oidc/jwks/${inline.body.data.jwks.id}`, { key: writeKey, body: { jwks: { keys: [jwk1] } } });
+      expect(back.body.data.jwks).toMatchObject({ source: 'inline', jwks_uri: null, etag: null, kids: ['served-1'] });
     } finally {
       server.closeAllConnections();
       server.close();
