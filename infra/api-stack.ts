@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
@@ -10,14 +12,16 @@ import type { Construct } from 'constructs';
 import type { Route } from '../lib/routes.js';
 import { alarmActions } from './alarms.js';
 import { BACKGROUND_JOBS, BackgroundStack, type BackgroundJob } from './background.js';
-import { CorsStack } from './cors-stack.js';
 import type { DataStack } from './data-stack.js';
+import { CodeAssets } from './code.js';
 import { FamilyStack } from './family-stack.js';
 import { GATEWAY_RESPONSES, gatewayResponseOptions } from './gateway-responses.js';
 import { RouteRoles } from './grants.js';
+import { CORS_PREFLIGHT } from './handlers.js';
 import { assertUnique, familyId, functionName, routeId } from './naming.js';
-import { ARCHITECTURE, RUNTIME, retentionDays, type FunctionDefaults } from './route-function.js';
+import { ARCHITECTURE, RUNTIME, retentionDays, ServiceFunction, type FunctionDefaults } from './route-function.js';
 import { hsmConfigured, type Settings } from './settings.js';
+import { methodSettings } from './throttling.js';
 
 export interface ApiStackProps extends StackProps {
   readonly settings: Settings;
@@ -34,7 +38,7 @@ export interface ApiStackProps extends StackProps {
  * Bump when something that API Gateway only picks up on a new deployment changes in a way
  * the hash below cannot see (method options, integration settings).
  */
-const API_SHAPE_VERSION = 1;
+const API_SHAPE_VERSION = 2;
 
 /**
  * The REST API: one method per route, each integrated with its own function.
@@ -43,8 +47,10 @@ const API_SHAPE_VERSION = 1;
  * - this stack: the RestApi, its resource tree (one AWS::ApiGateway::Resource per path
  *   segment, ~290), the shared roles, gateway responses, deployment, stage, access logs,
  *   WAF association and alarms;
- * - one nested stack per route family: functions, log groups, methods, permissions;
- * - with CORS configured, one more nested stack with the OPTIONS methods.
+ * - one nested stack per route family: functions, log groups, methods, permissions, and
+ *   with CORS configured the OPTIONS methods of the family's paths;
+ * - with CORS configured, the one preflight function those OPTIONS methods integrate, and
+ *   one permission for API Gateway to invoke it on `OPTIONS` of any path.
  */
 export class ApiStack extends Stack {
   readonly api: apigw.RestApi;
@@ -80,6 +86,8 @@ export class ApiStack extends Stack {
     const stageUrl = `https://${this.api.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${settings.stage}`;
     this.url = settings.publicBaseUrl ?? stageUrl;
     const hsmRoutes = routes.filter((r) => r.grants.includes('hsm'));
+    const hsm = hsmConfigured(settings.hsm);
+    const signingSecurityGroup = hsm && hsmRoutes.length > 0 ? this.signingSecurityGroup(settings) : undefined;
     const defaults: FunctionDefaults = {
       settings,
       environment: {
@@ -100,19 +108,25 @@ export class ApiStack extends Stack {
       queueEnvironment: { WEBHOOK_QUEUE_URL: data.queue.queueUrl },
       // Names of lib/config.ts (PKCS#11 signing). One session per process: a Lambda instance
       // serves one request at a time.
-      hsmEnvironment: hsmConfigured(settings.hsm)
+      // The HSM addresses are not configuration: each signing function looks them up at start
+      // (CLOUDHSM_CLUSTER_ID, lib/signing/cloudhsm.ts), so a replaced HSM needs no deployment.
+      hsmEnvironment: hsm
         ? {
             PKCS11_MODULE: settings.hsm.libraryPath,
             PKCS11_TOKEN_LABEL: settings.hsm.tokenLabel,
             PKCS11_POOL_SIZE: '1',
+            CLOUDHSM_CLUSTER_ID: settings.hsm.clusterId!,
+            CLOUDHSM_CLIENT_CONFIG: settings.hsm.clientConfigPath,
             ...(settings.hsm.pinSecretArn ? { PKCS11_PIN_SECRET_ID: settings.hsm.pinSecretArn } : {}),
           }
         : {},
+      hsmDescribeEnvironment: hsm ? { CLOUDHSM_CLUSTER_ID: settings.hsm.clusterId!, PKCS11_TOKEN_LABEL: settings.hsm.tokenLabel } : {},
+      ...(signingSecurityGroup ? { hsmSecurityGroupId: signingSecurityGroup.attrGroupId } : {}),
       hsmReservedConcurrency: Math.max(1, Math.floor(settings.hsm.connectionBudget / Math.max(1, hsmRoutes.length))),
     };
 
     let layer: lambda.ILayerVersion | undefined;
-    if (hsmRoutes.length > 0 && hsmConfigured(settings.hsm)) {
+    if (hsmRoutes.length > 0 && hsm) {
       layer = new lambda.LayerVersion(this, 'CloudHsmPkcs11Layer', {
         description: 'CloudHSM Client SDK 5 PKCS#11 library (/opt/cloudhsm) and pkcs11js (/opt/nodejs/node_modules)',
         code: lambda.Code.fromAsset(settings.hsm.layerPath!),
@@ -121,7 +135,7 @@ export class ApiStack extends Stack {
       });
     } else if (hsmRoutes.length > 0) {
       const message =
-        `${hsmRoutes.length} signing route(s) need CloudHSM context (hsmClusterId, hsmSubnetIds, hsmSecurityGroupId, hsmLayerPath); ` +
+        `${hsmRoutes.length} signing route(s) need CloudHSM context (hsmClusterId, hsmVpcId, hsmSubnetIds, hsmSecurityGroupId, hsmLayerPath); ` +
         'without it their functions run outside the VPC without the PKCS#11 layer and signing answers 503';
       if (settings.hsm.required) throw new Error(`requireHsm: ${message}`);
       Annotations.of(this).addWarningV2('secrets-api:hsm-context-missing', message);
@@ -130,6 +144,8 @@ export class ApiStack extends Stack {
     // One nested stack per family, in a stable order.
     const byFamily = new Map<string, Route[]>();
     for (const route of routes) byFamily.set(route.family, [...(byFamily.get(route.family) ?? []), route]);
+    const preflight = settings.corsOrigins.length > 0 ? this.preflightFunction(settings, roles, props.assetDir, defaults) : undefined;
+    const corsPaths = preflight ? preflightPaths(routes) : new Map<string, string[]>();
     for (const family of [...byFamily.keys()].sort()) {
       const stack = new FamilyStack(this, `Family${familyId(family)}`, {
         family,
@@ -139,6 +155,7 @@ export class ApiStack extends Stack {
         assetDir: props.assetDir,
         layer,
         defaults,
+        ...(preflight ? { cors: { preflight, paths: corsPaths.get(family) ?? [] } } : {}),
       });
       this.families.set(family, stack);
       acknowledge(stack, [
@@ -158,12 +175,12 @@ export class ApiStack extends Stack {
       environment: defaults.environment,
     });
 
-    const corsStack = settings.corsOrigins.length
-      ? new CorsStack(this, 'Cors', { routes, resources, origins: settings.corsOrigins })
-      : undefined;
-
+    // A gateway response is static: it can name one origin, never echo the request's. With
+    // several origins configured, API Gateway's own errors (404 of an unknown path, 429,
+    // 413, WAF 403) carry no CORS header and a page sees them as network errors.
+    const gatewayOrigin = settings.corsOrigins.length === 1 ? settings.corsOrigins[0] : undefined;
     for (const response of GATEWAY_RESPONSES) {
-      this.api.addGatewayResponse(`Response${response.type}`, gatewayResponseOptions(response, settings.corsOrigins[0]));
+      this.api.addGatewayResponse(`Response${response.type}`, gatewayResponseOptions(response, gatewayOrigin));
     }
 
     // A deployment whose logical id changes whenever the API's shape changes, so the stage is
@@ -183,7 +200,6 @@ export class ApiStack extends Stack {
         .digest('hex'),
     );
     for (const stack of this.families.values()) deployment.node.addDependency(stack);
-    if (corsStack) deployment.node.addDependency(corsStack);
 
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
       retention: retentionDays(settings.logRetentionDays),
@@ -215,13 +231,14 @@ export class ApiStack extends Stack {
           xray_trace_id: '$context.xrayTraceId',
         }),
       ),
-      // Execution logs for errors only; data tracing would log request and response bodies
-      // (secret values), so it stays off.
+    });
+    // Execution logs for errors only (data tracing would log request and response bodies,
+    // i.e. secret values), and throttling per route group (infra/throttling.ts): written as
+    // the stage's MethodSettings, since one entry per differing route is needed.
+    (this.stage.node.defaultChild as apigw.CfnStage).methodSettings = methodSettings(routes, settings.throttling, {
       loggingLevel: apigw.MethodLoggingLevel.ERROR,
       dataTraceEnabled: false,
       metricsEnabled: false,
-      throttlingRateLimit: settings.throttleRate,
-      throttlingBurstLimit: settings.throttleBurst,
     });
 
     if (settings.wafWebAclArn) {
@@ -266,6 +283,58 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'RestApiId', { value: this.api.restApiId });
   }
 
+  /**
+   * The signing functions' security group, in the cluster's VPC: out to the cluster's
+   * security group on TCP 2223-2225 (the CloudHSM client's ports) and to HTTPS for the AWS
+   * APIs (DynamoDB, KMS, Secrets Manager, CloudHSM, X-Ray, through VPC endpoints or a NAT
+   * gateway); nothing else, and nothing in. DNS to the VPC resolver is not subject to
+   * security groups. The cluster's own group (CloudHSM creates it) gets the matching ingress
+   * rule, so the deployment is complete without a hand-made rule.
+   */
+  private signingSecurityGroup(settings: Settings): ec2.CfnSecurityGroup {
+    const clusterGroup = settings.hsm.securityGroupId!;
+    const group = new ec2.CfnSecurityGroup(this, 'SigningSecurityGroup', {
+      vpcId: settings.hsm.vpcId!,
+      groupDescription: `${settings.name} signing functions: CloudHSM cluster (TCP 2223-2225) and AWS APIs (HTTPS)`,
+      securityGroupEgress: [
+        { ipProtocol: 'tcp', fromPort: 2223, toPort: 2225, destinationSecurityGroupId: clusterGroup, description: 'CloudHSM cluster' },
+        { ipProtocol: 'tcp', fromPort: 443, toPort: 443, cidrIp: '0.0.0.0/0', description: 'AWS APIs through VPC endpoints or NAT' },
+      ],
+    });
+    new ec2.CfnSecurityGroupIngress(this, 'HsmIngressFromSigning', {
+      groupId: clusterGroup,
+      ipProtocol: 'tcp',
+      fromPort: 2223,
+      toPort: 2225,
+      sourceSecurityGroupId: group.attrGroupId,
+      description: `${settings.name} signing functions`,
+    });
+    return group;
+  }
+
+  /**
+   * The CORS preflight function (functions/public/cors.ts): the shared environment (it reads
+   * CORS_ALLOWED_ORIGINS), the role without grants, and ONE permission for API Gateway to
+   * invoke it as `OPTIONS` on any path of any stage of this API.
+   */
+  private preflightFunction(settings: Settings, roles: RouteRoles, assetDir: string, defaults: FunctionDefaults): lambda.IFunction {
+    const fn = new ServiceFunction(this, 'CorsPreflight', {
+      functionName: `${settings.name}-cors-preflight`,
+      description: 'CORS preflight: OPTIONS on every path (lib/http/cors.ts)',
+      handler: CORS_PREFLIGHT,
+      role: roles.roleFor({ grants: [] } as unknown as Route),
+      code: new CodeAssets(assetDir).forHandler(CORS_PREFLIGHT),
+      settings,
+      environment: defaults.environment,
+      timeout: Duration.seconds(10),
+    }).function;
+    fn.addPermission('ApiGatewayOptions', {
+      principal: new iam.ServicePrincipal('apigateway.amazonaws.com'),
+      sourceArn: this.api.arnForExecuteApi('OPTIONS', '/*', '*'),
+    });
+    return fn;
+  }
+
   private alarms(settings: Settings, routeCount: number): void {
     const dims = { ApiName: settings.name, Stage: settings.stage };
     const actions = alarmActions(this, settings);
@@ -287,4 +356,19 @@ export class ApiStack extends Stack {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     }).addAlarmAction(...actions);
   }
+}
+
+/**
+ * Which family's nested stack holds the OPTIONS method of each path: the path's routes'
+ * family that sorts first (a path shared by two families gets one preflight, not two).
+ */
+export function preflightPaths(routes: readonly Route[]): Map<string, string[]> {
+  const owner = new Map<string, string>();
+  for (const r of routes) {
+    const current = owner.get(r.path);
+    if (current === undefined || r.family < current) owner.set(r.path, r.family);
+  }
+  const byFamily = new Map<string, string[]>();
+  for (const [path, family] of owner) byFamily.set(family, [...(byFamily.get(family) ?? []), path]);
+  return byFamily;
 }

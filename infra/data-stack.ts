@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
@@ -84,6 +84,11 @@ export class DataStack extends Stack {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 10 },
       removalPolicy: RemovalPolicy.RETAIN,
     });
+
+    // Read by `npm run operator:create -- --stack <this stack>` (scripts/operator/create.ts),
+    // which creates the first platform operator in the table with the deployer's credentials.
+    new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The single DynamoDB table' });
+    new CfnOutput(this, 'EnvelopeKeyArn', { value: this.key.keyArn, description: 'KMS key that wraps tenant data keys' });
 
     new cloudwatch.Alarm(this, 'WebhookDeadLetterDepth', {
       alarmDescription: 'Webhook deliveries parked in the dead-letter queue (see README, webhooks).',

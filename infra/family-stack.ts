@@ -1,4 +1,4 @@
-import { NestedStack } from 'aws-cdk-lib';
+import { Aws, NestedStack } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
@@ -18,6 +18,11 @@ export interface FamilyStackProps {
   readonly assetDir: string;
   readonly layer?: lambda.ILayerVersion;
   readonly defaults: FunctionDefaults;
+  /**
+   * CORS (context corsOrigins): the one preflight function of the API and the paths whose
+   * OPTIONS method this family owns (each routed path has exactly one, in one family).
+   */
+  readonly cors?: { readonly preflight: lambda.IFunction; readonly paths: readonly string[] };
 }
 
 /**
@@ -30,6 +35,8 @@ export interface FamilyStackProps {
 export class FamilyStack extends NestedStack {
   readonly functions = new Map<string, lambda.Function>();
   readonly methods = new Map<string, apigw.Method>();
+  /** CORS preflight (OPTIONS) methods by path. */
+  readonly preflights = new Map<string, apigw.Method>();
 
   constructor(scope: Construct, id: string, props: FamilyStackProps) {
     super(scope, id, { description: `secrets API routes of the ${props.family} family` });
@@ -61,6 +68,37 @@ export class FamilyStack extends NestedStack {
       });
       this.functions.set(route.key, fn);
       this.methods.set(route.key, method);
+    }
+    if (props.cors) this.addPreflights(props.cors.preflight, props.cors.paths, props.resources);
+  }
+
+  /**
+   * An OPTIONS method on each path, integrated (Lambda proxy) with the API's one preflight
+   * function. The integration is written out instead of using LambdaIntegration, which
+   * would add a lambda permission per method: the API stack grants API Gateway one
+   * permission for `/<stage>/OPTIONS/<any path>` instead. Here that costs one resource per
+   * path and a single parameter (the function's ARN).
+   */
+  private addPreflights(preflight: lambda.IFunction, paths: readonly string[], resources: ReadonlyMap<string, apigw.IResource>): void {
+    const integration = new apigw.Integration({
+      type: apigw.IntegrationType.AWS_PROXY,
+      integrationHttpMethod: 'POST',
+      uri: `arn:${Aws.PARTITION}:apigateway:${Aws.REGION}:lambda:path/2015-03-31/functions/${preflight.functionArn}/invocations`,
+    });
+    for (const path of [...paths].sort()) {
+      const resource = resources.get(path);
+      if (!resource) throw new Error(`no API resource for ${path}`);
+      // id from the path: adding a path never renames another preflight
+      this.preflights.set(
+        path,
+        new apigw.Method(this, `Options ${path.replaceAll('/', '|')}`, {
+          resource,
+          httpMethod: 'OPTIONS',
+          integration,
+          // preflights carry no credentials (Fetch standard)
+          options: { authorizationType: apigw.AuthorizationType.NONE },
+        }),
+      );
     }
   }
 }

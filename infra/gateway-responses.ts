@@ -1,4 +1,5 @@
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import { EXPOSE_HEADERS } from '../lib/http/cors.js';
 
 /**
  * Responses API Gateway produces itself (before any function runs), rewritten into the
@@ -46,6 +47,10 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Strict-Transport-Security': "'max-age=63072000; includeSubDomains'",
 };
 
+/**
+ * `corsOrigin`: the one configured CORS origin, whose header every gateway response then
+ * carries (static values only: with several origins there is none, see infra/api-stack.ts).
+ */
 export function gatewayResponseOptions(response: GatewayErrorResponse, corsOrigin?: string): apigw.GatewayResponseOptions {
   const error = response.message === null ? '$context.error.messageString' : JSON.stringify(response.message);
   return {
@@ -54,7 +59,7 @@ export function gatewayResponseOptions(response: GatewayErrorResponse, corsOrigi
     responseHeaders: {
       ...SECURITY_HEADERS,
       ...response.headers,
-      ...(corsOrigin ? { 'Access-Control-Allow-Origin': `'${corsOrigin}'` } : {}),
+      ...(corsOrigin ? { 'Access-Control-Allow-Origin': `'${corsOrigin}'`, 'Access-Control-Expose-Headers': `'${EXPOSE_HEADERS.join(', ')}'` } : {}),
     },
     templates: {
       'application/json': `{"success":false,"error":${error},"code":"${response.code}","request_id":"$context.requestId"}`,

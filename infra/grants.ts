@@ -25,7 +25,8 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | kms:decrypt  | kms:Decrypt only with an encryption context carrying tenant_id; kms:DescribeKey | the envelope key |
  * | kms:encrypt  | kms:decrypt + kms:GenerateDataKey (same context condition)               | the envelope key |
  * | queue:send   | sqs:SendMessage; kms:GenerateDataKey + kms:Decrypt only via SQS for this queue | the webhook queue / the key |
- * | hsm          | ec2 network-interface actions Lambda needs in a VPC; secretsmanager:GetSecretValue | * (ENI actions take no resource ARN) / the PIN secret |
+ * | hsm          | ec2 network-interface actions Lambda needs in a VPC; cloudhsm:DescribeClusters; secretsmanager:GetSecretValue | * (ENI actions and DescribeClusters take no resource ARN) / the PIN secret |
+ * | hsm:describe | cloudhsm:DescribeClusters                                                | * |
  * | kms:sign     | (not in lib/routes.ts yet) kms:CreateKey+TagResource for SIGN_VERIFY keys tagged tenant_id; Sign, GetPublicKey, ScheduleKeyDeletion on keys tagged tenant_id | * / key/* |
  */
 export function grantSetKey(grants: readonly Grant[]): string {
@@ -176,6 +177,14 @@ export function grantStatements(
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
         'Resource "*" is required by AWS for X-Ray PutTraceSegments/PutTelemetryRecords and for the EC2 network-interface actions Lambda performs to place a function in the CloudHSM VPC (the same actions as AWSLambdaVPCAccessExecutionRole); only the signing role has the latter.',
+    };
+  }
+  if ((has('hsm') || has('hsm:describe')) && hsmConfigured(settings.hsm)) {
+    // lib/signing/cloudhsm.ts: the cluster's HSM addresses (signing) or state (describing)
+    statements.push(new iam.PolicyStatement({ sid: 'HsmCluster', actions: ['cloudhsm:DescribeClusters'], resources: ['*'] }));
+    acknowledgments[1] = {
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: `${acknowledgments[1]!.reason} cloudhsm:DescribeClusters (the cluster's HSM addresses and state) supports no resource-level permissions, so AWS requires Resource "*" too.`,
     };
   }
   if (has('hsm') && settings.hsm.pinSecretArn) {

@@ -9,6 +9,13 @@ import type { Route } from '../lib/routes.js';
  */
 export const NOT_IMPLEMENTED = 'not-implemented.handler';
 
+/**
+ * The CORS preflight function (functions/public/cors.ts): one for the whole API, the
+ * integration of every OPTIONS method when context corsOrigins is set (infra/api-stack.ts).
+ * Always built, like not-implemented, so the bundle does not depend on the context.
+ */
+export const CORS_PREFLIGHT = 'public/cors.preflight';
+
 export interface LambdaEntry {
   /** Module path under functions/, without extension (`secrets/secrets`). */
   readonly module: string;
@@ -25,9 +32,10 @@ export function lambdaEntry(route: Route): LambdaEntry {
   return { module: handler.slice(0, dot), exportName: handler.slice(dot + 1), handler };
 }
 
-/** Every module the functions of these routes load (always including not-implemented). */
+/** Every module the functions of these routes load (always including not-implemented and the CORS preflight). */
 export function handlerModules(routes: readonly Route[]): string[] {
-  return [...new Set([lambdaEntry({ handler: null } as Route).module, ...routes.map((r) => lambdaEntry(r).module)])].sort();
+  const always = [lambdaEntry({ handler: null } as Route).module, lambdaEntry({ handler: CORS_PREFLIGHT } as Route).module];
+  return [...new Set([...always, ...routes.map((r) => lambdaEntry(r).module)])].sort();
 }
 
 /**

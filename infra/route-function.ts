@@ -21,6 +21,10 @@ export interface FunctionDefaults {
   readonly queueEnvironment: Readonly<Record<string, string>>;
   /** Added for routes with the `hsm` grant. */
   readonly hsmEnvironment: Readonly<Record<string, string>>;
+  /** Added for routes with the `hsm:describe` grant (the cluster's state from the CloudHSM API, outside the VPC). */
+  readonly hsmDescribeEnvironment: Readonly<Record<string, string>>;
+  /** The signing functions' security group (created by the API stack when the HSM is configured). */
+  readonly hsmSecurityGroupId?: string;
   /** Reserved concurrency of each signing function (its share of the cluster's connections). */
   readonly hsmReservedConcurrency: number;
 }
@@ -99,8 +103,9 @@ export class ServiceFunction extends Construct {
 /**
  * One route's function: a ServiceFunction named after the route, running the route table's
  * handler, with the environment its grants need; for signing (`hsm`) routes also the
- * CloudHSM subnets and security group, the PKCS#11 layer, reserved concurrency (its share of
- * the cluster's client connections) and a throttle alarm.
+ * CloudHSM subnets, the signing security group, the PKCS#11 layer, reserved concurrency (its
+ * share of the cluster's client connections) and a throttle alarm. `hsm:describe` routes
+ * only get the cluster id: they stay outside the VPC, without reserved concurrency.
  */
 export class RouteFunction extends Construct {
   readonly function: lambda.Function;
@@ -114,7 +119,7 @@ export class RouteFunction extends Construct {
     const { route, role, code, layer, defaults } = props;
     const { settings } = defaults;
     const signing = route.grants.includes('hsm');
-    const inVpc = signing && hsmConfigured(settings.hsm);
+    const inVpc = signing && hsmConfigured(settings.hsm) && defaults.hsmSecurityGroupId !== undefined;
 
     this.function = new ServiceFunction(this, 'Service', {
       functionName: functionName(settings.name, route),
@@ -127,19 +132,21 @@ export class RouteFunction extends Construct {
         ...defaults.environment,
         ...(route.grants.includes('queue:send') ? defaults.queueEnvironment : {}),
         ...(signing ? defaults.hsmEnvironment : {}),
+        ...(route.grants.includes('hsm:describe') ? defaults.hsmDescribeEnvironment : {}),
         ...(usesKmsSigning(route.grants) ? { SIGNING_KMS_ENABLED: '1' } : {}),
       },
       ...(signing ? { reservedConcurrency: defaults.hsmReservedConcurrency } : {}),
       ...(inVpc && layer ? { layers: [layer] } : {}),
-      // The subnets and security group are the CloudHSM cluster's (context parameters; a
-      // cluster is not a CloudFormation resource); the role carries the ENI permissions.
-      ...(inVpc ? { vpc: { subnetIds: settings.hsm.subnetIds, securityGroupIds: [settings.hsm.securityGroupId!] } } : {}),
+      // The cluster's subnets (context; a cluster is not a CloudFormation resource) and the
+      // signing functions' own security group, which the cluster's group admits on TCP
+      // 2223-2225 (infra/api-stack.ts); the role carries the ENI permissions.
+      ...(inVpc ? { vpc: { subnetIds: settings.hsm.subnetIds, securityGroupIds: [defaults.hsmSecurityGroupId!] } } : {}),
     }).function;
 
     if (signing && !inVpc) {
       Annotations.of(this).addWarningV2(
         'secrets-api:hsm-context',
-        `${route.key} needs the CloudHSM cluster (context hsmClusterId, hsmSubnetIds, hsmSecurityGroupId, hsmLayerPath): ` +
+        `${route.key} needs the CloudHSM cluster (context hsmClusterId, hsmVpcId, hsmSubnetIds, hsmSecurityGroupId, hsmLayerPath): ` +
           'synthesized without VPC and PKCS#11 layer, so signing answers 503 until they are set',
       );
     }

@@ -1,8 +1,10 @@
 import type { Node } from 'constructs';
+import { parseOrigins } from '../lib/http/cors.js';
+import { DEFAULT_THROTTLING, type Limit, type ThrottleSettings } from './throttling.js';
 
 /**
  * Every deployment setting, read once from CDK context (`cdk synth -c key=value`, or the
- * "context" block of cdk.json) with its default. README "Deploying to AWS" lists them.
+ * "context" block of cdk.json) with its default. docs/deployment.md ("Variants") lists them.
  */
 export interface Settings {
   /** Prefix of stack, function and log group names (several deployments per account: vary it). */
@@ -19,12 +21,11 @@ export interface Settings {
   readonly logRetentionDays: number;
   /** Keep function and access log groups when the stack is deleted. */
   readonly retainLogs: boolean;
-  /** Stage-wide steady rate and burst (requests per second), per method. */
-  readonly throttleRate: number;
-  readonly throttleBurst: number;
+  /** Method throttling per route group and route (infra/throttling.ts). */
+  readonly throttling: ThrottleSettings;
   /** AWS WAFv2 web ACL (REGIONAL scope) to associate with the stage. */
   readonly wafWebAclArn?: string;
-  /** Allowed CORS origins; empty = CORS off (no OPTIONS methods at all). */
+  /** Allowed CORS origins (exact, lib/http/cors.ts parseOrigins); empty = CORS off (no OPTIONS methods, no preflight function). */
   readonly corsOrigins: readonly string[];
   /** SNS topic notified by every alarm. */
   readonly alarmTopicArn?: string;
@@ -35,8 +36,17 @@ export interface Settings {
 
 export interface HsmSettings {
   readonly clusterId?: string;
+  /** The cluster's VPC: the signing functions' security group is created in it. */
+  readonly vpcId?: string;
+  /** Subnets of the signing functions (private subnets of that VPC that reach the HSMs). */
   readonly subnetIds: readonly string[];
+  /** The cluster's security group (CloudHSM creates it): the stack adds the ingress rule from the signing functions. */
   readonly securityGroupId?: string;
+  /**
+   * Where the signing functions write the Client SDK 5 configuration after looking the
+   * cluster's HSMs up (CLOUDHSM_CLIENT_CONFIG; the layer links /opt/cloudhsm/etc/cloudhsm-pkcs11.cfg to it).
+   */
+  readonly clientConfigPath: string;
   /** Directory (or .zip) holding the layer: /opt/cloudhsm/... and /opt/nodejs/node_modules/pkcs11js. */
   readonly layerPath?: string;
   /** Path of the PKCS#11 library inside the layer (PKCS11_MODULE). */
@@ -53,7 +63,7 @@ export interface HsmSettings {
 
 /** True when the signing functions can be placed in the cluster's VPC with the layer. */
 export function hsmConfigured(hsm: HsmSettings): boolean {
-  return Boolean(hsm.clusterId && hsm.subnetIds.length > 0 && hsm.securityGroupId && hsm.layerPath);
+  return Boolean(hsm.clusterId && hsm.vpcId && hsm.subnetIds.length > 0 && hsm.securityGroupId && hsm.layerPath);
 }
 
 export function readSettings(node: Node): Settings {
@@ -97,16 +107,30 @@ export function readSettings(node: Node): Settings {
     memoryMb: int('memoryMb', 512, 128, 10240),
     logRetentionDays: int('logRetentionDays', 90, 1, 3653),
     retainLogs: bool('retainLogs', false),
-    throttleRate: int('throttleRate', 1000, 1, 1_000_000),
-    throttleBurst: int('throttleBurst', 2000, 1, 1_000_000),
+    throttling: {
+      groups: {
+        default: { rate: int('throttleRate', DEFAULT_THROTTLING.groups.default.rate, 1, 1_000_000), burst: int('throttleBurst', DEFAULT_THROTTLING.groups.default.burst, 0, 1_000_000) },
+        public: { rate: int('throttlePublicRate', DEFAULT_THROTTLING.groups.public.rate, 1, 1_000_000), burst: int('throttlePublicBurst', DEFAULT_THROTTLING.groups.public.burst, 0, 1_000_000) },
+        signing: { rate: int('throttleSigningRate', DEFAULT_THROTTLING.groups.signing.rate, 1, 1_000_000), burst: int('throttleSigningBurst', DEFAULT_THROTTLING.groups.signing.burst, 0, 1_000_000) },
+      },
+      routes: routeThrottles(raw('throttleRoutes')),
+    },
     wafWebAclArn: str('wafWebAclArn'),
-    corsOrigins: list('corsOrigins'),
+    corsOrigins: (() => {
+      try {
+        return parseOrigins(list('corsOrigins'));
+      } catch (error) {
+        throw new Error(`context "corsOrigins": ${(error as Error).message}`);
+      }
+    })(),
     alarmTopicArn: str('alarmTopicArn'),
     apiGatewayCloudWatchRole: bool('apiGatewayCloudWatchRole', true),
     hsm: {
       clusterId: str('hsmClusterId'),
+      vpcId: str('hsmVpcId'),
       subnetIds: list('hsmSubnetIds'),
       securityGroupId: str('hsmSecurityGroupId'),
+      clientConfigPath: underTmp(str('hsmClientConfigPath') ?? '/tmp/cloudhsm/cloudhsm-pkcs11.cfg'),
       layerPath: str('hsmLayerPath'),
       libraryPath: str('hsmLibraryPath') ?? '/opt/cloudhsm/lib/libcloudhsm_pkcs11.so',
       tokenLabel: str('hsmTokenLabel') ?? 'hsm1',
@@ -115,4 +139,36 @@ export function readSettings(node: Node): Settings {
       required: bool('requireHsm', false),
     },
   };
+}
+
+/**
+ * Context `throttleRoutes`: an object (cdk.json) or its JSON text (`-c throttleRoutes=...`)
+ * mapping route keys to {rate, burst}. Whether each key is a route is checked against the
+ * route table when the stage is built (infra/throttling.ts routeLimits).
+ */
+function routeThrottles(value: unknown): Record<string, Limit> {
+  if (value === undefined || value === null || value === '') return {};
+  let parsed: unknown = value;
+  if (typeof value === 'string') {
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw new Error('context "throttleRoutes" must be JSON: {"<METHOD> <path>": {"rate": <n>, "burst": <n>}}');
+    }
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('context "throttleRoutes" must be an object of route keys');
+  const out: Record<string, Limit> = {};
+  for (const [key, limit] of Object.entries(parsed)) {
+    const { rate, burst } = (limit ?? {}) as { rate?: unknown; burst?: unknown };
+    const ok = (n: unknown, min: number) => typeof n === 'number' && Number.isInteger(n) && n >= min && n <= 1_000_000;
+    if (!ok(rate, 1) || !ok(burst, 0)) throw new Error(`context "throttleRoutes": "${key}" needs integer rate (1..1000000) and burst (0..1000000)`);
+    out[key] = { rate: rate as number, burst: burst as number };
+  }
+  return out;
+}
+
+/** Lambda can write only under /tmp. */
+function underTmp(path: string): string {
+  if (!/^\/tmp\/[^\0]+$/.test(path) || path.split('/').includes('..')) throw new Error('context "hsmClientConfigPath" must be a file under /tmp/ (the only writable directory in Lambda)');
+  return path;
 }

@@ -1,4 +1,5 @@
 import * as z from 'zod/v4';
+import { parseOrigins } from './http/cors.js';
 
 /**
  * Every environment variable the service reads, parsed once at cold start with zod and
@@ -48,6 +49,27 @@ const Env = z
     PKCS11_PIN_SECRET_ID: z.string().min(1).optional(),
     /** PKCS#11 sessions per process (one operation per session at a time). */
     PKCS11_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(4),
+    /** CloudHSM (lib/signing/cloudhsm.ts): the cluster whose HSM addresses are looked up (DescribeClusters) before the PKCS#11 library starts. */
+    CLOUDHSM_CLUSTER_ID: z
+      .string()
+      .regex(/^cluster-[2-7a-zA-Z]{11,16}$/, 'must be a CloudHSM cluster id (cluster-...)')
+      .optional(),
+    /** Where that lookup writes the Client SDK 5 configuration (the layer links /opt/cloudhsm/etc/cloudhsm-pkcs11.cfg here: /opt is read-only). */
+    CLOUDHSM_CLIENT_CONFIG: z.string().startsWith('/').default('/tmp/cloudhsm/cloudhsm-pkcs11.cfg'),
+    /** Another CloudHSM API endpoint (a VPC interface endpoint; tests point it at a fake). */
+    CLOUDHSM_ENDPOINT: z.url().optional(),
+    /** Browser origins allowed by CORS (comma-separated, exact `scheme://host[:port]`); empty = no CORS headers. lib/http/cors.ts */
+    CORS_ALLOWED_ORIGINS: z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        try {
+          return parseOrigins(value);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
     /** Development only: ACME enrollment may use a directory on a loopback address (a local pebble). Refused with KMS. */
     ACME_ALLOW_LOOPBACK: z
       .enum(['0', '1', 'true', 'false'])
@@ -68,6 +90,19 @@ const Env = z
       .enum(['0', '1', 'true', 'false'])
       .default('0')
       .transform((v) => v === '1' || v === 'true'),
+    /**
+     * Where relying parties fetch each account CA's CRL and issuer certificate
+     * (lib/certificates/publish.ts): the public URL prefix of `<ca id>.crl` and `<ca id>.crt`,
+     * named in every issued certificate (CRL Distribution Points, Authority Information Access).
+     * Unset: certificates name none and nothing is published.
+     */
+    PKI_PUBLIC_BASE_URL: z.url().optional(),
+    /** Where the files are written: an S3 bucket (AWS, as AWS Private CA publishes CRLs), or a directory the local gateway serves at /pki/. */
+    PKI_PUBLISH_BUCKET: z.string().min(3).optional(),
+    PKI_PUBLISH_PREFIX: z.string().default('pki/'),
+    PKI_PUBLISH_DIR: z.string().min(1).optional(),
+    /** Days a published CRL is current (its nextUpdate); it is re-published on every revocation. */
+    PKI_CRL_VALIDITY_DAYS: z.coerce.number().int().min(1).max(30).default(7),
     /** Days a revoked (or expired) lease record is kept before DynamoDB TTL removes it. */
     LEASE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** The local runtime's lease-expiry sweeper period (AWS: an EventBridge schedule). */

@@ -29,13 +29,55 @@ type AuthKind = (typeof AUTH_KINDS)[number];
  * - kms:decrypt   KMS Decrypt (open a tenant data key)
  * - kms:encrypt   KMS Decrypt + GenerateDataKey (create a tenant data key on first use)
  * - queue:send    SQS SendMessage on the webhook queue
- * - hsm           runs in the CloudHSM VPC with the PKCS#11 layer
+ * - hsm           runs in the CloudHSM VPC with the PKCS#11 layer (looks the cluster's HSMs up at start)
+ * - hsm:describe  reads the CloudHSM cluster's state from the CloudHSM API (outside the VPC, no layer)
  * - kms:sign      the KMS asymmetric signing backend (lib/signing/kms.ts): CreateKey, Sign, GetPublicKey, ScheduleKeyDeletion on tenant-tagged keys
  */
-export const GRANTS = ['table:read', 'table:meter', 'table:write', 'kms:decrypt', 'kms:encrypt', 'queue:send', 'hsm', 'kms:sign'] as const;
+export const GRANTS = [
+  'table:read',
+  'table:meter',
+  'table:write',
+  'kms:decrypt',
+  'kms:encrypt',
+  'queue:send',
+  'hsm',
+  'hsm:describe',
+  'kms:sign',
+] as const;
 export type Grant = (typeof GRANTS)[number];
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * How a route speaks on the wire: the rule that standard endpoints speak their standard,
+ * not the service's envelope (docs/api.md, "Protocol endpoints"). lib/http/responses.ts and
+ * lib/http/body.ts apply it; a route takes it from PROTOCOL_WIRES below.
+ * - `envelope`: JSON requests; `{"success":true,"data":…}` / `{"success":false,"error",…}`.
+ * - `document`: a standard's JSON document at the top level (RFC 7517 JWK Set, RFC 8414 /
+ *   OpenID Connect discovery); errors in the envelope.
+ * - `oauth`: an OAuth 2.0 endpoint (RFC 6749 §3.2, §5; RFC 8628 §3.1–3.5):
+ *   `application/x-www-form-urlencoded` (or JSON) requests, top-level JSON answers, errors as
+ *   `{"error", "error_description"}` with the RFC's error codes, never cached.
+ * - `text`: the handler's body as it is, with its own content type (ACME http-01 key
+ *   authorization, SAML metadata XML); errors in the envelope.
+ */
+const WIRES = ['envelope', 'document', 'oauth', 'text'] as const;
+export type Wire = (typeof WIRES)[number];
+
+/** The routes that speak a protocol's own format (all others: `envelope`), built or still to be built. */
+const PROTOCOL_WIRES: Readonly<Record<string, Exclude<Wire, 'envelope'>>> = {
+  'GET /.well-known/acme-challenge/{token}': 'text', // RFC 8555 §8.3
+  'GET /api/v1/.well-known/jwks.json': 'document', // RFC 7517 §5
+  'GET /api/v1/oidc/jwks/.well-known': 'document', // RFC 7517 §5
+  'GET /api/v1/auth/oauth/.well-known/openid-configuration': 'document', // OpenID Connect Discovery 1.0 §4
+  'POST /api/v1/auth/oauth/token': 'oauth', // RFC 6749 §3.2
+  'POST /api/v1/agent/oauth/device': 'oauth', // RFC 8628 §3.1
+  'POST /api/v1/agent/oauth/token': 'oauth', // RFC 8628 §3.4
+  'GET /api/v1/saml/metadata/{id}/xml': 'text', // SAML 2.0 Metadata
+};
+
+/** The route's wire format; `envelope` when it has none of its own (or when no route is known). */
+export const wireOf = (route: Pick<Route, 'key'> | undefined): Wire => (route ? (PROTOCOL_WIRES[route.key] ?? 'envelope') : 'envelope');
 
 export interface Route {
   /** `METHOD /path/{param}`: the route's key, unique. */
@@ -51,18 +93,56 @@ export interface Route {
   /** `<folder>/<module>.<export>` under functions/, or null when not built yet. */
   readonly handler: string | null;
   readonly grants: readonly Grant[];
-  /** Largest accepted request body in bytes. */
+  /** Largest accepted request body in bytes (its worst-case Lambda event fits LAMBDA_REQUEST_BYTES). */
   readonly maxBodyBytes: number;
+  /** Said in the 413 answer when the body is over the limit: where larger bodies go. */
+  readonly bodyLimitNote?: string;
 }
+
+/**
+ * Body limits that AWS can carry. A route's function is invoked synchronously, and a
+ * synchronous Lambda invocation carries at most 6 MB (6,291,456 bytes) of event; a larger
+ * event never reaches the function (Lambda refuses it and API Gateway answers 5xx), so a
+ * route may only accept bodies whose WORST-CASE event fits.
+ *
+ * The REST proxy event holds the body as a JSON string: a JSON request body is at most
+ * doubled by escaping (every character of a valid JSON text that needs escaping, `"`, `\`
+ * and the whitespace characters, becomes two bytes; API Gateway escapes nothing else), and
+ * a binary body (a binary media type; none is configured) is base64, 4/3 of its size. Bodies
+ * that are not JSON text at all (raw control characters, invalid UTF-8) can grow more; the
+ * function would refuse them anyway (400), Lambda may refuse them first.
+ */
+export const LAMBDA_REQUEST_BYTES = 6 * 1024 * 1024;
+/**
+ * The rest of the event. API Gateway (REST) caps the request line and headers together at
+ * 10,240 bytes; the event repeats them (headers and multiValueHeaders; the query string as
+ * queryStringParameters and multiValueQueryStringParameters; the path in path, pathParameters
+ * and requestContext), in JSON. The worst amplification is a query string of one-letter
+ * parameters: `a&` (2 bytes) becomes `"a":"",` and `"a":[""],` (16 bytes), so at most
+ * 8 x 10,240 = 81,920 bytes, plus requestContext (identity, ids, times: ~3 KB). 128 KiB
+ * bounds all of it.
+ */
+export const EVENT_OVERHEAD_BYTES = 128 * 1024;
+
+/** The largest event a body of `bodyBytes` can produce (JSON text escaped, or binary as base64). */
+export function worstCaseEventBytes(bodyBytes: number): number {
+  return EVENT_OVERHEAD_BYTES + Math.max(2 * bodyBytes, 4 * Math.ceil(bodyBytes / 3));
+}
+
+/** The largest body whose worst-case event fits a synchronous invocation: 3,080,192 bytes (2.94 MiB). */
+export const MAX_SAFE_BODY_BYTES = Math.floor((LAMBDA_REQUEST_BYTES - EVENT_OVERHEAD_BYTES) / 2);
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-/** Routes that need a larger body than the default, and why. */
-const BODY_LIMITS: Record<string, number> = {
+/** Routes that need a larger body than the default, and why; each fits (test/unit/routes-limits.test.ts). */
+const BODY_LIMITS: Record<string, { readonly bytes: number; readonly note?: string }> = {
   // 1 MiB message after base64 decoding is ~1.34 MiB encoded, plus the other fields.
-  'POST /api/v1/crypto/sign': 2 * 1024 * 1024,
-  // encrypted PDF uploads (base64)
-  'POST /api/v1/documents': 8 * 1024 * 1024,
+  'POST /api/v1/crypto/sign': { bytes: 2 * 1024 * 1024 },
+  // encrypted PDF uploads (base64): as large as a synchronous invocation allows
+  'POST /api/v1/documents': {
+    bytes: MAX_SAFE_BODY_BYTES,
+    note: 'larger documents will be uploaded directly to S3 (a presigned upload), which is not available yet',
+  },
 };
 
 function r(method: HttpMethod, path: string, auth: AuthKind, scopes: string, family: string, handler: string | null, grants = ''): Route {
@@ -80,7 +160,8 @@ function r(method: HttpMethod, path: string, auth: AuthKind, scopes: string, fam
     family,
     handler,
     grants: [...new Set([...base, ...extra])],
-    maxBodyBytes: BODY_LIMITS[key] ?? DEFAULT_MAX_BODY_BYTES,
+    maxBodyBytes: BODY_LIMITS[key]?.bytes ?? DEFAULT_MAX_BODY_BYTES,
+    ...(BODY_LIMITS[key]?.note ? { bodyLimitNote: BODY_LIMITS[key].note } : {}),
   };
 }
 
@@ -229,7 +310,7 @@ export const ROUTES: readonly Route[] = [
   r("POST",   "/api/v1/certificates/{id}/revoke",                    "bearer",     "certs:revoke",                        "certificates", "certificates/lifecycle.revokeCertificate", "table:write kms:encrypt"),
   r("POST",   "/api/v1/certificates/enroll",                         "bearer",     "certs:write",                         "certificates", "certificates/lifecycle.enrollCertificate", "table:write kms:encrypt"),
   r("GET",    "/api/v1/.well-known/jwks.json",                       "bearer",     "handler",                             "certificates", "certificates/jwks.jwks", "table:read"),
-  r("GET",    "/api/v1/crypto/backends",                             "bearer",     "credentials:read",                    "signing",      "signing/crypto.backends", "hsm"),
+  r("GET",    "/api/v1/crypto/backends",                             "bearer",     "credentials:read",                    "signing",      "signing/crypto.backends", "hsm:describe"),
   r("GET",    "/api/v1/crypto/signing-keys",                         "bearer",     "keys:sign",                           "signing",      "signing/crypto.signingKeys", "table:read"),
   r("POST",   "/api/v1/crypto/sign",                                 "bearer",     "keys:sign",                           "signing",      "signing/crypto.sign", "table:write kms:encrypt hsm"),
   r("POST",   "/api/v1/database/roles/{id}/credentials",             "bearer",     "database:issue",                      "database",     "database/database.issue", "table:write kms:decrypt"),

@@ -5,12 +5,36 @@
 import { writeFileSync } from 'node:fs';
 import * as z from 'zod/v4';
 import { ERROR_CODES } from '../lib/http/error-codes.js';
-import { ROUTES } from '../lib/routes.js';
+import { ROUTES, wireOf, type Wire } from '../lib/routes.js';
 import { loadHandlers } from './local/gateway.js';
 
 const schema = (s: z.ZodType | undefined) =>
   s ? (z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>) : undefined;
 const ERROR = { $ref: '#/components/schemas/Error' };
+
+/** Request and response media of a route by its wire kind (lib/routes.ts, docs/api.md "Protocol endpoints"). */
+function media(wire: Wire, body: Record<string, unknown> | undefined) {
+  const json = (schema: unknown) => ({ 'application/json': { schema } });
+  const request = body
+    ? {
+        requestBody: {
+          required: true,
+          content: wire === 'oauth' ? { 'application/x-www-form-urlencoded': { schema: body }, ...json(body) } : json(body),
+        },
+      }
+    : {};
+  const success =
+    wire === 'envelope'
+      ? json({ $ref: '#/components/schemas/Success' })
+      : wire === 'text'
+        ? { 'text/plain': { schema: { type: 'string' } } }
+        : json({
+            type: 'object',
+            description: wire === 'oauth' ? 'the RFC 6749 / RFC 8628 response object, at the top level' : 'the standard document, at the top level',
+          });
+  const error = wire === 'oauth' ? json({ $ref: '#/components/schemas/OAuthError' }) : json(ERROR);
+  return { ...request, responses: { '200': { description: 'success', content: success }, default: { description: 'error', content: error } } };
+}
 
 export async function buildOpenApi() {
   const handlers = await loadHandlers();
@@ -37,11 +61,8 @@ export async function buildOpenApi() {
           schema: s,
         })),
       ],
-      ...(schemas.body ? { requestBody: { required: true, content: { 'application/json': { schema: schema(schemas.body) } } } } : {}),
-      responses: {
-        '200': { description: 'success', content: { 'application/json': { schema: { $ref: '#/components/schemas/Success' } } } },
-        default: { description: 'error', content: { 'application/json': { schema: ERROR } } },
-      },
+      'x-wire': wireOf(route),
+      ...media(wireOf(route), schema(schemas.body)),
     };
   }
   return {
@@ -52,6 +73,12 @@ export async function buildOpenApi() {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key (scm_...) or JWT access token' } },
       schemas: {
         Success: { type: 'object', required: ['success', 'data'], properties: { success: { const: true }, data: {} } },
+        OAuthError: {
+          type: 'object',
+          description: 'RFC 6749 §5.2 (and RFC 8628 §3.5) error response',
+          required: ['error'],
+          properties: { error: { type: 'string' }, error_description: { type: 'string' } },
+        },
         Error: {
           type: 'object',
           required: ['success', 'error', 'code', 'request_id'],

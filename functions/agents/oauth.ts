@@ -1,7 +1,14 @@
-import { completeEnrolment, decideAuthorization, pollToken, reviewAuthorization, startAuthorization } from '../../lib/agents/authorization.js';
+import {
+  completeEnrolment,
+  decideAuthorization,
+  DEVICE_CODE_GRANT,
+  pollToken,
+  reviewAuthorization,
+  startAuthorization,
+} from '../../lib/agents/authorization.js';
 import { publicKeyField, deviceView } from '../../lib/agents/admin.js';
 import { config } from '../../lib/config.js';
-import { created, defineHandler, ok } from '../../lib/http/index.js';
+import { badRequest, created, defineHandler, ok, protocol } from '../../lib/http/index.js';
 import { ApproveBody, DeviceAuthorizationBody, EnrollBody, ReviewBody, TokenBody } from './schemas.js';
 
 /** Where the user goes to review the request: the public base URL, else this request's host. */
@@ -13,28 +20,39 @@ function verificationUri(headers: Readonly<Record<string, string>>): string {
   return `${proto}://${host}/api/v1/agents/oauth/review`;
 }
 
-/** RFC 8628 §3.1–3.2: the device asks for authorization with its public key. */
+/** RFC 8628 §3.1–3.2: the device asks for authorization with its public key (wire `oauth`: the answer is the RFC's JSON object). */
 export const device = defineHandler({
   body: DeviceAuthorizationBody,
   async handler({ body, headers }) {
     const key = await publicKeyField(body.public_key);
-    return ok(await startAuthorization({ name: body.name, key, profile_id: body.profile_id }, verificationUri(headers)));
+    const input = { name: body.name, key, profile_id: body.profile_id, client_id: body.client_id };
+    return protocol(await startAuthorization(input, verificationUri(headers)));
   },
 });
 
-/** RFC 8628 §3.4–3.5: the device polls; once approved it gets a one-time enrolment token. */
+/** RFC 8628 §3.4–3.5: the device polls; once approved it gets a one-time enrolment token (a Bearer access token). */
 export const token = defineHandler({
   body: TokenBody,
   async handler({ body }) {
-    return ok(await pollToken(body.device_code));
+    if (body.grant_type !== undefined && body.grant_type !== DEVICE_CODE_GRANT)
+      throw badRequest(`this endpoint serves grant_type ${DEVICE_CODE_GRANT} only`, undefined, 'unsupported_grant_type');
+    return protocol(await pollToken(body.device_code, body.client_id));
   },
 });
+
+/** The enrolment token: `Authorization: Bearer <token>` (what an OAuth client sends with its access token) or the body's `enrollment_token`. */
+function enrolmentToken(body: { enrollment_token: string } | undefined, headers: Readonly<Record<string, string>>): string {
+  const bearer = /^bearer +([A-Za-z0-9_-]{16,128})$/i.exec(headers.authorization?.trim() ?? '')?.[1];
+  const token = body?.enrollment_token ?? bearer;
+  if (!token) throw badRequest('send the access token of /api/v1/agent/oauth/token as Authorization: Bearer <token> or as enrollment_token');
+  return token;
+}
 
 /** Binds the key: a new device of the approver's account; its id is the key id of its signatures. */
 export const enroll = defineHandler({
   body: EnrollBody,
   async handler({ body, headers, requestId }) {
-    const { device, tenantId } = await completeEnrolment(body.enrollment_token, {
+    const { device, tenantId } = await completeEnrolment(enrolmentToken(body, headers), {
       requestId,
       sourceIp: null,
       userAgent: headers['user-agent'] ?? null,

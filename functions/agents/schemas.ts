@@ -1,6 +1,5 @@
 import * as z from 'zod/v4';
 import { PageQuery } from '../../lib/schemas.js';
-import { DEVICE_CODE_GRANT } from '../../lib/agents/authorization.js';
 import { GRANT_SERVICES } from '../../lib/agents/grants.js';
 
 export const Uuid = z.uuid();
@@ -49,14 +48,34 @@ export type ProfileBody = z.infer<typeof ProfileBody>;
 
 export const CreateDeviceBody = z.strictObject({ name: Name, public_key: PublicKey, profile_id: Uuid });
 
-export const DeviceAuthorizationBody = z.strictObject({ name: Name, public_key: PublicKey, profile_id: Uuid.optional() });
+/** RFC 6749 §2.2 / Appendix A.1: a client identifier is 1+ visible ASCII characters (VSCHAR). */
+const ClientId = z
+  .string()
+  .min(1)
+  .max(255)
+  .regex(/^[\x20-\x7e]+$/, 'visible ASCII characters (RFC 6749 Appendix A.1)');
 
-export const TokenBody = z.strictObject({
-  device_code: z.string().min(16).max(128),
-  grant_type: z.literal(DEVICE_CODE_GRANT).optional(),
+/**
+ * RFC 8628 §3.1 device authorization request (form-encoded or JSON): `client_id` is the
+ * public client's identifier (any; polls must repeat it), `public_key` a JWK object, a JWK
+ * as a JSON string (form requests) or a PEM SPKI string.
+ */
+export const DeviceAuthorizationBody = z.strictObject({
+  name: Name,
+  public_key: PublicKey,
+  profile_id: Uuid.optional(),
+  client_id: ClientId.optional(),
 });
 
-export const EnrollBody = z.strictObject({ enrollment_token: z.string().min(16).max(128) });
+/** RFC 8628 §3.4 device access token request; `grant_type`, when sent, must be the device-code grant. */
+export const TokenBody = z.strictObject({
+  device_code: z.string().min(16).max(128),
+  grant_type: z.string().max(255).optional(),
+  client_id: ClientId.optional(),
+});
+
+/** The enrolment token in the body; `Authorization: Bearer <token>` (RFC 6750 §2.1) may carry it instead. */
+export const EnrollBody = z.strictObject({ enrollment_token: z.string().min(16).max(128) }).optional();
 
 export const ReviewBody = z.strictObject({ user_code: z.string().min(1).max(32) });
 

@@ -1,4 +1,5 @@
 import * as z from 'zod/v4';
+import { ACTOR_TYPES } from '../../lib/auth/principal.js';
 import { Limit, OptionalCursor } from '../../lib/schemas.js';
 
 const Time = z.iso.datetime({ offset: true }).transform((t) => Date.parse(t));
@@ -6,7 +7,7 @@ const Text = z.string().trim().min(1).max(256);
 
 const Filters = {
   actor: Text.optional(),
-  actor_type: z.enum(['api_key', 'user_token', 'device', 'operator']).optional(),
+  actor_type: z.enum(ACTOR_TYPES).optional(),
   action: z
     .string()
     .max(128)

@@ -3,7 +3,7 @@ import { badRequest, notFound } from '../../lib/http/errors.js';
 import { buildPkcs12, pkcs8Der } from '../../lib/pki/pkcs12.js';
 import { x509 } from '../../lib/pki/x509.js';
 import { exportSecret } from '../../lib/keys/common.js';
-import { caIdOf, currentCrl, readCa } from '../../lib/certificates/ca.js';
+import { caIdOf, currentCrl, readCa, republishCa } from '../../lib/certificates/ca.js';
 import type { DownloadFormat } from '../../lib/certificates/schemas.js';
 import { TYPE, readCert, type CertMeta, type CertSecret } from './service.js';
 
@@ -36,6 +36,7 @@ const safeName = (n: string) => n.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 64)
 async function crlDownload(tenantId: string, name: string): Promise<Download> {
   const crl = await currentCrl(tenantId);
   if (!crl) throw notFound('certificate authority');
+  await republishCa(tenantId);
   return {
     format: 'crl',
     filename: `${safeName(name)}.crl.pem`,

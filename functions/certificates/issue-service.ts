@@ -1,6 +1,7 @@
 import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { badRequest, conflict } from '../../lib/http/errors.js';
+import { logger } from '../../lib/http/logger.js';
 import { describeKey, generateKeyPair, privatePkcs8Pem, publicSpkiPem, spkiFingerprint, type KeySpec } from '../../lib/pki/keys.js';
 import {
   certPem,
@@ -25,9 +26,9 @@ import { openSecret, updateResource } from '../../lib/store/resources.js';
 import { TxConditionFailed } from '../../lib/store/tx.js';
 import { createKey, type KeyView } from '../../lib/keys/common.js';
 import { obtainCertificate, revokeAtDirectory, type AcmeSettings } from './acme.js';
-import { issueFromCa, REVOCATION_REASONS, revocationPut } from '../../lib/certificates/ca.js';
+import { issueFromCa, republishCa, REVOCATION_REASONS, revocationPut } from '../../lib/certificates/ca.js';
 import type { CertKeyAlgorithm, EnrollBody, RenewBody, RevokeBody, Sans, Subject } from '../../lib/certificates/schemas.js';
-import { TYPE, certView, readCert, type CertMeta, type CertSecret } from './service.js';
+import { TYPE, certView, readCert, type CertMeta, type CertSecret, type EarlierSerial } from './service.js';
 
 /** Issuing a certificate (the account CA, or an ACME directory), renewing and revoking it. */
 const DEFAULT_VALIDITY_DAYS = 90;
@@ -335,7 +336,17 @@ export async function renew(ctx: CallContext, id: string, body: RenewBody): Prom
     issued = await issue(ctx, profile, publicKey);
   }
   const keepSecret = privateKey ? { private_key: privatePkcs8Pem(privateKey) } : undefined;
-  const meta = certMeta(issued.cert, issued.chain, {
+  const now = Date.now();
+  const earlier: EarlierSerial[] = [
+    ...(current.meta.earlier_serials ?? []),
+    {
+      serial_number: current.meta.serial_number,
+      not_after: current.meta.not_after,
+      ca_id: current.meta.ca_id,
+      ...(current.meta.acme ? { certificate_pem: current.meta.certificate_pem } : {}),
+    },
+  ].filter((e) => Date.parse(e.not_after) > now);
+  const issuedMeta = certMeta(issued.cert, issued.chain, {
     source: current.meta.source === 'acme' ? 'acme' : 'issued',
     caId: issued.caId,
     csrPem,
@@ -345,6 +356,7 @@ export async function renew(ctx: CallContext, id: string, body: RenewBody): Prom
     tags: current.meta.tags,
     validityDays: current.meta.acme ? null : profile.validityDays,
   });
+  const meta: CertMeta = { ...issuedMeta, earlier_serials: earlier };
   const { record } = await updateResource<CertMeta, CertSecret>(
     ctx,
     TYPE,
@@ -376,17 +388,30 @@ export async function revoke(ctx: CallContext, id: string, body: RevokeBody): Pr
   const current = stored.record;
   if (current.meta.status === 'revoked') throw conflict('the certificate is already revoked', 'already_revoked');
   const revokedAt = new Date().toISOString();
-  if (current.meta.acme) await revokeAtDirectory(ctx, current.meta.acme, current.meta.certificate_pem, REVOCATION_REASONS[body.reason]);
-  const extra = current.meta.ca_id
-    ? [
-        revocationPut(tid, current.meta.ca_id, {
-          serial_number: current.meta.serial_number,
-          revoked_at: revokedAt,
-          reason: body.reason,
-          certificate_id: id,
-        }),
-      ]
-    : [];
+  // every serial the certificate was issued under and that is still valid: the current one and the earlier ones of renewals
+  const now = Date.now();
+  const serials: EarlierSerial[] = [
+    {
+      serial_number: current.meta.serial_number,
+      not_after: current.meta.not_after,
+      ca_id: current.meta.ca_id,
+      certificate_pem: current.meta.certificate_pem,
+    },
+    ...(current.meta.earlier_serials ?? []).filter((e) => Date.parse(e.not_after) > now),
+  ];
+  if (current.meta.acme) {
+    await revokeAtDirectory(ctx, current.meta.acme, current.meta.certificate_pem, REVOCATION_REASONS[body.reason]);
+    // earlier ACME certificates: best effort (the directory may have revoked or forgotten them)
+    for (const s of serials.slice(1)) {
+      if (!s.certificate_pem || s.ca_id) continue;
+      await revokeAtDirectory(ctx, current.meta.acme, s.certificate_pem, REVOCATION_REASONS[body.reason]).catch((error: unknown) =>
+        logger.warn('earlier ACME certificate not revoked at the directory', { serial_number: s.serial_number, error: error as Error }),
+      );
+    }
+  }
+  const extra = serials
+    .filter((s): s is EarlierSerial & { ca_id: string } => s.ca_id !== null)
+    .map((s) => revocationPut(tid, s.ca_id, { serial_number: s.serial_number, revoked_at: revokedAt, reason: body.reason, certificate_id: id }));
   const write = updateResource<CertMeta, CertSecret>(
     ctx,
     TYPE,
@@ -395,7 +420,7 @@ export async function revoke(ctx: CallContext, id: string, body: RevokeBody): Pr
     (rec) => ({
       action: 'certificate.revoke',
       resource: { type: TYPE, id: rec.id, name: rec.name },
-      detail: { serial_number: current.meta.serial_number, reason: body.reason },
+      detail: { serial_number: current.meta.serial_number, reason: body.reason, serials_revoked: serials.map((s) => s.serial_number) },
       event: {
         type: 'certificate.revoked',
         data: {
@@ -410,7 +435,9 @@ export async function revoke(ctx: CallContext, id: string, body: RevokeBody): Pr
     { ifMatch: `"${current.id}.${current.version}"`, extraItems: extra },
   );
   try {
-    return certView((await write).record);
+    const { record } = await write;
+    if (extra.length > 0) await republishCa(tid);
+    return certView(record);
   } catch (error) {
     // the serial's revocation item exists already: revoked concurrently
     if (error instanceof TxConditionFailed) throw conflict('the certificate is already revoked', 'already_revoked');

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import type { JWK } from 'jose';
-import { defineHandler, ok } from '../../lib/http/index.js';
+import { defineHandler, protocol } from '../../lib/http/index.js';
 import { queryAll } from '../../lib/store/pagination.js';
 import { keys } from '../../lib/store/keys.js';
 import { listResources } from '../../lib/store/resources.js';
@@ -32,10 +33,24 @@ async function jwtSigningKeys(tenantId: string): Promise<JWK[]> {
   return out;
 }
 
+/** How long a verifier may reuse the set: a new key is seen within this time, a removed one stops verifying after it. */
+const JWKS_MAX_AGE_SECONDS = 300;
+
+/**
+ * The answer is the JWK Set itself at the top level (route wire `document`), as
+ * `application/jwk-set+json` (RFC 7517 §8.5.1), cacheable by the caller only (`private`: the
+ * request carries credentials) for JWKS_MAX_AGE_SECONDS, with a strong ETag; a matching
+ * If-None-Match gets 304 without a body.
+ */
 export const jwks = defineHandler({
-  async handler({ ctx }) {
+  async handler({ ctx, headers }) {
     const tid = ctx.principal.tenantId;
     const [own, service] = await Promise.all([jwtSigningKeys(tid), tokenSigningKeys(tid)]);
-    return ok({ keys: [...own, ...service] }, { 'Cache-Control': 'no-store' });
+    const set = { keys: [...own, ...service] };
+    const etag = `"${createHash('sha256').update(JSON.stringify(set)).digest('base64url')}"`;
+    const cache = { 'Cache-Control': `private, max-age=${JWKS_MAX_AGE_SECONDS}`, ETag: etag, Vary: 'Authorization' };
+    const match = headers['if-none-match']?.split(',').map((t) => t.trim().replace(/^W\//, ''));
+    if (match?.includes(etag) || match?.includes('*')) return protocol(null, cache, 304);
+    return protocol(set, { ...cache, 'Content-Type': 'application/jwk-set+json' });
   },
 });

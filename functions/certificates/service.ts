@@ -13,7 +13,8 @@ import { caIdOf, caView, CA_TYPE, readCa, type CaMeta } from '../../lib/certific
  * obtained from an external ACME directory. A certificate resource is the managed
  * certificate: renewal writes a new version (new serial, same or new key) and keeps the
  * previous ones in its history; revocation marks it and, for the account CA, adds its
- * serial to the CRL in the same transaction.
+ * serial and every unexpired earlier serial to the CRL in the same transaction, then
+ * publishes the CRL (lib/certificates/publish.ts).
  */
 export const TYPE = 'certificate';
 
@@ -39,6 +40,18 @@ export interface CertMeta extends KeyMetaBase {
   readonly acme: AcmeSettings | null;
   readonly validity_days: number | null;
   readonly public_key_fingerprint: string;
+  /**
+   * The serials this certificate was issued under before its current one (renewals), while
+   * unexpired: revoking the certificate revokes them too. ACME ones keep their PEM (the
+   * directory revokes by certificate).
+   */
+  readonly earlier_serials?: readonly EarlierSerial[];
+}
+export interface EarlierSerial {
+  readonly serial_number: string;
+  readonly not_after: string;
+  readonly ca_id: string | null;
+  readonly certificate_pem?: string;
 }
 export interface CertSecret {
   readonly private_key: string;

@@ -116,6 +116,49 @@ async function readArmored(text: string): Promise<openpgp.Key> {
   }
 }
 
+/**
+ * Keeps what GnuPG keeps on import: the user ids whose self-certification verifies (a key
+ * with none is refused, as `gpg --import` refuses it: "no valid user IDs") and the subkeys
+ * whose binding signature verifies (an expired one still counts). The others are dropped
+ * from the stored key, so they are neither reported nor exported.
+ */
+async function keepVerified(key: openpgp.Key): Promise<void> {
+  const now = new Date();
+  const verified = async (check: () => Promise<unknown>) => {
+    try {
+      await check();
+      return true;
+    } catch (error) {
+      return /expired/i.test((error as Error).message ?? '');
+    }
+  };
+  const users = [];
+  for (const user of key.users) if (user.userID && (await verified(() => user.verify(now)))) users.push(user);
+  if (users.length === 0)
+    throw badRequest(
+      'no user id of this key carries a valid self-signature (GnuPG refuses such a key too): export it again from its source',
+      undefined,
+      'invalid_key',
+    );
+  const subkeys = [];
+  for (const subkey of key.subkeys) if (await verified(() => subkey.verify(now))) subkeys.push(subkey);
+  key.users = users;
+  key.subkeys = subkeys;
+}
+
+/** Each secret key packet's private parameters match its public ones (openpgp's own validation). */
+async function checkSecretKeys(key: openpgp.PrivateKey): Promise<void> {
+  for (const k of key.getKeys()) {
+    const packet = k.keyPacket as openpgp.SecretKeyPacket | openpgp.SecretSubkeyPacket;
+    if (typeof packet.validate !== 'function' || packet.isDummy() || !packet.isDecrypted()) continue;
+    try {
+      await packet.validate();
+    } catch {
+      throw badRequest(`the private key material of ${k.getKeyID().toHex().toUpperCase()} does not match its public key`, undefined, 'invalid_key');
+    }
+  }
+}
+
 export async function importGpgKey(ctx: CallContext, body: ImportGpg): Promise<KeyView> {
   let key = await readArmored(body.armored_key);
   if (key.isPrivate()) {
@@ -133,6 +176,8 @@ export async function importGpgKey(ctx: CallContext, body: ImportGpg): Promise<K
   } else if (body.passphrase !== undefined) {
     throw badRequest('passphrase applies to private keys only');
   }
+  await keepVerified(key);
+  if (key.isPrivate()) await checkSecretKeys(key as openpgp.PrivateKey);
   const meta = await metaOf(key, { description: body.description, tags: body.tags, source: 'imported' });
   const secret = key.isPrivate() ? { private_key: key.armor() } : undefined;
   const rec = await createKey<GpgMeta, GpgSecret>(ctx, TYPE, { name: body.name, meta, secret });

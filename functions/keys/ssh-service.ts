@@ -1,7 +1,8 @@
+import { createPrivateKey } from 'node:crypto';
 import sshpk from 'sshpk';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { badRequest } from '../../lib/http/errors.js';
-import { generateKeyPair, privatePkcs8Pem, type KeySpec } from '../../lib/pki/keys.js';
+import { assertPrivateKeyConsistent, generateKeyPair, privatePkcs8Pem, type KeySpec } from '../../lib/pki/keys.js';
 import { createKey, exportSecret, getKey, keyView, type KeyView } from '../../lib/keys/common.js';
 import type { KeyMetaBase } from '../../lib/catalog.js';
 
@@ -96,7 +97,14 @@ export async function generateSshKey(ctx: CallContext, body: GenerateSsh): Promi
 
 const SUPPORTED = new Set(['rsa', 'ecdsa', 'ed25519']);
 
+/** Parses an OpenSSH or PEM private key and checks its consistency (lib/pki/keys.ts assertPrivateKeyConsistent). */
 function parsePrivate(text: string, passphrase?: string): sshpk.PrivateKey {
+  const key = readPrivate(text, passphrase);
+  if (SUPPORTED.has(key.type)) assertPrivateKeyConsistent(createPrivateKey(key.toString('pkcs8')));
+  return key;
+}
+
+function readPrivate(text: string, passphrase?: string): sshpk.PrivateKey {
   try {
     return sshpk.parsePrivateKey(text, 'auto', passphrase !== undefined ? { passphrase } : undefined);
   } catch (error) {

@@ -3,7 +3,8 @@ import type { CallContext, Principal } from '../../lib/auth/principal.js';
 import { requireScopes } from '../../lib/auth/scopes.js';
 import { commit } from '../../lib/audit/audit.js';
 import { config } from '../../lib/config.js';
-import { badRequest, conflict, forbidden, HttpError, notFound } from '../../lib/http/errors.js';
+import { badRequest, conflict, forbidden, HttpError, notFound, validationFailed } from '../../lib/http/errors.js';
+import { accountSettings, TEMP_ACCESS_DEFAULT_MAX_SECONDS } from '../../lib/settings/settings.js';
 import { newId, nowIso } from '../../lib/ids.js';
 import { readHead, typeOrNotFound } from '../../lib/sharing/heads.js';
 import {
@@ -64,6 +65,15 @@ export async function createTempAccess(ctx: CallContext, type: string, id: strin
   if (type === 'container') {
     throw badRequest('a container has no value to hand out: grant access to the resources in it', [
       { path: 'params.type', message: 'not for containers' },
+    ]);
+  }
+  const max = accountSettings(ctx.principal.tenant).temp_access_max_seconds;
+  if (body.duration_seconds > max) {
+    throw validationFailed([
+      {
+        path: 'body.duration_seconds',
+        message: `at most ${max} seconds: the account setting temp_access_max_seconds (default ${TEMP_ACCESS_DEFAULT_MAX_SECONDS}) caps temporary access; ask an administrator to raise it with PUT /api/v1/settings`,
+      },
     ]);
   }
   const { token, hash } = newTempToken();

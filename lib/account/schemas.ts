@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { KNOWN_SCOPES } from '../routes.js';
+import { ScopeName } from '../auth/scope-names.js';
 
 export const Name = z.string().trim().min(1).max(128);
 export const Email = z
@@ -8,7 +8,7 @@ export const Email = z
   .transform((e) => e.toLowerCase());
 export const Uuid = z.uuid();
 
-export const Scope = z.string().refine((s) => KNOWN_SCOPES.includes(s), { message: 'unknown scope' });
+export const Scope = ScopeName;
 
 export const CreateApiKeyBody = z.strictObject({
   name: Name,

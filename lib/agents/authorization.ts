@@ -26,21 +26,24 @@ import {
 
 /**
  * Enrolment by device authorization (RFC 8628), adapted to a device that brings its own
- * key pair:
+ * key pair. The device and token endpoints speak OAuth 2.0 on the wire (route wire `oauth`,
+ * lib/routes.ts): form-encoded or JSON requests, top-level JSON answers and RFC 6749 §5.2
+ * error objects, so any standard device-flow client can drive them.
  *
- * 1. `POST /api/v1/agent/oauth/device` {name, public_key, profile_id?}: the device gets a
- *    `device_code` (secret; only its SHA-256 is stored), a `user_code`, `verification_uri`,
- *    `expires_in` and `interval`.
+ * 1. `POST /api/v1/agent/oauth/device` {name, public_key, profile_id?, client_id?}: the
+ *    device gets a `device_code` (secret; only its SHA-256 is stored), a `user_code`,
+ *    `verification_uri`, `verification_uri_complete`, `expires_in` and `interval`.
  * 2. A user holding agents:approve reviews the request by user code
  *    (`POST /api/v1/agents/oauth/review`) and approves it into one of the account's
  *    profiles or denies it (`POST /api/v1/agents/oauth/approve`). The user code is single-use.
- * 3. The device polls `POST /api/v1/agent/oauth/token` {device_code}: 400
+ * 3. The device polls `POST /api/v1/agent/oauth/token`
+ *    {grant_type=urn:ietf:params:oauth:grant-type:device_code, device_code, client_id?}: 400
  *    `authorization_pending`, `slow_down` (polled sooner than `interval`; the interval grows
- *    by 5 s), `access_denied`, `expired_token`; once approved, 200 with a one-time
- *    `access_token` of type `enrollment`.
- * 4. `POST /api/v1/agent/oauth/enroll` {enrollment_token}: binds the key to a new device in
- *    the approver's account and returns the device id, which is the `keyid` of its signed
- *    requests.
+ *    by 5 s), `access_denied`, `expired_token`, `invalid_grant`; once approved, 200 with a
+ *    one-time `access_token` of `token_type` `Bearer` (RFC 6750): the enrolment token.
+ * 4. `POST /api/v1/agent/oauth/enroll` with `Authorization: Bearer <access_token>` (or
+ *    {enrollment_token}): binds the key to a new device in the approver's account and
+ *    returns the device id, which is the `keyid` of its signed requests.
  */
 const AUTHORIZATION_TTL_SECONDS = 600;
 const POLL_INTERVAL_SECONDS = 5;
@@ -67,8 +70,9 @@ function normaliseUserCode(input: string): string | undefined {
   return code.length === USER_CODE_LENGTH && [...code].every((c) => USER_CODE_ALPHABET.includes(c)) ? code : undefined;
 }
 
-/** RFC 8628 §3.5 errors, in the service's error envelope (`code` carries the RFC's error code). */
-const oauthError = (code: string, message: string) => new HttpError(400, code, message);
+/** RFC 8628 §3.5 / RFC 6749 §5.2 errors: on the OAuth routes the code is the `error` member, the message `error_description`. */
+const oauthError = (code: 'invalid_grant' | 'expired_token' | 'access_denied' | 'slow_down' | 'authorization_pending', message: string) =>
+  new HttpError(400, code, message);
 
 interface DeviceAuthorizationResponse {
   readonly device_code: string;
@@ -80,7 +84,7 @@ interface DeviceAuthorizationResponse {
 }
 
 export async function startAuthorization(
-  input: { name: string; key: DevicePublicKey; profile_id?: string | undefined },
+  input: { name: string; key: DevicePublicKey; profile_id?: string | undefined; client_id?: string | undefined },
   verificationUri: string,
 ): Promise<DeviceAuthorizationResponse> {
   const now = Math.floor(Date.now() / 1000);
@@ -96,6 +100,7 @@ export async function startAuthorization(
       algorithm: input.key.algorithm,
       fingerprint: input.key.fingerprint,
       requested_profile_id: input.profile_id ?? null,
+      client_id: input.client_id ?? null,
       status: 'pending',
       created_at: nowIso(),
       expires_at: now + AUTHORIZATION_TTL_SECONDS,
@@ -129,15 +134,19 @@ export async function startAuthorization(
 
 interface TokenResponse {
   readonly access_token: string;
-  readonly token_type: 'enrollment';
+  /** RFC 6750: whoever holds the enrolment token may enrol (once) at /api/v1/agent/oauth/enroll. */
+  readonly token_type: 'Bearer';
   readonly expires_in: number;
 }
 
-/** One poll of the token endpoint (RFC 8628 §3.4–3.5). */
-export async function pollToken(deviceCode: string, nowMs = Date.now()): Promise<TokenResponse> {
+/** One poll of the token endpoint (RFC 8628 §3.4–3.5). `clientId`: the client_id the poll names, if any. */
+export async function pollToken(deviceCode: string, clientId?: string, nowMs = Date.now()): Promise<TokenResponse> {
   const now = Math.floor(nowMs / 1000);
   const rec = await getAuthorization(sha256(deviceCode));
   if (!rec) throw oauthError('invalid_grant', 'unknown device code');
+  // RFC 6749 §4.1.3 by analogy: the code is bound to the client it was issued to
+  if (rec.client_id !== null && clientId !== undefined && clientId !== rec.client_id)
+    throw oauthError('invalid_grant', 'this device code was issued to another client_id');
   if (rec.status === 'issued' || rec.status === 'enrolled') throw oauthError('invalid_grant', 'this device code has already been used');
   if (now >= rec.expires_at) throw oauthError('expired_token', 'the device code has expired: start a new device authorization');
   if (rec.status === 'denied') throw oauthError('access_denied', 'the request was denied');
@@ -160,7 +169,7 @@ export async function pollToken(deviceCode: string, nowMs = Date.now()): Promise
     if (error instanceof TxConditionFailed) throw oauthError('invalid_grant', 'this device code has already been used');
     throw error;
   }
-  return { access_token: token, token_type: 'enrollment', expires_in: Math.max(1, rec.expires_at - now) };
+  return { access_token: token, token_type: 'Bearer', expires_in: Math.max(1, rec.expires_at - now) };
 }
 
 /** The pending request a user code names, or 404 (unknown, used, expired: the same answer). */
@@ -179,6 +188,7 @@ export async function reviewAuthorization(ctx: CallContext, userCode: string) {
     user_code: formatUserCode(code),
     status: rec.status,
     device_name: rec.name,
+    client_id: rec.client_id,
     key_fingerprint: displayFingerprint(rec.fingerprint),
     algorithm: rec.algorithm,
     requested_profile: rec.requested_profile_id

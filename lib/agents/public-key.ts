@@ -3,7 +3,8 @@ import { calculateJwkThumbprint } from 'jose';
 
 /**
  * A device's public key. The device generates its key pair itself (Ed25519 or ECDSA P-256)
- * and sends only the public half, as a JWK (RFC 7517) or a PEM `PUBLIC KEY` (SPKI); the
+ * and sends only the public half, as a JWK (RFC 7517; an object, or its JSON text in a
+ * form-encoded request) or a PEM `PUBLIC KEY` (SPKI); the
  * service stores the public JWK and derives the RFC 9421 algorithm from the key type.
  */
 const DEVICE_ALGORITHMS = ['ed25519', 'ecdsa-p256-sha256'] as const;
@@ -24,6 +25,14 @@ export class PublicKeyError extends Error {}
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k'];
 
 function toKeyObject(input: unknown): KeyObject {
+  // a form-encoded request (RFC 8628 §3.1) carries a JWK as its JSON text
+  if (typeof input === 'string' && input.trimStart().startsWith('{')) {
+    try {
+      input = JSON.parse(input) as unknown;
+    } catch {
+      throw new PublicKeyError('public_key starts like a JWK but is not valid JSON');
+    }
+  }
   if (typeof input === 'string') {
     if (/PRIVATE KEY/.test(input)) throw new PublicKeyError('a private key was sent: send only the public key');
     if (!/^-----BEGIN PUBLIC KEY-----[\s\S]+-----END PUBLIC KEY-----\s*$/.test(input.trim())) {

@@ -271,6 +271,8 @@ export interface AuthorizationRecord {
   readonly algorithm: DeviceAlgorithm;
   readonly fingerprint: string;
   readonly requested_profile_id: string | null;
+  /** The OAuth `client_id` the device sent (RFC 8628 §3.1), null when it sent none; polls must name the same client. */
+  readonly client_id: string | null;
   readonly status: AuthorizationStatus;
   readonly created_at: string;
   /** Epoch seconds: the device code, the user code and an issued enrolment token end here. */
@@ -298,6 +300,7 @@ const AuthorizationItem = entity(
     algorithm: Algorithm,
     fingerprint: z.string(),
     requested_profile_id: nullable(z.string()),
+    client_id: nullable(z.string()),
     status: z.enum(['pending', 'approved', 'denied', 'issued', 'enrolled']),
     created_at: z.string(),
     expires_at: z.number(),

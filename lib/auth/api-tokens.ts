@@ -23,7 +23,7 @@ export function generateApiToken(): { token: string; prefix: string } {
 export const hashApiToken = hashApiKey;
 
 /** What authentication reads. */
-export interface ApiTokenAuth {
+interface ApiTokenAuth {
   readonly tenant_id: string;
   readonly token_id: string;
   readonly scopes: string[];

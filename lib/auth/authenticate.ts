@@ -28,12 +28,12 @@ function activeTenant(tenant: Tenant | undefined): Tenant {
 }
 
 /**
- * Verifies `Authorization: Bearer <API key | JWT>`: every check reads the table with
+ * Verifies `Authorization: Bearer <API key | JWT>` (scheme in any case): every check reads the table with
  * consistent reads and caches nothing, so a revocation or suspension takes effect on the
  * very next request. `X-API-Key` alone is refused.
  */
 /** Told the account and credential as soon as a credential names them (lib/ratelimit/gate.ts starts its check in parallel). */
-export type OnIdentified = (tenantId: string, credentialId: string, tenant: Promise<Tenant | undefined>) => void;
+type OnIdentified = (tenantId: string, credentialId: string, tenant: Promise<Tenant | undefined>) => void;
 
 export async function authenticateBearer(headers: Headers, now = Date.now(), onIdentified?: OnIdentified): Promise<Principal> {
   const authorization = header(headers, 'authorization');
@@ -43,7 +43,8 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
     }
     throw unauthorized('missing credentials: send Authorization: Bearer <API key>');
   }
-  const match = /^Bearer ([\x21-\x7e]{8,4096})$/.exec(authorization.trim());
+  // RFC 6750 §2.1: "Bearer" 1*SP b64token, the scheme in any case (RFC 9110 §11.1)
+  const match = /^bearer +([\x21-\x7e]{8,4096})$/i.exec(authorization.trim());
   if (!match) throw unauthorized('malformed Authorization header: expected "Bearer <token>"');
   const token = match[1]!;
 
@@ -95,7 +96,7 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
  * the RFC 9530 Content-Digest of the body (lib/auth/device-signature.ts). The signature
  * covers more than headers, so this needs the whole proxy event.
  */
-export async function authenticateDevice(headers: Headers, event?: APIGatewayProxyEvent, onIdentified?: OnIdentified): Promise<Principal> {
+async function authenticateDevice(headers: Headers, event?: APIGatewayProxyEvent, onIdentified?: OnIdentified): Promise<Principal> {
   if (!header(headers, 'signature') || !header(headers, 'signature-input')) {
     throw unauthorized('missing request signature (Signature and Signature-Input headers, RFC 9421)');
   }

@@ -24,9 +24,15 @@ import type { Principal } from './principal.js';
  *   the window (a conditional put of a TTL item);
  * - `keyid`: the device id; `alg`, if present, must match the device key
  *   (`ed25519`, or `ecdsa-p256-sha256` with the raw 64-byte r||s signature);
- * - @query is "?" plus the query string, "?" without one; the service rebuilds it from the
- *   decoded parameters in canonical form (names sorted, RFC 3986 percent-encoding of
- *   everything but unreserved characters), so a client sends its query in that form;
+ * - @query is the query exactly as the client sent it ("?" plus the query string, "?"
+ *   without one; RFC 9421 §2.2.7), in the client's order and percent-encoding. API Gateway
+ *   hands a Lambda the decoded parameters only (grouped by name, in the order they first
+ *   appear), so the service rebuilds the query as common clients write it: in that order
+ *   or sorted by name, percent-encoded per RFC 3986 (`encodeQueryPart`), by
+ *   encodeURIComponent, as a WHATWG URL leaves it, or form-encoded (URLSearchParams, space
+ *   as "+"), an empty value as `name=` or bare `name`; the signature must verify over one of
+ *   these. A query that repeats a name with another name in between (`a=1&b=2&a=3`)
+ *   cannot be rebuilt: sign such a query with the repeats together;
  * - several signatures: the first member of Signature-Input is the one verified.
  */
 export const SIGNATURE_MAX_AGE_SECONDS = 60;
@@ -40,8 +46,8 @@ export interface SignedRequest {
   readonly method: string;
   /** The path as the client may have signed it: without and with an API Gateway stage or base path. */
   readonly paths: readonly string[];
-  /** Canonical `@query` value. */
-  readonly query: string;
+  /** The `@query` values the client may have signed (queryCandidates), the received order in RFC 3986 form first. */
+  readonly queries: readonly string[];
   /** Header values by lower-case name (several values of one field in order). */
   readonly headers: ReadonlyMap<string, readonly string[]>;
   readonly body: Buffer;
@@ -51,12 +57,43 @@ export interface SignedRequest {
 export const encodeQueryPart = (s: string) =>
   encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
-/** The canonical query: names sorted by code point, each name's values in order. */
-export function canonicalQuery(params: Readonly<Record<string, readonly string[] | undefined>> | null | undefined): string {
-  const names = Object.keys(params ?? {}).sort();
+/** What a WHATWG URL (fetch, `new URL`) leaves unencoded in a query, beyond encodeURIComponent's set: `'` it encodes. */
+const URL_KEEPS = /%(2B|2F|3F|3A|40|24|2C|3B|5B|5D|7B|7D|7C|5C|5E|60)/g;
+const whatwgQueryPart = (s: string) => encodeURIComponent(s).replace(URL_KEEPS, (m) => decodeURIComponent(m)).replace(/'/g, '%27');
+/** application/x-www-form-urlencoded serialization (URLSearchParams): space as "+", only * - . _ and alphanumerics left. */
+const formQueryPart = (s: string) =>
+  encodeURIComponent(s)
+    .replace(/[!'()~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%20/g, '+');
+const ENCODERS: readonly ((s: string) => string)[] = [encodeQueryPart, encodeURIComponent, whatwgQueryPart, formQueryPart];
+
+type QueryParams = Readonly<Record<string, readonly string[] | undefined>>;
+
+function serializeQuery(params: QueryParams, names: readonly string[], encode: (s: string) => string, bareEmpty: boolean): string {
   const pairs: string[] = [];
-  for (const name of names) for (const value of params![name] ?? []) pairs.push(`${encodeQueryPart(name)}=${encodeQueryPart(value)}`);
+  for (const name of names) for (const value of params[name] ?? []) pairs.push(value === '' && bareEmpty ? encode(name) : `${encode(name)}=${encode(value)}`);
   return `?${pairs.join('&')}`;
+}
+
+/** The canonical query: names sorted by code point, each name's values in order, RFC 3986 encoding (one of the candidates). */
+export function canonicalQuery(params: QueryParams | null | undefined): string {
+  return serializeQuery(params ?? {}, Object.keys(params ?? {}).sort(), encodeQueryPart, false);
+}
+
+/**
+ * The `@query` values a client may have signed for these decoded parameters (see the module
+ * comment): received or sorted order × the encoders × empty values with or without "=",
+ * without duplicates; the first is the received order in RFC 3986 form.
+ */
+export function queryCandidates(params: QueryParams | null | undefined): string[] {
+  const p = params ?? {};
+  const received = Object.keys(p);
+  const orders = [received, [...received].sort()];
+  const hasEmpty = received.some((n) => p[n]?.includes(''));
+  const out = new Set<string>();
+  for (const bareEmpty of hasEmpty ? [false, true] : [false])
+    for (const names of orders) for (const encode of ENCODERS) out.add(serializeQuery(p, names, encode, bareEmpty));
+  return [...out];
 }
 
 export function signedRequestOf(event: APIGatewayProxyEvent): SignedRequest {
@@ -77,7 +114,7 @@ export function signedRequestOf(event: APIGatewayProxyEvent): SignedRequest {
   return {
     method: event.httpMethod,
     paths,
-    query: canonicalQuery(query),
+    queries: queryCandidates(query),
     headers,
     body: event.body == null ? Buffer.alloc(0) : Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8'),
   };
@@ -89,7 +126,7 @@ export const signatureError = (message: string, code = 'invalid_signature') =>
     headers: { 'Accept-Signature': 'sig1=("@method" "@path" "@query" "content-digest");created;nonce;keyid' },
   });
 
-export interface ParsedSignature {
+interface ParsedSignature {
   readonly label: string;
   readonly components: readonly string[];
   readonly created: number;
@@ -166,13 +203,13 @@ export function parseSignature(req: SignedRequest): ParsedSignature {
   };
 }
 
-/** The signature base (RFC 9421 §2.5) for one candidate path. */
-export function signatureBase(req: SignedRequest, parsed: ParsedSignature, path: string): string {
+/** The signature base (RFC 9421 §2.5) for one candidate path and query (default: the first candidate). */
+export function signatureBase(req: SignedRequest, parsed: ParsedSignature, path: string, query = req.queries[0] ?? '?'): string {
   const lines = parsed.components.map((c) => {
     let value: string | undefined;
     if (c === '@method') value = req.method.toUpperCase();
     else if (c === '@path') value = path;
-    else if (c === '@query') value = req.query;
+    else if (c === '@query') value = query;
     else if (c === '@authority') value = headerValue(req, 'host')?.toLowerCase();
     else value = headerValue(req, c);
     if (value === undefined) throw signatureError(`covered component "${c}" is not in the request`);
@@ -232,15 +269,17 @@ export function checkSignatureShape(req: SignedRequest, parsed: ParsedSignature,
 
 /**
  * Verifies the signature with a known key (no nonce claim): true when one of the request's
- * candidate paths yields a base the signature verifies over.
+ * candidate paths and queries yields a base the signature verifies over (queries only
+ * matter when @query is covered).
  */
 export function signatureVerifies(req: SignedRequest, parsed: ParsedSignature, jwk: PublicJwk, algorithm: DeviceAlgorithm): boolean {
   if (parsed.alg !== undefined && parsed.alg !== algorithm) return false;
-  return req.paths.some((path) => verifyBytes(jwk, algorithm, signatureBase(req, parsed, path), parsed.signature));
+  const queries = parsed.components.includes('@query') ? req.queries : req.queries.slice(0, 1);
+  return req.paths.some((path) => queries.some((query) => verifyBytes(jwk, algorithm, signatureBase(req, parsed, path, query), parsed.signature)));
 }
 
 /** What authentication learned about the device, kept for the request's handler. */
-export interface DeviceSession {
+interface DeviceSession {
   readonly device: DeviceAuthRecord;
   readonly profile: ProfileRecord;
 }

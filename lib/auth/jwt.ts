@@ -15,7 +15,7 @@ export const TOKEN_ISSUER = 'secrets-api';
 export const TOKEN_AUDIENCE = 'secrets-api';
 const ALG = 'ES256';
 
-export interface AccessClaims {
+interface AccessClaims {
   readonly tenantId: string;
   readonly subject: string;
   readonly scopes: string[];

@@ -4,12 +4,20 @@ import type { Tenant } from '../store/tenants.js';
  * Who is calling, after verification. The tenant comes from here and nowhere else: never
  * from a path, query or body (docs/architecture.md, "Identity and tenancy"). Every domain call receives it explicitly.
  */
+const PRINCIPAL_KINDS = ['api_key', 'user_token', 'api_token', 'device', 'temp_token'] as const;
+
+/**
+ * Every actor type an audit entry can carry (lib/audit/audit.ts): a principal's kind,
+ * `operator` (an operator acting in another account) and `system` (the lease sweeper).
+ */
+export const ACTOR_TYPES = [...PRINCIPAL_KINDS, 'operator', 'system'] as const;
+
 export interface Principal {
   /**
    * `temp_token`: a temporary-access token redeemed at GET /api/v1/t/{token} (its id is the grant id; no scopes).
    * `api_token`: a personal API token (lib/auth/api-tokens.ts; its id is the token id).
    */
-  readonly kind: 'api_key' | 'user_token' | 'device' | 'temp_token' | 'api_token';
+  readonly kind: (typeof PRINCIPAL_KINDS)[number];
   readonly tenantId: string;
   readonly tenant: Tenant;
   /** The API key id, token id or device id. */

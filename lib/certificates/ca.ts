@@ -1,10 +1,13 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
 import type { CallContext } from '../auth/principal.js';
-import { badRequest, HttpError } from '../http/errors.js';
+import { badRequest, HttpError, serviceUnavailable } from '../http/errors.js';
 import { generateKeyPair, privatePkcs8Pem } from '../pki/keys.js';
 import { certPem, derInteger, dnEscape, pem, randomSerial, sha256Hex, signingAlgorithm, toPublicCryptoKey, toSigningKey, x509 } from '../pki/x509.js';
+import { config } from '../config.js';
+import { logger } from '../http/logger.js';
 import { tableName } from '../store/client.js';
+import { pkiPublisher, pkiUrls } from './publish.js';
 import { keys } from '../store/keys.js';
 import { queryAll } from '../store/pagination.js';
 import { createResource, openSecret, readResource, type ResourceRecord } from '../store/resources.js';
@@ -177,6 +180,11 @@ export async function issueFromCa(
   if (req.notAfter > issuer.notAfter)
     throw badRequest(`the certificate cannot outlive the account intermediate CA (until ${issuer.notAfter.toISOString()})`);
   const pub = await toPublicCryptoKey(req.subjectPublicKey);
+  // where relying parties check revocation and find the issuer (RFC 5280 §4.2.1.13, §4.2.2.1)
+  const urls = pkiUrls(ca.id);
+  const published = urls
+    ? [new x509.CRLDistributionPointsExtension([urls.crl]), new x509.AuthorityInfoAccessExtension({ caIssuers: urls.issuer })]
+    : [];
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: randomSerial(),
     subject: req.subject,
@@ -186,8 +194,19 @@ export async function issueFromCa(
     publicKey: pub,
     signingKey: await toSigningKey(key),
     signingAlgorithm: signingAlgorithm(key),
-    extensions: [...req.extensions, await x509.SubjectKeyIdentifierExtension.create(pub), await x509.AuthorityKeyIdentifierExtension.create(issuer)],
+    extensions: [
+      ...req.extensions,
+      await x509.SubjectKeyIdentifierExtension.create(pub),
+      await x509.AuthorityKeyIdentifierExtension.create(issuer),
+      ...published,
+    ],
   });
+  // the files the certificate names exist (and the CRL is fresh) before it is handed out
+  try {
+    await publishCa(ctx.principal.tenantId);
+  } catch (error) {
+    throw serviceUnavailable('publishing the CA certificate and CRL failed; retry the request', error);
+  }
   return { cert, chain: ca.meta.intermediate.certificate_pem + ca.meta.root.certificate_pem, ca };
 }
 
@@ -230,12 +249,13 @@ async function revocations(tenantId: string, caId: string) {
  */
 export async function currentCrl(
   tenantId: string,
-): Promise<{ pem: string; der: Buffer; this_update: string; next_update: string; entries: number } | undefined> {
+  validityHours = CRL_VALIDITY_HOURS,
+): Promise<{ pem: string; der: Buffer; this_update: string; next_update: string; entries: number; ca_id: string } | undefined> {
   if (!(await readCa(tenantId))) return undefined;
   const { ca, key, cert } = await intermediateSigner(tenantId);
   const entries = await revocations(tenantId, ca.id);
   const thisUpdate = new Date();
-  const nextUpdate = new Date(thisUpdate.getTime() + CRL_VALIDITY_HOURS * 3600_000);
+  const nextUpdate = new Date(thisUpdate.getTime() + validityHours * 3600_000);
   const crl = await x509.X509CrlGenerator.create({
     issuer: cert.subject,
     thisUpdate,
@@ -249,7 +269,44 @@ export async function currentCrl(
     ],
   });
   const der = Buffer.from(crl.rawData);
-  return { pem: pem(der, 'X509 CRL'), der, this_update: thisUpdate.toISOString(), next_update: nextUpdate.toISOString(), entries: entries.length };
+  return {
+    pem: pem(der, 'X509 CRL'),
+    der,
+    this_update: thisUpdate.toISOString(),
+    next_update: nextUpdate.toISOString(),
+    entries: entries.length,
+    ca_id: ca.id,
+  };
+}
+
+/**
+ * Publishes the account CA's CRL (valid PKI_CRL_VALIDITY_DAYS) and intermediate
+ * certificate where issued certificates say they are (lib/certificates/publish.ts): on
+ * every issuance and revocation and on every authenticated CRL download. Nothing when the
+ * deployment publishes nothing. Returns whether it published.
+ */
+async function publishCa(tenantId: string): Promise<boolean> {
+  const publisher = await pkiPublisher();
+  if (!publisher) return false;
+  const crl = await currentCrl(tenantId, config().PKI_CRL_VALIDITY_DAYS * 24);
+  if (!crl) return false;
+  const ca = (await readCa(tenantId))!;
+  const issuer = new x509.X509Certificate(ca.meta.intermediate.certificate_pem);
+  await Promise.all([
+    publisher.put({ name: `${crl.ca_id}.crl`, body: crl.der, contentType: 'application/pkix-crl' }),
+    publisher.put({ name: `${crl.ca_id}.crt`, body: new Uint8Array(issuer.rawData), contentType: 'application/pkix-cert' }),
+  ]);
+  return true;
+}
+
+/** publishCa where a failure must not fail the request (after a revocation is committed, on a download): logged; the next issuance, revocation or download publishes again. */
+export async function republishCa(tenantId: string): Promise<boolean> {
+  try {
+    return await publishCa(tenantId);
+  } catch (error) {
+    logger.error('CRL publication failed', { tenant_id: tenantId, error: error as Error });
+    return false;
+  }
 }
 
 /** The public view of the account CA (never its keys). */

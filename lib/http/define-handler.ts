@@ -2,14 +2,15 @@ import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/v4';
 import { config } from '../config.js';
-import { routeByKey, type Route } from '../routes.js';
-import { authenticate, header, type Headers } from '../auth/authenticate.js';
+import { routeByKey, wireOf, type Route } from '../routes.js';
+import { authenticate, type Headers } from '../auth/authenticate.js';
 import { missingScopes } from '../auth/scopes.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { gate, withHeaders, type Gate } from '../ratelimit/gate.js';
-import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, unsupportedMediaType, validationFailed, type FieldIssue } from './errors.js';
+import { parseRequestBody } from './body.js';
+import { withCors } from './cors.js';
+import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, validationFailed, type FieldIssue } from './errors.js';
 import { idempotency } from './idempotency.js';
-import { parseJsonBody } from './json.js';
 import { logger } from './logger.js';
 import { errorResult, successResult, type Reply } from './responses.js';
 
@@ -31,7 +32,7 @@ export interface HandlerInput<P, Q, B> {
   readonly sourceIp: string | null;
 }
 
-export interface HandlerSpec<P, Q, B> {
+interface HandlerSpec<P, Q, B> {
   readonly params?: Schema<P>;
   readonly query?: Schema<Q>;
   readonly body?: Schema<B>;
@@ -102,7 +103,7 @@ const errorHandler = (): Mw => ({
     } else if (error.status > 500 && error.options.cause) {
       logger.warn('dependency failed', { request_id: requestId, code: error.code, error: error.options.cause as Error });
     }
-    request.response = errorResult(error, requestId);
+    request.response = errorResult(error, requestId, wireOf(s?.route));
   },
 });
 
@@ -112,8 +113,8 @@ const bodyBytes = (event: APIGatewayProxyEvent): number =>
 /** The route's body size limit, before any other work. */
 const bodyLimit = (): Mw => ({
   before: (request) => {
-    const limit = state(request).route!.maxBodyBytes;
-    if (bodyBytes(request.event) > limit) throw payloadTooLarge(limit);
+    const route = state(request).route!;
+    if (bodyBytes(request.event) > route.maxBodyBytes) throw payloadTooLarge(route.maxBodyBytes, route.bodyLimitNote);
   },
 });
 
@@ -160,14 +161,7 @@ const validation = <P, Q, B>(spec: HandlerSpec<P, Q, B>): Mw => ({
     s.params = check('params', spec.params, event.pathParameters ?? {});
     s.query = check('query', spec.query, event.queryStringParameters ?? {});
     if (spec.body) {
-      let raw: unknown ;
-      if (event.body != null && event.body.length > 0) {
-        const type = header(event.headers ?? {}, 'content-type');
-        if (type !== undefined && !/^application\/([\w.+-]+\+)?json\b/i.test(type)) throw unsupportedMediaType();
-        const text = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-        raw = parseJsonBody(text, config().MAX_JSON_DEPTH);
-      }
-      s.body = check('body', spec.body, raw);
+      s.body = check('body', spec.body, parseRequestBody(event, wireOf(s.route), config().MAX_JSON_DEPTH));
     }
     if (details.length > 0) throw validationFailed(details);
   },
@@ -180,7 +174,8 @@ function lowerCaseHeaders(headers: Headers | null): Record<string, string> {
 }
 
 /**
- * The only place the middy stack is composed (docs/architecture.md, "The request path"): request id and structured
+ * The only place the middy stack is composed (docs/architecture.md, "The request path"): CORS
+ * headers for allowed origins (outermost, lib/http/cors.ts), request id and structured
  * logging, security headers, body size limit, authentication and the route's scopes,
  * JSON parsing with a depth limit, zod validation, Idempotency-Key on mutations, and one
  * error handler.
@@ -211,7 +206,7 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
       headers: lowerCaseHeaders(event.headers),
       sourceIp: event.requestContext?.identity?.sourceIp ?? null,
     });
-    return successResult(reply, s.requestId);
+    return successResult(reply, s.requestId, wireOf(s.route));
   };
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
     .use(requestLog())
@@ -221,5 +216,8 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
     .use(validation(spec))
     .use(idempotency((request) => states.get(request.event)?.principal ?? null))
     .handler(core);
-  return Object.assign(handler, { schemas: { params: spec.params, query: spec.query, body: spec.body } }) as unknown as LambdaHandler;
+  // CORS outermost, around the whole stack: errors and early answers (idempotent replays,
+  // for which middy runs no `after`) carry the headers too.
+  const outer = withCors(handler, () => config().CORS_ALLOWED_ORIGINS);
+  return Object.assign(outer, { schemas: { params: spec.params, query: spec.query, body: spec.body } }) as LambdaHandler;
 }

@@ -41,10 +41,10 @@ export const forbidden = (message = 'access denied', code = 'forbidden') => new 
 export const notFound = (what = 'resource') => new HttpError(404, 'not_found', `${what} not found`);
 export const conflict = (message: string, code = 'conflict') => new HttpError(409, code, message);
 export const preconditionFailed = (message: string) => new HttpError(412, 'precondition_failed', message);
-export const payloadTooLarge = (limit: number) =>
-  new HttpError(413, 'payload_too_large', `request body exceeds the ${limit} byte limit of this route`);
-export const unsupportedMediaType = () =>
-  new HttpError(415, 'unsupported_media_type', 'request body must be JSON (Content-Type: application/json)');
+export const payloadTooLarge = (limit: number, note?: string) =>
+  new HttpError(413, 'payload_too_large', `request body exceeds the ${limit} byte limit of this route${note ? `; ${note}` : ''}`);
+export const unsupportedMediaType = (message = 'request body must be JSON (Content-Type: application/json)') =>
+  new HttpError(415, 'unsupported_media_type', message);
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new HttpError(429, 'rate_limited', 'too many requests; retry later', {
     headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
@@ -54,7 +54,8 @@ export const serviceUnavailable = (message: string, cause?: unknown) =>
   new HttpError(503, 'service_unavailable', message, { expose: true, cause });
 export const badGateway = (message: string, cause?: unknown) =>
   new HttpError(502, 'device_error', message, { expose: true, cause });
-export const routeNotFound = () => new HttpError(404, 'route_not_found', 'no route matches this path');
+export const routeNotFound = (suggestion?: string) =>
+  new HttpError(404, 'route_not_found', suggestion ? `no route matches this path; paths are case-sensitive: did you mean ${suggestion}?` : 'no route matches this path');
 export const methodNotAllowed = (allow: readonly string[]) =>
   new HttpError(405, 'method_not_allowed', 'method not allowed on this path', { headers: { Allow: allow.join(', ') } });
 export const internalError = (cause?: unknown) => new HttpError(500, 'internal_error', 'internal error', { cause });

@@ -1,4 +1,17 @@
-import { createPrivateKey, createPublicKey, generateKeyPair as generateKeyPairCb, type KeyObject } from 'node:crypto';
+import {
+  checkPrimeSync,
+  createECDH,
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  generateKeyPair as generateKeyPairCb,
+  randomBytes,
+  sign,
+  verify,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
 import { promisify } from 'node:util';
 import { badRequest } from '../http/errors.js';
 import { sha256Hex } from './x509.js';
@@ -76,11 +89,102 @@ export const publicSpkiPem = (k: KeyObject) => k.export({ type: 'spki', format: 
 const errorCode = (e: unknown) => (e as { code?: string }).code ?? '';
 const errorText = (e: unknown) => `${(e as Error).message ?? ''} ${errorCode(e)}`;
 
+const inconsistent = (what: string) =>
+  badRequest(
+    `the private key is inconsistent: ${what} (openssl pkey -check refuses it too); export it again from its source`,
+    undefined,
+    'invalid_key',
+  );
+
+const big = (b64url: string | undefined) => BigInt(`0x${Buffer.from(b64url ?? '', 'base64url').toString('hex') || '0'}`);
+const gcd = (a: bigint, b: bigint): bigint => {
+  while (b) [a, b] = [b, a % b];
+  return a;
+};
+
+/** The RSA key's own numbers agree (what OpenSSL's RSA_check_key tests): n = p·q, both prime, d·e ≡ 1 (mod λ(n)), the CRT values. */
+function checkRsaNumbers(jwk: JsonWebKey): void {
+  if (jwk.oth) throw badRequest('multi-prime RSA keys are not supported', undefined, 'invalid_key');
+  const [n, e, d, p, q, dp, dq, qi] = [jwk.n, jwk.e, jwk.d, jwk.p, jwk.q, jwk.dp, jwk.dq, jwk.qi].map(big) as [
+    bigint,
+    bigint,
+    bigint,
+    bigint,
+    bigint,
+    bigint,
+    bigint,
+    bigint,
+  ];
+  if (e < 3n || e % 2n === 0n || e >= n) throw inconsistent('the public exponent e is not an odd number between 3 and n');
+  if (p * q !== n) throw inconsistent('n is not the product of p and q');
+  if (!checkPrimeSync(p, { checks: 16 }) || !checkPrimeSync(q, { checks: 16 })) throw inconsistent('p or q is not prime');
+  const lambda = ((p - 1n) * (q - 1n)) / gcd(p - 1n, q - 1n);
+  if ((d * e) % lambda !== 1n) throw inconsistent('d·e is not congruent to 1 modulo λ(n)');
+  if (dp !== d % (p - 1n) || dq !== d % (q - 1n)) throw inconsistent('the CRT exponents dP, dQ do not match d');
+  if ((qi * q) % p !== 1n) throw inconsistent('the CRT coefficient qInv is not the inverse of q modulo p');
+}
+
+const ECDH_CURVES: Record<string, string> = { prime256v1: 'prime256v1', secp384r1: 'secp384r1', secp521r1: 'secp521r1' };
+
+/** The EC public point is the private scalar times the generator (recomputed by OpenSSL's ECDH). */
+function checkEcPoint(key: KeyObject, jwk: JsonWebKey): void {
+  const curve = ECDH_CURVES[key.asymmetricKeyDetails?.namedCurve ?? ''];
+  if (!curve) return; // describeKey refuses other curves with its own sentence
+  const ecdh = createECDH(curve);
+  ecdh.setPrivateKey(Buffer.from(jwk.d ?? '', 'base64url'));
+  const computed = ecdh.getPublicKey();
+  const size = (computed.length - 1) / 2;
+  const given = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x ?? '', 'base64url'), Buffer.from(jwk.y ?? '', 'base64url')]);
+  if (given.length !== 1 + 2 * size || !given.equals(computed)) throw inconsistent('the public point does not match the private scalar');
+}
+
+/** A signature made with the private key verifies with its public key (X25519: key agreement both ways gives one secret). */
+function pairwiseTest(key: KeyObject): void {
+  const pub = createPublicKey(key);
+  if (key.asymmetricKeyType === 'x25519') {
+    const other = generateKeyPairSync('x25519');
+    const a = diffieHellman({ privateKey: key, publicKey: other.publicKey });
+    const b = diffieHellman({ privateKey: other.privateKey, publicKey: pub });
+    if (!a.equals(b)) throw inconsistent('the public key does not belong to the private key');
+    return;
+  }
+  const message = randomBytes(32);
+  const digest = key.asymmetricKeyType === 'ed25519' || key.asymmetricKeyType === 'ed448' ? null : 'sha256';
+  let ok: boolean;
+  try {
+    ok = verify(digest, message, pub, sign(digest, message, key));
+  } catch {
+    ok = false;
+  }
+  if (!ok) throw inconsistent('a signature made with it does not verify with its public key');
+}
+
 /**
- * Parses a PEM private key (PKCS#8, encrypted PKCS#8, PKCS#1 RSA, SEC1 EC). A corrupt
- * PEM, an encrypted key without a passphrase and a wrong passphrase are 400s that say which.
+ * Pairwise consistency of an imported private key, as `openssl pkey -check` tests it: RSA
+ * numbers (RFC 8017 §3.2), the EC public point, and for every key type a sign/verify round
+ * trip (key agreement for X25519). Keys of other types pass through to describeKey, which
+ * names what is supported.
+ */
+export function assertPrivateKeyConsistent(key: KeyObject): void {
+  const type = key.asymmetricKeyType;
+  if (type === 'rsa') checkRsaNumbers(key.export({ format: 'jwk' }));
+  else if (type === 'ec') checkEcPoint(key, key.export({ format: 'jwk' }));
+  else if (type !== 'ed25519' && type !== 'ed448' && type !== 'x25519') return;
+  pairwiseTest(key);
+}
+
+/**
+ * Parses a PEM private key (PKCS#8, encrypted PKCS#8, PKCS#1 RSA, SEC1 EC) and checks its
+ * consistency (assertPrivateKeyConsistent). A corrupt PEM, an encrypted key without a
+ * passphrase, a wrong passphrase and an inconsistent key are 400s that say which.
  */
 export function parsePrivateKeyPem(text: string, passphrase?: string): KeyObject {
+  const key = readPrivateKeyPem(text, passphrase);
+  assertPrivateKeyConsistent(key);
+  return key;
+}
+
+function readPrivateKeyPem(text: string, passphrase?: string): KeyObject {
   if (!/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(text))
     throw badRequest('not a PEM private key: expected a "-----BEGIN ... PRIVATE KEY-----" block', undefined, 'invalid_key');
   const encrypted = /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: 4,ENCRYPTED/.test(text);

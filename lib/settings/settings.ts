@@ -12,7 +12,7 @@ import type { Tenant } from '../store/tenants.js';
  * | setting                       | default | range          | used by                                  |
  * |-------------------------------|---------|----------------|------------------------------------------|
  * | history_retention_versions    | 10      | 1–100          | versions kept for new resources          |
- * | temp_access_max_seconds       | 86400   | 60–2592000     | longest temporary-access grant           |
+ * | temp_access_max_seconds       | 86400   | 60–2592000     | longest temporary-access grant (400 above it) |
  * | webhooks.max_attempts         | 8 (*)   | 1–20           | delivery attempts before the DLQ         |
  * | webhooks.timeout_seconds      | 10 (*)  | 1–30           | per-attempt timeout                      |
  * | webhooks.allow_loopback       | false   | dev only       | loopback receivers (local runtime only)  |
@@ -42,17 +42,15 @@ const WebhookSettings = z.strictObject({
   allow_loopback: z.boolean().optional(),
 });
 
+/** Temporary access: the account's default cap, and the ceiling no account setting may pass (30 days). */
+export const TEMP_ACCESS_DEFAULT_MAX_SECONDS = 86_400;
+export const TEMP_ACCESS_CEILING_SECONDS = 30 * 86_400;
+
 /** PUT body: each key present replaces that setting (`webhooks` as a whole); null resets it. */
 export const SettingsBody = z
   .strictObject({
     history_retention_versions: z.number().int().min(1).max(100).nullable().optional(),
-    temp_access_max_seconds: z
-      .number()
-      .int()
-      .min(60)
-      .max(30 * 86400)
-      .nullable()
-      .optional(),
+    temp_access_max_seconds: z.number().int().min(60).max(TEMP_ACCESS_CEILING_SECONDS).nullable().optional(),
     webhooks: WebhookSettings.nullable().optional(),
     api_key_ip_allowlist: z.array(Cidr).max(100).nullable().optional(),
   })
@@ -72,7 +70,7 @@ export function accountSettings(tenant: Pick<Tenant, 'settings'>): AccountSettin
   const cfg = config();
   return {
     history_retention_versions: (s.history_retention_versions as number | undefined) ?? 10,
-    temp_access_max_seconds: (s.temp_access_max_seconds as number | undefined) ?? 86_400,
+    temp_access_max_seconds: (s.temp_access_max_seconds as number | undefined) ?? TEMP_ACCESS_DEFAULT_MAX_SECONDS,
     webhooks: {
       max_attempts: w.max_attempts ?? cfg.WEBHOOK_MAX_ATTEMPTS,
       timeout_seconds: w.timeout_seconds ?? Math.ceil(cfg.WEBHOOK_TIMEOUT_MS / 1000),

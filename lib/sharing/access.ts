@@ -15,7 +15,7 @@ import { shareFor, type Permission, type Share } from './shares.js';
  * one at the router, as GET /api/v1/secrets/{name} does). The tenant a share reads from comes
  * from the share item, never from the request, and the owner's account must be active.
  */
-export interface Readable {
+interface Readable {
   readonly tenantId: string;
   readonly record: ResourceRecord;
   readonly sealed: Uint8Array | undefined;

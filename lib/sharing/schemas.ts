@@ -1,4 +1,5 @@
 import * as z from 'zod/v4';
+import { TEMP_ACCESS_CEILING_SECONDS } from '../settings/settings.js';
 import { Limit, Offset } from '../schemas.js';
 import { PERMISSIONS } from './shares.js';
 
@@ -43,12 +44,14 @@ export type CreateShareBody = z.infer<typeof CreateShareBody>;
 export const ShareIdParams = z.strictObject({ share_id: z.uuid() });
 export const GrantIdParams = z.strictObject({ grant_id: z.uuid() });
 
-/** Temporary access lasts from one minute to seven days. */
+/**
+ * Temporary access lasts at least one minute and at most the account's
+ * `temp_access_max_seconds` (default one day; checked on creation), never more than 30 days.
+ */
 const MIN_TEMP_SECONDS = 60;
-const MAX_TEMP_SECONDS = 7 * 24 * 3600;
 
 export const CreateTempAccessBody = z.strictObject({
-  duration_seconds: z.number().int().min(MIN_TEMP_SECONDS).max(MAX_TEMP_SECONDS),
+  duration_seconds: z.number().int().min(MIN_TEMP_SECONDS).max(TEMP_ACCESS_CEILING_SECONDS),
   /** Single-use (default, like Vault response wrapping) or any number of redemptions until expiry. */
   single_use: z.boolean().default(true),
 });

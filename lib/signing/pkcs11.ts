@@ -118,6 +118,12 @@ interface Pkcs11Options {
   readonly poolSize: number;
   /** The sentence a caller sees when no module is configured. */
   readonly unavailableReason?: string;
+  /**
+   * Runs before the module is loaded and initialised, on every (re)connection: CloudHSM
+   * writes the client configuration with the cluster's current HSM addresses here
+   * (lib/signing/cloudhsm.ts). A failure fails the connection like a device error.
+   */
+  readonly prepare?: () => Promise<unknown>;
 }
 
 const ckr = (error: unknown): { name: string; code: number } | undefined => {
@@ -407,6 +413,13 @@ export class Pkcs11Backend implements SigningBackend {
       old.broken = true;
       await old.drained();
       this.teardown(old);
+    }
+    if (this.opts.prepare) {
+      try {
+        await this.opts.prepare();
+      } catch (error) {
+        throw new DeviceError(this.name, `cannot prepare the PKCS#11 module: ${(error as Error).message}`, { cause: error, code: 'prepare' });
+      }
     }
     const lib = this.load();
     let pin: string;

@@ -2,6 +2,7 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config.js';
 import type { SigningBackend } from './backend.js';
+import { CloudHsmDescription, cloudHsmPreparer } from './cloudhsm.js';
 import { KmsSigningBackend } from './kms.js';
 import { Pkcs11Backend } from './pkcs11.js';
 
@@ -45,16 +46,31 @@ export function parsePin(text: string): string {
   return trimmed;
 }
 
+/**
+ * The pkcs11 backend of this process. With CLOUDHSM_CLUSTER_ID (AWS), the signing functions
+ * look the cluster's HSMs up before the module starts (lib/signing/cloudhsm.ts), and a
+ * function with the cluster id but no module (GET /api/v1/crypto/backends, outside the VPC)
+ * describes the cluster instead of connecting.
+ */
+function pkcs11(cfg: ReturnType<typeof config>): SigningBackend {
+  const cluster = cfg.CLOUDHSM_CLUSTER_ID
+    ? { clusterId: cfg.CLOUDHSM_CLUSTER_ID, region: cfg.AWS_REGION, ...(cfg.CLOUDHSM_ENDPOINT ? { endpoint: cfg.CLOUDHSM_ENDPOINT } : {}) }
+    : undefined;
+  if (cluster && !cfg.PKCS11_MODULE) return new CloudHsmDescription({ ...cluster, tokenLabel: cfg.PKCS11_TOKEN_LABEL });
+  return new Pkcs11Backend({
+    module: cfg.PKCS11_MODULE,
+    tokenLabel: cfg.PKCS11_TOKEN_LABEL,
+    pin: pinResolver(cfg),
+    poolSize: cfg.PKCS11_POOL_SIZE,
+    ...(cluster ? { prepare: cloudHsmPreparer({ ...cluster, configPath: cfg.CLOUDHSM_CLIENT_CONFIG }) } : {}),
+  });
+}
+
 function build(): Map<string, SigningBackend> {
   const cfg = config();
   let kms: KMSClient | undefined;
   const list: SigningBackend[] = [
-    new Pkcs11Backend({
-      module: cfg.PKCS11_MODULE,
-      tokenLabel: cfg.PKCS11_TOKEN_LABEL,
-      pin: pinResolver(cfg),
-      poolSize: cfg.PKCS11_POOL_SIZE,
-    }),
+    pkcs11(cfg),
     new KmsSigningBackend({
       enabled: cfg.SIGNING_KMS_ENABLED ?? cfg.KEY_PROVIDER === 'kms',
       client: () => (kms ??= new KMSClient({ region: cfg.AWS_REGION })),

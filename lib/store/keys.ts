@@ -33,6 +33,7 @@
  * | webhook delivery    | T#<tid>            | WHDLV#<webhook id>#<event id>   |                                 |
  * | rate limit per IP   | IP#<source ip>     | RATE                            |                                 |
  * | audit sealer mark   | SYS                | AUDITSEAL                       |                                 |
+ * | operator mark       | SYS                | OPERATOR                        |                                 |
  * | share               | T#<tid>            | SHARE#<type>#<res id>#<share id>|                                 |
  * | share by id         | T#<tid>            | SHAREID#<share id>              |                                 |
  * | share by recipient  | SHAREDWITH#<email> | <type>#<res id>                 |                                 |
@@ -130,6 +131,9 @@ export const keys = {
   auditChain: (tid: string) => ({ pk: tenantPk(tid), sk: 'AUDITCHAIN' }),
   auditKey: (tid: string) => ({ pk: tenantPk(tid), sk: 'AUDITKEY' }),
   auditSealMark: () => ({ pk: 'SYS', sk: 'AUDITSEAL' }),
+  // written with the first platform-operator account (lib/operator/accounts.ts): its
+  // conditional put is what keeps two concurrent first-operator runs from both succeeding
+  operatorMark: () => ({ pk: 'SYS', sk: 'OPERATOR' }),
   webhook: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `WEBHOOK#${id}` }),
   webhookPrefix: 'WEBHOOK#',
   delivery: (tid: string, webhookId: string, eventId: string) => ({ pk: tenantPk(tid), sk: `WHDLV#${webhookId}#${eventId}` }),

@@ -108,7 +108,11 @@ export function checkIfMatch(ifMatch: string | undefined, head: { id: string; ve
   const tags = ifMatch.split(',').map((t) => t.trim());
   if (!head) throw preconditionFailed(`If-Match given for a ${what} that does not exist`);
   if (tags.includes('*')) return;
-  if (!tags.every((t) => /^"[0-9a-f-]{36}\.\d+"$/.test(t))) throw preconditionFailed('malformed ETag in If-Match');
+  const bad = tags.find((t) => !/^"[0-9a-f-]{36}\.\d+"$/.test(t));
+  if (bad !== undefined)
+    throw preconditionFailed(
+      `malformed ETag in If-Match: expected the ETag header of a GET, "<id>.<version>" with its quotes (e.g. ${etagOf(head)}), or *; got ${JSON.stringify(bad.slice(0, 80))}`,
+    );
   if (!tags.includes(etagOf(head))) throw conflict(`stale ETag: the ${what} has changed; read it again before retrying`, 'stale_etag');
 }
 

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { request, Agent } from 'node:http';
+import { freePort } from '../local/ports.js';
 
 /** Closed-loop load: `concurrency` workers run `op` back to back for `seconds`. */
 export async function closedLoop(name: string, op: (worker: number) => Promise<void>, opts: { concurrency: number; seconds: number; warmupSeconds?: number }) {
@@ -39,17 +39,6 @@ export type Result = Awaited<ReturnType<typeof closedLoop>>;
 
 export const fmt = (r: Result) =>
   `${r.name.padEnd(34)} ${r.throughput.toFixed(0).padStart(7)} ops/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms   errors ${r.errors}`;
-
-async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => ok(port));
-    });
-    s.on('error', fail);
-  });
-}
 
 /** Starts the real local runtime (`scripts/local/start.ts`) on free ports, in memory. */
 export async function startRuntime(rootKey: string): Promise<{ baseUrl: string; dynamoEndpoint: string; dataDir: string; stop: () => void }> {

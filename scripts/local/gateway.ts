@@ -1,10 +1,12 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { dirname, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { ROUTES, type Route } from '../../lib/routes.js';
-import { methodNotAllowed, routeNotFound, payloadTooLarge, type HttpError } from '../../lib/http/errors.js';
+import { badRequest, HttpError, methodNotAllowed, routeNotFound, payloadTooLarge } from '../../lib/http/errors.js';
 import { errorResult } from '../../lib/http/responses.js';
 import type { LambdaHandler } from '../../lib/http/define-handler.js';
 import { buildRouter } from './router.js';
@@ -142,20 +144,71 @@ function send(res: ServerResponse, result: APIGatewayProxyResult): void {
   res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
 }
 
+/** Node's HTTP parser refusals as the errors a client of API Gateway would get: 431 for oversized headers, else 400. */
+function parserError(error: NodeJS.ErrnoException): HttpError {
+  if (error.code === 'HPE_HEADER_OVERFLOW') return new HttpError(431, 'headers_too_large', 'request header fields too large: send smaller headers');
+  if (error.code === 'HPE_INVALID_METHOD') return badRequest('malformed request: unknown HTTP method');
+  return badRequest('malformed HTTP request');
+}
+
+/**
+ * Answers a request Node's parser refused (it never reaches the handler) with the same
+ * envelope and X-Request-Id as every other error, then closes the connection.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const result = errorResult(parserError(error), randomUUID());
+  const body = Buffer.from(result.body, 'utf8');
+  const headers = { ...result.headers, 'Content-Length': String(body.length), Connection: 'close' };
+  const head = [`HTTP/1.1 ${result.statusCode} ${STATUS_CODES[result.statusCode] ?? ''}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${String(v)}`)];
+  socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), body]));
+}
+
 /**
  * The local gateway: matches the route table, builds the REST proxy event, invokes the
  * route's handler export, and answers unknown paths 404 and wrong methods 405 itself.
  */
-export async function startGateway(opts: { port: number; host?: string }): Promise<Server> {
+/** A published PKI file (lib/certificates/publish.ts), served without credentials as the S3 object is in AWS; undefined when none. */
+async function pkiFile(dir: string | undefined, pathname: string): Promise<APIGatewayProxyResult | undefined> {
+  const name = /^\/pki\/([0-9a-f-]{36}\.(crl|crt))$/.exec(pathname);
+  if (!dir || !name) return undefined;
+  try {
+    const body = await readFile(join(dir, name[1]!));
+    const type = name[2] === 'crl' ? 'application/pkix-crl' : 'application/pkix-cert';
+    return { statusCode: 200, headers: { 'Content-Type': type, 'Cache-Control': 'public, max-age=3600' }, body: body.toString('base64'), isBase64Encoded: true };
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startGateway(opts: { port: number; host?: string; pkiDir?: string | undefined }): Promise<Server> {
   const handlers = await loadHandlers();
   const match = buildRouter();
+  // CORS preflights, as in AWS: the one preflight function answers OPTIONS on every path.
+  const preflight = process.env.CORS_ALLOWED_ORIGINS?.trim()
+    ? ((await import(pathToFileURL(resolve(ROOT, 'functions', 'public', 'cors.ts')).href)) as { preflight: LambdaHandler }).preflight
+    : undefined;
   const server = createServer(async (req, res) => {
     const requestId = randomUUID();
     const fail = (error: HttpError) => send(res, errorResult(error, requestId));
     try {
       const url = new URL(req.url ?? '/', 'http://local');
+      if (req.method === 'GET' && url.pathname.startsWith('/pki/')) {
+        const file = await pkiFile(opts.pkiDir, url.pathname);
+        if (file) return send(res, file);
+      }
       const found = match(req.method ?? 'GET', url.pathname);
-      if (found.kind === 'not_found') return fail(routeNotFound());
+      if (found.kind === 'not_found') return fail(routeNotFound(found.suggestion));
+      if (found.kind === 'method_not_allowed' && preflight && req.method === 'OPTIONS') {
+        const sibling = match(found.allow[0]!, url.pathname);
+        if (sibling.kind !== 'route') return fail(routeNotFound());
+        const route = { ...sibling.route, key: `OPTIONS ${sibling.route.path}`, method: 'OPTIONS' } as unknown as Route;
+        const event = buildEvent(req, url, route, sibling.params, Buffer.alloc(0), requestId);
+        return send(res, await preflight(event, lambdaContext(route, requestId)));
+      }
       if (found.kind === 'method_not_allowed') return fail(methodNotAllowed(found.allow));
       const body = await readBody(req);
       if (body === 'too_large') return fail(payloadTooLarge(GATEWAY_MAX_BODY));
@@ -166,6 +219,7 @@ export async function startGateway(opts: { port: number; host?: string }): Promi
       if (!res.headersSent) send(res, { statusCode: 502, body: JSON.stringify({ success: false, error: 'bad gateway', code: 'bad_gateway', request_id: requestId }) });
     }
   });
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((ok) => server.listen(opts.port, opts.host ?? '127.0.0.1', ok));
   return server;

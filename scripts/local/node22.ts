@@ -22,7 +22,9 @@ export function node22(): string {
     bin = undefined;
   }
   if (!bin || !existsSync(bin)) {
-    throw new Error(`no Node ${LAMBDA_NODE_MAJOR} binary: this is Node ${process.versions.node} and the optional dependency ${pkg} is not installed (run npm ci on linux x64/arm64, or use Node ${LAMBDA_NODE_MAJOR})`);
+    throw new Error(
+      `no Node ${LAMBDA_NODE_MAJOR} binary: this is Node ${process.versions.node} and the optional dependency ${pkg} is not installed (run npm ci on linux x64/arm64, or use Node ${LAMBDA_NODE_MAJOR})`,
+    );
   }
   const version = execFileSync(bin, ['-v'], { encoding: 'utf8' }).trim();
   if (!version.startsWith(`v${LAMBDA_NODE_MAJOR}.`)) throw new Error(`${bin} is ${version}, not Node ${LAMBDA_NODE_MAJOR}`);

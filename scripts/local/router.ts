@@ -16,7 +16,7 @@ const segments = (path: string) => path.split('/').filter((s) => s.length > 0);
 export type Match =
   | { kind: 'route'; route: Route; params: Record<string, string> }
   | { kind: 'method_not_allowed'; allow: string[] }
-  | { kind: 'not_found' };
+  | { kind: 'not_found'; suggestion?: string };
 
 export function buildRouter(routes: readonly Route[] = ROUTES) {
   const root = node();
@@ -36,13 +36,17 @@ export function buildRouter(routes: readonly Route[] = ROUTES) {
     at.routes.set(route.method, route);
   }
 
-  const find = (at: Node, segs: string[], i: number, params: Record<string, string>): { node: Node; params: Record<string, string> } | undefined => {
-    if (i === segs.length) return at.routes.size > 0 ? { node: at, params } : undefined;
+  type Found = { node: Node; params: Record<string, string>; path: string[] };
+  /** `ci`: literal segments compared without regard to case (only to suggest the path the client meant). */
+  const find = (at: Node, segs: string[], i: number, params: Record<string, string>, ci = false, path: string[] = []): Found | undefined => {
+    if (i === segs.length) return at.routes.size > 0 ? { node: at, params, path } : undefined;
     const seg = segs[i]!;
-    const literal = at.literals.get(seg);
-    const viaLiteral = literal && find(literal, segs, i + 1, params);
-    if (viaLiteral) return viaLiteral;
-    if (at.param) return find(at.param.node, segs, i + 1, { ...params, [at.param.name]: seg });
+    const literals = ci ? [...at.literals].filter(([k]) => k.toLowerCase() === seg.toLowerCase()) : at.literals.has(seg) ? [[seg, at.literals.get(seg)!] as const] : [];
+    for (const [name, literal] of literals) {
+      const viaLiteral = find(literal, segs, i + 1, params, ci, [...path, name]);
+      if (viaLiteral) return viaLiteral;
+    }
+    if (at.param) return find(at.param.node, segs, i + 1, { ...params, [at.param.name]: seg }, ci, [...path, encodeURIComponent(seg)]);
     return undefined;
   };
 
@@ -54,7 +58,11 @@ export function buildRouter(routes: readonly Route[] = ROUTES) {
       return { kind: 'not_found' };
     }
     const found = find(root, segs, 0, {});
-    if (!found) return { kind: 'not_found' };
+    if (!found) {
+      // paths are case-sensitive (as in API Gateway): name the path that differs only in case
+      const near = find(root, segs, 0, {}, true);
+      return near ? { kind: 'not_found', suggestion: `/${near.path.join('/')}` } : { kind: 'not_found' };
+    }
     const route = found.node.routes.get(method.toUpperCase());
     if (!route) return { kind: 'method_not_allowed', allow: [...found.node.routes.keys()].sort() };
     return { kind: 'route', route, params: found.params };

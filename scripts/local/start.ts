@@ -49,6 +49,9 @@ async function main() {
     KEY_PROVIDER: 'local',
     LOCAL_MASTER_KEY_FILE: resolve(dataDir, 'keyring', 'master.key'),
     PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
+    // CRLs and CA certificates, published as files the gateway serves at /pki/ (AWS: an S3 bucket)
+    PKI_PUBLIC_BASE_URL: process.env.PKI_PUBLIC_BASE_URL ?? `${process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`}/pki`,
+    PKI_PUBLISH_DIR: process.env.PKI_PUBLISH_DIR ?? resolve(dataDir, 'pki'),
     // development: ACME enrollment may use a local directory (pebble on 127.0.0.1)
     ACME_ALLOW_LOOPBACK: process.env.ACME_ALLOW_LOOPBACK ?? '1',
     DATABASE_ALLOW_LOOPBACK: process.env.DATABASE_ALLOW_LOOPBACK ?? '1',
@@ -63,7 +66,7 @@ async function main() {
   const { seedRoot } = await import('./seed.js');
   const root = await seedRoot(process.env.SECRETS_DEV_ROOT_KEY || undefined);
   const { startGateway } = await import('./gateway.js');
-  const server = await startGateway({ port });
+  const server = await startGateway({ port, pkiDir: process.env.PKI_PUBLISH_DIR });
 
   process.stdout.write(`secrets API listening on http://127.0.0.1:${port} (DynamoDB Local on ${endpoint}, data in ${inMemory ? 'memory' : dataDir})\n`);
   if (root && !process.env.SECRETS_DEV_ROOT_KEY) {

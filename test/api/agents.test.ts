@@ -4,7 +4,7 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from 
 import { beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { generateDeviceKey, signRequest, signedFetch, type DeviceKey } from '../../scripts/agent-client.js';
-import { api, baseUrl, canary, errorCode, newAccount, rootKey, unique, type TestAccount } from '../helpers/api.js';
+import { api, baseUrl, canary, errorCode, newAccount, oauthError, rootKey, unique, type TestAccount } from '../helpers/api.js';
 import { useRuntimeConfig } from '../helpers/in-process.js';
 
 /**
@@ -468,7 +468,7 @@ describe('enrolment by device authorization (RFC 8628)', () => {
   async function start(key: DeviceKey, extra: Record<string, unknown> = {}) {
     const res = await api('POST', '/api/v1/agent/oauth/device', { body: { name: unique('laptop'), public_key: key.publicJwk, ...extra } });
     expect(res.status, res.text).toBe(200);
-    return res.body.data as {
+    return res.body as {
       device_code: string;
       user_code: string;
       verification_uri: string;
@@ -490,11 +490,11 @@ describe('enrolment by device authorization (RFC 8628)', () => {
 
     const pending = await poll(auth.device_code);
     expect(pending.status).toBe(400);
-    expect(errorCode(pending)).toBe('authorization_pending');
+    expect(oauthError(pending)).toBe('authorization_pending');
     const tooFast = await poll(auth.device_code);
     expect(tooFast.status).toBe(400);
-    expect(errorCode(tooFast)).toBe('slow_down');
-    expect(tooFast.body.error).toMatch(/10 s/);
+    expect(oauthError(tooFast)).toBe('slow_down');
+    expect(tooFast.body.error_description).toMatch(/10 s/);
 
     // the reviewer types the code in any case, without the dash
     const review = await api('POST', '/api/v1/agents/oauth/review', {
@@ -521,11 +521,11 @@ describe('enrolment by device authorization (RFC 8628)', () => {
 
     const token = await poll(auth.device_code);
     expect(token.status, token.text).toBe(200);
-    expect(token.body.data).toMatchObject({ token_type: 'enrollment', access_token: expect.any(String) });
+    expect(token.body).toMatchObject({ token_type: 'Bearer', access_token: expect.any(String) });
     const reused = await poll(auth.device_code);
-    expect(errorCode(reused)).toBe('invalid_grant');
+    expect(oauthError(reused)).toBe('invalid_grant');
 
-    const enrol = await api('POST', '/api/v1/agent/oauth/enroll', { body: { enrollment_token: token.body.data.access_token } });
+    const enrol = await api('POST', '/api/v1/agent/oauth/enroll', { body: { enrollment_token: token.body.access_token } });
     expect(enrol.status, enrol.text).toBe(201);
     const deviceId = enrol.body.data.device_id as string;
     expect(enrol.body.data).toMatchObject({
@@ -534,7 +534,7 @@ describe('enrolment by device authorization (RFC 8628)', () => {
       profile_id: profileA,
       device: { enrolled_via: 'device_authorization', status: 'active' },
     });
-    const twice = await api('POST', '/api/v1/agent/oauth/enroll', { body: { enrollment_token: token.body.data.access_token } });
+    const twice = await api('POST', '/api/v1/agent/oauth/enroll', { body: { enrollment_token: token.body.access_token } });
     expect(twice.status).toBe(400);
     expect(errorCode(twice)).toBe('invalid_grant');
 
@@ -563,7 +563,7 @@ describe('enrolment by device authorization (RFC 8628)', () => {
     expect(deny.body.data.authorization.status).toBe('denied');
     const res = await poll(auth.device_code);
     expect(res.status).toBe(400);
-    expect(errorCode(res)).toBe('access_denied');
+    expect(oauthError(res)).toBe('access_denied');
   });
 
   it('expiry: an expired request answers expired_token and its user code is no longer found', async () => {
@@ -579,7 +579,7 @@ describe('enrolment by device authorization (RFC 8628)', () => {
     );
     const res = await poll(auth.device_code);
     expect(res.status).toBe(400);
-    expect(errorCode(res)).toBe('expired_token');
+    expect(oauthError(res)).toBe('expired_token');
     expect((await api('POST', '/api/v1/agents/oauth/review', { key: approver, body: { user_code: auth.user_code } })).status).toBe(404);
   });
 
@@ -597,11 +597,15 @@ describe('enrolment by device authorization (RFC 8628)', () => {
     expect(foreign.body.details[0].path).toBe('body.profile_id');
     expect((await api('POST', '/api/v1/agents/oauth/review', { key: approver, body: { user_code: 'BCDF-GHJK' } })).status).toBe(404);
     expect((await api('POST', '/api/v1/agents/oauth/review', { key: approver, body: { user_code: 'AEIO-U123' } })).status).toBe(404);
-    expect(errorCode(await poll('x'.repeat(43)))).toBe('invalid_grant');
+    expect(oauthError(await poll('x'.repeat(43)))).toBe('invalid_grant');
     for (const body of [{}, { name: 'x' }, { name: 'x', public_key: 'nope' }, { name: 'x', public_key: generateDeviceKey().publicJwk, extra: 1 }]) {
-      expect((await api('POST', '/api/v1/agent/oauth/device', { body })).status, JSON.stringify(body)).toBe(400);
+      const res = await api('POST', '/api/v1/agent/oauth/device', { body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(oauthError(res)).toBe('invalid_request');
     }
-    expect((await api('POST', '/api/v1/agent/oauth/token', { body: { device_code: auth.device_code, grant_type: 'password' } })).status).toBe(400);
+    const password = await api('POST', '/api/v1/agent/oauth/token', { body: { device_code: auth.device_code, grant_type: 'password' } });
+    expect(password.status).toBe(400);
+    expect(oauthError(password)).toBe('unsupported_grant_type');
     expect(
       (await api('POST', '/api/v1/agents/oauth/approve', { key: approver, body: { user_code: auth.user_code, decision: 'maybe' } })).status,
     ).toBe(400);

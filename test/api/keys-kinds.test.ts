@@ -136,15 +136,15 @@ describe('jwt-signing and the tenant JWKS', () => {
     const anyKey = await a.key(['secrets:read']);
     const res = await api('GET', '/api/v1/.well-known/jwks.json', { key: anyKey });
     expect(res.status).toBe(200);
-    const set = res.body.data as { keys: JWK[] };
+    const set = res.body as { keys: JWK[] };
     for (const k of set.keys) for (const p of ['d', 'p', 'q', 'dp', 'dq', 'qi']) expect(k).not.toHaveProperty(p);
     const { payload, protectedHeader } = await jwtVerify(token, createLocalJWKSet(set));
     expect(payload.sub).toBe('svc');
     expect(protectedHeader.kid).toBe(key.kid);
     // another account's key set does not hold this key
     const other = await api('GET', '/api/v1/.well-known/jwks.json', { key: b.adminKey });
-    expect(other.body.data.keys.map((k: JWK) => k.kid)).not.toContain(key.kid);
-    await expect(jwtVerify(token, createLocalJWKSet(other.body.data))).rejects.toThrow();
+    expect(other.body.keys.map((k: JWK) => k.kid)).not.toContain(key.kid);
+    await expect(jwtVerify(token, createLocalJWKSet(other.body))).rejects.toThrow();
   });
 
   it("holds the service's token-signing keys too: an access token of the account verifies against it", async () => {
@@ -152,7 +152,7 @@ describe('jwt-signing and the tenant JWKS', () => {
     const token = await jwt.issueAccessToken(a.tenantId, 'dana@example.test', ['secrets:read']);
     const res = await api('GET', '/api/v1/.well-known/jwks.json', { key: token });
     expect(res.status).toBe(200);
-    const { payload } = await jwtVerify(token, createLocalJWKSet(res.body.data), { issuer: jwt.TOKEN_ISSUER, audience: jwt.TOKEN_AUDIENCE });
+    const { payload } = await jwtVerify(token, createLocalJWKSet(res.body), { issuer: jwt.TOKEN_ISSUER, audience: jwt.TOKEN_AUDIENCE });
     expect(payload.sub).toBe('dana@example.test');
     expect(res.text).not.toMatch(/"d":/);
   });

@@ -58,7 +58,7 @@ describe('POST /api/v1/{type}/{id}/temp-access', () => {
 
   it.each([
     ['too short a duration', { duration_seconds: 59 }],
-    ['too long a duration', { duration_seconds: 7 * 24 * 3600 + 1 }],
+    ['a duration past the 30-day ceiling', { duration_seconds: 30 * 86400 + 1 }],
     ['a string duration', { duration_seconds: '600' }],
     ['a fractional duration', { duration_seconds: 60.5 }],
     ['no duration', {}],
@@ -83,6 +83,44 @@ describe('POST /api/v1/{type}/{id}/temp-access', () => {
     expect((await api('GET', `/api/v1/secret/${mine.id}/temp-access`, { key: b.adminKey })).status).toBe(404);
     expect((await api('GET', '/api/v1/secret/not-a-uuid/temp-access', { key: a.adminKey })).status).toBe(400);
     expect((await api('POST', '/api/v1/secret/not-a-uuid/temp-access', { key: a.adminKey, body: { duration_seconds: 600 } })).status).toBe(400);
+  });
+});
+
+describe('the account setting temp_access_max_seconds caps a grant', () => {
+  it('default one day: 86400 s is granted, 86401 s and 7 days are refused with the setting named; 120 s refuses 3600 s; 30 days allows 10 days', async () => {
+    const c = await newAccount('temp-cap');
+    const value = canary('temp-cap');
+    const made = await api('POST', '/api/v1/secrets', { key: c.adminKey, body: { name: unique('cap'), data: { value } } });
+    const id = made.body.data.secret.id as string;
+    const create = (duration_seconds: number) => api('POST', `/api/v1/secret/${id}/temp-access`, { key: c.adminKey, body: { duration_seconds } });
+    const refused = async (duration_seconds: number, max: number) => {
+      const res = await create(duration_seconds);
+      expect(res.status, res.text).toBe(400);
+      expect(errorCode(res)).toBe('validation_failed');
+      expect(res.body.details).toEqual([
+        {
+          path: 'body.duration_seconds',
+          message: `at most ${max} seconds: the account setting temp_access_max_seconds (default 86400) caps temporary access; ask an administrator to raise it with PUT /api/v1/settings`,
+        },
+      ]);
+    };
+    const granted = async (duration_seconds: number) => {
+      const res = await create(duration_seconds);
+      expect(res.status, res.text).toBe(201);
+      tokens.push(res.body.data.token);
+      expect(Date.parse(res.body.data.grant.expires_at) - Date.now()).toBeGreaterThan((duration_seconds - 60) * 1000);
+    };
+    await granted(86_400);
+    await refused(86_401, 86_400);
+    await refused(7 * 86_400, 86_400);
+    const setting = (v: number | null) => api('PUT', '/api/v1/settings', { key: c.adminKey, body: { temp_access_max_seconds: v } });
+    expect((await setting(120)).status).toBe(200);
+    await refused(3_600, 120);
+    await granted(120);
+    expect((await setting(30 * 86_400)).status).toBe(200);
+    await granted(10 * 86_400);
+    expect((await setting(null)).status).toBe(200);
+    await refused(10 * 86_400, 86_400);
   });
 });
 

@@ -87,3 +87,16 @@ export function errorCode(res: ApiResponse): string {
   }
   return b.code;
 }
+
+/**
+ * Asserts an RFC 6749 §5.2 error object (what the OAuth routes answer: `error`,
+ * `error_description`, no envelope, never cached) and returns its `error`.
+ */
+export function oauthError(res: ApiResponse): string {
+  const b = res.body as { error?: unknown; error_description?: unknown; success?: unknown; code?: unknown };
+  if (typeof b?.error !== 'string' || typeof b.error_description !== 'string' || 'success' in b || 'code' in b) {
+    throw new Error(`not an OAuth error object: ${res.status} ${res.text}`);
+  }
+  if (res.headers.get('cache-control') !== 'no-store') throw new Error(`OAuth error without Cache-Control: no-store: ${res.headers.get('cache-control')}`);
+  return b.error;
+}

@@ -79,7 +79,7 @@ describe('the CDK app, synthesized offline with the default context', () => {
         expect(fn!.Properties!.Description, 'method and function serve the same route').toBe(key);
         expect(seen.has(key)).toBe(false);
         seen.add(key);
-        // Authentication is every handler's own (README "Deploying to AWS": Authorization).
+        // Authentication is every handler's own (docs/deployment.md, "What is deployed": Authorization).
         expect(p.AuthorizationType).toBe('NONE');
         expect(p.ApiKeyRequired ?? false).toBe(false);
       }
@@ -205,9 +205,18 @@ describe('the CDK app, synthesized offline with the default context', () => {
     const format = JSON.parse(p.AccessLogSetting.Format as string) as Record<string, string>;
     expect(format.route).toBe('$context.resourcePath');
     expect(Object.values(format)).not.toContain('$context.path');
-    expect(p.MethodSettings).toEqual([
-      expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', DataTraceEnabled: false, LoggingLevel: 'ERROR', ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 2000 }),
-    ]);
+    // throttling per route group (infra/throttling.ts): the account quota for any one route,
+    // 1,000/500 for unauthenticated and signing routes, each entry in CloudFormation's ~1 encoding
+    const settings = p.MethodSettings as Record<string, unknown>[];
+    expect(settings[0]).toEqual({ HttpMethod: '*', ResourcePath: '/*', DataTraceEnabled: false, LoggingLevel: 'ERROR', MetricsEnabled: false, ThrottlingRateLimit: 10000, ThrottlingBurstLimit: 5000 });
+    const limited = ROUTES.filter((r) => ['public', 'endpoint', 'temp-token'].includes(r.auth) || r.grants.includes('hsm'));
+    expect(settings.slice(1).map((m) => `${m.HttpMethod} ${m.ResourcePath}`).sort()).toEqual(
+      limited.map((r) => `${r.method} ${r.path === '/' ? '/' : `/${r.path.replaceAll('/', '~1')}`}`).sort(),
+    );
+    for (const m of settings.slice(1)) {
+      expect(m).toEqual({ HttpMethod: m.HttpMethod, ResourcePath: m.ResourcePath, DataTraceEnabled: false, LoggingLevel: 'ERROR', MetricsEnabled: false, ThrottlingRateLimit: 1000, ThrottlingBurstLimit: 500 });
+    }
+    expect(settings.find((m) => m.ResourcePath === '/~1api~1v1~1crypto~1sign')).toMatchObject({ HttpMethod: 'POST' });
     const [[deploymentId, deployment]] = resourcesOfType(s.api, 'AWS::ApiGateway::Deployment') as [[string, CfnResource]];
     expect(p.DeploymentId).toEqual({ Ref: deploymentId });
     // the deployment waits for every family's methods

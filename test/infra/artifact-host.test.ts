@@ -42,7 +42,9 @@ afterAll(() => host.close());
 
 describe('the artifact host', () => {
   it('names the module and its error when a bundle throws at import, and every invocation of it fails in init', async () => {
-    const dir = asset('throws', { 'secrets/broken.mjs': "throw new Error('planted import-time failure');\nexport const list = () => ({ statusCode: 200 });\n" });
+    const dir = asset('throws', {
+      'secrets/broken.mjs': "throw new Error('planted import-time failure');\nexport const list = () => ({ statusCode: 200 });\n",
+    });
     const fn = spec('throws', dir, 'secrets/broken.list');
     const error = await host.probe(fn);
     expect(error?.errorType).toBe('Runtime.ImportModuleError');

@@ -21,6 +21,7 @@ export interface SynthTemplate {
   readonly bytes: number;
   readonly resources: Record<string, CfnResource>;
   readonly parameters: Record<string, unknown>;
+  readonly outputs: Record<string, unknown>;
   /** For a nested template: the parameter values its parent passes (by parameter name). */
   readonly passed: Record<string, any>;
 }
@@ -35,7 +36,7 @@ export interface Synthesized {
   readonly nested: readonly SynthTemplate[];
   /** The nested stack of the background functions (infra/background.ts). */
   readonly background: SynthTemplate;
-  /** The nested stacks of route families (and CORS preflights when configured). */
+  /** The nested stacks of route families (with their OPTIONS methods when CORS is configured). */
   readonly families: readonly SynthTemplate[];
 }
 
@@ -64,8 +65,8 @@ export function synthesize(options: { context?: Record<string, unknown>; routes?
   app.synth();
   const load = (file: string, passed: Record<string, any> = {}): SynthTemplate => {
     const path = join(dir, file);
-    const json = JSON.parse(readFileSync(path, 'utf8')) as { Resources?: Record<string, CfnResource>; Parameters?: Record<string, unknown> };
-    return { file, bytes: statSync(path).size, resources: json.Resources ?? {}, parameters: json.Parameters ?? {}, passed };
+    const json = JSON.parse(readFileSync(path, 'utf8')) as { Resources?: Record<string, CfnResource>; Parameters?: Record<string, unknown>; Outputs?: Record<string, unknown> };
+    return { file, bytes: statSync(path).size, resources: json.Resources ?? {}, parameters: json.Parameters ?? {}, outputs: json.Outputs ?? {}, passed };
   };
   const data = load(`${deployment.data.artifactId}.template.json`);
   const api = load(`${deployment.api.artifactId}.template.json`);
@@ -123,10 +124,11 @@ const ENI_ACTIONS = [
   'ec2:UnassignPrivateIpAddresses',
 ];
 /** Actions AWS only grants on Resource "*". */
-export const STAR_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords', ...ENI_ACTIONS, 'kms:CreateKey', 'kms:TagResource']);
+export const STAR_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords', ...ENI_ACTIONS, 'cloudhsm:DescribeClusters', 'kms:CreateKey', 'kms:TagResource']);
 
 /** What each grant of lib/routes.ts allows, restated independently of infra/grants.ts. */
-export function expectedActions(grants: readonly Grant[], hsmInVpc: boolean, pin = false): string[] {
+/** `hsm`: the deployment has the CloudHSM context; `pin`: a PIN secret is configured. */
+export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = false): string[] {
   const has = (g: Grant) => grants.includes(g);
   const a = new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
   if (has('table:read') || has('table:write')) ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].forEach((x) => a.add(x));
@@ -135,7 +137,8 @@ export function expectedActions(grants: readonly Grant[], hsmInVpc: boolean, pin
   if (has('kms:decrypt') || has('kms:encrypt')) ['kms:Decrypt', 'kms:DescribeKey'].forEach((x) => a.add(x));
   if (has('kms:encrypt')) a.add('kms:GenerateDataKey');
   if (has('queue:send')) ['sqs:SendMessage', 'kms:GenerateDataKey', 'kms:Decrypt'].forEach((x) => a.add(x));
-  if (has('hsm') && hsmInVpc) ENI_ACTIONS.forEach((x) => a.add(x));
+  if (has('hsm') && hsm) ENI_ACTIONS.forEach((x) => a.add(x));
+  if ((has('hsm') || has('hsm:describe')) && hsm) a.add('cloudhsm:DescribeClusters');
   if (has('hsm') && pin) a.add('secretsmanager:GetSecretValue');
   if ((grants as readonly string[]).includes('kms:sign')) {
     ['kms:CreateKey', 'kms:TagResource', 'kms:Sign', 'kms:GetPublicKey', 'kms:ScheduleKeyDeletion'].forEach((x) => a.add(x));
@@ -170,7 +173,7 @@ export function roleStatements(s: Synthesized): { template: SynthTemplate; roles
 export function functionsByRoute(s: Synthesized): Map<string, { template: SynthTemplate; id: string; resource: CfnResource }> {
   const map = new Map<string, { template: SynthTemplate; id: string; resource: CfnResource }>();
   for (const f of allOfType(s, 'AWS::Lambda::Function')) {
-    if (f.template === s.background) continue;
+    if (f.template === s.background || f.template === s.api) continue; // background jobs, the CORS preflight
     const key = f.resource.Properties!.Description as string;
     if (map.has(key)) throw new Error(`two functions for ${key}`);
     map.set(key, f);

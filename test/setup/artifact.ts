@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { LOCAL_CLUSTER_ID } from '../../scripts/local/artifact/cloudhsm-control-plane.js';
 import { type ArtifactReport, readReport } from '../../scripts/local/artifact/runtime.js';
+import { ARTIFACT_CONTEXT } from '../helpers/artifact.js';
 import { startRuntime } from './runtime.js';
 
 /**
@@ -9,17 +11,31 @@ import { startRuntime } from './runtime.js';
  * report (scripts/local/artifact/runtime.ts), after the suite:
  * - no function failed to initialise and none crashed, timed out or returned a malformed
  *   result (each would be a 5xx in AWS that a test might have tolerated);
+ * - the CloudHSM API (stood in) received nothing but DescribeClusters for the configured
+ *   cluster, exactly as lib/signing/cloudhsm.ts sends it;
  * - on a whole run (ARTIFACT_FULL_RUN=1, set by npm test): every built route answered at
- *   least one 2xx through its bundle, so no handler module is only ever seen failing.
+ *   least one 2xx through its bundle, so no handler module is only ever seen failing, and
+ *   the signing functions did look their cluster up.
  * A module that fails at import stops the runtime before the suite, naming the module.
  */
 export function reportProblems(report: ArtifactReport, fullRun: boolean): string[] {
   const problems: string[] = [];
   for (const f of report.initFailures) problems.push(`function ${f.functionName} (${f.handler}) failed to initialise: ${f.error}`);
   for (const f of report.failures) problems.push(`${f.method}: the function failed (${f.errorType}): ${f.errorMessage}`);
+  const expected = JSON.stringify({ Filters: { clusterIds: [LOCAL_CLUSTER_ID] } });
+  for (const r of report.cloudhsmRequests) {
+    if (r.target !== 'BaldrApiService.DescribeClusters' || JSON.stringify(r.body) !== expected) {
+      problems.push(`unexpected CloudHSM API request ${r.target} ${JSON.stringify(r.body)} (expected DescribeClusters ${expected})`);
+    }
+  }
   if (fullRun) {
+    if (report.cloudhsmRequests.length === 0) problems.push('no signing function looked its CloudHSM cluster up (DescribeClusters) during the run');
+    const answered2xx = (m: ArtifactReport['methods'][number]) => Object.keys(m.statuses).some((s) => Number(s) >= 200 && Number(s) < 300);
+    // the OPTIONS methods all integrate the one preflight function: it must answer, not each path
+    const preflights = report.methods.filter((m) => m.method.startsWith('OPTIONS '));
+    if (preflights.length > 0 && !preflights.some(answered2xx)) problems.push('no CORS preflight answered 2xx through the built preflight function');
     const silent = report.methods.filter(
-      (m) => m.handler && !m.handler.startsWith('not-implemented.') && !Object.keys(m.statuses).some((s) => Number(s) >= 200 && Number(s) < 300),
+      (m) => m.handler && !m.handler.startsWith('not-implemented.') && !m.method.startsWith('OPTIONS ') && !answered2xx(m),
     );
     for (const m of silent) problems.push(`${m.method} (${m.handler}) never answered 2xx through the built bundle`);
   }
@@ -29,6 +45,8 @@ export function reportProblems(report: ArtifactReport, fullRun: boolean): string
 export default (project: TestProject) =>
   startRuntime(project, {
     artifact: true,
+    // the CloudHSM context is always on (the runtime's local cluster); CORS on top
+    env: { ARTIFACT_CONTEXT: JSON.stringify(ARTIFACT_CONTEXT) },
     checks: (dataDir) => {
       const file = join(dataDir, 'artifact-report.json');
       if (!existsSync(file)) return [`the artifact runtime wrote no report to ${file}`];

@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { generateApiKey } from '../../lib/auth/api-keys.js';
 import { findLeaks } from '../helpers/leaks.js';
+import { freePort } from '../../scripts/local/ports.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,17 +19,6 @@ declare module 'vitest' {
     /** Which runtime serves baseUrl: the TypeScript sources, or the built artifact. */
     runtime: 'source' | 'artifact';
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => ok(port));
-    });
-    s.on('error', fail);
-  });
 }
 
 export interface RuntimeOptions {
@@ -55,21 +44,25 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
   const rootKey = generateApiKey().key;
   const log = createWriteStream(logFile);
   const coverageDir = !opts.artifact ? process.env.RUNTIME_COVERAGE_DIR : undefined;
-  const server: ChildProcess = spawn(process.execPath, ['--import', 'tsx', resolve('scripts/local/start.ts'), ...(opts.artifact ? ['--artifact'] : [])], {
-    env: {
-      ...process.env,
-      ...(coverageDir ? { NODE_V8_COVERAGE: coverageDir } : {}),
-      PORT: String(port),
-      DYNAMODB_PORT: String(dynamoPort),
-      DYNAMODB_IN_MEMORY: '1',
-      DATA_DIR: dataDir,
-      SECRETS_DEV_ROOT_KEY: rootKey,
-      NODE_NO_WARNINGS: '1',
-      ...(opts.artifact ? { ARTIFACT_REPORT_FILE: join(dataDir, 'artifact-report.json') } : {}),
-      ...opts.env,
+  const server: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', resolve('scripts/local/start.ts'), ...(opts.artifact ? ['--artifact'] : [])],
+    {
+      env: {
+        ...process.env,
+        ...(coverageDir ? { NODE_V8_COVERAGE: coverageDir } : {}),
+        PORT: String(port),
+        DYNAMODB_PORT: String(dynamoPort),
+        DYNAMODB_IN_MEMORY: '1',
+        DATA_DIR: dataDir,
+        SECRETS_DEV_ROOT_KEY: rootKey,
+        NODE_NO_WARNINGS: '1',
+        ...(opts.artifact ? { ARTIFACT_REPORT_FILE: join(dataDir, 'artifact-report.json') } : {}),
+        ...opts.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  );
   server.stdout!.pipe(log);
   let stderr = '';
   server.stderr!.on('data', (c: Buffer) => {
@@ -78,7 +71,10 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
   });
   let tableName = 'secrets';
   await new Promise<void>((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error(`local ${opts.artifact ? 'artifact' : 'source'} runtime did not start in time:\n${stderr}`)), 240_000);
+    const timer = setTimeout(
+      () => fail(new Error(`local ${opts.artifact ? 'artifact' : 'source'} runtime did not start in time:\n${stderr}`)),
+      240_000,
+    );
     server.stdout!.on('data', (c: Buffer) => {
       const line = /listening on \S+(?: \(table ([^)\s]+)\))?/.exec(c.toString());
       if (line) {

@@ -23,7 +23,7 @@ function request(headers: Record<string, string>, opts: Partial<SignedRequest> =
   return {
     method: 'POST',
     paths: ['/foo'],
-    query: '?param=Value&Pet=dog',
+    queries: ['?param=Value&Pet=dog'],
     headers: new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), [v]])),
     body: Buffer.from(RFC_BODY),
     ...opts,
@@ -101,7 +101,7 @@ describe('client helper ↔ verifier', () => {
       const req: SignedRequest = {
         method: 'POST',
         paths: ['/api/v1/agent/access/db'],
-        query: '?b=2&a=1',
+        queries: ['?b=2&a=1'],
         headers: new Map(Object.entries(headers).map(([k, v]) => [k, [v]])),
         body: Buffer.from(body),
       };

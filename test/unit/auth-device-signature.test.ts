@@ -17,7 +17,7 @@ function req(headers: Record<string, string | string[]>, fields: Partial<ds.Sign
   return {
     method: 'POST',
     paths: ['/api/v1/agent/access/db'],
-    query: '?',
+    queries: ['?'],
     headers: new Map(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v : [v]])),
     body: Buffer.from('{}'),
     ...fields,
@@ -98,7 +98,7 @@ describe('parseSignature', () => {
 describe('signatureBase', () => {
   const parsed = (components: string[]) => ({ ...ds.parseSignature(req({ 'signature-input': `s=(${components.map((c) => `"${c}"`).join(' ')});created=1`, signature: 's=:AA==:' })) });
   it('each component value: method upper-cased, the candidate path, the canonical query, the host lower-cased, fields trimmed and joined', () => {
-    const r = req({ host: 'API.Example.COM', 'x-multi': ['  a ', 'b  '], 'content-digest': digest }, { method: 'post', query: '?a=1' });
+    const r = req({ host: 'API.Example.COM', 'x-multi': ['  a ', 'b  '], 'content-digest': digest }, { method: 'post', queries: ['?a=1'] });
     expect(ds.signatureBase(r, parsed(['@method', '@path', '@query', '@authority', 'x-multi', 'content-digest']), '/p')).toBe(
       ['"@method": POST', '"@path": /p', '"@query": ?a=1', '"@authority": api.example.com', '"x-multi": a, b', `"content-digest": ${digest}`, '"@signature-params": ("@method" "@path" "@query" "@authority" "x-multi" "content-digest");created=1'].join('\n'),
     );
@@ -211,16 +211,36 @@ describe('the signed form of a proxy event', () => {
       ['gone', []],
     ]);
   });
-  it('query: multi-value or single parameters in canonical form; paths without and with the stage; the body as bytes', () => {
+  it('query: multi-value or single parameters, as received first; paths without and with the stage; the body as bytes', () => {
     const r = ds.signedRequestOf(
       ev({ multiValueQueryStringParameters: { b: ['2', '1'], a: ['x y'] }, queryStringParameters: { ignored: '1' }, path: '/api/v1/x', requestContext: { path: '/prod/api/v1/x' } as never, body: 'AAEC', isBase64Encoded: true }),
     );
-    expect(r).toMatchObject({ method: 'POST', query: '?a=x%20y&b=2&b=1', paths: ['/api/v1/x', '/prod/api/v1/x'], body: Buffer.from([0, 1, 2]) });
+    expect(r).toMatchObject({ method: 'POST', paths: ['/api/v1/x', '/prod/api/v1/x'], body: Buffer.from([0, 1, 2]) });
+    expect(r.queries).toEqual(['?b=2&b=1&a=x%20y', '?b=2&b=1&a=x+y', '?a=x%20y&b=2&b=1', '?a=x+y&b=2&b=1']);
     const s = ds.signedRequestOf(ev({ queryStringParameters: { q: "it's", none: undefined }, path: '/same', requestContext: { path: '/same' } as never, body: 'é' }));
-    expect(s).toMatchObject({ query: "?q=it%27s", paths: ['/same'], body: Buffer.from('é', 'utf8') });
+    expect(s).toMatchObject({ paths: ['/same'], body: Buffer.from('é', 'utf8') });
+    expect(s.queries).toEqual(['?q=it%27s', "?q=it's"]);
     expect(ds.signedRequestOf(ev({ path: '', requestContext: undefined as never })).paths).toEqual([]);
     expect(ds.signedRequestOf(ev({})).body.length).toBe(0);
-    expect(ds.signedRequestOf(ev({})).query).toBe('?');
+    expect(ds.signedRequestOf(ev({})).queries).toEqual(['?']);
+  });
+  it('query candidates: the client order and encodings of common clients, sorted too, empty values with and without "="', () => {
+    expect(ds.queryCandidates(null)).toEqual(['?']);
+    expect(ds.queryCandidates({ z: ['a/b c', "it's"], a: ['~!*'] })).toEqual([
+      // as received: RFC 3986, encodeURIComponent, WHATWG URL, form
+      '?z=a%2Fb%20c&z=it%27s&a=~%21%2A',
+      "?z=a%2Fb%20c&z=it's&a=~!*",
+      '?z=a/b%20c&z=it%27s&a=~!*',
+      '?z=a%2Fb+c&z=it%27s&a=%7E%21*',
+      // sorted by name
+      '?a=~%21%2A&z=a%2Fb%20c&z=it%27s',
+      "?a=~!*&z=a%2Fb%20c&z=it's",
+      '?a=~!*&z=a/b%20c&z=it%27s',
+      '?a=%7E%21*&z=a%2Fb+c&z=it%27s',
+    ]);
+    expect(ds.queryCandidates({ flag: [''], b: ['1'] })).toEqual(expect.arrayContaining(['?flag=&b=1', '?flag&b=1', '?b=1&flag', '?b=1&flag=']));
+    // "&", "=", "#" and "%" stay encoded in every form, so no candidate changes the parameters
+    for (const q of ds.queryCandidates({ 'a&b': ['c=d#e%f'] })) expect(new URLSearchParams(q.slice(1)).get('a&b')).toBe('c=d#e%f');
   });
   it('RFC 3986 encoding of the characters encodeURIComponent leaves', () => {
     expect(ds.encodeQueryPart("!'()*~-._a1 ")).toBe('%21%27%28%29%2A~-._a1%20');

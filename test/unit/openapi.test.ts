@@ -31,3 +31,20 @@ describe('OpenAPI request bodies', () => {
     expect(wifi.required).toEqual(expect.arrayContaining(['name', 'ssid']));
   });
 });
+
+describe('OpenAPI wire formats', () => {
+  it('protocol routes describe their own formats: OAuth form bodies and error objects, top-level documents, plain text', async () => {
+    const doc = await buildOpenApi();
+    const token = doc.paths['/api/v1/agent/oauth/token']!.post as any;
+    expect(token['x-wire']).toBe('oauth');
+    expect(Object.keys(token.requestBody.content)).toEqual(['application/x-www-form-urlencoded', 'application/json']);
+    expect(token.responses.default.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OAuthError' });
+    const jwks = doc.paths['/api/v1/.well-known/jwks.json']!.get as any;
+    expect(jwks['x-wire']).toBe('document');
+    expect(jwks.responses['200'].content['application/json'].schema).not.toEqual({ $ref: '#/components/schemas/Success' });
+    expect(Object.keys((doc.paths['/.well-known/acme-challenge/{token}']!.get as any).responses['200'].content)).toEqual(['text/plain']);
+    expect((doc.paths['/api/v1/secrets']!.get as any).responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Success',
+    });
+  });
+});

@@ -1,26 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { ensureTable, startDynamoLocal, waitForDynamo } from '../../scripts/local/dynamodb.js';
+import { freePort } from '../../scripts/local/ports.js';
 
 /**
  * The light global setup of vitest.unit.config.ts (the unit tests alone, as Stryker runs
  * them): DynamoDB Local in memory and the table, no gateway. It provides the same values
  * the full suite's setup does for in-process library calls (test/helpers/in-process.ts).
  */
-async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => ok(port));
-    });
-    s.on('error', fail);
-  });
-}
-
 export default async function setup(project: TestProject) {
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'secrets-api-unit-'));

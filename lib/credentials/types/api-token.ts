@@ -1,9 +1,9 @@
 import * as z from 'zod/v4';
-import { KNOWN_SCOPES } from '../../routes.js';
+import { ScopeName } from '../../auth/scope-names.js';
 import { Timestamp } from '../fields.js';
 import type { TypeSpec } from '../model.js';
 
-export const Scope = z.string().refine((s) => KNOWN_SCOPES.includes(s), { message: 'unknown scope' });
+export const Scope = ScopeName;
 const MAX_LIFETIME_DAYS = 366;
 export const DEFAULT_LIFETIME_DAYS = 90;
 

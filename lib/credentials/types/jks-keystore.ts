@@ -80,13 +80,34 @@ export function toStoredEntry(input: EntryInput, at = 'body'): { entry: StoredEn
   };
 }
 
+/**
+ * The keystore format. PKCS#12 only: it has been Java's default keystore type since Java 9
+ * (JEP 229), keytool and every JVM read it, and unlike JKS it is an open standard
+ * (RFC 7292). No well-kept JavaScript library writes the proprietary JKS format, so
+ * `store_type: "jks"` is refused with a sentence saying so and how to convert.
+ */
+const StoreType = z
+  .string()
+  .default('pkcs12')
+  .superRefine((t, ctx) => {
+    if (t === 'pkcs12') return;
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        t === 'jks'
+          ? 'JKS is not produced: keystores are PKCS#12, the default keystore type of Java 9 and later, which keytool and every JVM read; for a legacy tool that needs JKS, convert the export with keytool -importkeystore -srcstoretype PKCS12 -deststoretype JKS'
+          : 'store_type must be "pkcs12"',
+    });
+  })
+  .transform(() => 'pkcs12' as const);
+
 const earliest = (entries: readonly StoredEntry[]) => (entries.length ? entries.map((e) => e.not_after).sort()[0] : undefined);
 
 export const jksKeystore: TypeSpec = {
   type: 'jks_keystore',
   summary: 'A Java keystore: private-key and trusted-certificate entries, exported as PKCS#12 for keytool.',
   fields: z.strictObject({
-    store_type: z.enum(['pkcs12']).default('pkcs12'),
+    store_type: StoreType,
     store_password: Secret(128).min(6, 'keytool needs at least 6 characters'),
     entries: z.array(EntryInput).max(100).default([]),
   }),

@@ -29,10 +29,14 @@ async function init() {
   try {
     loaded = await import(pathToFileURL(file).href);
   } catch (error) {
-    throw Object.assign(new Error(`${module}: ${error?.message ?? error}`, { cause: error }), { name: 'Runtime.ImportModuleError', stack: error?.stack });
+    throw Object.assign(new Error(`${module}: ${error?.message ?? error}`, { cause: error }), {
+      name: 'Runtime.ImportModuleError',
+      stack: error?.stack,
+    });
   }
   const fn = loaded[exportName];
-  if (typeof fn !== 'function') throw Object.assign(new Error(`${module}.${exportName} is undefined or not exported`), { name: 'Runtime.HandlerNotFound' });
+  if (typeof fn !== 'function')
+    throw Object.assign(new Error(`${module}.${exportName} is undefined or not exported`), { name: 'Runtime.HandlerNotFound' });
   return fn;
 }
 

@@ -104,11 +104,17 @@ function ofType(assembly: Assembly, type: string): { template: Template; id: str
 
 /** The tables the deployment declares (created by the runtime before anything resolves). */
 export function tablesOf(assembly: Assembly): TableSpec[] {
-  return ofType(assembly, 'AWS::DynamoDB::Table').map(({ template, id, resource }) => ({ key: keyOf(template, id), properties: resource.Properties ?? {} }));
+  return ofType(assembly, 'AWS::DynamoDB::Table').map(({ template, id, resource }) => ({
+    key: keyOf(template, id),
+    properties: resource.Properties ?? {},
+  }));
 }
 
 export function queuesOf(assembly: Assembly): QueueSpec[] {
-  return ofType(assembly, 'AWS::SQS::Queue').map(({ template, id, resource }) => ({ key: keyOf(template, id), properties: resource.Properties ?? {} }));
+  return ofType(assembly, 'AWS::SQS::Queue').map(({ template, id, resource }) => ({
+    key: keyOf(template, id),
+    properties: resource.Properties ?? {},
+  }));
 }
 
 /** A CloudFormation evaluator over the assembly's templates. */
@@ -225,7 +231,8 @@ export class Resolver {
       if (attr === 'QueueUrl') return url;
     }
     if (r.Type === 'AWS::DynamoDB::Table' && attr === 'Arn') return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${this.ref(t, id)}`;
-    if (r.Type === 'AWS::DynamoDB::Table' && attr === 'StreamArn') return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${this.ref(t, id)}/stream/local`;
+    if (r.Type === 'AWS::DynamoDB::Table' && attr === 'StreamArn')
+      return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${this.ref(t, id)}/stream/local`;
     if (r.Type === 'AWS::KMS::Key' && attr === 'Arn') return `arn:aws:kms:${REGION}:${ACCOUNT}:key/${key.replace(/\//g, '-')}`;
     return `arn:aws:local:${REGION}:${ACCOUNT}:${r.Type}/${key}#${attr}`;
   }
@@ -239,7 +246,11 @@ function fail(message: string): never {
 function functionKey(value: unknown, what: string): string {
   const s = String(value);
   const at = s.indexOf(FUNCTION_ARN);
-  if (at >= 0) return s.slice(at + FUNCTION_ARN.length).replace(/\/invocations$/, '').replace(/\/functions\/.*$/, '');
+  if (at >= 0)
+    return s
+      .slice(at + FUNCTION_ARN.length)
+      .replace(/\/invocations$/, '')
+      .replace(/\/functions\/.*$/, '');
   if (/^[^:]+\/[^/:]+$/.test(s)) return s;
   throw new Error(`${what}: cannot tell which function ${s} names`);
 }
@@ -268,7 +279,11 @@ export function readDeployment(assembly: Assembly, world: World): Deployment {
       memoryMb: Number(p.MemorySize ?? 128),
       codeDir: assembly.assetPath(resource, `${key} code`),
       layerDirs,
-      environment: Object.fromEntries(Object.entries(variables).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)])),
+      environment: Object.fromEntries(
+        Object.entries(variables)
+          .filter(([, v]) => v !== undefined)
+          .map(([k, v]) => [k, String(v)]),
+      ),
       inVpc: Boolean(p.VpcConfig),
     });
   }
@@ -293,7 +308,12 @@ export function readDeployment(assembly: Assembly, world: World): Deployment {
       const m = /^gatewayresponse\.header\.(.+)$/.exec(k);
       if (m) headers[m[1]!] = String(v).replace(/^'(.*)'$/s, '$1');
     }
-    gatewayResponses.set(String(p.ResponseType), { type: String(p.ResponseType), ...(p.StatusCode ? { statusCode: String(p.StatusCode) } : {}), headers, templates: p.ResponseTemplates ?? {} });
+    gatewayResponses.set(String(p.ResponseType), {
+      type: String(p.ResponseType),
+      ...(p.StatusCode ? { statusCode: String(p.StatusCode) } : {}),
+      headers,
+      templates: p.ResponseTemplates ?? {},
+    });
   }
 
   const apis = ofType(assembly, 'AWS::ApiGateway::RestApi');

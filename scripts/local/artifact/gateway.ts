@@ -50,7 +50,13 @@ function mediaTypeMatches(pattern: string, type: string): boolean {
   return p.endsWith('/*') ? q.startsWith(p.slice(0, -1)) : p === q;
 }
 
-export async function startArtifactGateway(opts: { port: number; host?: string; deployment: Deployment; functions: FunctionHost; log?: NodeJS.WritableStream }): Promise<ArtifactGateway> {
+export async function startArtifactGateway(opts: {
+  port: number;
+  host?: string;
+  deployment: Deployment;
+  functions: FunctionHost;
+  log?: NodeJS.WritableStream;
+}): Promise<ArtifactGateway> {
   const { deployment, functions } = opts;
   const log = opts.log ?? process.stderr;
   const routes = deployment.methods.map((m) => ({ key: methodKey(m), path: m.path, method: m.httpMethod, spec: m }));
@@ -104,13 +110,29 @@ export async function startArtifactGateway(opts: { port: number; host?: string; 
       const outcome = await functions.invoke(fn, event, requestId);
       if (!outcome.ok) {
         failures.push({ method: key, errorType: outcome.error.errorType, errorMessage: outcome.error.errorMessage });
-        log.write(`artifact gateway ${requestId}: ${key} -> ${fn.functionName} (${fn.handler}) failed in ${outcome.phase}: ${outcome.error.errorType}: ${outcome.error.errorMessage}\n`);
+        log.write(
+          `artifact gateway ${requestId}: ${key} -> ${fn.functionName} (${fn.handler}) failed in ${outcome.phase}: ${outcome.error.errorType}: ${outcome.error.errorMessage}\n`,
+        );
         const timedOut = outcome.error.errorType === 'Sandbox.Timedout' || Date.now() - started >= INTEGRATION_TIMEOUT_MS;
         return record(gatewayResponse(res, timedOut ? 'INTEGRATION_TIMEOUT' : 'INTEGRATION_FAILURE', requestId));
       }
-      const result = outcome.result as { statusCode?: unknown; headers?: Record<string, unknown>; multiValueHeaders?: Record<string, unknown[]>; body?: unknown; isBase64Encoded?: boolean } | null;
-      if (!result || typeof result.statusCode !== 'number' || (result.body !== undefined && result.body !== null && typeof result.body !== 'string')) {
-        failures.push({ method: key, errorType: 'MalformedProxyResponse', errorMessage: 'the function returned no {statusCode, headers, body} object' });
+      const result = outcome.result as {
+        statusCode?: unknown;
+        headers?: Record<string, unknown>;
+        multiValueHeaders?: Record<string, unknown[]>;
+        body?: unknown;
+        isBase64Encoded?: boolean;
+      } | null;
+      if (
+        !result ||
+        typeof result.statusCode !== 'number' ||
+        (result.body !== undefined && result.body !== null && typeof result.body !== 'string')
+      ) {
+        failures.push({
+          method: key,
+          errorType: 'MalformedProxyResponse',
+          errorMessage: 'the function returned no {statusCode, headers, body} object',
+        });
         return record(gatewayResponse(res, 'INTEGRATION_FAILURE', requestId));
       }
       const headers: Record<string, string | string[]> = {};

@@ -22,7 +22,9 @@ export interface LambdaError {
   readonly stack?: readonly string[];
 }
 
-export type Invocation = { readonly ok: true; readonly result: unknown } | { readonly ok: false; readonly error: LambdaError; readonly phase: 'init' | 'invoke' };
+export type Invocation =
+  | { readonly ok: true; readonly result: unknown }
+  | { readonly ok: false; readonly error: LambdaError; readonly phase: 'init' | 'invoke' };
 
 export interface InitFailure {
   readonly functionName: string;
@@ -131,7 +133,9 @@ export class FunctionHost {
           }
         };
         child.on('message', onMessage);
-        child.once('exit', (code, signal) => resolve({ errorType: 'Runtime.ExitError', errorMessage: `the environment exited during init (code ${code}, signal ${signal})` }));
+        child.once('exit', (code, signal) =>
+          resolve({ errorType: 'Runtime.ExitError', errorMessage: `the environment exited during init (code ${code}, signal ${signal})` }),
+        );
       }),
     };
     child.once('exit', () => {
@@ -157,10 +161,18 @@ export class FunctionHost {
         else if (m.type === 'error') done({ ok: false, error: m.error!, phase: 'invoke' });
       };
       const onExit = (code: number | null, signal: string | null) =>
-        done({ ok: false, phase: 'invoke', error: { errorType: 'Runtime.ExitError', errorMessage: `the environment exited (code ${code}, signal ${signal})` } });
+        done({
+          ok: false,
+          phase: 'invoke',
+          error: { errorType: 'Runtime.ExitError', errorMessage: `the environment exited (code ${code}, signal ${signal})` },
+        });
       const timer = setTimeout(() => {
         this.retire(env);
-        done({ ok: false, phase: 'invoke', error: { errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${fn.timeoutSeconds}.00 seconds` } });
+        done({
+          ok: false,
+          phase: 'invoke',
+          error: { errorType: 'Sandbox.Timedout', errorMessage: `Task timed out after ${fn.timeoutSeconds}.00 seconds` },
+        });
       }, fn.timeoutSeconds * 1000);
       child.on('message', onMessage);
       child.once('exit', onExit);

@@ -24,6 +24,7 @@ import { CreateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dyn
 import { localClient, startDynamoLocal, waitForDynamo } from '../dynamodb.js';
 import { DEFAULT_TOKEN_LABEL, prepareSoftHsm, softHsmModule } from '../softhsm.js';
 import { readAssembly, synthesizeArtifact } from './assembly.js';
+import { LOCAL_CLUSTER_ID, type RecordedRequest, startCloudHsmControlPlane } from './cloudhsm-control-plane.js';
 import { type FunctionSpec, queuesOf, readDeployment, tablesOf } from './deployment.js';
 import { startArtifactGateway } from './gateway.js';
 import { FunctionHost } from './host.js';
@@ -35,6 +36,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 export const LOCAL_WORLD: readonly string[] = [
   'KMS envelope key -> local keyring file (KEY_PROVIDER=local)',
   'CloudHSM -> SoftHSM2 token; the HSM layer -> a stand-in layer with the real pkcs11js addon',
+  'CloudHSM API (DescribeClusters) -> a local stand-in whose cluster has one HSM on 127.0.0.1; every request recorded',
   'Secrets Manager (HSM PIN) -> PKCS11_PIN of the SoftHSM2 token',
   'DynamoDB -> DynamoDB Local; SQS -> fauxqs; EventBridge schedules -> local timers',
   'API Gateway stage URL -> the local address (PUBLIC_BASE_URL)',
@@ -45,9 +47,13 @@ function localHsmContext(workDir: string): Record<string, string> {
   const layer = join(workDir, 'hsm-layer');
   const target = join(layer, 'nodejs', 'node_modules', 'pkcs11js');
   mkdirSync(dirname(target), { recursive: true });
-  cpSync(join(ROOT, 'node_modules', 'pkcs11js'), target, { recursive: true, filter: (src) => !src.includes(`${join('pkcs11js', 'build', 'Release', 'obj.target')}`) });
+  cpSync(join(ROOT, 'node_modules', 'pkcs11js'), target, {
+    recursive: true,
+    filter: (src) => !src.includes(`${join('pkcs11js', 'build', 'Release', 'obj.target')}`),
+  });
   return {
-    hsmClusterId: 'cluster-local0000a',
+    hsmClusterId: LOCAL_CLUSTER_ID,
+    hsmVpcId: 'vpc-0000000000000000a',
     hsmSubnetIds: 'subnet-0000000000000000a',
     hsmSecurityGroupId: 'sg-0000000000000000a',
     hsmLayerPath: layer,
@@ -77,6 +83,8 @@ export interface ArtifactReport {
   readonly initFailures: { functionName: string; handler: string; error: string }[];
   readonly sources: Record<string, { invocations: number; failures: number }>;
   readonly coldStarts: number;
+  /** What the functions asked the CloudHSM API (the stand-in's record). */
+  readonly cloudhsmRequests: readonly RecordedRequest[];
 }
 
 export interface ArtifactRuntime {
@@ -113,6 +121,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   // the local keyring (the envelope key's stand-in) and the SoftHSM2 token (CloudHSM's)
   const masterKeyFile = join(opts.dataDir, 'keyring', 'master.key');
   const softhsm = prepareSoftHsm(opts.dataDir);
+  const controlPlane = await startCloudHsmControlPlane();
   log.write(`artifact: ${deployment.functions.size} functions, ${deployment.methods.length} methods from ${assemblyDir}\n`);
   for (const line of LOCAL_WORLD) log.write(`artifact: local world: ${line}\n`);
   if (!softhsm.ok) log.write(`artifact: SoftHSM2 unavailable (${softhsm.reason}); signing answers 503\n`);
@@ -134,6 +143,9 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     WEBHOOK_RETRY_BASE_MS: '400',
     WEBHOOK_RETRY_MAX_MS: '5000',
     WEBHOOK_TIMEOUT_MS: '5000',
+    ...(fn.environment.CLOUDHSM_CLUSTER_ID
+      ? { CLOUDHSM_ENDPOINT: controlPlane.endpoint, CLOUDHSM_CLIENT_CONFIG: join(opts.dataDir, 'cloudhsm', 'cloudhsm-pkcs11.cfg') }
+      : {}),
     ...(fn.environment.PKCS11_MODULE
       ? softhsm.ok
         ? { SOFTHSM2_CONF: softhsm.token.conf, PKCS11_MODULE: softhsm.token.module, PKCS11_PIN: softhsm.token.pin, PKCS11_PIN_SECRET_ID: undefined }
@@ -143,7 +155,13 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const functions = new FunctionHost({ overlay, log });
 
   // the first operator, with this process's copy of the library, before any function runs
-  Object.assign(process.env, { TABLE_NAME: tableName, DYNAMODB_ENDPOINT: endpoint, KEY_PROVIDER: 'local', LOCAL_MASTER_KEY_FILE: masterKeyFile, AWS_REGION: 'us-east-1' });
+  Object.assign(process.env, {
+    TABLE_NAME: tableName,
+    DYNAMODB_ENDPOINT: endpoint,
+    KEY_PROVIDER: 'local',
+    LOCAL_MASTER_KEY_FILE: masterKeyFile,
+    AWS_REGION: 'us-east-1',
+  });
   const { seedRoot } = await import('../seed.js');
   const root = await seedRoot(process.env.SECRETS_DEV_ROOT_KEY || undefined);
 
@@ -168,9 +186,14 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
         statuses: Object.fromEntries(s.statuses),
       })),
       failures: gateway.failures,
-      initFailures: functions.initFailures.map((f) => ({ functionName: f.functionName, handler: f.handler, error: `${f.error.errorType}: ${f.error.errorMessage}` })),
+      initFailures: functions.initFailures.map((f) => ({
+        functionName: f.functionName,
+        handler: f.handler,
+        error: `${f.error.errorType}: ${f.error.errorMessage}`,
+      })),
       sources: Object.fromEntries(sources.counts),
       coldStarts: functions.coldStarts,
+      cloudhsmRequests: [...controlPlane.requests],
     }),
     async stop() {
       gateway.server.close();
@@ -178,6 +201,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
       await sources.stop();
       await functions.close();
       await queues.stop();
+      await controlPlane.stop();
       await new Promise<void>((ok) => {
         dynamo.once('exit', () => ok());
         dynamo.kill('SIGTERM');

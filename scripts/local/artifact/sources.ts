@@ -68,7 +68,13 @@ export interface Sources {
   readonly counts: Map<string, { invocations: number; failures: number }>;
 }
 
-export function startSources(opts: { deployment: Deployment; queues: Queues; functions: FunctionHost; speedup?: number; log?: NodeJS.WritableStream }): Sources {
+export function startSources(opts: {
+  deployment: Deployment;
+  queues: Queues;
+  functions: FunctionHost;
+  speedup?: number;
+  log?: NodeJS.WritableStream;
+}): Sources {
   const { deployment, queues, functions } = opts;
   const log = opts.log ?? process.stderr;
   const sqs = new SQSClient({ region: REGION, endpoint: queues.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -92,7 +98,13 @@ export function startSources(opts: { deployment: Deployment; queues: Queues; fun
       while (running) {
         try {
           const out = await sqs.send(
-            new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: Math.min(10, source.batchSize), WaitTimeSeconds: 1, MessageSystemAttributeNames: ['All'], MessageAttributeNames: ['All'] }),
+            new ReceiveMessageCommand({
+              QueueUrl: queueUrl,
+              MaxNumberOfMessages: Math.min(10, source.batchSize),
+              WaitTimeSeconds: 1,
+              MessageSystemAttributeNames: ['All'],
+              MessageAttributeNames: ['All'],
+            }),
           );
           const messages = out.Messages ?? [];
           if (!running || messages.length === 0) continue;
@@ -115,12 +127,19 @@ export function startSources(opts: { deployment: Deployment; queues: Queues; fun
             done = [];
             log.write(`artifact event source ${fn.functionName}: ${outcome.error.errorType}: ${outcome.error.errorMessage}\n`);
           } else if (source.reportBatchItemFailures) {
-            const failed = new Set(((outcome.result as { batchItemFailures?: { itemIdentifier: string }[] } | null)?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+            const failed = new Set(
+              ((outcome.result as { batchItemFailures?: { itemIdentifier: string }[] } | null)?.batchItemFailures ?? []).map((f) => f.itemIdentifier),
+            );
             done = messages.filter((m) => !failed.has(m.MessageId!));
           }
           count(fn.functionName, !outcome.ok);
           if (done.length) {
-            await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })) }));
+            await sqs.send(
+              new DeleteMessageBatchCommand({
+                QueueUrl: queueUrl,
+                Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+              }),
+            );
           }
         } catch (error) {
           if (running) log.write(`artifact event source ${fn.functionName}: ${(error as Error).message}\n`);
@@ -136,29 +155,32 @@ export function startSources(opts: { deployment: Deployment; queues: Queues; fun
     const fn = deployment.functions.get(rule.functionKey);
     if (!fn) throw new Error(`schedule ${rule.key}: unknown function ${rule.functionKey}`);
     let busy = false;
-    const timer = setInterval(async () => {
-      if (busy || !running) return;
-      busy = true;
-      try {
-        const outcome = await functions.invoke(fn, {
-          version: '0',
-          id: randomUUID(),
-          'detail-type': 'Scheduled Event',
-          source: 'aws.events',
-          account: ACCOUNT,
-          time: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-          region: REGION,
-          resources: [`arn:aws:events:${REGION}:${ACCOUNT}:rule/${rule.key.slice(rule.key.lastIndexOf('/') + 1)}`],
-          detail: {},
-        });
-        count(fn.functionName, !outcome.ok);
-        if (!outcome.ok) log.write(`artifact schedule ${fn.functionName}: ${outcome.error.errorType}: ${outcome.error.errorMessage}\n`);
-      } catch (error) {
-        if (running) log.write(`artifact schedule ${fn.functionName}: ${(error as Error).message}\n`);
-      } finally {
-        busy = false;
-      }
-    }, scheduleIntervalMs(rule.expression, opts.speedup ?? 120));
+    const timer = setInterval(
+      async () => {
+        if (busy || !running) return;
+        busy = true;
+        try {
+          const outcome = await functions.invoke(fn, {
+            version: '0',
+            id: randomUUID(),
+            'detail-type': 'Scheduled Event',
+            source: 'aws.events',
+            account: ACCOUNT,
+            time: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+            region: REGION,
+            resources: [`arn:aws:events:${REGION}:${ACCOUNT}:rule/${rule.key.slice(rule.key.lastIndexOf('/') + 1)}`],
+            detail: {},
+          });
+          count(fn.functionName, !outcome.ok);
+          if (!outcome.ok) log.write(`artifact schedule ${fn.functionName}: ${outcome.error.errorType}: ${outcome.error.errorMessage}\n`);
+        } catch (error) {
+          if (running) log.write(`artifact schedule ${fn.functionName}: ${(error as Error).message}\n`);
+        } finally {
+          busy = false;
+        }
+      },
+      scheduleIntervalMs(rule.expression, opts.speedup ?? 120),
+    );
     timers.push(timer);
   }
 
