@@ -1,4 +1,5 @@
 import { eventPut } from '../../lib/events/outbox.js';
+import { emitExpiringSamlCertificates } from '../../lib/federation/saml.js';
 import { keys } from '../../lib/store/keys.js';
 import { tableName } from '../../lib/store/client.js';
 import { listResources } from '../../lib/store/resources.js';
@@ -88,6 +89,8 @@ async function sweepCertificateExpiry(opts: ExpiryOptions = {}): Promise<{ tenan
     for (const t of page.tenants) {
       tenants++;
       emitted += (await emitExpiringCertificates(t.id, opts)).emitted;
+      // SAML metadata certificates (lib/federation/saml.ts) raise their expiry events here too
+      emitted += (await emitExpiringSamlCertificates(t.id, opts)).emitted;
     }
     after = page.cursor;
   } while (after);

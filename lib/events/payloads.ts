@@ -70,6 +70,30 @@ const EVENT_PAYLOADS: Readonly<Record<string, PayloadDoc>> = {
     description: 'a named variable (an alias of a credential field) was created, updated or deleted',
     data: { name: 'string', resource_id: 'string (UUID)', resource_type: 'string', field: 'string' },
   },
+  'oidc_client.*': {
+    description: 'an OIDC client of the account was created, updated, deleted, or its secret rotated',
+    data: {
+      id: 'string (UUID) — the client id',
+      name: 'string',
+      grace_until: 'string (ISO-8601) — rotation only: the old secret is valid until then',
+    },
+  },
+  'jwks.*': {
+    description: 'a trusted JWK set was created, updated (also by a refetch of its URL) or deleted',
+    data: { id: 'string (UUID)', name: 'string', issuer: 'string or null', kids: 'string[] — the key ids of the set' },
+  },
+  'oidc_token.*': {
+    description: 'a token was stored, revoked, deleted, or found past its exp on a read (expired); never the token itself',
+    data: { id: 'string (UUID)', iss: 'string or null', sub: 'string or null', jti: 'string or null', status: 'string — verification status' },
+  },
+  'saml_metadata.*': {
+    description: 'SAML metadata was created, updated or deleted; certificate_expiring when one of its certificates nears expiry',
+    data: { id: 'string (UUID)', entity_id: 'string', not_after: 'string (ISO-8601) — certificate_expiring only' },
+  },
+  'saml_assertion.*': {
+    description: 'a verified SAML assertion was stored or deleted',
+    data: { id: 'string (UUID)', assertion_id: 'string', issuer: 'string', metadata_id: 'string (UUID)' },
+  },
   'lease.*': {
     description: 'a dynamic database credential lease was issued or revoked',
     data: {

@@ -48,6 +48,15 @@
  * | database lease      | T#<tid>            | LEASE#<lease id> (ttl)          | LEASES / <expires_at>#<tid>#<id> (while not revoked) |
  * | rotation lock       | T#<tid>            | DBLOCK#<connection id> (ttl)    |                                 |
  * | variable            | T#<tid>            | VAR#<name>                      |                                 |
+ * | OIDC client         | T#<tid>            | OIDCCLIENT#<id>                 |                                 |
+ * | JWK set             | T#<tid>            | JWKS#<id>                       |                                 |
+ * | JWK set issuer      | T#<tid>            | JWKSISS#<sha256(issuer)>        |                                 |
+ * | OIDC token          | T#<tid>            | OIDCTOKEN#<id>                  |                                 |
+ * | SAML metadata       | T#<tid>            | SAMLMETA#<id>                   |                                 |
+ * | SAML entity name    | T#<tid>            | SAMLENTITY#<sha256(entityID)>   |                                 |
+ * | SAML assertion      | T#<tid>            | SAMLASSERT#<id>                 |                                 |
+ * | SAML cert notice    | T#<tid>            | SAMLCERTNOTE#<meta>#<sha256>#<days> (ttl) |                       |
+ * | SAML replay mark    | T#<tid>            | SAMLREPLAY#<sha256(iss, id)>(ttl)|                                |
  *
  * Every versioned resource type (typed credentials, keys, certificates, ...) has a head
  * `R#<type>#<id>` and versions `V#<type>#<id>#<n>` (lib/store/resources.ts). The generic
@@ -162,6 +171,24 @@ export const keys = {
   // named variables (lib/variables)
   variable: (tid: string, name: string) => ({ pk: tenantPk(tid), sk: `VAR#${name}` }),
   variablePrefix: 'VAR#',
+  // federation stores (lib/federation)
+  oidcClient: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `OIDCCLIENT#${id}` }),
+  oidcClientPrefix: 'OIDCCLIENT#',
+  jwks: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `JWKS#${id}` }),
+  jwksPrefix: 'JWKS#',
+  jwksIssuer: (tid: string, issuerHash: string) => ({ pk: tenantPk(tid), sk: `JWKSISS#${issuerHash}` }),
+  oidcToken: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `OIDCTOKEN#${id}` }),
+  oidcTokenPrefix: 'OIDCTOKEN#',
+  samlMetadata: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `SAMLMETA#${id}` }),
+  samlMetadataPrefix: 'SAMLMETA#',
+  samlEntity: (tid: string, entityHash: string) => ({ pk: tenantPk(tid), sk: `SAMLENTITY#${entityHash}` }),
+  samlAssertion: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `SAMLASSERT#${id}` }),
+  samlAssertionPrefix: 'SAMLASSERT#',
+  samlCertNotice: (tid: string, metadataId: string, fingerprint: string, days: number) => ({
+    pk: tenantPk(tid),
+    sk: `SAMLCERTNOTE#${metadataId}#${fingerprint}#${days}`,
+  }),
+  samlReplay: (tid: string, hash: string) => ({ pk: tenantPk(tid), sk: `SAMLREPLAY#${hash}` }),
 } as const;
 
 /** The table's definition, shared by the local runtime (CreateTable) and the CDK stack. */

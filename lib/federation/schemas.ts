@@ -1,0 +1,157 @@
+import * as z from 'zod/v4';
+import { Description } from '../schemas.js';
+
+/** Request bodies of the federation stores (docs/api.md, "Federation"). */
+const Name = z.string().trim().min(1).max(128);
+const Issuer = z.string().min(1).max(1024);
+const atLeastOne = { message: 'at least one field to update is required' };
+
+// ---- JWK sets -------------------------------------------------------------------------
+
+/** A JWK set document, checked field by field in lib/federation/jwk.ts. */
+const JwkSetDoc = z.looseObject({ keys: z.array(z.unknown()) });
+
+export const CreateJwksBody = z
+  .strictObject({
+    name: Name,
+    description: Description.optional(),
+    /** The `iss` whose tokens these keys verify (lib/federation/tokens.ts); unique in the account. */
+    issuer: Issuer.nullable().optional(),
+    jwks: JwkSetDoc.optional(),
+    jwks_uri: z.string().min(1).max(2048).optional(),
+    /** Include these keys in GET /api/v1/oidc/jwks/.well-known. */
+    publish: z.boolean().optional(),
+  })
+  .refine((b) => (b.jwks === undefined) !== (b.jwks_uri === undefined), {
+    message: 'exactly one of jwks (inline) or jwks_uri is required',
+    path: ['jwks'],
+  });
+export type CreateJwksBody = z.infer<typeof CreateJwksBody>;
+
+export const UpdateJwksBody = z
+  .strictObject({
+    name: Name.optional(),
+    description: Description.optional(),
+    issuer: Issuer.nullable().optional(),
+    jwks: JwkSetDoc.optional(),
+    jwks_uri: z.string().min(1).max(2048).optional(),
+    publish: z.boolean().optional(),
+    /** Fetch the URL again now, whatever its cache says. */
+    refresh: z.literal(true).optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, atLeastOne)
+  .refine((b) => b.jwks === undefined || b.jwks_uri === undefined, { message: 'give jwks or jwks_uri, not both', path: ['jwks'] });
+export type UpdateJwksBody = z.infer<typeof UpdateJwksBody>;
+
+// ---- OIDC clients ---------------------------------------------------------------------
+
+const GRANT_TYPES = ['authorization_code', 'client_credentials', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'] as const;
+const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
+
+/** A redirect URI: absolute, no fragment, https, or http only to a loopback host (RFC 8252 §7.3). */
+const RedirectUri = z
+  .string()
+  .max(2048)
+  .refine(
+    (s) => {
+      try {
+        const u = new URL(s);
+        if (u.hash || u.username || u.password) return false;
+        if (u.protocol === 'https:') return true;
+        return u.protocol === 'http:' && ['localhost', '127.0.0.1', '[::1]'].includes(u.hostname);
+      } catch {
+        return false;
+      }
+    },
+    { message: 'an absolute https URL without fragment or credentials (http only for localhost, 127.0.0.1, [::1])' },
+  );
+
+const OAuthScope = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,128}$/, 'an RFC 6749 scope token');
+
+const clientFields = {
+  name: Name,
+  description: Description.optional(),
+  redirect_uris: z
+    .array(RedirectUri)
+    .max(50)
+    .transform((a) => [...new Set(a)]),
+  grant_types: z
+    .array(z.enum(GRANT_TYPES))
+    .min(1)
+    .transform((a) => [...new Set(a)]),
+  token_endpoint_auth_method: z.enum(AUTH_METHODS),
+  /** For private_key_jwt: the JWK set of this account holding the client's keys. */
+  jwks_id: z.uuid().nullable(),
+  scopes: z
+    .array(OAuthScope)
+    .max(100)
+    .transform((a) => [...new Set(a)]),
+};
+
+const clientRules = <T extends { grant_types?: string[]; redirect_uris?: string[]; token_endpoint_auth_method?: string; jwks_id?: string | null }>(
+  s: z.ZodType<T>,
+) =>
+  s.superRefine((b, ctx) => {
+    if (b.grant_types?.includes('authorization_code') && b.redirect_uris !== undefined && b.redirect_uris.length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['redirect_uris'], message: 'authorization_code needs at least one redirect URI' });
+    }
+    if (b.token_endpoint_auth_method === 'private_key_jwt' && b.jwks_id === null) {
+      ctx.addIssue({ code: 'custom', path: ['jwks_id'], message: 'private_key_jwt needs the id of a JWK set of this account' });
+    }
+  });
+
+export const CreateClientBody = clientRules(
+  z.strictObject({
+    ...clientFields,
+    redirect_uris: clientFields.redirect_uris.default([]),
+    token_endpoint_auth_method: clientFields.token_endpoint_auth_method.default('client_secret_basic'),
+    jwks_id: clientFields.jwks_id.default(null),
+    scopes: clientFields.scopes.default([]),
+    description: Description.default(''),
+  }),
+);
+export type CreateClientBody = z.infer<typeof CreateClientBody>;
+
+export const UpdateClientBody = clientRules(
+  z
+    .strictObject({
+      name: Name.optional(),
+      description: Description.optional(),
+      redirect_uris: clientFields.redirect_uris.optional(),
+      grant_types: clientFields.grant_types.optional(),
+      token_endpoint_auth_method: clientFields.token_endpoint_auth_method.optional(),
+      jwks_id: clientFields.jwks_id.optional(),
+      scopes: clientFields.scopes.optional(),
+    })
+    .refine((b) => Object.keys(b).length > 0, atLeastOne),
+);
+export type UpdateClientBody = z.infer<typeof UpdateClientBody>;
+
+export const RotateSecretBody = z
+  .strictObject({
+    /** How long the previous secret stays valid, 0 (at once) to 30 days; default 1 day. */
+    grace_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(30 * 86_400)
+      .default(86_400),
+  })
+  .default({ grace_seconds: 86_400 });
+export type RotateSecretBody = z.infer<typeof RotateSecretBody>;
+
+// ---- OIDC tokens ----------------------------------------------------------------------
+
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+export const StoreTokenBody = z.strictObject({
+  token: z
+    .string()
+    .max(16 * 1024)
+    .regex(COMPACT_JWS, 'a compact JWS (header.payload.signature)'),
+  description: Description.optional(),
+});
+export type StoreTokenBody = z.infer<typeof StoreTokenBody>;
+
+export const RevokeTokenBody = z.strictObject({ reason: z.string().max(256).optional() }).default({});
+export type RevokeTokenBody = z.infer<typeof RevokeTokenBody>;
