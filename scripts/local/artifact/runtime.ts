@@ -207,7 +207,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
         dynamo.kill('SIGTERM');
         setTimeout(ok, 5000).unref();
       });
-      if (!opts.assembly) rmSync(workDir, { recursive: true, force: true });
+      rmSync(workDir, { recursive: true, force: true });
     },
   };
 }
