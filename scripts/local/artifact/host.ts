@@ -39,6 +39,11 @@ export interface HostOptions {
   readonly maxEnvironments?: number;
   /** Where the environments' stdout and stderr go (Lambda: CloudWatch Logs). */
   readonly log?: NodeJS.WritableStream;
+  /**
+   * A lane for functions whose invocations must not overlap across environments (a local
+   * stand-in that is not safe for concurrent writers from several processes), or undefined.
+   */
+  readonly lane?: (fn: FunctionSpec) => string | undefined;
 }
 
 interface Environment {
@@ -53,6 +58,7 @@ interface Environment {
 export class FunctionHost {
   private readonly environments = new Map<string, Environment[]>();
   private readonly waiting = new Map<string, (() => void)[]>();
+  private readonly lanes = new Map<string, Promise<unknown>>();
   private readonly node = node22();
   readonly initFailures: InitFailure[] = [];
   /** Environments started (cold starts), for the report. */
@@ -85,6 +91,18 @@ export class FunctionHost {
 
   /** Invokes `fn` with `event` as Lambda's synchronous Invoke would. */
   async invoke(fn: FunctionSpec, event: unknown, requestId: string = randomUUID()): Promise<Invocation> {
+    const lane = this.options.lane?.(fn);
+    if (!lane) return this.invokeNow(fn, event, requestId);
+    const previous = this.lanes.get(lane) ?? Promise.resolve();
+    const run = previous.then(() => this.invokeNow(fn, event, requestId));
+    this.lanes.set(
+      lane,
+      run.catch(() => undefined),
+    );
+    return run;
+  }
+
+  private async invokeNow(fn: FunctionSpec, event: unknown, requestId: string): Promise<Invocation> {
     const env = await this.acquire(fn);
     try {
       const initError = await env.ready;

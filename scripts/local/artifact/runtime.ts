@@ -35,7 +35,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 /** What replaces each AWS service that has no local engine, as printed at start. */
 export const LOCAL_WORLD: readonly string[] = [
   'KMS envelope key -> local keyring file (KEY_PROVIDER=local)',
-  'CloudHSM -> SoftHSM2 token; the HSM layer -> a stand-in layer with the real pkcs11js addon',
+  'CloudHSM -> SoftHSM2 token; the HSM layer -> a stand-in layer with the real pkcs11js addon (layer functions take turns: the file token is not safe for concurrent writers)',
   'CloudHSM API (DescribeClusters) -> a local stand-in whose cluster has one HSM on 127.0.0.1; every request recorded',
   'Secrets Manager (HSM PIN) -> PKCS11_PIN of the SoftHSM2 token',
   'DynamoDB -> DynamoDB Local; SQS -> fauxqs; EventBridge schedules -> local timers',
@@ -152,7 +152,9 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
         : { PKCS11_MODULE: undefined, PKCS11_PIN_SECRET_ID: undefined }
       : {}),
   });
-  const functions = new FunctionHost({ overlay, log });
+  // SoftHSM2 keeps its token in files that several processes writing at once can corrupt
+  // (CloudHSM serves concurrent clients): functions with the HSM layer take turns here.
+  const functions = new FunctionHost({ overlay, log, lane: (fn) => (fn.layerDirs.length > 0 ? 'softhsm-token' : undefined) });
 
   // the first operator, with this process's copy of the library, before any function runs
   Object.assign(process.env, {
