@@ -1,10 +1,10 @@
+import { daysLeft, EXPIRY_THRESHOLDS_DAYS, emitNoticeOnce, thresholdFor } from '../../lib/events/expiry.js';
 import { eventPut } from '../../lib/events/outbox.js';
 import { emitExpiringSamlCertificates } from '../../lib/federation/saml.js';
 import { keys } from '../../lib/store/keys.js';
 import { tableName } from '../../lib/store/client.js';
 import { listResources } from '../../lib/store/resources.js';
 import { listTenants } from '../../lib/store/tenants.js';
-import { transact, TxConditionFailed } from '../../lib/store/tx.js';
 import type { CertMeta } from './service.js';
 
 /**
@@ -16,25 +16,14 @@ import type { CertMeta } from './service.js';
  * scheduled sweeper calls sweepCertificateExpiry(); emitExpiringCertificates() does one
  * account. In AWS the hourly `CertificateExpirySweeper` job (infra/background.ts) calls sweep().
  */
-const DEFAULT_THRESHOLDS_DAYS = [30, 7, 1] as const;
-const DAY = 86400_000;
-
 interface ExpiryOptions {
   readonly now?: Date;
   readonly thresholdsDays?: readonly number[];
 }
 
-/** The smallest threshold the certificate is within, or undefined when none applies yet. */
-export function thresholdFor(notAfter: Date, now: Date, thresholds: readonly number[]): number | undefined {
-  const left = notAfter.getTime() - now.getTime();
-  if (left <= 0) return undefined;
-  const within = [...thresholds].sort((a, b) => a - b).filter((t) => left <= t * DAY);
-  return within[0];
-}
-
 export async function emitExpiringCertificates(tenantId: string, opts: ExpiryOptions = {}): Promise<{ emitted: number; checked: number }> {
   const now = opts.now ?? new Date();
-  const thresholds = opts.thresholdsDays ?? DEFAULT_THRESHOLDS_DAYS;
+  const thresholds = opts.thresholdsDays ?? EXPIRY_THRESHOLDS_DAYS;
   let emitted = 0;
   let checked = 0;
   let cursor: string | undefined;
@@ -47,32 +36,27 @@ export async function emitExpiringCertificates(tenantId: string, opts: ExpiryOpt
       const threshold = thresholdFor(notAfter, now, thresholds);
       if (threshold === undefined) continue;
       const notice = `${rec.meta.serial_number}:${threshold}`;
-      try {
-        await transact([
-          {
-            Update: {
-              TableName: tableName(),
-              Key: keys.resource(tenantId, 'certificate', rec.id),
-              UpdateExpression: 'SET expiry_notice = :n',
-              ConditionExpression: 'version = :v AND (attribute_not_exists(expiry_notice) OR expiry_notice <> :n)',
-              ExpressionAttributeValues: { ':n': notice, ':v': rec.version },
-            },
+      const noticed = await emitNoticeOnce([
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.resource(tenantId, 'certificate', rec.id),
+            UpdateExpression: 'SET expiry_notice = :n',
+            ConditionExpression: 'version = :v AND (attribute_not_exists(expiry_notice) OR expiry_notice <> :n)',
+            ExpressionAttributeValues: { ':n': notice, ':v': rec.version },
           },
-          eventPut(tenantId, 'certificate.expiring', {
-            id: rec.id,
-            name: rec.name,
-            serial: rec.meta.serial_number,
-            subject: rec.meta.subject,
-            not_after: rec.meta.not_after,
-            days_left: Math.ceil((notAfter.getTime() - now.getTime()) / DAY),
-            threshold_days: threshold,
-          }),
-        ]);
-        emitted++;
-      } catch (error) {
-        // already noticed at this threshold, or changed meanwhile (the next sweep sees it)
-        if (!(error instanceof TxConditionFailed)) throw error;
-      }
+        },
+        eventPut(tenantId, 'certificate.expiring', {
+          id: rec.id,
+          name: rec.name,
+          serial: rec.meta.serial_number,
+          subject: rec.meta.subject,
+          not_after: rec.meta.not_after,
+          days_left: daysLeft(notAfter, now),
+          threshold_days: threshold,
+        }),
+      ]);
+      if (noticed) emitted++;
     }
     cursor = page.nextCursor;
   } while (cursor);

@@ -4,6 +4,7 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/v4';
 import type { CallContext } from '../auth/principal.js';
 import type { Change } from '../audit/audit.js';
+import { DAY_MS, daysLeft, emitNoticeOnce, thresholdFor } from '../events/expiry.js';
 import { eventPut } from '../events/outbox.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
@@ -11,7 +12,7 @@ import { db, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import { actorName } from '../store/resources.js';
-import { transact, TxConditionFailed, type TxItem } from '../store/tx.js';
+import type { TxItem } from '../store/tx.js';
 import { type CertInfo, locateAssertion, parseMetadata, verifyAssertion, xmlText } from './saml-xml.js';
 import type { CheckReplayBody, CreateMetadataBody, StoreAssertionBody, UpdateMetadataBody } from './saml-schemas.js';
 import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from './store.js';
@@ -185,11 +186,9 @@ async function metadataOfIssuer(tenantId: string, issuer: string): Promise<Metad
  * the outbox event (it expires a day after the certificate). The hourly certificate expiry
  * sweeper calls this for every account.
  */
-const DAY = 86_400_000;
-const THRESHOLDS_DAYS = [1, 7, 30] as const;
 
 export async function emitExpiringSamlCertificates(tenantId: string, opts: { now?: Date } = {}): Promise<{ emitted: number; checked: number }> {
-  const now = (opts.now ?? new Date()).getTime();
+  const now = opts.now ?? new Date();
   let emitted = 0;
   let checked = 0;
   let cursor: string | undefined;
@@ -198,29 +197,24 @@ export async function emitExpiringSamlCertificates(tenantId: string, opts: { now
     for (const meta of page.items.map((i) => MetadataItem.parse(i))) {
       for (const cert of meta.certificates) {
         checked++;
-        const left = Date.parse(cert.not_after) - now;
-        const threshold = left > 0 ? THRESHOLDS_DAYS.find((t) => left <= t * DAY) : undefined;
+        const notAfter = new Date(cert.not_after);
+        const threshold = thresholdFor(notAfter, now);
         if (threshold === undefined) continue;
-        try {
-          await transact([
-            putNew(keys.samlCertNotice(tenantId, meta.id, cert.fingerprint_sha256, threshold), {
-              ttl: Math.ceil((Date.parse(cert.not_after) + DAY) / 1000),
-            }),
-            eventPut(tenantId, 'saml_metadata.certificate_expiring', {
-              id: meta.id,
-              entity_id: meta.entity_id,
-              fingerprint_sha256: cert.fingerprint_sha256,
-              use: cert.use,
-              not_after: cert.not_after,
-              days_left: Math.ceil(left / DAY),
-              threshold_days: threshold,
-            }),
-          ]);
-          emitted++;
-        } catch (error) {
-          // noticed at this threshold already
-          if (!(error instanceof TxConditionFailed)) throw error;
-        }
+        const noticed = await emitNoticeOnce([
+          putNew(keys.samlCertNotice(tenantId, meta.id, cert.fingerprint_sha256, threshold), {
+            ttl: Math.ceil((notAfter.getTime() + DAY_MS) / 1000),
+          }),
+          eventPut(tenantId, 'saml_metadata.certificate_expiring', {
+            id: meta.id,
+            entity_id: meta.entity_id,
+            fingerprint_sha256: cert.fingerprint_sha256,
+            use: cert.use,
+            not_after: cert.not_after,
+            days_left: daysLeft(notAfter, now),
+            threshold_days: threshold,
+          }),
+        ]);
+        if (noticed) emitted++;
       }
     }
     cursor = page.nextCursor;

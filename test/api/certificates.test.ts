@@ -349,7 +349,8 @@ describe('renew and revoke', () => {
 
 describe('expiry', () => {
   it('certificate.expiring once per certificate and threshold; a renewal starts afresh', async () => {
-    const { emitExpiringCertificates, thresholdFor } = await import('../../functions/certificates/expiry.js');
+    const { emitExpiringCertificates } = await import('../../functions/certificates/expiry.js');
+    const { thresholdFor } = await import('../../lib/events/expiry.js');
     const { db, tableName } = await import('../../lib/store/client.js');
     const acct = await newAccount('certs-exp');
     const cert = await (async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { describe, expect, it } from 'vitest';
-import { thresholdFor } from '../../functions/certificates/expiry.js';
+import { thresholdFor } from '../../lib/events/expiry.js';
 import { minisignKeyIdHex, minisignKeys } from '../../lib/pki/minisign.js';
 import { buildPkcs12 } from '../../lib/pki/pkcs12.js';
 import { derInteger, signingAlgorithm, toPublicCryptoKey, toSigningKey, x509 } from '../../lib/pki/x509.js';
