@@ -13,7 +13,7 @@ import { buildRouter } from './router.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** API Gateway's own payload limit; routes enforce their smaller limits themselves. */
-const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
+export const GATEWAY_MAX_BODY = 10 * 1024 * 1024;
 
 /** Loads every route's handler export once, failing fast on a missing module or export. */
 export async function loadHandlers(routes: readonly Route[] = ROUTES): Promise<Map<string, LambdaHandler>> {
@@ -37,7 +37,8 @@ export function splitHandler(handler: string): [string, string] {
   return [handler.slice(0, dot), handler.slice(dot + 1)];
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
+/** The request body, or 'too_large' past API Gateway's payload limit (read to the end either way). */
+export function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
   return new Promise((resolveBody, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

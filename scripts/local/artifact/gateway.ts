@@ -8,15 +8,13 @@
  * INTEGRATION_TIMEOUT. Both then render through the templates' DEFAULT_5XX customisation.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Route } from '../../../lib/routes.js';
-import { buildEvent } from '../gateway.js';
+import { buildEvent, readBody } from '../gateway.js';
 import { buildRouter } from '../router.js';
 import type { Deployment, GatewayResponseSpec, MethodSpec } from './deployment.js';
 import type { FunctionHost } from './host.js';
 
-/** API Gateway's request payload limit. */
-const MAX_REQUEST_BYTES = 10 * 1024 * 1024;
 /** Lambda's synchronous invocation payload limit (request and response). */
 const MAX_INVOKE_BYTES = 6 * 1024 * 1024;
 const INTEGRATION_TIMEOUT_MS = 29_000;
@@ -151,17 +149,4 @@ export async function startArtifactGateway(opts: {
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((ok) => server.listen(opts.port, opts.host ?? '127.0.0.1', ok));
   return { server, stats, failures };
-}
-
-function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= MAX_REQUEST_BYTES) chunks.push(c);
-    });
-    req.on('end', () => resolve(size > MAX_REQUEST_BYTES ? 'too_large' : Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
 }
