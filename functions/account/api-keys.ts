@@ -1,5 +1,6 @@
 import { defineHandler, ok, created } from '../../lib/http/index.js';
-import { CreateApiKeyBody, IdParams } from '../../lib/account/schemas.js';
+import { CreateApiKeyBody } from '../../lib/account/schemas.js';
+import { IdParams } from '../../lib/schemas.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../lib/account/api-keys.js';
 
 export const list = defineHandler({

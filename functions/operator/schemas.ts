@@ -1,6 +1,7 @@
 import * as z from 'zod/v4';
 import { Limit as PageLimit, OptionalCursor } from '../../lib/schemas.js';
-import { Email, Name, Uuid } from '../../lib/account/schemas.js';
+import { Email, Name } from '../../lib/account/schemas.js';
+import { Uuid } from '../../lib/schemas.js';
 
 const Limit = z.number().int().min(0).max(100_000_000);
 

@@ -6,7 +6,6 @@ export const Email = z
   .email()
   .max(254)
   .transform((e) => e.toLowerCase());
-export const Uuid = z.uuid();
 
 export const Scope = ScopeName;
 
@@ -19,5 +18,3 @@ export const CreateApiKeyBody = z.strictObject({
     .optional(),
 });
 export type CreateApiKeyBody = z.infer<typeof CreateApiKeyBody>;
-
-export const IdParams = z.strictObject({ id: Uuid });
