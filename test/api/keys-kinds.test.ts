@@ -298,7 +298,7 @@ describe('smime', () => {
 });
 
 describe('smime metadata', () => {
-  it('GET /keys/smime/{id} shows the certificate and never the private key; 404 across accounts', async () => {
+  it('GET /keys/smime/{id} shows the certificate and never the private key; 401, 403 without credentials:write, 404 across accounts, 400 on a malformed id', async () => {
     const key = await generate('smime', { email: 'carol@example.test', common_name: 'Carol' });
     const res = await api('GET', `/api/v1/keys/smime/${key.id}`, { key: writer });
     expect(res.status, res.text).toBe(200);
@@ -307,6 +307,13 @@ describe('smime metadata', () => {
     expect(res.text).not.toContain('PRIVATE KEY');
     expect((await api('GET', `/api/v1/keys/smime/${key.id}`, { key: b.adminKey })).status).toBe(404);
     expect((await api('GET', `/api/v1/keys/smime/${key.id}`)).status).toBe(401);
+    const reader = await a.key(['credentials:read']);
+    const denied = await api('GET', `/api/v1/keys/smime/${key.id}`, { key: reader });
+    expect(denied.status).toBe(403);
+    expect(errorCode(denied)).toBe('insufficient_scope');
+    const malformed = await api('GET', '/api/v1/keys/smime/not-a-uuid', { key: writer });
+    expect(malformed.status).toBe(400);
+    expect(errorCode(malformed)).toBe('validation_failed');
   });
 });
 
