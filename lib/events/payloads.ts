@@ -111,6 +111,21 @@ const EVENT_PAYLOADS: Readonly<Record<string, PayloadDoc>> = {
     description: 'a device was enrolled, approved, denied or revoked, changed profile, or acted (identity read, access, variables resolved)',
     data: { id: 'string (UUID) — the device id', name: 'string', profile_id: 'string (UUID), when relevant' },
   },
+  'skey.*': {
+    description: 'an S/KEY (RFC 2289) sequence was created or deleted, or its last one-time password was used (exhausted)',
+    data: { id: 'string (UUID)', name: 'string', algorithm: '"md5" or "sha1"', sequence: 'integer — the count of the last accepted OTP' },
+  },
+  'timelock.*': {
+    description:
+      'a time-lock was created or released (its value read after the release time); break_glass_requested announces an early release after the delay, which an admin or the veto-share holders can veto (break_glass_vetoed)',
+    data: {
+      id: 'string (UUID)',
+      name: 'string',
+      release_at: 'string (ISO-8601) — the time-lock\u2019s release time',
+      break_glass_release_at: 'string (ISO-8601) — break_glass_requested only: when the early release takes effect unless vetoed',
+      reason: 'string — break-glass only: the reason given',
+    },
+  },
   'webhook.created': {
     description: 'a webhook subscription was created',
     data: { id: 'string (UUID)', url: 'string — scheme, host, port and path (no query)', events: 'string[]' },

@@ -57,6 +57,8 @@
  * | SAML assertion      | T#<tid>            | SAMLASSERT#<id>                 |                                 |
  * | SAML cert notice    | T#<tid>            | SAMLCERTNOTE#<meta>#<sha256>#<days> (ttl) |                       |
  * | SAML replay mark    | T#<tid>            | SAMLREPLAY#<sha256(iss, id)>(ttl)|                                |
+ * | S/KEY sequence      | T#<tid>            | SKEY#<id>                       |                                 |
+ * | time-lock           | T#<tid>            | TIMELOCK#<id>                   |                                 |
  *
  * Every versioned resource type (typed credentials, keys, certificates, ...) has a head
  * `R#<type>#<id>` and versions `V#<type>#<id>#<n>` (lib/store/resources.ts). The generic
@@ -189,6 +191,10 @@ export const keys = {
     sk: `SAMLCERTNOTE#${metadataId}#${fingerprint}#${days}`,
   }),
   samlReplay: (tid: string, hash: string) => ({ pk: tenantPk(tid), sk: `SAMLREPLAY#${hash}` }),
+  // tools (lib/tools): S/KEY sequences (the last accepted OTP, sealed) and time-locked values
+  skey: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `SKEY#${id}` }),
+  skeyPrefix: 'SKEY#',
+  timelock: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `TIMELOCK#${id}` }),
 } as const;
 
 /** The table's definition, shared by the local runtime (CreateTable) and the CDK stack. */
