@@ -128,13 +128,13 @@ export async function deleteSkey(ctx: CallContext, id: string) {
 export async function verifySkey(ctx: CallContext, id: string, otpText: string) {
   const { stored, sealed } = await found(ctx, id);
   const resource = { type: TYPE, id: stored.id, name: stored.name };
-  if (stored.sequence === 0) throw conflict('this S/KEY sequence is exhausted: create a new one', 'skey_exhausted');
   const presented = parseOtp(otpText);
   if (!presented) {
     throw badRequest('otp is neither 16 hex digits nor six words of the RFC 2289 dictionary with a valid checksum', [
       { path: 'body.otp', message: 'not an OTP' },
     ]);
   }
+  if (stored.sequence === 0) throw conflict('this S/KEY sequence is exhausted: create a new one', 'skey_exhausted');
   const last = await open(scope(ctx.principal.tenantId, id, stored.version), sealed);
   if (!step(stored.algorithm, presented).equals(last)) {
     await recordAudit(ctx, ctx.principal.tenantId, {
