@@ -20,7 +20,7 @@ const SHARE_RE = /^escrow1\.([0-9a-f]{16})\.(\d{1,3})\.([A-Za-z0-9_-]+)$/;
 
 const digest = (b: Uint8Array) => createHash('sha256').update(b).digest().subarray(0, CHECK);
 
-export interface SplitResult {
+interface SplitResult {
   readonly split_id: string;
   readonly threshold: number;
   readonly shares: string[];

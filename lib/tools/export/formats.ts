@@ -49,7 +49,7 @@ const bitwardenItem = (e: ExportEntry) => {
 export const bitwardenJson = (entries: readonly ExportEntry[]) => ({ encrypted: false, folders: [], items: entries.map(bitwardenItem) });
 
 /** Bitwarden's iteration count for PBKDF2-SHA256 (its current default). */
-export const BITWARDEN_KDF_ITERATIONS = 600_000;
+const BITWARDEN_KDF_ITERATIONS = 600_000;
 
 const hkdfExpand = (prk: Buffer, info: string) =>
   createHmac('sha256', prk)

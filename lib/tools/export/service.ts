@@ -19,8 +19,8 @@ import { appleCsv, bitwardenJson, bitwardenProtected, chromeCsv, type ExportEntr
  * JSON export is Bitwarden's password-protected format, the CSVs an age file (scrypt
  * passphrase recipient, ASCII-armoured; `age -d` opens it).
  */
-export const EXPORT_FORMATS = ['json', 'keychain', 'credential-manager'] as const;
-export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+const EXPORT_FORMATS = ['json', 'keychain', 'credential-manager'] as const;
+type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 const EXPORTABLE: readonly CatalogEntry[] = Object.values(CATALOG).filter(
   (e: CatalogEntry) => !e.key && (e.family === 'credentials' || e.type === 'password' || e.type === 'secret'),

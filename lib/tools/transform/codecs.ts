@@ -112,6 +112,5 @@ export function decodeJwt(input: string) {
 export function asText(bytes: Buffer): string | null {
   const text = bytes.toString('utf8');
   if (!Buffer.from(text, 'utf8').equals(bytes)) return null;
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is refused
   return /[\u0000-\u0008\u000b\u000e-\u001f\u007f]/.test(text) ? null : text;
 }

@@ -6,7 +6,7 @@ import { HIGH_ENTROPY, SECRET_RULES } from './rules.js';
  * and which parts look like secrets (rules.ts). A finding shows where it is and a redacted
  * preview — never the secret itself.
  */
-export interface Finding {
+interface Finding {
   readonly rule: string;
   readonly description: string;
   readonly severity: string;

@@ -5,7 +5,7 @@
  * rule after them is a threshold, not a pattern. To add a rule, add a row here: the scanner
  * (detect.ts) and the documentation (docs/api.md) read this list.
  */
-export interface SecretRule {
+interface SecretRule {
   readonly id: string;
   readonly description: string;
   readonly severity: 'critical' | 'high' | 'medium';
