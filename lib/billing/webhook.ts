@@ -1,0 +1,37 @@
+import { badRequest, notFound, serviceUnavailable, unauthorized } from '../http/errors.js';
+import { configuredProvider, loadSecrets, SignatureInvalid, verifyEvent } from './provider.js';
+import { handleEvent } from './subscriptions.js';
+
+/**
+ * POST /webhooks/{payment_provider}: the provider's events. Only the deployment's configured
+ * provider has an endpoint (another name is 404); the Stripe-Signature header is verified on
+ * the raw body with the webhook signing secret from the secret store, within the tolerance;
+ * then the event is applied once (lib/billing/subscriptions.ts handleEvent). The answer is
+ * metadata only: no event payload is echoed, logged or stored.
+ */
+export async function receiveEvent(providerParam: string, rawBody: string | null, signature: string | undefined) {
+  const name = configuredProvider();
+  if (!name || providerParam !== name) throw notFound('payment provider');
+  if (!signature) throw unauthorized('the Stripe-Signature header is missing');
+  if (!rawBody) throw badRequest('the event body is empty', undefined, 'webhook_signature_invalid');
+  let secrets: Awaited<ReturnType<typeof loadSecrets>>;
+  try {
+    secrets = await loadSecrets();
+  } catch (error) {
+    throw serviceUnavailable('the payment provider is not configured', error);
+  }
+  let event: ReturnType<typeof verifyEvent>;
+  try {
+    event = verifyEvent(rawBody, signature, secrets);
+  } catch (error) {
+    if (error instanceof SignatureInvalid) {
+      throw badRequest(
+        'the event signature does not verify or its timestamp is outside the 5-minute tolerance',
+        undefined,
+        'webhook_signature_invalid',
+      );
+    }
+    throw badRequest('the event is not a JSON event', undefined, 'webhook_signature_invalid');
+  }
+  return { received: true, ...(await handleEvent(name, event, secrets)) };
+}
