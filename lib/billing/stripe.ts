@@ -8,8 +8,12 @@ import type { PaymentSecrets } from './secrets.js';
  * the SDK release: Stripe-Version on every request). Every mutation carries the caller's
  * Idempotency-Key. `httpClient` is for tests: the SDK's fetch client over a recording fetch.
  */
+/** The Stripe API version this adapter is written against (the SDK release's own; sent as Stripe-Version). */
+export const STRIPE_API_VERSION = '2026-10-28.endive';
+
 export function stripeProvider(secrets: PaymentSecrets, options: { httpClient?: Stripe.HttpClient } = {}): PaymentProvider {
   const stripe = new Stripe(secrets.secret_key, {
+    apiVersion: STRIPE_API_VERSION,
     maxNetworkRetries: 1,
     timeout: 10_000,
     telemetry: false,

@@ -12,6 +12,12 @@ import { db } from '../store/client.js';
 export interface Calls {
   dynamodb: string[];
   keyProvider: string[];
+  /** The enclosing measurement (a phase inside the total): a call counts in both. */
+  readonly parent?: Calls;
+}
+
+function record(kind: 'dynamodb' | 'keyProvider', name: string): void {
+  for (let c = current.getStore(); c; c = c.parent) c[kind].push(name);
 }
 
 const current = new AsyncLocalStorage<Calls>();
@@ -22,7 +28,7 @@ function install(): void {
   installed = true;
   db().middlewareStack.add(
     (next, context) => async (args) => {
-      current.getStore()?.dynamodb.push(String(context.commandName ?? 'unknown').replace(/Command$/, ''));
+      record('dynamodb', String(context.commandName ?? 'unknown').replace(/Command$/, ''));
       return next(args);
     },
     { step: 'deserialize', name: 'diagnosticsRoundTrips' },
@@ -31,7 +37,7 @@ function install(): void {
   const wrap = <K extends 'generateDataKey' | 'decryptDataKey'>(name: K) => {
     const original = provider[name].bind(provider) as KeyProvider[K];
     (provider as { -readonly [P in K]: KeyProvider[K] })[name] = (async (...args: Parameters<KeyProvider[K]>) => {
-      current.getStore()?.keyProvider.push(`${provider.name}:${name}`);
+      record('keyProvider', `${provider.name}:${name}`);
       return (original as (...a: Parameters<KeyProvider[K]>) => ReturnType<KeyProvider[K]>)(...args);
     }) as KeyProvider[K];
   };
@@ -42,7 +48,8 @@ function install(): void {
 /** Runs `fn` with fresh counters; returns its result, the calls it made and its duration. */
 export async function counted<T>(fn: () => Promise<T>): Promise<{ value: T; calls: Calls; ms: number }> {
   install();
-  const calls: Calls = { dynamodb: [], keyProvider: [] };
+  const parent = current.getStore();
+  const calls: Calls = { dynamodb: [], keyProvider: [], ...(parent ? { parent } : {}) };
   const started = performance.now();
   const value = await current.run(calls, fn);
   return { value, calls, ms: Math.round((performance.now() - started) * 100) / 100 };
