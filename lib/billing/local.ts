@@ -32,7 +32,7 @@ export function localProvider(): PaymentProvider {
 }
 
 /** One signed delivery: the raw body and its Stripe-Signature header. */
-export interface SignedDelivery {
+interface SignedDelivery {
   readonly body: string;
   readonly signature: string;
   readonly event: ProviderEvent;

@@ -7,7 +7,7 @@ import type { Quota } from '../store/tenants.js';
  * same path as PUT /api/v1/admin/tenants/{id}/quota. `free` is where a cancelled
  * subscription lands; the paid plans are bought through the payment provider.
  */
-export interface Plan {
+interface Plan {
   readonly id: string;
   readonly name: string;
   /** Price per interval in the currency's minor unit (cents). */

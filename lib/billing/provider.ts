@@ -9,7 +9,7 @@ import { paymentSecrets, type PaymentSecrets } from './secrets.js';
  * simulates checkout sessions and subscriptions and signs its events exactly like Stripe
  * (so both are verified by one webhook path). Configuration picks one (PAYMENT_PROVIDER).
  */
-export const PROVIDER_NAMES = ['stripe', 'local'] as const;
+const PROVIDER_NAMES = ['stripe', 'local'] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
 
 export interface CheckoutSession {
@@ -43,7 +43,7 @@ export interface PaymentProvider {
 }
 
 /** Webhook signatures older (or newer) than this are refused (Stripe's default tolerance). */
-export const SIGNATURE_TOLERANCE_SECONDS = 300;
+const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 /** A verified event (Stripe's event shape; the local provider emits the same). */
 export interface ProviderEvent {

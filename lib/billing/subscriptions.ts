@@ -58,7 +58,7 @@ const ACCOUNT_STATUS: Readonly<Record<string, TenantStatus>> = { unpaid: 'suspen
 /** Statuses that end the subscription: the account falls back to the free plan. */
 const ENDED = new Set(['canceled', 'incomplete_expired']);
 
-export async function getBilling(tenantId: string): Promise<Billing | undefined> {
+async function getBilling(tenantId: string): Promise<Billing | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.billing(tenantId), ConsistentRead: true }));
   return out.Item ? BillingItem.parse(out.Item) : undefined;
 }

@@ -14,7 +14,7 @@ import { TxConditionFailed, type TxItem } from '../store/tx.js';
  */
 
 /** What a caller commits together with a quota change: a status, its own conditional items, audit detail. */
-export interface QuotaChangeExtras {
+interface QuotaChangeExtras {
   readonly status?: TenantStatus;
   /** Items committed in the same transaction after the tenant update (their conditions fail it as TxConditionFailed, index >= 1). */
   readonly items?: readonly TxItem[];

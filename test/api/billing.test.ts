@@ -264,9 +264,15 @@ describe('POST /webhooks/{payment_provider}', () => {
       body: notJson,
       signature: Stripe.webhooks.generateTestHeaderString({ payload: notJson, secret: secrets.webhook_secret }),
     });
-    expect([res.status, errorCode(res)]).toEqual([400, 'webhook_signature_invalid']);
+    expect([res.status, errorCode(res)]).toEqual([400, 'invalid_json']);
     const empty = await api('POST', '/webhooks/local', { headers: { 'stripe-signature': 't=1,v1=00' } });
-    expect([empty.status, errorCode(empty)]).toEqual([400, 'webhook_signature_invalid']);
+    expect([empty.status, errorCode(empty)]).toEqual([400, 'validation_failed']);
+    const notEvent = JSON.stringify({ id: 'evt_1', type: 'x' });
+    const shape = await deliver({
+      body: notEvent,
+      signature: Stripe.webhooks.generateTestHeaderString({ payload: notEvent, secret: secrets.webhook_secret }),
+    });
+    expect([shape.status, errorCode(shape)]).toEqual([400, 'validation_failed']);
   });
 });
 
