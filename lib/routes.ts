@@ -417,7 +417,7 @@ export const ROUTES: readonly Route[] = [
   r("GET",    "/api/v1/admin/tenants/{id}/users",                    "operator",   "admin:*",                             "operator",     null),
   r("POST",   "/api/v1/admin/users/reset-password",                  "operator",   "admin:*",                             "operator",     null),
   r("GET",    "/api/v1/diagnostics",                                 "bearer",     "admin:*",                             "diagnostics",  "diagnostics/diagnostics.get", "table:read kms:decrypt hsm:describe"),
-  r("POST",   "/api/v1/diagnostics/trace",                           "bearer",     "admin:*",                             "diagnostics",  "diagnostics/diagnostics.trace", "table:read kms:decrypt"),
+  r("POST",   "/api/v1/diagnostics/trace",                           "bearer",     "admin:*",                             "diagnostics",  "diagnostics/trace.trace", "table:read kms:decrypt"),
   r("POST",   "/api/v1/mock/configure",                              "bearer",     "admin:*",                             "diagnostics",  "diagnostics/mock.configure", "table:write kms:encrypt"),
   r("GET",    "/api/v1/mock/templates/{type}",                       "bearer",     "admin:*",                             "diagnostics",  "diagnostics/mock.templates"),
   r("GET",    "/api/v1/skey-otps",                                   "bearer",     "secrets:read",                        "tools",        null),
