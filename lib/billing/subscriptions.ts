@@ -292,11 +292,7 @@ export async function handleEvent(providerName: ProviderName, event: ProviderEve
   if (!found?.tenantId || !UUID_RE.test(found.tenantId)) return { ...base, outcome: 'ignored' as Outcome };
   const tenant = await getTenant(found.tenantId);
   if (!tenant) return { ...base, outcome: 'ignored' as Outcome };
-  try {
-    const out = await applyState(providerContext(tenant, providerName, event), tenant.id, providerName, found.state, event.created, event);
-    return { ...base, outcome: out.outcome, plan: out.plan, subscription_status: out.subscription_status };
-  } catch (error) {
-    if (error instanceof HttpError && error.status === 404) return { ...base, outcome: 'ignored' as Outcome };
-    throw error;
-  }
+  // accounts are never deleted, so the one found is there for the update
+  const out = await applyState(providerContext(tenant, providerName, event), tenant.id, providerName, found.state, event.created, event);
+  return { ...base, outcome: out.outcome, plan: out.plan, subscription_status: out.subscription_status };
 }

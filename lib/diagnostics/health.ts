@@ -21,10 +21,10 @@ type Probe = {
   readonly [k: string]: unknown;
 };
 
-async function probe(name: string, run: () => Promise<Record<string, unknown> | undefined>): Promise<Probe> {
+async function probe(name: string, run: () => Promise<Record<string, unknown>>): Promise<Probe> {
   const started = performance.now();
   try {
-    const extra = (await run()) ?? {};
+    const extra = await run();
     return { name, status: 'ok', latency_ms: Math.round(performance.now() - started), ...extra };
   } catch (error) {
     // the error's class only: messages of drivers may carry request data

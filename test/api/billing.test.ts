@@ -118,6 +118,12 @@ describe('POST /api/v1/billing/checkout', () => {
     expect(cancel.status, cancel.text).toBe(200);
     expect(cancel.body.data.subscription).toMatchObject({ outcome: 'applied', plan: 'free', subscription_status: 'canceled' });
     expect(await quotaOf(a)).toMatchObject(plan('free').quota);
+    // a former customer checks out again (the provider's customer is named in the session)
+    const back = await api('POST', '/api/v1/billing/checkout', {
+      key: a.adminKey,
+      body: { plan: 'team', success_url: 'https://app.example.test/ok' },
+    });
+    expect(back.status, back.text).toBe(201);
 
     // the quota changes are the operator's quota path: audit action tenant.quota, with the billing detail
     const audit = await api('GET', '/api/v1/audit/logs?limit=100', { key: a.adminKey });
@@ -249,6 +255,23 @@ describe('POST /webhooks/{payment_provider}', () => {
         subscriptionObject({ id: 'sub_x', customer: 'cus_x', status: 'active', plan: 'team', tenantId: 'not-a-uuid' }),
       ),
       providerEvent('customer.subscription.updated', { id: 'sub_x', customer: 'cus_x' }),
+      // no account reference at all; a plan that cannot be told (no metadata plan, an unknown price, no items)
+      providerEvent('customer.subscription.updated', { id: 'sub_x', customer: 'cus_x', status: 'active' }),
+      providerEvent('customer.subscription.updated', {
+        id: 'sub_x',
+        customer: 'cus_x',
+        status: 'active',
+        metadata: { tenant_id: acct.tenantId },
+        items: { data: [{ price: { id: 'price_unknown' } }] },
+      }),
+      providerEvent('customer.subscription.updated', { id: 'sub_x', customer: 'cus_x', status: 'active', metadata: { tenant_id: acct.tenantId } }),
+      providerEvent('checkout.session.completed', {
+        id: 'cs_x',
+        mode: 'subscription',
+        customer: 'cus_x',
+        subscription: 'sub_x',
+        metadata: { tenant_id: acct.tenantId },
+      }),
       providerEvent('checkout.session.completed', { id: 'cs_x', mode: 'payment', client_reference_id: acct.tenantId }),
       providerEvent(
         'customer.subscription.updated',

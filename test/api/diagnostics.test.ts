@@ -92,6 +92,11 @@ describe('POST /api/v1/diagnostics/trace', () => {
     });
     expect(w.body.data.trace.phases[0]).toMatchObject({ dynamodb_operations: ['GetItem'] });
 
+    // a resource without a sealed part (a container): nothing to open
+    const box = await api('POST', '/api/v1/containers', { key: acct.adminKey, body: { name: 'traced-box' } });
+    const c = await api('POST', '/api/v1/diagnostics/trace', { key: acct.adminKey, body: { type: 'container', id: box.body.data.container.id } });
+    expect(c.body.data.trace.result).toEqual({ found: true, version: 1, sealed_fields: 0 });
+
     // another account's resource is the same 404 as a missing one
     for (const key of [other.adminKey, acct.adminKey]) {
       const id = key === other.adminKey ? made.body.data.secret.id : MISSING;

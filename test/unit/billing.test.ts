@@ -279,3 +279,40 @@ describe('the integrator helpers where the deployment has not turned them on', (
     expect([res.statusCode, JSON.parse(res.body).code]).toEqual([404, 'route_not_found']);
   });
 });
+
+describe('billing and diagnostics in a process without a payment provider', () => {
+  let tenantId: string;
+  const ctxOf = (scopes: string[]) => ({
+    principal: { kind: 'api_key' as const, tenantId, tenant: { id: tenantId } as never, id: 'k1', user: 'u@unit.example', scopes, operator: false },
+    requestId: `req-${randomUUID()}`,
+    sourceIp: null,
+    userAgent: null,
+  });
+  beforeAll(async () => {
+    tenantId = await (await table()).account();
+  });
+
+  it('checkout, update and cancel answer 503; the inbound webhook 404', async () => {
+    const { startCheckout, updateSubscription, cancelSubscription } = await import('../../lib/billing/subscriptions.js');
+    const { receiveEvent } = await import('../../lib/billing/webhook.js');
+    for (const call of [
+      () => startCheckout(ctxOf(['admin:*']), { plan: 'team' }),
+      () => updateSubscription(ctxOf(['admin:*']), 'team'),
+      () => cancelSubscription(ctxOf(['admin:*'])),
+    ]) {
+      await expect(call()).rejects.toMatchObject({ status: 503, code: 'service_unavailable' });
+    }
+    await expect(receiveEvent('stripe', '{}', 't=1,v1=0')).rejects.toMatchObject({ status: 404 });
+  });
+
+  it('diagnostics: what is not configured says so; a caller without admin:* sees its own scopes', async () => {
+    const { diagnostics } = await import('../../lib/diagnostics/health.js');
+    const d = await diagnostics(ctxOf(['secrets:read', 'audit:read']));
+    const byName = Object.fromEntries(d.dependencies.map((x) => [x.name, x]));
+    expect(byName.payment_provider).toEqual({ name: 'payment_provider', status: 'not_configured' });
+    expect(byName.s3).toEqual({ name: 's3', status: 'not_configured' });
+    expect(byName.table).toMatchObject({ status: 'ok' });
+    expect(d.caller.effective_scopes).toEqual(['audit:read', 'secrets:read']);
+    expect(d.status).toBe(d.dependencies.some((x) => x.status === 'error') ? 'degraded' : 'ok');
+  });
+});
