@@ -53,19 +53,23 @@ export interface ProviderEvent {
   readonly data: { readonly object: Record<string, unknown> };
 }
 
-/** Thrown when an inbound event's signature does not verify (or its timestamp is outside the tolerance). */
-export class SignatureInvalid extends Error {}
-
 /**
  * Verifies a delivery with the provider's scheme (Stripe-Signature: `t=<unix>,v1=<HMAC-SHA256
- * of "t.payload">`, through the SDK's constructEvent) on the raw body, then returns the event.
+ * of "t.payload">`, through the SDK's constructEvent) on the raw body: the event, or null when
+ * the signature does not verify or its timestamp is outside the tolerance.
  */
-export function verifyEvent(rawBody: string, signature: string, secrets: PaymentSecrets, now?: number): ProviderEvent {
+export function verifyEvent(rawBody: string, signature: string, secrets: PaymentSecrets, now?: number): ProviderEvent | null {
   try {
-    const event = Stripe.webhooks.constructEvent(rawBody, signature, secrets.webhook_secret, SIGNATURE_TOLERANCE_SECONDS, undefined, now);
-    return event as unknown as ProviderEvent;
+    return Stripe.webhooks.constructEvent(
+      rawBody,
+      signature,
+      secrets.webhook_secret,
+      SIGNATURE_TOLERANCE_SECONDS,
+      undefined,
+      now,
+    ) as unknown as ProviderEvent;
   } catch (error) {
-    if (error instanceof Stripe.errors.StripeSignatureVerificationError) throw new SignatureInvalid(error.message);
+    if (error instanceof Stripe.errors.StripeSignatureVerificationError) return null;
     throw error;
   }
 }

@@ -28,7 +28,7 @@ function install(): void {
   installed = true;
   db().middlewareStack.add(
     (next, context) => async (args) => {
-      record('dynamodb', String(context.commandName ?? 'unknown').replace(/Command$/, ''));
+      record('dynamodb', String(context.commandName).replace(/Command$/, ''));
       return next(args);
     },
     { step: 'deserialize', name: 'diagnosticsRoundTrips' },

@@ -2,7 +2,7 @@ import type { CallContext } from '../auth/principal.js';
 import { config } from '../config.js';
 import { containerByRef, createContainer } from '../containers/service.js';
 import { CreateContainerBody } from '../containers/schemas.js';
-import { HttpError, notFound } from '../http/errors.js';
+import { HttpError } from '../http/errors.js';
 import { CreateSecretBody } from '../secrets/schemas.js';
 import { createSecret } from '../secrets/service.js';
 import { readResourceByName } from '../store/resources.js';
@@ -42,8 +42,7 @@ export async function configureSandbox(ctx: CallContext, body: ConfigureBody) {
   else {
     await createContainer(ctx, containerBody);
     created.push({ type: 'container', name: containerBody.name });
-    container = await containerByRef(tenantId, containerBody.name);
-    if (!container) throw notFound('container');
+    container = (await containerByRef(tenantId, containerBody.name))!;
   }
   const secretTemplate = templateOf('secret')!.body;
   for (let n = 1; n <= body.secrets; n++) {
