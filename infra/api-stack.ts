@@ -120,6 +120,7 @@ export class ApiStack extends Stack {
             ...(settings.hsm.pinSecretArn ? { PKCS11_PIN_SECRET_ID: settings.hsm.pinSecretArn } : {}),
           }
         : {},
+      paymentEnvironment: settings.paymentSecretArn ? { PAYMENT_PROVIDER: 'stripe', PAYMENT_SECRET_ID: settings.paymentSecretArn } : {},
       hsmDescribeEnvironment: hsm ? { CLOUDHSM_CLUSTER_ID: settings.hsm.clusterId!, PKCS11_TOKEN_LABEL: settings.hsm.tokenLabel } : {},
       ...(signingSecurityGroup ? { hsmSecurityGroupId: signingSecurityGroup.attrGroupId } : {}),
       hsmReservedConcurrency: Math.max(1, Math.floor(settings.hsm.connectionBudget / Math.max(1, hsmRoutes.length))),

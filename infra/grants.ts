@@ -27,6 +27,7 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | queue:send   | sqs:SendMessage; kms:GenerateDataKey + kms:Decrypt only via SQS for this queue | the webhook queue / the key |
  * | hsm          | ec2 network-interface actions Lambda needs in a VPC; cloudhsm:DescribeClusters; secretsmanager:GetSecretValue | * (ENI actions and DescribeClusters take no resource ARN) / the PIN secret |
  * | hsm:describe | cloudhsm:DescribeClusters                                                | * |
+ * | payment      | secretsmanager:GetSecretValue (only when context paymentSecretArn is set)   | the payment provider's secret |
  * | kms:sign     | (not in lib/routes.ts yet) kms:CreateKey+TagResource for SIGN_VERIFY keys tagged tenant_id; Sign, GetPublicKey, ScheduleKeyDeletion on keys tagged tenant_id | * / key/* |
  */
 export function grantSetKey(grants: readonly Grant[]): string {
@@ -189,6 +190,9 @@ export function grantStatements(
   }
   if (has('hsm') && settings.hsm.pinSecretArn) {
     statements.push(new iam.PolicyStatement({ sid: 'HsmPin', actions: ['secretsmanager:GetSecretValue'], resources: [settings.hsm.pinSecretArn] }));
+  }
+  if (has('payment') && settings.paymentSecretArn) {
+    statements.push(new iam.PolicyStatement({ sid: 'PaymentSecret', actions: ['secretsmanager:GetSecretValue'], resources: [settings.paymentSecretArn] }));
   }
   if (usesKmsSigning(grants)) {
     statements.push(

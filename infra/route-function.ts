@@ -23,6 +23,8 @@ export interface FunctionDefaults {
   readonly hsmEnvironment: Readonly<Record<string, string>>;
   /** Added for routes with the `hsm:describe` grant (the cluster's state from the CloudHSM API, outside the VPC). */
   readonly hsmDescribeEnvironment: Readonly<Record<string, string>>;
+  /** Added for routes with the `payment` grant (the payment provider and its secret; lib/billing). */
+  readonly paymentEnvironment: Readonly<Record<string, string>>;
   /** The signing functions' security group (created by the API stack when the HSM is configured). */
   readonly hsmSecurityGroupId?: string;
   /** Reserved concurrency of each signing function (its share of the cluster's connections). */
@@ -134,6 +136,9 @@ export class RouteFunction extends Construct {
         ...(signing ? defaults.hsmEnvironment : {}),
         ...(route.grants.includes('hsm:describe') ? defaults.hsmDescribeEnvironment : {}),
         ...(usesKmsSigning(route.grants) ? { SIGNING_KMS_ENABLED: '1' } : {}),
+        ...(route.grants.includes('payment') ? defaults.paymentEnvironment : {}),
+        // the integrator helpers answer only where the deployment turns them on (context mockRoutes)
+        ...(settings.mockRoutes && route.path.startsWith('/api/v1/mock/') ? { MOCK_ROUTES_ENABLED: '1' } : {}),
       },
       ...(signing ? { reservedConcurrency: defaults.hsmReservedConcurrency } : {}),
       ...(inVpc && layer ? { layers: [layer] } : {}),

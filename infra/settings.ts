@@ -32,6 +32,14 @@ export interface Settings {
   /** Create the account-wide API Gateway CloudWatch role (needed once per account and region for access logs). */
   readonly apiGatewayCloudWatchRole: boolean;
   readonly hsm: HsmSettings;
+  /**
+   * Billing: the Secrets Manager secret of the payment provider (Stripe), JSON
+   * {"secret_key", "webhook_secret", "prices": {"<plan>": "<price id>"}}. Absent: the billing
+   * routes that need the provider answer 503 and the inbound webhook 404.
+   */
+  readonly paymentSecretArn?: string;
+  /** The integrator helpers (GET /api/v1/mock/templates/{type}, POST /api/v1/mock/configure); off by default: 404. */
+  readonly mockRoutes: boolean;
 }
 
 export interface HsmSettings {
@@ -125,6 +133,8 @@ export function readSettings(node: Node): Settings {
     })(),
     alarmTopicArn: str('alarmTopicArn'),
     apiGatewayCloudWatchRole: bool('apiGatewayCloudWatchRole', true),
+    paymentSecretArn: str('paymentSecretArn'),
+    mockRoutes: bool('mockRoutes', false),
     hsm: {
       clusterId: str('hsmClusterId'),
       vpcId: str('hsmVpcId'),

@@ -107,6 +107,21 @@ const Env = z
     LEASE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** The local runtime's lease-expiry sweeper period (AWS: an EventBridge schedule). */
     LEASE_SWEEP_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(3600).default(60),
+    /**
+     * Billing (lib/billing): the payment provider; `stripe` in AWS (set by infra where the
+     * deployment has the payment secret), `local` = the embedded runtime's simulated provider.
+     * Unset: the billing routes that need a provider answer 503.
+     */
+    PAYMENT_PROVIDER: z.enum(['stripe', 'local']).optional(),
+    /** Secrets Manager secret holding the provider's JSON {"secret_key", "webhook_secret", "prices"} (never a request). */
+    PAYMENT_SECRET_ID: z.string().min(1).optional(),
+    /** The local provider's stand-in for that secret: a file the runtime creates with a fresh signing secret. */
+    PAYMENT_SECRET_FILE: z.string().min(1).optional(),
+    /** The integrator helpers GET /api/v1/mock/templates/{type} and POST /api/v1/mock/configure (off: 404). */
+    MOCK_ROUTES_ENABLED: z
+      .enum(['0', '1', 'true', 'false'])
+      .default('0')
+      .transform((v) => v === '1' || v === 'true'),
   })
   .superRefine((env, ctx) => {
     if (env.KEY_PROVIDER === 'kms' && !env.KMS_KEY_ID) {
@@ -138,6 +153,13 @@ const Env = z
         code: 'custom',
         path: ['QUEUE_PROVIDER'],
         message: 'the in-process queue is for the local runtime only (not with KEY_PROVIDER=kms)',
+      });
+    }
+    if (env.KEY_PROVIDER === 'kms' && env.PAYMENT_PROVIDER === 'local') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['PAYMENT_PROVIDER'],
+        message: 'the local payment provider is for the local runtime only (not with KEY_PROVIDER=kms)',
       });
     }
     if (env.KEY_PROVIDER === 'local' && !env.LOCAL_MASTER_KEY_FILE) {

@@ -32,6 +32,7 @@ type AuthKind = (typeof AUTH_KINDS)[number];
  * - hsm           runs in the CloudHSM VPC with the PKCS#11 layer (looks the cluster's HSMs up at start)
  * - hsm:describe  reads the CloudHSM cluster's state from the CloudHSM API (outside the VPC, no layer)
  * - kms:sign      the KMS asymmetric signing backend (lib/signing/kms.ts): CreateKey, Sign, GetPublicKey, ScheduleKeyDeletion on tenant-tagged keys
+ * - payment       the payment provider (lib/billing): GetSecretValue on the provider's secret (context paymentSecretArn), PAYMENT_PROVIDER/PAYMENT_SECRET_ID
  */
 export const GRANTS = [
   'table:read',
@@ -43,6 +44,7 @@ export const GRANTS = [
   'hsm',
   'hsm:describe',
   'kms:sign',
+  'payment',
 ] as const;
 export type Grant = (typeof GRANTS)[number];
 
@@ -194,8 +196,8 @@ export const ROUTES: readonly Route[] = [
   r("GET",    "/health",                                             "public",     "-",                                   "public",       "public/health.health"),
   r("GET",    "/healthz",                                            "public",     "-",                                   "public",       "public/health.healthz"),
   r("GET",    "/ready",                                              "public",     "-",                                   "public",       "public/health.ready", "table:read kms:encrypt"),
-  r("POST",   "/webhooks/{payment_provider}",                        "endpoint",   "-",                                   "billing",      null),
-  r("GET",    "/api/v1/billing/pricing",                             "public",     "-",                                   "billing",      null),
+  r("POST",   "/webhooks/{payment_provider}",                        "endpoint",   "-",                                   "billing",      "billing/webhooks.receive", "table:write payment"),
+  r("GET",    "/api/v1/billing/pricing",                             "public",     "-",                                   "billing",      "billing/pricing.pricing"),
   r("GET",    "/api/v1/diagnostics/auth",                            "endpoint",   "-",                                   "diagnostics",  null),
   r("GET",    "/api/v1/t/{token}",                                   "temp-token", "-",                                   "sharing",      "sharing/temp-access.redeem", "table:write kms:decrypt"),
   r("GET",    "/api/v1/secrets",                                     "bearer",     "secrets:read",                        "secrets",      "secrets/secrets.list", "table:read"),
@@ -402,9 +404,9 @@ export const ROUTES: readonly Route[] = [
   r("GET",    "/api/v1/quotas",                                      "bearer",     "handler",                             "account",      "account/usage.quotas", "table:read"),
   r("GET",    "/api/v1/usage",                                       "bearer",     "handler",                             "account",      "account/usage.usage", "table:read"),
   r("GET",    "/api/v1/cli/sync",                                    "bearer",     "admin:*",                             "account",      "account/cli-sync.sync", "table:write kms:decrypt"),
-  r("POST",   "/api/v1/billing/checkout",                            "bearer",     "admin:*",                             "billing",      null),
-  r("POST",   "/api/v1/billing/subscription/cancel",                 "bearer",     "admin:*",                             "billing",      null),
-  r("POST",   "/api/v1/billing/subscription/update",                 "bearer",     "admin:*",                             "billing",      null),
+  r("POST",   "/api/v1/billing/checkout",                            "bearer",     "admin:*",                             "billing",      "billing/subscriptions.checkout", "table:write payment"),
+  r("POST",   "/api/v1/billing/subscription/cancel",                 "bearer",     "admin:*",                             "billing",      "billing/subscriptions.cancel", "table:write payment"),
+  r("POST",   "/api/v1/billing/subscription/update",                 "bearer",     "admin:*",                             "billing",      "billing/subscriptions.update", "table:write payment"),
   r("GET",    "/api/v1/admin/audit",                                 "operator",   "admin:*",                             "operator",     "audit/audit.adminList", "table:read"),
   r("GET",    "/api/v1/admin/tenants",                               "operator",   "admin:*",                             "operator",     "operator/tenants.list", "table:read"),
   r("POST",   "/api/v1/admin/tenants",                               "operator",   "admin:*",                             "operator",     "operator/tenants.create", "table:write"),
@@ -414,10 +416,10 @@ export const ROUTES: readonly Route[] = [
   r("PUT",    "/api/v1/admin/tenants/{id}/sso",                      "operator",   "admin:*",                             "operator",     null),
   r("GET",    "/api/v1/admin/tenants/{id}/users",                    "operator",   "admin:*",                             "operator",     null),
   r("POST",   "/api/v1/admin/users/reset-password",                  "operator",   "admin:*",                             "operator",     null),
-  r("GET",    "/api/v1/diagnostics",                                 "bearer",     "admin:*",                             "diagnostics",  null),
-  r("POST",   "/api/v1/diagnostics/trace",                           "bearer",     "admin:*",                             "diagnostics",  null),
-  r("POST",   "/api/v1/mock/configure",                              "bearer",     "admin:*",                             "diagnostics",  null),
-  r("GET",    "/api/v1/mock/templates/{type}",                       "bearer",     "admin:*",                             "diagnostics",  null),
+  r("GET",    "/api/v1/diagnostics",                                 "bearer",     "admin:*",                             "diagnostics",  "diagnostics/diagnostics.get", "table:read kms:decrypt hsm:describe"),
+  r("POST",   "/api/v1/diagnostics/trace",                           "bearer",     "admin:*",                             "diagnostics",  "diagnostics/trace.trace", "table:read kms:decrypt"),
+  r("POST",   "/api/v1/mock/configure",                              "bearer",     "admin:*",                             "diagnostics",  "diagnostics/mock.configure", "table:write kms:encrypt"),
+  r("GET",    "/api/v1/mock/templates/{type}",                       "bearer",     "admin:*",                             "diagnostics",  "diagnostics/mock.templates"),
   r("GET",    "/api/v1/skey-otps",                                   "bearer",     "secrets:read",                        "tools",        "tools/skey.list", "table:read"),
   r("POST",   "/api/v1/skey-otps",                                   "bearer",     "secrets:write",                       "tools",        "tools/skey.create", "table:write kms:encrypt"),
   r("DELETE", "/api/v1/skey-otps/{id}",                              "bearer",     "secrets:delete",                      "tools",        "tools/skey.remove", "table:write"),

@@ -30,6 +30,8 @@ export interface HandlerInput<P, Q, B> {
   readonly headers: Readonly<Record<string, string>>;
   /** The client's address (for audit entries of routes without a principal, e.g. temp-token). */
   readonly sourceIp: string | null;
+  /** The body exactly as received (UTF-8), for signatures over the raw bytes (inbound payment webhooks); null when empty. */
+  readonly rawBody: string | null;
 }
 
 interface HandlerSpec<P, Q, B> {
@@ -205,6 +207,7 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
       body: s.body as B,
       headers: lowerCaseHeaders(event.headers),
       sourceIp: event.requestContext?.identity?.sourceIp ?? null,
+      rawBody: event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : null,
     });
     return successResult(reply, s.requestId, wireOf(s.route));
   };

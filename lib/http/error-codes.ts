@@ -50,6 +50,7 @@ export const ERROR_CODES = {
   saml_signature_invalid: [400, 'The SAML assertion is unsigned, its signature does not verify, or it is wrapped (XSW).'],
   unknown_issuer: [400, 'No stored SAML metadata names the assertion\u2019s issuer.'],
   assertion_expired: [400, 'The SAML assertion is past its NotOnOrAfter.'],
+  webhook_signature_invalid: [400, 'The payment provider event\u2019s signature does not verify, or its timestamp is outside the tolerance (5 minutes).'],
   jwks_fetch_failed: [400, 'The JWK set URL was refused or did not answer a JWK set.'],
   not_found: [404, 'No such resource (another account\u2019s is the same 404).'],
   route_not_found: [404, 'No route matches this path.'],

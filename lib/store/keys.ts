@@ -59,6 +59,8 @@
  * | SAML replay mark    | T#<tid>            | SAMLREPLAY#<sha256(iss, id)>(ttl)|                                |
  * | S/KEY sequence      | T#<tid>            | SKEY#<id>                       |                                 |
  * | time-lock           | T#<tid>            | TIMELOCK#<id>                   |                                 |
+ * | billing state       | T#<tid>            | BILLING                         |                                 |
+ * | billing event mark  | T#<tid>            | BILLEVT#<provider>#<event id> (ttl) |                             |
  *
  * Every versioned resource type (typed credentials, keys, certificates, ...) has a head
  * `R#<type>#<id>` and versions `V#<type>#<id>#<n>` (lib/store/resources.ts). The generic
@@ -181,6 +183,8 @@ export const keys = {
   jwksIssuer: (tid: string, issuerHash: string) => ({ pk: tenantPk(tid), sk: `JWKSISS#${issuerHash}` }),
   oidcToken: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `OIDCTOKEN#${id}` }),
   oidcTokenPrefix: 'OIDCTOKEN#',
+  billing: (tid: string) => ({ pk: tenantPk(tid), sk: 'BILLING' }),
+  billingEvent: (tid: string, provider: string, eventId: string) => ({ pk: tenantPk(tid), sk: `BILLEVT#${provider}#${eventId}` }),
   samlMetadata: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `SAMLMETA#${id}` }),
   samlMetadataPrefix: 'SAMLMETA#',
   samlEntity: (tid: string, entityHash: string) => ({ pk: tenantPk(tid), sk: `SAMLENTITY#${entityHash}` }),

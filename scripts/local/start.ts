@@ -55,6 +55,8 @@ async function main() {
     // development: ACME enrollment may use a local directory (pebble on 127.0.0.1)
     ACME_ALLOW_LOOPBACK: process.env.ACME_ALLOW_LOOPBACK ?? '1',
     DATABASE_ALLOW_LOOPBACK: process.env.DATABASE_ALLOW_LOOPBACK ?? '1',
+    // billing through the local payment provider, the mock routes on (scripts/local/billing.ts)
+    ...(await import('./billing.js')).localBillingEnv(dataDir),
   });
   // the SoftHSM2 token under DATA_DIR/softhsm (signing); without SoftHSM2 signing answers 503
   process.stdout.write(`${(await import('./softhsm.js')).configureLocalSigning(dataDir)}\n`);

@@ -127,8 +127,8 @@ const ENI_ACTIONS = [
 export const STAR_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetryRecords', ...ENI_ACTIONS, 'cloudhsm:DescribeClusters', 'kms:CreateKey', 'kms:TagResource']);
 
 /** What each grant of lib/routes.ts allows, restated independently of infra/grants.ts. */
-/** `hsm`: the deployment has the CloudHSM context; `pin`: a PIN secret is configured. */
-export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = false): string[] {
+/** `hsm`: the deployment has the CloudHSM context; `pin`: a PIN secret is configured; `payment`: a payment provider secret is. */
+export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = false, payment = false): string[] {
   const has = (g: Grant) => grants.includes(g);
   const a = new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
   if (has('table:read') || has('table:write')) ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].forEach((x) => a.add(x));
@@ -140,6 +140,7 @@ export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = fa
   if (has('hsm') && hsm) ENI_ACTIONS.forEach((x) => a.add(x));
   if ((has('hsm') || has('hsm:describe')) && hsm) a.add('cloudhsm:DescribeClusters');
   if (has('hsm') && pin) a.add('secretsmanager:GetSecretValue');
+  if (has('payment') && payment) a.add('secretsmanager:GetSecretValue');
   if ((grants as readonly string[]).includes('kms:sign')) {
     ['kms:CreateKey', 'kms:TagResource', 'kms:Sign', 'kms:GetPublicKey', 'kms:ScheduleKeyDeletion'].forEach((x) => a.add(x));
   }

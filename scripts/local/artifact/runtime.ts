@@ -29,6 +29,7 @@ import { type FunctionSpec, queuesOf, readDeployment, tablesOf } from './deploym
 import { startArtifactGateway } from './gateway.js';
 import { FunctionHost } from './host.js';
 import { startQueues, startSources } from './sources.js';
+import { LOCAL_BILLING_CONTEXT, localBillingOverlay } from '../billing.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -40,6 +41,7 @@ export const LOCAL_WORLD: readonly string[] = [
   'Secrets Manager (HSM PIN) -> PKCS11_PIN of the SoftHSM2 token',
   'DynamoDB -> DynamoDB Local; SQS -> fauxqs; EventBridge schedules -> local timers',
   'API Gateway stage URL -> the local address (PUBLIC_BASE_URL)',
+  'Secrets Manager (payment provider) -> the local payment provider (PAYMENT_PROVIDER=local) and its secret file under DATA_DIR',
 ];
 
 /** The CloudHSM context the local synth uses, so signing functions are wired as in a CloudHSM deployment. */
@@ -99,7 +101,8 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const log = opts.log ?? process.stdout;
   const workDir = mkdtempSync(join(tmpdir(), 'secrets-api-artifact-'));
   const url = `http://127.0.0.1:${opts.port}`;
-  const assemblyDir = opts.assembly ?? (await synthesizeArtifact(workDir, { ...localHsmContext(workDir), ...opts.context }));
+  const assemblyDir =
+    opts.assembly ?? (await synthesizeArtifact(workDir, { ...localHsmContext(workDir), ...LOCAL_BILLING_CONTEXT, ...opts.context }));
   const assembly = readAssembly(assemblyDir);
 
   // DynamoDB Local with the tables as declared
@@ -143,6 +146,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     WEBHOOK_RETRY_BASE_MS: '400',
     WEBHOOK_RETRY_MAX_MS: '5000',
     WEBHOOK_TIMEOUT_MS: '5000',
+    ...localBillingOverlay(fn.environment, opts.dataDir),
     ...(fn.environment.CLOUDHSM_CLUSTER_ID
       ? { CLOUDHSM_ENDPOINT: controlPlane.endpoint, CLOUDHSM_CLIENT_CONFIG: join(opts.dataDir, 'cloudhsm', 'cloudhsm-pkcs11.cfg') }
       : {}),

@@ -1,0 +1,58 @@
+import type { CallContext } from '../auth/principal.js';
+import { config } from '../config.js';
+import { containerByRef, createContainer } from '../containers/service.js';
+import { CreateContainerBody } from '../containers/schemas.js';
+import { HttpError } from '../http/errors.js';
+import { CreateSecretBody } from '../secrets/schemas.js';
+import { createSecret } from '../secrets/service.js';
+import { readResourceByName } from '../store/resources.js';
+import { templateOf } from './templates.js';
+
+/**
+ * The integrator helpers are off unless the deployment turns them on (MOCK_ROUTES_ENABLED:
+ * infra context `mockRoutes`; always on in the embedded runtime). Off, they answer 404 like a
+ * path that does not exist.
+ */
+export function requireMockRoutes(): void {
+  if (!config().MOCK_ROUTES_ENABLED) throw new HttpError(404, 'route_not_found', 'no route matches this path');
+}
+
+export interface ConfigureBody {
+  /** How many sample secrets (1..50). */
+  readonly secrets: number;
+}
+
+/**
+ * Seeds the caller's (sandbox) account with deterministic fixtures: a container `sandbox` and
+ * `sandbox-secret-<n>` secrets in it (value `example-value-<n>`), made from the templates
+ * through the same domain calls as their create routes. Idempotent: what exists is kept and
+ * reported as `existing`.
+ */
+export async function configureSandbox(ctx: CallContext, body: ConfigureBody) {
+  const tenantId = ctx.principal.tenantId;
+  const containerBody = CreateContainerBody.parse({
+    ...templateOf('container')!.body,
+    name: 'sandbox',
+    description: 'sandbox fixtures (POST /api/v1/mock/configure)',
+  });
+  let container = await containerByRef(tenantId, containerBody.name);
+  const created: { type: string; name: string }[] = [];
+  const existing: { type: string; name: string }[] = [];
+  if (container) existing.push({ type: 'container', name: containerBody.name });
+  else {
+    await createContainer(ctx, containerBody);
+    created.push({ type: 'container', name: containerBody.name });
+    container = (await containerByRef(tenantId, containerBody.name))!;
+  }
+  const secretTemplate = templateOf('secret')!.body;
+  for (let n = 1; n <= body.secrets; n++) {
+    const name = `sandbox-secret-${n}`;
+    if (await readResourceByName(tenantId, 'secret', name)) {
+      existing.push({ type: 'secret', name });
+      continue;
+    }
+    await createSecret(ctx, CreateSecretBody.parse({ ...secretTemplate, name, data: { value: `example-value-${n}` }, container_id: container.id }));
+    created.push({ type: 'secret', name });
+  }
+  return { container_id: container.id, created, existing };
+}
