@@ -2,6 +2,7 @@ import { Aws } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as kms from 'aws-cdk-lib/aws-kms';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { acknowledge } from './nag.js';
 import { Construct } from 'constructs';
@@ -27,6 +28,8 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | queue:send   | sqs:SendMessage; kms:GenerateDataKey + kms:Decrypt only via SQS for this queue | the webhook queue / the key |
  * | hsm          | ec2 network-interface actions Lambda needs in a VPC; cloudhsm:DescribeClusters; secretsmanager:GetSecretValue | * (ENI actions and DescribeClusters take no resource ARN) / the PIN secret |
  * | hsm:describe | cloudhsm:DescribeClusters                                                | * |
+ * | documents:read  | s3:GetObject; kms:Decrypt only via S3 for this bucket (SSE-KMS)        | the documents bucket's objects / the key |
+ * | documents:write | documents:read + s3:PutObject, s3:DeleteObject; kms:GenerateDataKey via S3 | the documents bucket's objects / the key |
  * | kms:sign     | (not in lib/routes.ts yet) kms:CreateKey+TagResource for SIGN_VERIFY keys tagged tenant_id; Sign, GetPublicKey, ScheduleKeyDeletion on keys tagged tenant_id | * / key/* |
  */
 export function grantSetKey(grants: readonly Grant[]): string {
@@ -38,6 +41,8 @@ export interface RoleTargets {
   readonly key: kms.IKey;
   readonly queue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
+  /** The protected documents' bucket (documents:read / documents:write). */
+  readonly documents?: s3.IBucket;
 }
 
 export class RouteRoles extends Construct {
@@ -144,6 +149,25 @@ export function grantStatements(
             'kms:ViaService': `sqs.${Aws.REGION}.${Aws.URL_SUFFIX}`,
             'kms:EncryptionContext:aws:sqs:arn': targets.queue.queueArn,
           },
+        },
+      }),
+    );
+  }
+  if ((has('documents:read') || has('documents:write')) && targets.documents) {
+    const write = has('documents:write');
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'DocumentObjects',
+        actions: write ? ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'] : ['s3:GetObject'],
+        resources: [targets.documents.arnForObjects('tenants/*')],
+      }),
+      // SSE-KMS under the envelope key, only through S3 for this bucket (bucket key context)
+      new iam.PolicyStatement({
+        sid: 'DocumentObjectsKey',
+        actions: write ? ['kms:GenerateDataKey', 'kms:Decrypt'] : ['kms:Decrypt'],
+        resources: [targets.key.keyArn],
+        conditions: {
+          StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.${Aws.URL_SUFFIX}`, 'kms:EncryptionContext:aws:s3:arn': targets.documents.bucketArn },
         },
       }),
     );

@@ -66,6 +66,10 @@ export const EVENT_TYPES = [
   'saml_metadata.certificate_expiring',
   'saml_assertion.stored',
   'saml_assertion.deleted',
+  // protected documents (lib/documents)
+  'document.created',
+  'document.grant_created',
+  'document.grant_revoked',
   'webhook.created',
   'webhook.test',
   'settings.updated',

@@ -57,6 +57,9 @@
  * | SAML assertion      | T#<tid>            | SAMLASSERT#<id>                 |                                 |
  * | SAML cert notice    | T#<tid>            | SAMLCERTNOTE#<meta>#<sha256>#<days> (ttl) |                       |
  * | SAML replay mark    | T#<tid>            | SAMLREPLAY#<sha256(iss, id)>(ttl)|                                |
+ * | document            | T#<tid>            | DOC#<id>                        |                                 |
+ * | document grant      | T#<tid>            | DOCGRANT#<doc id>#<grant id>    |                                 |
+ * | grant by grantee    | DOCGRANTEE#<email> | <doc id> (ttl)                  |                                 |
  *
  * Every versioned resource type (typed credentials, keys, certificates, ...) has a head
  * `R#<type>#<id>` and versions `V#<type>#<id>#<n>` (lib/store/resources.ts). The generic
@@ -189,6 +192,14 @@ export const keys = {
     sk: `SAMLCERTNOTE#${metadataId}#${fingerprint}#${days}`,
   }),
   samlReplay: (tid: string, hash: string) => ({ pk: tenantPk(tid), sk: `SAMLREPLAY#${hash}` }),
+  // protected documents (lib/documents): the PDF itself is in S3; a grantee (an e-mail, in any
+  // account) finds a grant by its own e-mail and the document id, read consistently per request
+  document: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `DOC#${id}` }),
+  documentPrefix: 'DOC#',
+  documentGrant: (tid: string, docId: string, grantId: string) => ({ pk: tenantPk(tid), sk: `DOCGRANT#${docId}#${grantId}` }),
+  documentGrantPrefix: (docId: string) => `DOCGRANT#${docId}#`,
+  documentGrantee: (email: string, docId: string) => ({ pk: `DOCGRANTEE#${email}`, sk: docId }),
+  documentGranteePk: (email: string) => `DOCGRANTEE#${email}`,
 } as const;
 
 /** The table's definition, shared by the local runtime (CreateTable) and the CDK stack. */
