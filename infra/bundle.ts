@@ -130,14 +130,15 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuildR
 
   checkExports(result.metafile, outDir, routes);
   checkNativeImports(result.metafile, outDir, routes);
-  copyRuntimeFiles(result.metafile, outDir, modules);
+  const runtimeFiles = copyRuntimeFiles(result.metafile, outDir, modules);
 
   const externals = new Set<string>();
   const assets: Record<string, BuiltAsset> = {};
   for (const m of modules) {
     const out = result.metafile.outputs[outputKey(outDir, m)]!;
     for (const imp of out.imports) if (imp.external) externals.add(`${imp.path} (${imp.kind})`);
-    assets[m] = { module: m, dir: assetId(m), file: `${m}.mjs`, exports: out.exports, bytes: out.bytes };
+    const files = runtimeFiles.get(m);
+    assets[m] = { module: m, dir: assetId(m), file: `${m}.mjs`, exports: out.exports, ...(files ? { runtimeFiles: files } : {}), bytes: out.bytes };
   }
   const manifest: BuildManifest = { sourceMaps, assets, externals: [...externals].sort() };
   writeFileSync(join(outDir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -162,15 +163,21 @@ function checkExports(meta: Metafile, outDir: string, routes: readonly Route[]):
   if (problems.length) throw new Error(`build: the route table names missing handlers:\n  ${problems.join('\n  ')}`);
 }
 
-/** RUNTIME_FILES of the packages each module bundles, copied beside its .mjs. */
-function copyRuntimeFiles(meta: Metafile, outDir: string, modules: readonly string[]): void {
+/** RUNTIME_FILES of the packages each module bundles, copied beside its .mjs; the copied files per module. */
+function copyRuntimeFiles(meta: Metafile, outDir: string, modules: readonly string[]): Map<string, string[]> {
+  const copied = new Map<string, string[]>();
   for (const module of modules) {
     const inputs = Object.keys(meta.outputs[outputKey(outDir, module)]?.inputs ?? {});
     for (const [pkg, files] of Object.entries(RUNTIME_FILES)) {
       if (!inputs.some((i) => i.startsWith(`node_modules/${pkg}/`))) continue;
-      for (const file of files) copyFileSync(join(ROOT, 'node_modules', pkg, file), join(outDir, assetId(module), dirname(module), basename(file)));
+      for (const file of files) {
+        const target = join(dirname(module), basename(file));
+        copyFileSync(join(ROOT, 'node_modules', pkg, file), join(outDir, assetId(module), target));
+        copied.set(module, [...(copied.get(module) ?? []), target.split('\\').join('/')]);
+      }
     }
   }
+  return copied;
 }
 
 /** No handler module may statically import a native addon (see the header). */

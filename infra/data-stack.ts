@@ -8,6 +8,7 @@ import type { Construct } from 'constructs';
 import { TABLE_DEFINITION, TABLE_KEYS } from '../lib/store/keys.js';
 import { alarmActions } from './alarms.js';
 import { acknowledge } from './nag.js';
+import { documentsBucketName } from './naming.js';
 import { WEBHOOK_WORKER_TIMEOUT } from './background.js';
 import type { Settings } from './settings.js';
 
@@ -97,6 +98,7 @@ export class DataStack extends Stack {
     // lifecycle rules that expire those noncurrent versions, their delete markers and
     // abandoned multipart uploads.
     this.documents = new s3.Bucket(this, 'DocumentsBucket', {
+      bucketName: documentsBucketName(settings.name),
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
       enforceSSL: true,
       minimumTLSVersion: 1.2,

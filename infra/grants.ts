@@ -2,12 +2,12 @@ import { Aws } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as kms from 'aws-cdk-lib/aws-kms';
-import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { acknowledge } from './nag.js';
 import { Construct } from 'constructs';
 import { GRANTS, type Grant, type Route } from '../lib/routes.js';
 import { TABLE_KEYS } from '../lib/store/keys.js';
+import { documentsBucketName } from './naming.js';
 import { hsmConfigured, type Settings } from './settings.js';
 
 /**
@@ -41,8 +41,6 @@ export interface RoleTargets {
   readonly key: kms.IKey;
   readonly queue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
-  /** The protected documents' bucket (documents:read / documents:write). */
-  readonly documents?: s3.IBucket;
 }
 
 export class RouteRoles extends Construct {
@@ -153,13 +151,15 @@ export function grantStatements(
       }),
     );
   }
-  if ((has('documents:read') || has('documents:write')) && targets.documents) {
+  const documents = has('documents:read') || has('documents:write');
+  const bucketArn = `arn:${Aws.PARTITION}:s3:::${documentsBucketName(settings.name)}`;
+  if (documents) {
     const write = has('documents:write');
     statements.push(
       new iam.PolicyStatement({
         sid: 'DocumentObjects',
         actions: write ? ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'] : ['s3:GetObject'],
-        resources: [targets.documents.arnForObjects('tenants/*')],
+        resources: [`${bucketArn}/tenants/*`],
       }),
       // SSE-KMS under the envelope key, only through S3 for this bucket (bucket key context)
       new iam.PolicyStatement({
@@ -167,7 +167,7 @@ export function grantStatements(
         actions: write ? ['kms:GenerateDataKey', 'kms:Decrypt'] : ['kms:Decrypt'],
         resources: [targets.key.keyArn],
         conditions: {
-          StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.${Aws.URL_SUFFIX}`, 'kms:EncryptionContext:aws:s3:arn': targets.documents.bucketArn },
+          StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.${Aws.URL_SUFFIX}`, 'kms:EncryptionContext:aws:s3:arn': bucketArn },
         },
       }),
     );
@@ -182,6 +182,12 @@ export function grantStatements(
       reason: 'X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions; AWS requires Resource "*".',
     },
   ];
+  if (documents) {
+    acknowledgments.push({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${settings.name}-documents-<AWS::AccountId>-<AWS::Region>/tenants/*]`,
+      reason: 'Documents are objects under tenants/<tenant>/documents/<id>/v<n>, created at run time; the functions reach only that prefix of the one documents bucket, and each object is sealed with its own tenant\'s data key.',
+    });
+  }
   if (has('hsm') && hsmConfigured(settings.hsm)) {
     statements.push(
       new iam.PolicyStatement({

@@ -6,7 +6,7 @@ import { badRequest, HttpError } from '../http/errors.js';
  * standard security handler, so a password-protected PDF is opened with its password). The
  * renderer (mupdf, lib/documents/render.ts) is not loaded here: only the page route carries it.
  */
-export interface PdfFacts {
+interface PdfFacts {
   readonly pages: number;
   /** Encrypted with a user password (needs one to open). */
   readonly password_protected: boolean;

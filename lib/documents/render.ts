@@ -11,7 +11,7 @@ import * as mupdf from 'mupdf';
  */
 export const MAX_RENDER_PIXELS = 3000;
 
-export interface RenderRequest {
+interface RenderRequest {
   readonly pdf: Uint8Array;
   readonly password?: string | undefined;
   /** 1-based page number. */
@@ -21,7 +21,7 @@ export interface RenderRequest {
   readonly watermark: readonly string[];
 }
 
-export interface Rendered {
+interface Rendered {
   readonly png: Uint8Array;
   readonly width: number;
   readonly height: number;
