@@ -1,12 +1,12 @@
 import type { CallContext } from '../auth/principal.js';
-import { commit } from '../audit/audit.js';
+import { commit, type Change } from '../audit/audit.js';
 import { badRequest, conflict, notFound } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { queryAll } from '../store/pagination.js';
 import { actorName } from '../store/resources.js';
-import { TxConditionFailed } from '../store/tx.js';
+import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { granteeOf, ownDocument, READ_SCOPE, WRITE_SCOPE } from './access.js';
 import { type Grant, GrantItem, grantView, readGrant } from './records.js';
 import type { GrantBody } from './schemas.js';
@@ -41,58 +41,55 @@ export async function createGrant(ctx: CallContext, documentId: string, body: Gr
     created_by: actorName(ctx),
   };
   const ttl = Math.floor(Date.parse(grant.expires_at) / 1000) + TTL_GRACE_SECONDS;
-  try {
-    await commit(
-      ctx,
-      tid,
-      [
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...grant, ...keys.documentGrant(tid, documentId, grant.id) },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          },
-        },
-        {
-          Put: {
-            TableName: tableName(),
-            Item: { ...grant, ...keys.documentGrantee(grant.grantee_email, documentId), ttl },
-            ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
-            ExpressionAttributeValues: { ':now': grant.created_at },
-          },
-        },
-        {
-          ConditionCheck: {
-            TableName: tableName(),
-            Key: keys.document(tid, documentId),
-            ConditionExpression: 'id = :id',
-            ExpressionAttributeValues: { ':id': documentId },
-          },
-        },
-      ],
+  await commitOrRefuse(
+    ctx,
+    tid,
+    [
       {
-        action: 'document.grant',
-        resource: { type: 'document', id: documentId, name: doc.name },
-        detail: {
-          grant_id: grant.id,
-          grantee_email: grant.grantee_email,
-          expires_at: grant.expires_at,
-          allow_download: grant.allow_download,
-          allow_render: grant.allow_render,
-        },
-        event: {
-          type: 'document.grant_created',
-          data: { id: documentId, name: doc.name, grant_id: grant.id, grantee_email: grant.grantee_email, expires_at: grant.expires_at },
+        Put: {
+          TableName: tableName(),
+          Item: { ...grant, ...keys.documentGrant(tid, documentId, grant.id) },
+          ConditionExpression: 'attribute_not_exists(pk)',
         },
       },
-    );
-  } catch (error) {
-    if (error instanceof TxConditionFailed && error.index === 1) {
-      throw conflict(`the document is already granted to ${grant.grantee_email}; revoke that grant first`, 'already_exists');
-    }
-    if (error instanceof TxConditionFailed && error.index === 2) throw notFound('document');
-    throw error;
-  }
+      {
+        Put: {
+          TableName: tableName(),
+          Item: { ...grant, ...keys.documentGrantee(grant.grantee_email, documentId), ttl },
+          ConditionExpression: 'attribute_not_exists(pk) OR expires_at <= :now',
+          ExpressionAttributeValues: { ':now': grant.created_at },
+        },
+      },
+      {
+        ConditionCheck: {
+          TableName: tableName(),
+          Key: keys.document(tid, documentId),
+          ConditionExpression: 'id = :id',
+          ExpressionAttributeValues: { ':id': documentId },
+        },
+      },
+    ],
+    {
+      action: 'document.grant',
+      resource: { type: 'document', id: documentId, name: doc.name },
+      detail: {
+        grant_id: grant.id,
+        grantee_email: grant.grantee_email,
+        expires_at: grant.expires_at,
+        allow_download: grant.allow_download,
+        allow_render: grant.allow_render,
+      },
+      event: {
+        type: 'document.grant_created',
+        data: { id: documentId, name: doc.name, grant_id: grant.id, grantee_email: grant.grantee_email, expires_at: grant.expires_at },
+      },
+    },
+    [
+      undefined,
+      conflict(`the document is already granted to ${grant.grantee_email}; revoke that grant first`, 'already_exists'),
+      notFound('document'),
+    ],
+  );
   return grantView(grant);
 }
 
@@ -102,7 +99,7 @@ export async function listGrants(ctx: CallContext, documentId: string) {
   const now = new Date();
   const grants = items
     .map((i) => GrantItem.parse(i))
-    .sort((a, b) => (a.id < b.id ? 1 : -1))
+    .sort((a, b) => b.id.localeCompare(a.id))
     .map((g) => grantView(g, now));
   return { grants, total: grants.length };
 }
@@ -112,32 +109,44 @@ export async function revokeGrant(ctx: CallContext, documentId: string, grantId:
   const tid = ctx.principal.tenantId;
   const grant = await readGrant(tid, documentId, grantId);
   if (!grant) throw notFound('grant');
-  try {
-    await commit(
-      ctx,
-      tid,
-      [
-        { Delete: { TableName: tableName(), Key: keys.documentGrant(tid, documentId, grantId), ConditionExpression: 'attribute_exists(pk)' } },
-        {
-          // the lookup goes unless a newer grant (after this one expired) replaced it
-          Delete: {
-            TableName: tableName(),
-            Key: keys.documentGrantee(grant.grantee_email, documentId),
-            ConditionExpression: 'attribute_not_exists(pk) OR id = :id',
-            ExpressionAttributeValues: { ':id': grantId },
-          },
-        },
-      ],
+  await commitOrRefuse(
+    ctx,
+    tid,
+    [
+      { Delete: { TableName: tableName(), Key: keys.documentGrant(tid, documentId, grantId), ConditionExpression: 'attribute_exists(pk)' } },
       {
-        action: 'document.grant_revoke',
-        resource: { type: 'document', id: documentId, name: doc.name },
-        detail: { grant_id: grantId, grantee_email: grant.grantee_email },
-        event: { type: 'document.grant_revoked', data: { id: documentId, name: doc.name, grant_id: grantId, grantee_email: grant.grantee_email } },
+        // the lookup goes unless a newer grant (after this one expired) replaced it
+        Delete: {
+          TableName: tableName(),
+          Key: keys.documentGrantee(grant.grantee_email, documentId),
+          ConditionExpression: 'attribute_not_exists(pk) OR id = :id',
+          ExpressionAttributeValues: { ':id': grantId },
+        },
       },
-    );
-  } catch (error) {
-    if (error instanceof TxConditionFailed && error.index === 0) throw notFound('grant');
-    throw error;
-  }
+    ],
+    {
+      action: 'document.grant_revoke',
+      resource: { type: 'document', id: documentId, name: doc.name },
+      detail: { grant_id: grantId, grantee_email: grant.grantee_email },
+      event: { type: 'document.grant_revoked', data: { id: documentId, name: doc.name, grant_id: grantId, grantee_email: grant.grantee_email } },
+    },
+    [notFound('grant')],
+  );
   return { ...grantView(grant), revoked_at: nowIso() };
+}
+
+/** Commits items + audit + event; a failed condition at index i is `refusals[i]`, else a concurrent change (409). */
+async function commitOrRefuse(
+  ctx: CallContext,
+  tenantId: string,
+  items: TxItem[],
+  change: Change,
+  refusals: readonly (Error | undefined)[],
+): Promise<void> {
+  try {
+    await commit(ctx, tenantId, items, change);
+  } catch (error) {
+    if (!(error instanceof TxConditionFailed)) throw error;
+    throw refusals[error.index] ?? conflict('the document or its grants changed concurrently; retry');
+  }
 }

@@ -40,7 +40,8 @@ export class PageOutOfRange extends Error {
 export function renderPage(req: RenderRequest): Rendered {
   const doc = mupdf.Document.openDocument(req.pdf, 'application/pdf');
   try {
-    if (doc.needsPassword() && !doc.authenticatePassword(req.password ?? '')) throw new Error('the stored password does not open the document');
+    // the stored password opened it at upload; a document that still refuses fails below (loadPage throws)
+    if (doc.needsPassword()) doc.authenticatePassword(req.password ?? '');
     const pages = doc.countPages();
     if (req.page > pages) throw new PageOutOfRange(pages);
     const page = doc.loadPage(req.page - 1);

@@ -128,15 +128,39 @@ describe('upload', () => {
     const corrupt = await upload(writeKey, { content_base64: Buffer.from(`%PDF-1.7\n${'x'.repeat(200)}`).toString('base64') });
     expect(corrupt.status).toBe(400);
     expect(errorCode(corrupt)).toBe('invalid_pdf');
-    const big = await upload(writeKey, { content_base64: Buffer.alloc(2 * 1024 * 1024 + 3, 0x25).toString('base64') });
-    expect(big.status).toBe(413);
-    expect(errorCode(big)).toBe('payload_too_large');
+    // over the limit by its base64 length, and by one decoded byte within the same base64 length
+    for (const extraBytes of [3, 1]) {
+      const big = await upload(writeKey, { content_base64: Buffer.alloc(2 * 1024 * 1024 + extraBytes, 0x25).toString('base64') });
+      expect(big.status).toBe(413);
+      expect(errorCode(big)).toBe('payload_too_large');
+    }
     const notB64 = await upload(writeKey, { content_base64: '***' });
     expect(errorCode(notB64)).toBe('validation_failed');
     const extra = await upload(writeKey, { content_base64: b64(plainPdf), password: 'x' });
     expect(extra.status).toBe(400);
     const noName = await api('POST', '/api/v1/documents', { key: writeKey, body: { content_base64: b64(plainPdf) } });
     expect(errorCode(noName)).toBe('validation_failed');
+  });
+
+  it('a PDF restricted by an owner password only opens without one', async () => {
+    const opened = mupdf.Document.openDocument(plainPdf, 'application/pdf') as mupdf.PDFDocument;
+    const ownerOnly = opened
+      .saveToBuffer(`encrypt=aes-128,owner-password=${canary('owner-pw')}`)
+      .asUint8Array()
+      .slice();
+    const made = await upload(writeKey, { name: 'restricted.pdf', content_base64: b64(ownerOnly) });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.data.document).toMatchObject({ password_protected: false, pages: 2 });
+  });
+
+  it('lists a page at a time with a cursor', async () => {
+    const first = await api('GET', '/api/v1/documents?limit=1', { key: readKey });
+    expect(first.status).toBe(200);
+    expect(first.body.data.documents).toHaveLength(1);
+    expect(first.body.data.next_cursor).toEqual(expect.any(String));
+    const next = await api('GET', `/api/v1/documents?limit=1&cursor=${encodeURIComponent(first.body.data.next_cursor)}`, { key: readKey });
+    expect(next.status, next.text).toBe(200);
+    expect(next.body.data.documents[0].id).not.toBe(first.body.data.documents[0].id);
   });
 
   it('401 without credentials, 403 without documents:write', async () => {
@@ -309,6 +333,29 @@ describe('controls and grants', () => {
     expect((await api('POST', path, { key: stranger.adminKey, body })).status).toBe(404);
     expect((await api('DELETE', `${path}/${MISSING}`, { key: stranger.adminKey })).status).toBe(404);
     expect((await api('DELETE', `${path}/${MISSING}`, { key: writeKey })).status).toBe(404);
+  });
+});
+
+describe('grants of a suspended account', () => {
+  it('lists grants newest first; a grantee loses access while the owner account is suspended', async () => {
+    const own = await newAccount('docs-suspended');
+    const made = await upload(own.adminKey, { name: 'suspendable.pdf', content_base64: b64(plainPdf) });
+    expect(made.status, made.text).toBe(201);
+    const id = made.body.data.document.id;
+    const ids: string[] = [];
+    for (const email of [grantee.adminEmail, stranger.adminEmail]) {
+      const g = await api('POST', `/api/v1/documents/${id}/grants`, { key: own.adminKey, body: { grantee_email: email, expires_at: inHours(1) } });
+      expect(g.status, g.text).toBe(201);
+      ids.push(g.body.data.grant.id);
+    }
+    const listed = await api('GET', `/api/v1/documents/${id}/grants`, { key: own.adminKey });
+    expect(listed.body.data.grants.map((g: { id: string }) => g.id)).toEqual([...ids].reverse());
+    expect((await api('GET', `/api/v1/documents/${id}`, { key: granteeKey })).status).toBe(200);
+    const root = inject('rootKey');
+    expect((await api('PATCH', `/api/v1/admin/tenants/${own.tenantId}/suspend`, { key: root })).status).toBe(200);
+    expect((await api('GET', `/api/v1/documents/${id}`, { key: granteeKey })).status).toBe(404);
+    expect((await api('PATCH', `/api/v1/admin/tenants/${own.tenantId}/activate`, { key: root })).status).toBe(200);
+    expect((await api('GET', `/api/v1/documents/${id}`, { key: granteeKey })).status).toBe(200);
   });
 });
 
