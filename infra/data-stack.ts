@@ -2,17 +2,21 @@ import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { TABLE_DEFINITION, TABLE_KEYS } from '../lib/store/keys.js';
 import { alarmActions } from './alarms.js';
+import { acknowledge } from './nag.js';
+import { documentsBucketName } from './naming.js';
 import { WEBHOOK_WORKER_TIMEOUT } from './background.js';
 import type { Settings } from './settings.js';
 
 /**
  * The stateful resources, in their own stack so the API stack can be replaced or deleted
- * without touching data: the single table, the envelope key and the webhook queues. All
- * are retained when the stack is deleted; the table also has deletion protection.
+ * without touching data: the single table, the envelope key, the webhook queues and the
+ * protected documents' bucket. All are retained when the stack is deleted; the table also has
+ * deletion protection.
  */
 export class DataStack extends Stack {
   readonly table: dynamodb.Table;
@@ -20,6 +24,8 @@ export class DataStack extends Stack {
   readonly key: kms.Key;
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
+  /** Protected documents (lib/documents/storage.ts): each object a PDF already sealed with its tenant's data key. */
+  readonly documents: s3.Bucket;
 
   constructor(scope: Construct, id: string, props: StackProps & { settings: Settings }) {
     super(scope, id, props);
@@ -84,6 +90,40 @@ export class DataStack extends Stack {
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 10 },
       removalPolicy: RemovalPolicy.RETAIN,
     });
+
+    // Objects are sealed by the service before they arrive (AES-256-GCM, tenant data key, AAD
+    // tenant/document/version); the bucket adds SSE-KMS under the envelope key (bucket key:
+    // one KMS call per object rather than per request), TLS-only access, no public access,
+    // versioning (an overwritten or deleted object stays recoverable for 30 days) and
+    // lifecycle rules that expire those noncurrent versions, their delete markers and
+    // abandoned multipart uploads.
+    this.documents = new s3.Bucket(this, 'DocumentsBucket', {
+      bucketName: documentsBucketName(settings.name),
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      minimumTLSVersion: 1.2,
+      encryption: s3.BucketEncryption.KMS,
+      encryptionKey: this.key,
+      bucketKeyEnabled: true,
+      versioned: true,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [
+        {
+          id: 'expire-noncurrent-and-deleted',
+          noncurrentVersionExpiration: Duration.days(30),
+          expiredObjectDeleteMarker: true,
+          abortIncompleteMultipartUploadAfter: Duration.days(1),
+        },
+      ],
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    acknowledge(this.documents, [
+      {
+        id: 'AwsSolutions-S1',
+        reason:
+          'Every download and page view is an entry of the application audit chain (lib/documents/access.ts) naming the principal; only the document functions\' roles can read the bucket. Add CloudTrail S3 data events for object-level logs.',
+      },
+    ]);
 
     // Read by `npm run operator:create -- --stack <this stack>` (scripts/operator/create.ts),
     // which creates the first platform operator in the table with the deployer's credentials.

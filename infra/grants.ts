@@ -7,6 +7,7 @@ import { acknowledge } from './nag.js';
 import { Construct } from 'constructs';
 import { GRANTS, type Grant, type Route } from '../lib/routes.js';
 import { TABLE_KEYS } from '../lib/store/keys.js';
+import { documentsBucketName } from './naming.js';
 import { hsmConfigured, type Settings } from './settings.js';
 
 /**
@@ -28,6 +29,8 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | hsm          | ec2 network-interface actions Lambda needs in a VPC; cloudhsm:DescribeClusters; secretsmanager:GetSecretValue | * (ENI actions and DescribeClusters take no resource ARN) / the PIN secret |
  * | hsm:describe | cloudhsm:DescribeClusters                                                | * |
  * | payment      | secretsmanager:GetSecretValue (only when context paymentSecretArn is set)   | the payment provider's secret |
+ * | documents:read  | s3:GetObject; kms:Decrypt only via S3 for this bucket (SSE-KMS)        | the documents bucket's objects / the key |
+ * | documents:write | documents:read + s3:PutObject, s3:DeleteObject; kms:GenerateDataKey via S3 | the documents bucket's objects / the key |
  * | kms:sign     | (not in lib/routes.ts yet) kms:CreateKey+TagResource for SIGN_VERIFY keys tagged tenant_id; Sign, GetPublicKey, ScheduleKeyDeletion on keys tagged tenant_id | * / key/* |
  */
 export function grantSetKey(grants: readonly Grant[]): string {
@@ -149,6 +152,27 @@ export function grantStatements(
       }),
     );
   }
+  const documents = has('documents:read') || has('documents:write');
+  const bucketArn = `arn:${Aws.PARTITION}:s3:::${documentsBucketName(settings.name)}`;
+  if (documents) {
+    const write = has('documents:write');
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'DocumentObjects',
+        actions: write ? ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'] : ['s3:GetObject'],
+        resources: [`${bucketArn}/tenants/*`],
+      }),
+      // SSE-KMS under the envelope key, only through S3 for this bucket (bucket key context)
+      new iam.PolicyStatement({
+        sid: 'DocumentObjectsKey',
+        actions: write ? ['kms:GenerateDataKey', 'kms:Decrypt'] : ['kms:Decrypt'],
+        resources: [targets.key.keyArn],
+        conditions: {
+          StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.${Aws.URL_SUFFIX}`, 'kms:EncryptionContext:aws:s3:arn': bucketArn },
+        },
+      }),
+    );
+  }
   const acknowledgments: { id: string; reason: string }[] = [
     {
       id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/lambda/${settings.name}-*:*]`,
@@ -159,6 +183,12 @@ export function grantStatements(
       reason: 'X-Ray PutTraceSegments/PutTelemetryRecords do not support resource-level permissions; AWS requires Resource "*".',
     },
   ];
+  if (documents) {
+    acknowledgments.push({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${settings.name}-documents-<AWS::AccountId>-<AWS::Region>/tenants/*]`,
+      reason: 'Documents are objects under tenants/<tenant>/documents/<id>/v<n>, created at run time; the functions reach only that prefix of the one documents bucket, and each object is sealed with its own tenant\'s data key.',
+    });
+  }
   if (has('hsm') && hsmConfigured(settings.hsm)) {
     statements.push(
       new iam.PolicyStatement({

@@ -57,6 +57,8 @@ export interface BuiltAsset {
   /** The module file inside the asset directory (`credentials/collection.mjs`). */
   readonly file: string;
   readonly exports: readonly string[];
+  /** Files beside the module that a bundled package reads at run time (infra/bundle.ts RUNTIME_FILES), relative to the asset directory. */
+  readonly runtimeFiles?: readonly string[];
   /** Bytes of the module (without its source map). */
   readonly bytes: number;
 }

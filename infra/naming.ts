@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { Aws } from 'aws-cdk-lib';
 import type { Route } from '../lib/routes.js';
 
 /**
@@ -52,4 +53,13 @@ export function assertUnique<T>(items: readonly T[], name: (item: T) => string, 
     if (seen.has(n)) throw new Error(`two routes map to the same ${what} "${n}"`);
     seen.set(n, item);
   }
+}
+
+/**
+ * The protected documents' bucket name: fixed per deployment name, account and region (S3
+ * names are global), so that grants name its objects without a cross-stack token
+ * (infra/grants.ts) and their acknowledged wildcard reads as a plain ARN.
+ */
+export function documentsBucketName(prefix: string): string {
+  return `${prefix}-documents-${Aws.ACCOUNT_ID}-${Aws.REGION}`;
 }

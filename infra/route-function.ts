@@ -19,6 +19,8 @@ export interface FunctionDefaults {
   readonly environment: Readonly<Record<string, string>>;
   /** Added for routes with the `queue:send` grant. */
   readonly queueEnvironment: Readonly<Record<string, string>>;
+  /** The documents bucket's name, for functions with a `documents:*` grant. */
+  readonly documentsEnvironment?: Readonly<Record<string, string>>;
   /** Added for routes with the `hsm` grant. */
   readonly hsmEnvironment: Readonly<Record<string, string>>;
   /** Added for routes with the `hsm:describe` grant (the cluster's state from the CloudHSM API, outside the VPC). */
@@ -133,6 +135,7 @@ export class RouteFunction extends Construct {
       environment: {
         ...defaults.environment,
         ...(route.grants.includes('queue:send') ? defaults.queueEnvironment : {}),
+        ...(route.grants.some((g) => g.startsWith('documents:')) ? defaults.documentsEnvironment : {}),
         ...(signing ? defaults.hsmEnvironment : {}),
         ...(route.grants.includes('hsm:describe') ? defaults.hsmDescribeEnvironment : {}),
         ...(usesKmsSigning(route.grants) ? { SIGNING_KMS_ENABLED: '1' } : {}),

@@ -103,6 +103,10 @@ const Env = z
     PKI_PUBLISH_DIR: z.string().min(1).optional(),
     /** Days a published CRL is current (its nextUpdate); it is re-published on every revocation. */
     PKI_CRL_VALIDITY_DAYS: z.coerce.number().int().min(1).max(30).default(7),
+    /** Protected documents (lib/documents/storage.ts): the S3 bucket holding the sealed PDFs; unset = document routes answer 503. */
+    DOCUMENTS_BUCKET: z.string().min(3).optional(),
+    /** Development only: an S3-compatible endpoint (the local engine, path-style addressing). */
+    DOCUMENTS_S3_ENDPOINT: z.url().optional(),
     /** Days a revoked (or expired) lease record is kept before DynamoDB TTL removes it. */
     LEASE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** The local runtime's lease-expiry sweeper period (AWS: an EventBridge schedule). */

@@ -33,6 +33,8 @@ type AuthKind = (typeof AUTH_KINDS)[number];
  * - hsm:describe  reads the CloudHSM cluster's state from the CloudHSM API (outside the VPC, no layer)
  * - kms:sign      the KMS asymmetric signing backend (lib/signing/kms.ts): CreateKey, Sign, GetPublicKey, ScheduleKeyDeletion on tenant-tagged keys
  * - payment       the payment provider (lib/billing): GetSecretValue on the provider's secret (context paymentSecretArn), PAYMENT_PROVIDER/PAYMENT_SECRET_ID
+ * - documents:read   S3 GetObject on the documents bucket (sealed PDFs, lib/documents/storage.ts), with its SSE-KMS key through S3
+ * - documents:write  documents:read + PutObject and DeleteObject on that bucket
  */
 export const GRANTS = [
   'table:read',
@@ -45,6 +47,8 @@ export const GRANTS = [
   'hsm:describe',
   'kms:sign',
   'payment',
+  'documents:read',
+  'documents:write',
 ] as const;
 export type Grant = (typeof GRANTS)[number];
 
@@ -143,7 +147,7 @@ const BODY_LIMITS: Record<string, { readonly bytes: number; readonly note?: stri
   // encrypted PDF uploads (base64): as large as a synchronous invocation allows
   'POST /api/v1/documents': {
     bytes: MAX_SAFE_BODY_BYTES,
-    note: 'larger documents will be uploaded directly to S3 (a presigned upload), which is not available yet',
+    note: 'a document is at most 2 MiB (2,097,152 bytes) before base64; larger PDFs are not accepted (no presigned S3 upload is offered)',
   },
 };
 
@@ -336,14 +340,14 @@ export const ROUTES: readonly Route[] = [
   r("GET",    "/api/v1/agent/identity",                              "device",     "-",                                   "agents",       "agents/identity.identity", "table:write"),
   r("POST",   "/api/v1/agent/access/{alias}",                        "device",     "-",                                   "agents",       "agents/access.access", "table:write kms:decrypt"),
   r("POST",   "/api/v1/agent/variables/resolve",                     "device",     "-",                                   "agents",       "agents/variables.resolveVariables", "table:write kms:decrypt"),
-  r("GET",    "/api/v1/documents",                                   "bearer",     "handler",                             "documents",    null),
-  r("POST",   "/api/v1/documents",                                   "bearer",     "handler",                             "documents",    null),
-  r("GET",    "/api/v1/documents/{id}",                              "bearer",     "handler",                             "documents",    null),
-  r("GET",    "/api/v1/documents/{id}/download",                     "bearer",     "handler",                             "documents",    null),
-  r("GET",    "/api/v1/documents/{id}/grants",                       "bearer",     "handler",                             "documents",    null),
-  r("POST",   "/api/v1/documents/{id}/grants",                       "bearer",     "handler",                             "documents",    null),
-  r("DELETE", "/api/v1/documents/{id}/grants/{grant}",               "bearer",     "handler",                             "documents",    null),
-  r("GET",    "/api/v1/documents/{id}/pages/{page}",                 "bearer",     "handler",                             "documents",    null),
+  r("GET",    "/api/v1/documents",                                   "bearer",     "handler",                             "documents",    "documents/documents.list", "table:read"),
+  r("POST",   "/api/v1/documents",                                   "bearer",     "handler",                             "documents",    "documents/upload.create", "table:write kms:encrypt documents:write"),
+  r("GET",    "/api/v1/documents/{id}",                              "bearer",     "handler",                             "documents",    "documents/documents.get", "table:read"),
+  r("GET",    "/api/v1/documents/{id}/download",                     "bearer",     "handler",                             "documents",    "documents/documents.download", "table:read kms:decrypt documents:read"),
+  r("GET",    "/api/v1/documents/{id}/grants",                       "bearer",     "handler",                             "documents",    "documents/grants.list", "table:read"),
+  r("POST",   "/api/v1/documents/{id}/grants",                       "bearer",     "handler",                             "documents",    "documents/grants.create", "table:write"),
+  r("DELETE", "/api/v1/documents/{id}/grants/{grant}",               "bearer",     "handler",                             "documents",    "documents/grants.remove", "table:write"),
+  r("GET",    "/api/v1/documents/{id}/pages/{page}",                 "bearer",     "handler",                             "documents",    "documents/pages.render", "table:read kms:decrypt documents:read"),
   r("GET",    "/api/v1/oidc/clients",                                "bearer",     "oidc:read",                           "federation",   "federation/clients.list", "table:read"),
   r("GET",    "/api/v1/oidc/clients/{id}",                           "bearer",     "oidc:read",                           "federation",   "federation/clients.get", "table:read"),
   r("POST",   "/api/v1/oidc/clients",                                "bearer",     "oidc:read oidc:write",                "federation",   "federation/clients.create", "table:write"),
@@ -481,5 +485,8 @@ export const KNOWN_SCOPES: readonly string[] = [
     'transform:use',
     'extract:run',
     'intelligence:read',
+    // protected documents (lib/documents/access.ts): the owner's scopes; a grant is the grantee's permission
+    'documents:read',
+    'documents:write',
   ]),
 ].sort();

@@ -74,6 +74,10 @@ export const EVENT_TYPES = [
   'timelock.released',
   'timelock.break_glass_requested',
   'timelock.break_glass_vetoed',
+  // protected documents (lib/documents)
+  'document.created',
+  'document.grant_created',
+  'document.grant_revoked',
   'webhook.created',
   'webhook.test',
   'settings.updated',

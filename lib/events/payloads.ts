@@ -70,6 +70,16 @@ const EVENT_PAYLOADS: Readonly<Record<string, PayloadDoc>> = {
     description: 'a named variable (an alias of a credential field) was created, updated or deleted',
     data: { name: 'string', resource_id: 'string (UUID)', resource_type: 'string', field: 'string' },
   },
+  'document.*': {
+    description: 'a protected document was uploaded, or a grant on it was created or revoked',
+    data: {
+      id: 'string (UUID) — the document',
+      name: 'string',
+      grant_id: 'string (UUID) — grants only',
+      grantee_email: 'string — grants only',
+      expires_at: 'string (ISO-8601) — grants only',
+    },
+  },
   'oidc_client.*': {
     description: 'an OIDC client of the account was created, updated, deleted, or its secret rotated',
     data: {

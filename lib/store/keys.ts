@@ -61,6 +61,9 @@
  * | time-lock           | T#<tid>            | TIMELOCK#<id>                   |                                 |
  * | billing state       | T#<tid>            | BILLING                         |                                 |
  * | billing event mark  | T#<tid>            | BILLEVT#<provider>#<event id> (ttl) |                             |
+ * | document            | T#<tid>            | DOC#<id>                        |                                 |
+ * | document grant      | T#<tid>            | DOCGRANT#<doc id>#<grant id>    |                                 |
+ * | grant by grantee    | DOCGRANTEE#<email> | <doc id> (ttl)                  |                                 |
  *
  * Every versioned resource type (typed credentials, keys, certificates, ...) has a head
  * `R#<type>#<id>` and versions `V#<type>#<id>#<n>` (lib/store/resources.ts). The generic
@@ -199,6 +202,14 @@ export const keys = {
   skey: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `SKEY#${id}` }),
   skeyPrefix: 'SKEY#',
   timelock: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `TIMELOCK#${id}` }),
+  // protected documents (lib/documents): the PDF itself is in S3; a grantee (an e-mail, in any
+  // account) finds a grant by its own e-mail and the document id, read consistently per request
+  document: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `DOC#${id}` }),
+  documentPrefix: 'DOC#',
+  documentGrant: (tid: string, docId: string, grantId: string) => ({ pk: tenantPk(tid), sk: `DOCGRANT#${docId}#${grantId}` }),
+  documentGrantPrefix: (docId: string) => `DOCGRANT#${docId}#`,
+  documentGrantee: (email: string, docId: string) => ({ pk: `DOCGRANTEE#${email}`, sk: docId }),
+  documentGranteePk: (email: string) => `DOCGRANTEE#${email}`,
 } as const;
 
 /** The table's definition, shared by the local runtime (CreateTable) and the CDK stack. */

@@ -41,8 +41,14 @@ async function main() {
     }
   });
 
+  // the documents bucket on the local S3 engine (scripts/local/s3.ts), objects under DATA_DIR/s3
+  const { LOCAL_DOCUMENTS_BUCKET, startLocalS3 } = await import('./s3.js');
+  const s3 = await startLocalS3({ dataDir, buckets: [LOCAL_DOCUMENTS_BUCKET] });
+
   // Configuration of the handlers, read once by lib/config.ts.
   Object.assign(process.env, {
+    DOCUMENTS_BUCKET: LOCAL_DOCUMENTS_BUCKET,
+    DOCUMENTS_S3_ENDPOINT: s3.endpoint,
     TABLE_NAME: process.env.TABLE_NAME ?? 'secrets',
     DYNAMODB_ENDPOINT: endpoint,
     AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
@@ -80,6 +86,7 @@ async function main() {
     stopping = true;
     stopEvents();
     stopSweeper();
+    void s3.stop();
     server.close();
     server.closeAllConnections();
     dynamo.once('exit', () => process.exit(0));

@@ -57,7 +57,28 @@ describe('the CDK app, synthesized offline with the default context', () => {
       expect(p.Environment.Variables.DYNAMODB_ENDPOINT).toBeUndefined();
       // only queue senders learn the queue's URL
       expect('WEBHOOK_QUEUE_URL' in p.Environment.Variables).toBe(route.grants.includes('queue:send'));
+      // only the document functions learn the documents bucket
+      expect('DOCUMENTS_BUCKET' in p.Environment.Variables, route.key).toBe(route.grants.some((g) => g.startsWith('documents:')));
     }
+  });
+
+  it('keeps protected documents in a private, TLS-only, SSE-KMS, versioned bucket whose old versions expire', () => {
+    const buckets = Object.values(s.data.resources as Record<string, { Type: string; Properties: Record<string, any> }>).filter((r) => r.Type === 'AWS::S3::Bucket');
+    expect(buckets).toHaveLength(1);
+    const p = buckets[0]!.Properties;
+    expect(p.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+    expect(p.VersioningConfiguration).toEqual({ Status: 'Enabled' });
+    const rule = p.BucketEncryption.ServerSideEncryptionConfiguration[0];
+    expect(rule.ServerSideEncryptionByDefault.SSEAlgorithm).toBe('aws:kms');
+    expect(rule.BucketKeyEnabled).toBe(true);
+    expect(p.LifecycleConfiguration.Rules[0]).toMatchObject({
+      Status: 'Enabled',
+      NoncurrentVersionExpiration: { NoncurrentDays: 30 },
+      ExpiredObjectDeleteMarker: true,
+      AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },
+    });
+    const policies = Object.values(s.data.resources as Record<string, { Type: string; Properties: Record<string, any> }>).filter((r) => r.Type === 'AWS::S3::BucketPolicy');
+    expect(JSON.stringify(policies)).toContain('"aws:SecureTransport":"false"');
   });
 
   it('integrates each method with its own function, on the resource of its path, without gateway credentials', () => {

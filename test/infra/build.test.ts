@@ -26,19 +26,25 @@ describe('the bundle of every handler module', () => {
   it('emits one asset directory per module named by the route table or a background job, holding that one self-contained ES module', () => {
     const manifest = JSON.parse(readFileSync(join(result.outDir, 'build-manifest.json'), 'utf8')) as {
       sourceMaps: boolean;
-      assets: Record<string, { dir: string; file: string; exports: string[] }>;
+      assets: Record<string, { dir: string; file: string; exports: string[]; runtimeFiles?: string[] }>;
     };
     const jobs = BACKGROUND_JOBS.map((j) => ({ key: j.id, handler: j.handler }) as Route);
     const modules = handlerModules([...ROUTES, ...jobs]);
     expect(Object.keys(manifest.assets).sort()).toEqual(modules);
     expect(manifest.sourceMaps).toBe(false);
+    // the renderer's WebAssembly travels with the page route's bundle alone
+    expect(Object.entries(manifest.assets).filter(([, a]) => a.runtimeFiles)).toEqual([
+      ['documents/pages', expect.objectContaining({ runtimeFiles: ['documents/mupdf-wasm.wasm'] })],
+    ]);
     // nothing but the asset directories and the manifest: no shared chunks
     expect(readdirSync(result.outDir).sort()).toEqual([...modules.map(assetId), 'build-manifest.json'].sort());
     for (const route of [...ROUTES, ...jobs, { key: 'unbuilt', handler: null } as Route]) {
       const { module, exportName } = lambdaEntry(route);
       const asset = manifest.assets[module]!;
       expect(asset.dir).toBe(assetId(module));
-      expect(readdirSync(join(result.outDir, asset.dir), { recursive: true }).filter((f) => String(f).includes('.')), module).toEqual([`${module}.mjs`]);
+      // the module, and only the run-time files its bundled packages need (infra/bundle.ts RUNTIME_FILES)
+      const present = readdirSync(join(result.outDir, asset.dir), { recursive: true }).filter((f) => String(f).includes('.'));
+      expect(present.map(String).sort(), module).toEqual([`${module}.mjs`, ...(asset.runtimeFiles ?? [])].sort());
       expect(asset.exports, route.key).toContain(exportName);
     }
   });

@@ -62,7 +62,7 @@ describe('route body limits against the 6 MB synchronous invocation', () => {
     expect(size).toBeLessThanOrEqual(LAMBDA_REQUEST_BYTES);
   });
 
-  it('a body over the limit answers 413, saying where larger documents will go', async () => {
+  it('a body over the limit answers 413, saying how large a document may be', async () => {
     process.env.KEY_PROVIDER ??= 'kms';
     process.env.KMS_KEY_ID ??= 'arn:aws:kms:eu-west-1:111122223333:key/00000000-0000-0000-0000-000000000000';
     const { handler } = await import('../../functions/not-implemented.js');
@@ -81,7 +81,7 @@ describe('route body limits against the 6 MB synchronous invocation', () => {
     expect(res.statusCode).toBe(413);
     expect(JSON.parse(res.body)).toMatchObject({
       code: 'payload_too_large',
-      error: `request body exceeds the ${MAX_SAFE_BODY_BYTES} byte limit of this route; larger documents will be uploaded directly to S3 (a presigned upload), which is not available yet`,
+      error: `request body exceeds the ${MAX_SAFE_BODY_BYTES} byte limit of this route; a document is at most 2 MiB (2,097,152 bytes) before base64; larger PDFs are not accepted (no presigned S3 upload is offered)`,
     });
   });
 });

@@ -21,6 +21,8 @@ export interface World {
   readonly tables: ReadonlyMap<string, string>;
   /** The local queue's URL, by the queue's logical path. */
   readonly queues: ReadonlyMap<string, string>;
+  /** The local bucket's name, by the bucket's logical path (scripts/local/artifact/buckets.ts). */
+  readonly buckets?: ReadonlyMap<string, string>;
 }
 
 export interface FunctionSpec {
@@ -108,6 +110,11 @@ export function tablesOf(assembly: Assembly): TableSpec[] {
     key: keyOf(template, id),
     properties: resource.Properties ?? {},
   }));
+}
+
+/** The buckets the deployment declares, by logical path (served by the local S3 engine). */
+export function bucketsOf(assembly: Assembly): string[] {
+  return ofType(assembly, 'AWS::S3::Bucket').map(({ template, id }) => keyOf(template, id));
 }
 
 export function queuesOf(assembly: Assembly): QueueSpec[] {
@@ -200,6 +207,8 @@ export class Resolver {
         return this.world.tables.get(key) ?? fail(`table ${key} was not created`);
       case 'AWS::SQS::Queue':
         return this.world.queues.get(key) ?? fail(`queue ${key} was not created`);
+      case 'AWS::S3::Bucket':
+        return this.world.buckets?.get(key) ?? fail(`bucket ${key} was not created`);
       case 'AWS::Lambda::Function':
         return key;
       case 'AWS::ApiGateway::Resource': {
@@ -230,6 +239,7 @@ export class Resolver {
       if (attr === 'Arn') return `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}`;
       if (attr === 'QueueUrl') return url;
     }
+    if (r.Type === 'AWS::S3::Bucket' && attr === 'Arn') return `arn:aws:s3:::${this.ref(t, id)}`;
     if (r.Type === 'AWS::DynamoDB::Table' && attr === 'Arn') return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${this.ref(t, id)}`;
     if (r.Type === 'AWS::DynamoDB::Table' && attr === 'StreamArn')
       return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${this.ref(t, id)}/stream/local`;

@@ -25,7 +25,8 @@ import { localClient, startDynamoLocal, waitForDynamo } from '../dynamodb.js';
 import { DEFAULT_TOKEN_LABEL, prepareSoftHsm, softHsmModule } from '../softhsm.js';
 import { readAssembly, synthesizeArtifact } from './assembly.js';
 import { LOCAL_CLUSTER_ID, type RecordedRequest, startCloudHsmControlPlane } from './cloudhsm-control-plane.js';
-import { type FunctionSpec, queuesOf, readDeployment, tablesOf } from './deployment.js';
+import { startBuckets } from './buckets.js';
+import { bucketsOf, type FunctionSpec, queuesOf, readDeployment, tablesOf } from './deployment.js';
 import { startArtifactGateway } from './gateway.js';
 import { FunctionHost } from './host.js';
 import { startQueues, startSources } from './sources.js';
@@ -39,7 +40,7 @@ export const LOCAL_WORLD: readonly string[] = [
   'CloudHSM -> SoftHSM2 token; the HSM layer -> a stand-in layer with the real pkcs11js addon (layer functions take turns: the file token is not safe for concurrent writers)',
   'CloudHSM API (DescribeClusters) -> a local stand-in whose cluster has one HSM on 127.0.0.1; every request recorded',
   'Secrets Manager (HSM PIN) -> PKCS11_PIN of the SoftHSM2 token',
-  'DynamoDB -> DynamoDB Local; SQS -> fauxqs; EventBridge schedules -> local timers',
+  'DynamoDB -> DynamoDB Local; SQS -> fauxqs; S3 buckets -> fauxqs (objects under DATA_DIR/s3); EventBridge schedules -> local timers',
   'API Gateway stage URL -> the local address (PUBLIC_BASE_URL)',
   'Secrets Manager (payment provider) -> the local payment provider (PAYMENT_PROVIDER=local) and its secret file under DATA_DIR',
 ];
@@ -119,7 +120,8 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const tableName = [...tables.values()][0]!;
 
   const queues = await startQueues(queuesOf(assembly));
-  const deployment = readDeployment(assembly, { tables, queues: queues.urls });
+  const buckets = await startBuckets(bucketsOf(assembly), opts.dataDir);
+  const deployment = readDeployment(assembly, { tables, queues: queues.urls, buckets: buckets.names });
 
   // the local keyring (the envelope key's stand-in) and the SoftHSM2 token (CloudHSM's)
   const masterKeyFile = join(opts.dataDir, 'keyring', 'master.key');
@@ -147,6 +149,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     WEBHOOK_RETRY_MAX_MS: '5000',
     WEBHOOK_TIMEOUT_MS: '5000',
     ...localBillingOverlay(fn.environment, opts.dataDir),
+    ...buckets.overlay(fn.environment),
     ...(fn.environment.CLOUDHSM_CLUSTER_ID
       ? { CLOUDHSM_ENDPOINT: controlPlane.endpoint, CLOUDHSM_CLIENT_CONFIG: join(opts.dataDir, 'cloudhsm', 'cloudhsm-pkcs11.cfg') }
       : {}),
@@ -207,6 +210,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
       await sources.stop();
       await functions.close();
       await queues.stop();
+      await buckets.stop();
       await controlPlane.stop();
       await new Promise<void>((ok) => {
         dynamo.once('exit', () => ok());
