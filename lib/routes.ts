@@ -439,10 +439,10 @@ export const ROUTES: readonly Route[] = [
   r("POST",   "/api/v1/export/keychain",                             "bearer",     "export:read",                         "tools",        null),
   r("POST",   "/api/v1/extraction/db",                               "bearer",     "extract:run",                         "tools",        null),
   r("GET",    "/api/v1/extraction/jobs/{id}",                        "bearer",     "extract:run",                         "tools",        null),
-  r("POST",   "/api/v1/intelligence/check-breach",                   "bearer",     "intelligence:read",                   "tools",        null),
-  r("POST",   "/api/v1/ldap/connections/{id}/search",                "bearer",     "ldap:use",                            "tools",        null),
-  r("GET",    "/api/v1/ldap/export",                                 "bearer",     "ldap:use",                            "tools",        null),
-  r("POST",   "/api/v1/ldap/import",                                 "bearer",     "ldap:use",                            "tools",        null),
+  r("POST",   "/api/v1/intelligence/check-breach",                   "bearer",     "intelligence:read",                   "tools",        "tools/breach.check", "table:read kms:decrypt"),
+  r("POST",   "/api/v1/ldap/connections/{id}/search",                "bearer",     "ldap:use",                            "tools",        "tools/ldap.search", "table:read kms:decrypt"),
+  r("GET",    "/api/v1/ldap/export",                                 "bearer",     "ldap:use",                            "tools",        "tools/ldap.exportDirectory", "table:read kms:decrypt"),
+  r("POST",   "/api/v1/ldap/import",                                 "bearer",     "ldap:use",                            "tools",        "tools/ldap.importDirectory", "table:read kms:decrypt"),
 ];
 
 const ROUTES_BY_KEY: ReadonlyMap<string, Route> = new Map(ROUTES.map((route) => [route.key, route]));

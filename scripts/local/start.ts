@@ -31,6 +31,7 @@ async function main() {
     process.exit(1);
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const stopTools = await (await import('./tools.js')).startLocalTools(dataDir); // breach range corpus, IPFS blockstore (lib/tools)
   const endpoint = `http://127.0.0.1:${dynamoPort}`;
   const dynamo = startDynamoLocal({ port: dynamoPort, ...(inMemory ? {} : { dataDir: resolve(dataDir, 'dynamodb') }) });
   let stopping = false;
@@ -78,6 +79,7 @@ async function main() {
     stopping = true;
     stopEvents();
     stopSweeper();
+    stopTools();
     server.close();
     server.closeAllConnections();
     dynamo.once('exit', () => process.exit(0));
@@ -103,6 +105,7 @@ async function startArtifact() {
     process.exit(1);
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  await (await import('./tools.js')).startLocalTools(dataDir); // breach range corpus, IPFS blockstore (lib/tools)
   const { startArtifactRuntime, writeReport } = await import('./artifact/runtime.js');
   const runtime = await startArtifactRuntime({
     port,

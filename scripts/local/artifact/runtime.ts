@@ -29,6 +29,7 @@ import { type FunctionSpec, queuesOf, readDeployment, tablesOf } from './deploym
 import { startArtifactGateway } from './gateway.js';
 import { FunctionHost } from './host.js';
 import { startQueues, startSources } from './sources.js';
+import { LOCAL_TOOLS_ENV } from '../tools.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -143,6 +144,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     WEBHOOK_RETRY_BASE_MS: '400',
     WEBHOOK_RETRY_MAX_MS: '5000',
     WEBHOOK_TIMEOUT_MS: '5000',
+    ...Object.fromEntries(LOCAL_TOOLS_ENV.map((k) => [k, process.env[k]])), // scripts/local/tools.ts
     ...(fn.environment.CLOUDHSM_CLUSTER_ID
       ? { CLOUDHSM_ENDPOINT: controlPlane.endpoint, CLOUDHSM_CLIENT_CONFIG: join(opts.dataDir, 'cloudhsm', 'cloudhsm-pkcs11.cfg') }
       : {}),
