@@ -106,6 +106,7 @@ export class ApiStack extends Stack {
         ...(settings.corsOrigins.length ? { CORS_ALLOWED_ORIGINS: settings.corsOrigins.join(',') } : {}),
       },
       queueEnvironment: { WEBHOOK_QUEUE_URL: data.queue.queueUrl },
+      jobsEnvironment: { JOBS_QUEUE_URL: data.jobsQueue.queueUrl },
       // Names of lib/config.ts (PKCS#11 signing). One session per process: a Lambda instance
       // serves one request at a time.
       // The HSM addresses are not configuration: each signing function looks them up at start

@@ -6,7 +6,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { TABLE_DEFINITION, TABLE_KEYS } from '../lib/store/keys.js';
 import { alarmActions } from './alarms.js';
-import { WEBHOOK_WORKER_TIMEOUT } from './background.js';
+import { JOBS_WORKER_TIMEOUT, WEBHOOK_WORKER_TIMEOUT } from './background.js';
 import type { Settings } from './settings.js';
 
 /**
@@ -20,6 +20,9 @@ export class DataStack extends Stack {
   readonly key: kms.Key;
   readonly queue: sqs.Queue;
   readonly deadLetterQueue: sqs.Queue;
+  /** Asynchronous tool jobs (database extraction): POST /extraction/db sends, the jobs worker consumes. */
+  readonly jobsQueue: sqs.Queue;
+  readonly jobsDeadLetterQueue: sqs.Queue;
 
   constructor(scope: Construct, id: string, props: StackProps & { settings: Settings }) {
     super(scope, id, props);
@@ -82,6 +85,26 @@ export class DataStack extends Stack {
       // above WEBHOOK_MAX_ATTEMPTS (8): the worker dead-letters exhausted deliveries itself;
       // the redrive is the safety net for a worker that keeps failing on a message
       deadLetterQueue: { queue: this.deadLetterQueue, maxReceiveCount: 10 },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.jobsDeadLetterQueue = new sqs.Queue(this, 'JobsDeadLetterQueue', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.key,
+      dataKeyReuse: Duration.minutes(5),
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.jobsQueue = new sqs.Queue(this, 'JobsQueue', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.key,
+      dataKeyReuse: Duration.minutes(5),
+      enforceSSL: true,
+      retentionPeriod: Duration.days(1),
+      visibilityTimeout: Duration.seconds(JOBS_WORKER_TIMEOUT.toSeconds() * 6),
+      // a job records its own failure; the redrive parks a message whose worker keeps crashing
+      deadLetterQueue: { queue: this.jobsDeadLetterQueue, maxReceiveCount: 3 },
       removalPolicy: RemovalPolicy.RETAIN,
     });
 

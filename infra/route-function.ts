@@ -19,6 +19,8 @@ export interface FunctionDefaults {
   readonly environment: Readonly<Record<string, string>>;
   /** Added for routes with the `queue:send` grant. */
   readonly queueEnvironment: Readonly<Record<string, string>>;
+  /** Added for routes with the `jobs:send` grant. */
+  readonly jobsEnvironment: Readonly<Record<string, string>>;
   /** Added for routes with the `hsm` grant. */
   readonly hsmEnvironment: Readonly<Record<string, string>>;
   /** Added for routes with the `hsm:describe` grant (the cluster's state from the CloudHSM API, outside the VPC). */
@@ -131,6 +133,7 @@ export class RouteFunction extends Construct {
       environment: {
         ...defaults.environment,
         ...(route.grants.includes('queue:send') ? defaults.queueEnvironment : {}),
+        ...(route.grants.includes('jobs:send') ? defaults.jobsEnvironment : {}),
         ...(signing ? defaults.hsmEnvironment : {}),
         ...(route.grants.includes('hsm:describe') ? defaults.hsmDescribeEnvironment : {}),
         ...(usesKmsSigning(route.grants) ? { SIGNING_KMS_ENABLED: '1' } : {}),

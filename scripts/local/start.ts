@@ -64,6 +64,7 @@ async function main() {
   await ensureTable(endpoint, process.env.TABLE_NAME!);
   const stopEvents = (await import('./events.js')).startLocalEvents(); // outbox relay + webhook worker, in-process
   const stopSweeper = (await import('./sweeper.js')).startLeaseSweeper(); // database lease expiry
+  const stopJobs = (await import('./jobs.js')).startLocalJobs(); // extraction jobs, in-process (lib/tools/jobs.ts)
   const { seedRoot } = await import('./seed.js');
   const root = await seedRoot(process.env.SECRETS_DEV_ROOT_KEY || undefined);
   const { startGateway } = await import('./gateway.js');
@@ -80,6 +81,7 @@ async function main() {
     stopEvents();
     stopSweeper();
     stopTools();
+    stopJobs();
     server.close();
     server.closeAllConnections();
     dynamo.once('exit', () => process.exit(0));
