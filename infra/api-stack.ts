@@ -104,6 +104,8 @@ export class ApiStack extends Stack {
         // AccessDenied.
         SIGNING_KMS_ENABLED: '0',
         ...(settings.corsOrigins.length ? { CORS_ALLOWED_ORIGINS: settings.corsOrigins.join(',') } : {}),
+        ...(settings.ipfsApiUrl ? { IPFS_API_URL: settings.ipfsApiUrl } : {}),
+        ...(settings.breachRangeUrl ? { BREACH_RANGE_URL: settings.breachRangeUrl } : {}),
       },
       queueEnvironment: { WEBHOOK_QUEUE_URL: data.queue.queueUrl },
       jobsEnvironment: { JOBS_QUEUE_URL: data.jobsQueue.queueUrl },

@@ -56,7 +56,7 @@ async function credentialPassword(ctx: CallContext, ref: NonNullable<CheckBreach
 }
 
 /** Counts of the range answer: `SUFFIX:COUNT` lines (CRLF or LF); padding entries have count 0. */
-export function countInRange(body: string, suffix: string): number {
+function countInRange(body: string, suffix: string): number {
   for (const line of body.split(/\r?\n/)) {
     const [s, c] = line.trim().split(':');
     if (s?.toUpperCase() === suffix) {

@@ -91,7 +91,7 @@ interface Blocks {
   pin(cid: CID): Promise<void>;
 }
 
-export class IntegrityError extends Error {}
+class IntegrityError extends Error {}
 
 async function blocks(): Promise<Blocks> {
   const cfg = config();

@@ -37,7 +37,7 @@ export class LdifError extends Error {
 const SAFE = /^(?:[\x01-\x09\x0B\x0C\x0E-\x1F\x21-\x39\x3B\x3D-\x7F][\x01-\x09\x0B\x0C\x0E-\x7F]*)?$/;
 
 /** Whether a value may be written as a SAFE-STRING (otherwise base64). */
-export function isSafeString(value: LdifValue): boolean {
+function isSafeString(value: LdifValue): boolean {
   if (Buffer.isBuffer(value)) return false;
   return SAFE.test(value) && !value.endsWith(' ');
 }
