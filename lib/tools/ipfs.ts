@@ -101,7 +101,8 @@ async function blocks(): Promise<Blocks> {
     const kubo = create({ url });
     return {
       async put(cid, bytes) {
-        const put = await kubo.block.put(bytes, { format: cid.code === 0x55 ? 'raw' : 'dag-pb', mhtype: 'sha2-256', version: 1 });
+        // Kubo's block/put: `cid-codec` (raw or dag-pb) and `mhtype` (the client kebab-cases option names)
+        const put = await kubo.block.put(bytes, { cidCodec: cid.code === 0x55 ? 'raw' : 'dag-pb', mhtype: 'sha2-256' } as never);
         if (!put.equals(cid)) throw new IntegrityError(`the IPFS node stored block ${cid} as ${put}`);
         return cid;
       },
@@ -178,7 +179,8 @@ export async function fetchContent(ctx: CallContext, body: FetchBody) {
   } catch (error) {
     if (error instanceof HttpError) throw error;
     if (error instanceof IntegrityError) throw integrity();
-    if ((error as Error).name === 'NotFoundError' || (error as { code?: string }).code === 'ERR_NOT_FOUND') throw notFound('IPFS content');
+    // the filesystem blockstore's NotFoundError; Kubo's "block not found" / "not found" answers
+    if ((error as Error).name === 'NotFoundError' || /not found/i.test((error as Error).message)) throw notFound('IPFS content');
     throw unavailable(error);
   }
   const plaintext = await decrypt(ctx.principal.tenantId, Buffer.concat(chunks), body.key);
