@@ -5,7 +5,7 @@ import * as z from 'zod/v4';
 import type { CallContext } from '../auth/principal.js';
 import { recordAudit } from '../audit/audit.js';
 import { config } from '../config.js';
-import { BlockedDestination, guardedLookup } from '../events/ssrf.js';
+import { BlockedDestination, guardedLookup, resolveChecked } from '../events/ssrf.js';
 import { badRequest, notFound, serviceUnavailable } from '../http/errors.js';
 import { openSecret, readResource } from '../store/resources.js';
 import { toolGuard } from './outbound.js';
@@ -124,6 +124,8 @@ async function withClient<T>(conn: LdapConnection, run: (client: Client) => Prom
   });
   try {
     try {
+      // IP literals never reach the lookup: check the host first (names are checked again at connect time)
+      await resolveChecked(host, toolGuard());
       if (conn.startTls) await client.startTLS(tlsOptions);
       await client.bind(conn.bindDn, conn.password);
     } catch (error) {

@@ -137,6 +137,42 @@ for (const engine of ['postgresql', 'mariadb'] as const) {
       expect(denied.status).toBe(403);
     });
 
+    it('a schema-qualified table without optional columns; a row without a name; a connection that fails', async () => {
+      await server.su(`INSERT INTO app_creds VALUES (NULL, 'orphan', 'u', NULL)`);
+      const schema = engine === 'postgresql' ? 'public' : server.database;
+      const res = await api('POST', '/api/v1/extraction/db', {
+        key,
+        body: { connection_id: connId, source: { schema, table: 'app_creds', name_column: 'svc', value_column: 'pw' }, name_prefix: `${prefix}s.` },
+      });
+      const job = await waitForJob(key, res.body.data.job.id);
+      expect(job.counts).toMatchObject({ rows: 33, created: 30, failed: 3 });
+      expect(job.errors.map((e: { error: string }) => e.error)).toContain('the name column is empty');
+      await server.su('DELETE FROM app_creds WHERE svc IS NULL');
+      const empty = await api('POST', '/api/v1/extraction/db', {
+        key: acct.adminKey,
+        body: { connection_id: connId, source: { query: 'SELECT svc AS name, pw AS value FROM app_creds WHERE 1 = 0' } },
+      });
+      expect(await waitForJob(acct.adminKey, empty.body.data.job.id)).toMatchObject({ status: 'succeeded', progress: 1, counts: { rows: 0 } });
+
+      const broken = await api('POST', '/api/v1/integrations', {
+        key: acct.adminKey,
+        body: {
+          name: unique('db-broken'),
+          provider: engine,
+          host: server.host,
+          port: server.port,
+          database: 'no_such_database_xyz',
+          username: server.admin,
+          password: server.adminPassword,
+          tls_mode: 'disable',
+        },
+      });
+      const failing = await api('POST', '/api/v1/extraction/db', { key, body: { ...body(), connection_id: broken.body.data.integration.id } });
+      const failed = await waitForJob(key, failing.body.data.job.id);
+      expect(failed.status).toBe('failed');
+      expect(failed.error).toMatch(/has no such database|refused the stored admin credentials/);
+    });
+
     it('401, 403, cross-account 404, 400', async () => {
       expect((await api('POST', '/api/v1/extraction/db', { key: 'scm_bad', body: body() })).status).toBe(401);
       const wrong = await api('POST', '/api/v1/extraction/db', { key: await acct.key(['secrets:write']), body: body() });

@@ -152,6 +152,37 @@ describe('POST /api/v1/ldap/connections/{id}/search', () => {
   });
 });
 
+describe('LDAP connections that cannot be used', () => {
+  it('a metadata address, a closed port, StartTLS without TLS and an invalid user_filter are 503s naming the problem', async () => {
+    const { freePort } = await import('../../scripts/local/ports.js');
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ url: 'ldap://169.254.169.254:389' }, /destination not allowed/],
+      [{ url: `ldap://127.0.0.1:${await freePort()}` }, /could not be reached/],
+      [{ start_tls: true }, /could not be reached/],
+      [{ user_filter: '(objectClass=person' }, /user_filter is not a valid RFC 4515 filter/],
+    ];
+    for (const [fields, message] of cases) {
+      const made = await api('POST', '/api/v1/integrations', {
+        key: acct.adminKey,
+        body: { name: unique('dir-x'), provider: 'ldap', url: slapd.url, bind_dn: ROOT_DN, password: bindPassword, base_dn: SUFFIX, ...fields },
+      });
+      expect(made.status, made.text).toBe(201);
+      const res = await search({ where: [{ attribute: 'uid', equals: 'alice' }] }, key, made.body.data.integration.id);
+      expect(res.status, JSON.stringify(fields)).toBe(503);
+      expect(res.body.error).toMatch(message);
+    }
+  });
+
+  it('an integration of another provider is not an LDAP connection', async () => {
+    const made = await api('POST', '/api/v1/integrations', {
+      key: acct.adminKey,
+      body: { name: unique('smtp'), provider: 'smtp', host: 'smtp.example.test', from_address: 'a@example.test' },
+    });
+    expect(made.status, made.text).toBe(201);
+    expect((await search({ where: [{ attribute: 'uid', equals: 'a' }] }, key, made.body.data.integration.id)).status).toBe(404);
+  });
+});
+
 describe('GET /api/v1/ldap/export and POST /api/v1/ldap/import', () => {
   it('exports RFC 2849 LDIF: base64 for unsafe values, parents first', async () => {
     const res = await api('GET', `/api/v1/ldap/export?connection_id=${connId}`, { key });
