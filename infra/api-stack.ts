@@ -104,9 +104,12 @@ export class ApiStack extends Stack {
         // AccessDenied.
         SIGNING_KMS_ENABLED: '0',
         ...(settings.corsOrigins.length ? { CORS_ALLOWED_ORIGINS: settings.corsOrigins.join(',') } : {}),
+        ...(settings.ipfsApiUrl ? { IPFS_API_URL: settings.ipfsApiUrl } : {}),
+        ...(settings.breachRangeUrl ? { BREACH_RANGE_URL: settings.breachRangeUrl } : {}),
       },
       queueEnvironment: { WEBHOOK_QUEUE_URL: data.queue.queueUrl },
       documentsEnvironment: { DOCUMENTS_BUCKET: data.documents.bucketName },
+      jobsEnvironment: { JOBS_QUEUE_URL: data.jobsQueue.queueUrl },
       // Names of lib/config.ts (PKCS#11 signing). One session per process: a Lambda instance
       // serves one request at a time.
       // The HSM addresses are not configuration: each signing function looks them up at start

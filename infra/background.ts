@@ -28,13 +28,15 @@ export interface BackgroundJob {
   readonly description: string;
   readonly grants: readonly Grant[];
   readonly timeout: Duration;
-  readonly trigger: { readonly schedule: string } | { readonly queue: 'webhook' };
+  readonly trigger: { readonly schedule: string } | { readonly queue: 'webhook' | 'jobs' };
   /** The queue URLs in its environment. */
   readonly queueEnv: boolean;
 }
 
 /** The webhook worker's timeout; the queue's visibility timeout is 6 times it (SQS's rule for Lambda consumers). */
 export const WEBHOOK_WORKER_TIMEOUT = Duration.seconds(30);
+/** The jobs worker's timeout (one database extraction job per message); the jobs queue's visibility timeout is 6 times it. */
+export const JOBS_WORKER_TIMEOUT = Duration.minutes(5);
 
 export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
   {
@@ -56,6 +58,16 @@ export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     timeout: WEBHOOK_WORKER_TIMEOUT,
     trigger: { queue: 'webhook' },
     queueEnv: true,
+  },
+  {
+    id: 'JobsWorker',
+    slug: 'jobs-worker',
+    handler: 'tools/extraction-worker.handler',
+    description: 'tool jobs worker: consumes the jobs queue (database extraction jobs)',
+    grants: ['table:read', 'table:write', 'kms:encrypt'],
+    timeout: JOBS_WORKER_TIMEOUT,
+    trigger: { queue: 'jobs' },
+    queueEnv: false,
   },
   {
     id: 'LeaseSweeper',
@@ -91,22 +103,22 @@ export class BackgroundStack extends NestedStack {
     const { settings, targets: t } = props;
     const codes = new CodeAssets(props.assetDir);
     for (const job of props.jobs) {
-      const consumer = 'queue' in job.trigger;
-      const extra = consumer
+      const consumed = 'queue' in job.trigger ? (job.trigger.queue === 'jobs' ? [t.jobsQueue, t.jobsDeadLetterQueue] : [t.queue, t.deadLetterQueue]) : undefined;
+      const extra = consumed
         ? [
             new iam.PolicyStatement({
               sid: 'QueueConsume',
               actions: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'],
-              resources: [t.queue.queueArn],
+              resources: [consumed[0]!.queueArn],
             }),
-            new iam.PolicyStatement({ sid: 'DeadLetterSend', actions: ['sqs:SendMessage'], resources: [t.deadLetterQueue.queueArn] }),
+            new iam.PolicyStatement({ sid: 'DeadLetterSend', actions: ['sqs:SendMessage'], resources: [consumed[1]!.queueArn] }),
             new iam.PolicyStatement({
               sid: 'QueueKeys',
               actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
               resources: [t.key.keyArn],
               conditions: {
                 StringEquals: { 'kms:ViaService': `sqs.${this.region}.${this.urlSuffix}` },
-                'ForAnyValue:StringEquals': { 'kms:EncryptionContext:aws:sqs:arn': [t.queue.queueArn, t.deadLetterQueue.queueArn] },
+                'ForAnyValue:StringEquals': { 'kms:EncryptionContext:aws:sqs:arn': consumed.map((q) => q.queueArn) },
               },
             }),
           ]
@@ -136,7 +148,7 @@ export class BackgroundStack extends NestedStack {
         // kms:Decrypt on the key (the queue's), which the statements above grant only via SQS.
         new lambda.EventSourceMapping(this, `${job.id}Source`, {
           target: fn,
-          eventSourceArn: t.queue.queueArn,
+          eventSourceArn: consumed![0]!.queueArn,
           batchSize: 10,
           reportBatchItemFailures: true,
         });

@@ -9,7 +9,7 @@ import { TABLE_DEFINITION, TABLE_KEYS } from '../lib/store/keys.js';
 import { alarmActions } from './alarms.js';
 import { acknowledge } from './nag.js';
 import { documentsBucketName } from './naming.js';
-import { WEBHOOK_WORKER_TIMEOUT } from './background.js';
+import { JOBS_WORKER_TIMEOUT, WEBHOOK_WORKER_TIMEOUT } from './background.js';
 import type { Settings } from './settings.js';
 
 /**
@@ -26,6 +26,9 @@ export class DataStack extends Stack {
   readonly deadLetterQueue: sqs.Queue;
   /** Protected documents (lib/documents/storage.ts): each object a PDF already sealed with its tenant's data key. */
   readonly documents: s3.Bucket;
+  /** Asynchronous tool jobs (database extraction): POST /extraction/db sends, the jobs worker consumes. */
+  readonly jobsQueue: sqs.Queue;
+  readonly jobsDeadLetterQueue: sqs.Queue;
 
   constructor(scope: Construct, id: string, props: StackProps & { settings: Settings }) {
     super(scope, id, props);
@@ -124,6 +127,25 @@ export class DataStack extends Stack {
           'Every download and page view is an entry of the application audit chain (lib/documents/access.ts) naming the principal; only the document functions\' roles can read the bucket. Add CloudTrail S3 data events for object-level logs.',
       },
     ]);
+    this.jobsDeadLetterQueue = new sqs.Queue(this, 'JobsDeadLetterQueue', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.key,
+      dataKeyReuse: Duration.minutes(5),
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.jobsQueue = new sqs.Queue(this, 'JobsQueue', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.key,
+      dataKeyReuse: Duration.minutes(5),
+      enforceSSL: true,
+      retentionPeriod: Duration.days(1),
+      visibilityTimeout: Duration.seconds(JOBS_WORKER_TIMEOUT.toSeconds() * 6),
+      // a job records its own failure; the redrive parks a message whose worker keeps crashing
+      deadLetterQueue: { queue: this.jobsDeadLetterQueue, maxReceiveCount: 3 },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
 
     // Read by `npm run operator:create -- --stack <this stack>` (scripts/operator/create.ts),
     // which creates the first platform operator in the table with the deployer's credentials.

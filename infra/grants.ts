@@ -25,6 +25,7 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | table:write  | table:read + PutItem, UpdateItem, DeleteItem, ConditionCheckItem         | the table (TransactWriteItems is authorized per item action) |
  * | kms:decrypt  | kms:Decrypt only with an encryption context carrying tenant_id; kms:DescribeKey | the envelope key |
  * | kms:encrypt  | kms:decrypt + kms:GenerateDataKey (same context condition)               | the envelope key |
+ * | jobs:send    | sqs:SendMessage; kms:GenerateDataKey + kms:Decrypt only via SQS for this queue | the jobs queue / the key |
  * | queue:send   | sqs:SendMessage; kms:GenerateDataKey + kms:Decrypt only via SQS for this queue | the webhook queue / the key |
  * | hsm          | ec2 network-interface actions Lambda needs in a VPC; cloudhsm:DescribeClusters; secretsmanager:GetSecretValue | * (ENI actions and DescribeClusters take no resource ARN) / the PIN secret |
  * | hsm:describe | cloudhsm:DescribeClusters                                                | * |
@@ -42,6 +43,8 @@ export interface RoleTargets {
   readonly key: kms.IKey;
   readonly queue: sqs.IQueue;
   readonly deadLetterQueue: sqs.IQueue;
+  readonly jobsQueue: sqs.IQueue;
+  readonly jobsDeadLetterQueue: sqs.IQueue;
 }
 
 export class RouteRoles extends Construct {
@@ -169,6 +172,22 @@ export function grantStatements(
         resources: [targets.key.keyArn],
         conditions: {
           StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.${Aws.URL_SUFFIX}`, 'kms:EncryptionContext:aws:s3:arn': bucketArn },
+        },
+      }),
+    );
+  }
+  if (has('jobs:send')) {
+    statements.push(
+      new iam.PolicyStatement({ sid: 'JobsSend', actions: ['sqs:SendMessage'], resources: [targets.jobsQueue.queueArn] }),
+      new iam.PolicyStatement({
+        sid: 'JobsKey',
+        actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+        resources: [targets.key.keyArn],
+        conditions: {
+          StringEquals: {
+            'kms:ViaService': `sqs.${Aws.REGION}.${Aws.URL_SUFFIX}`,
+            'kms:EncryptionContext:aws:sqs:arn': targets.jobsQueue.queueArn,
+          },
         },
       }),
     );

@@ -21,6 +21,8 @@ export interface FunctionDefaults {
   readonly queueEnvironment: Readonly<Record<string, string>>;
   /** The documents bucket's name, for functions with a `documents:*` grant. */
   readonly documentsEnvironment?: Readonly<Record<string, string>>;
+  /** Added for routes with the `jobs:send` grant. */
+  readonly jobsEnvironment: Readonly<Record<string, string>>;
   /** Added for routes with the `hsm` grant. */
   readonly hsmEnvironment: Readonly<Record<string, string>>;
   /** Added for routes with the `hsm:describe` grant (the cluster's state from the CloudHSM API, outside the VPC). */
@@ -136,6 +138,7 @@ export class RouteFunction extends Construct {
         ...defaults.environment,
         ...(route.grants.includes('queue:send') ? defaults.queueEnvironment : {}),
         ...(route.grants.some((g) => g.startsWith('documents:')) ? defaults.documentsEnvironment : {}),
+        ...(route.grants.includes('jobs:send') ? defaults.jobsEnvironment : {}),
         ...(signing ? defaults.hsmEnvironment : {}),
         ...(route.grants.includes('hsm:describe') ? defaults.hsmDescribeEnvironment : {}),
         ...(usesKmsSigning(route.grants) ? { SIGNING_KMS_ENABLED: '1' } : {}),

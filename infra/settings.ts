@@ -29,6 +29,10 @@ export interface Settings {
   readonly corsOrigins: readonly string[];
   /** SNS topic notified by every alarm. */
   readonly alarmTopicArn?: string;
+  /** The operator's IPFS node (Kubo RPC API URL) for POST /ipfs/store and /fetch; unset: those routes answer 503. */
+  readonly ipfsApiUrl?: string;
+  /** The k-anonymity range API of the breach check (default: api.pwnedpasswords.com). */
+  readonly breachRangeUrl?: string;
   /** Create the account-wide API Gateway CloudWatch role (needed once per account and region for access logs). */
   readonly apiGatewayCloudWatchRole: boolean;
   readonly hsm: HsmSettings;
@@ -132,6 +136,8 @@ export function readSettings(node: Node): Settings {
       }
     })(),
     alarmTopicArn: str('alarmTopicArn'),
+    ipfsApiUrl: str('ipfsApiUrl'),
+    breachRangeUrl: str('breachRangeUrl'),
     apiGatewayCloudWatchRole: bool('apiGatewayCloudWatchRole', true),
     paymentSecretArn: str('paymentSecretArn'),
     mockRoutes: bool('mockRoutes', false),

@@ -107,6 +107,20 @@ const Env = z
     DOCUMENTS_BUCKET: z.string().min(3).optional(),
     /** Development only: an S3-compatible endpoint (the local engine, path-style addressing). */
     DOCUMENTS_S3_ENDPOINT: z.url().optional(),
+    /** Breach checks (lib/tools/breach.ts): the k-anonymity range API (HIBP model: GET <url><5 hex>). The local runtime serves a small corpus. */
+    BREACH_RANGE_URL: z.url().default('https://api.pwnedpasswords.com/range/'),
+    /** IPFS (lib/tools/ipfs.ts): the Kubo RPC API of the operator's node (AWS), or a filesystem blockstore (the local runtime). */
+    IPFS_API_URL: z.url().optional(),
+    IPFS_BLOCKSTORE_DIR: z.string().min(1).optional(),
+    /** Extraction jobs (lib/tools/extraction.ts): the jobs queue (SQS in AWS; the local runtime runs jobs in-process). */
+    JOBS_QUEUE_URL: z.url().optional(),
+    /** LDAP (lib/tools/ldap.ts): connect and operation time limit. */
+    LDAP_TIMEOUT_MS: z.coerce.number().int().min(500).max(25_000).default(10_000),
+    /** Development only: the tool routes (range API, IPFS node, LDAP servers) may reach loopback addresses. Refused with KMS. */
+    TOOLS_ALLOW_LOOPBACK: z
+      .enum(['0', '1', 'true', 'false'])
+      .default('0')
+      .transform((v) => v === '1' || v === 'true'),
     /** Days a revoked (or expired) lease record is kept before DynamoDB TTL removes it. */
     LEASE_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
     /** The local runtime's lease-expiry sweeper period (AWS: an EventBridge schedule). */
@@ -150,6 +164,13 @@ const Env = z
         code: 'custom',
         path: ['WEBHOOKS_ALLOW_LOOPBACK'],
         message: 'loopback webhook receivers are for local development only (not with KEY_PROVIDER=kms)',
+      });
+    }
+    if (env.KEY_PROVIDER === 'kms' && env.TOOLS_ALLOW_LOOPBACK) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['TOOLS_ALLOW_LOOPBACK'],
+        message: 'loopback tool endpoints are for local development only (not with KEY_PROVIDER=kms)',
       });
     }
     if (env.KEY_PROVIDER === 'kms' && env.QUEUE_PROVIDER === 'memory') {

@@ -29,6 +29,7 @@ type AuthKind = (typeof AUTH_KINDS)[number];
  * - kms:decrypt   KMS Decrypt (open a tenant data key)
  * - kms:encrypt   KMS Decrypt + GenerateDataKey (create a tenant data key on first use)
  * - queue:send    SQS SendMessage on the webhook queue
+ * - jobs:send     SQS SendMessage on the jobs queue (asynchronous tool jobs: database extraction)
  * - hsm           runs in the CloudHSM VPC with the PKCS#11 layer (looks the cluster's HSMs up at start)
  * - hsm:describe  reads the CloudHSM cluster's state from the CloudHSM API (outside the VPC, no layer)
  * - kms:sign      the KMS asymmetric signing backend (lib/signing/kms.ts): CreateKey, Sign, GetPublicKey, ScheduleKeyDeletion on tenant-tagged keys
@@ -43,6 +44,7 @@ export const GRANTS = [
   'kms:decrypt',
   'kms:encrypt',
   'queue:send',
+  'jobs:send',
   'hsm',
   'hsm:describe',
   'kms:sign',
@@ -435,20 +437,20 @@ export const ROUTES: readonly Route[] = [
   r("POST",   "/api/v1/escrow/combine",                              "bearer",     "secrets:read",                        "tools",        "tools/escrow.combine"),
   r("POST",   "/api/v1/steg/encode",                                 "bearer",     "secrets:read",                        "tools",        "tools/steg.encode"),
   r("POST",   "/api/v1/steg/decode",                                 "bearer",     "secrets:read",                        "tools",        "tools/steg.decode"),
-  r("POST",   "/api/v1/ipfs/fetch",                                  "bearer",     "secrets:read",                        "tools",        null),
-  r("POST",   "/api/v1/ipfs/store",                                  "bearer",     "secrets:write",                       "tools",        null),
+  r("POST",   "/api/v1/ipfs/fetch",                                  "bearer",     "secrets:read",                        "tools",        "tools/ipfs.fetch", "table:read kms:decrypt"),
+  r("POST",   "/api/v1/ipfs/store",                                  "bearer",     "secrets:write",                       "tools",        "tools/ipfs.store", "table:read kms:encrypt"),
   r("POST",   "/api/v1/transform/encode",                            "bearer",     "transform:use",                       "tools",        "tools/transform.encode"),
   r("POST",   "/api/v1/transform/decode",                            "bearer",     "transform:use",                       "tools",        "tools/transform.decode"),
   r("POST",   "/api/v1/transform/detect",                            "bearer",     "transform:use",                       "tools",        "tools/transform.detect"),
   r("POST",   "/api/v1/export/credential-manager",                   "bearer",     "export:read",                         "tools",        "tools/exports.credentialManager", "kms:decrypt"),
   r("POST",   "/api/v1/export/json",                                 "bearer",     "export:read",                         "tools",        "tools/exports.json", "kms:decrypt"),
   r("POST",   "/api/v1/export/keychain",                             "bearer",     "export:read",                         "tools",        "tools/exports.keychain", "kms:decrypt"),
-  r("POST",   "/api/v1/extraction/db",                               "bearer",     "extract:run",                         "tools",        null),
-  r("GET",    "/api/v1/extraction/jobs/{id}",                        "bearer",     "extract:run",                         "tools",        null),
-  r("POST",   "/api/v1/intelligence/check-breach",                   "bearer",     "intelligence:read",                   "tools",        null),
-  r("POST",   "/api/v1/ldap/connections/{id}/search",                "bearer",     "ldap:use",                            "tools",        null),
-  r("GET",    "/api/v1/ldap/export",                                 "bearer",     "ldap:use",                            "tools",        null),
-  r("POST",   "/api/v1/ldap/import",                                 "bearer",     "ldap:use",                            "tools",        null),
+  r("POST",   "/api/v1/extraction/db",                               "bearer",     "extract:run",                         "tools",        "tools/extraction.start", "table:write jobs:send"),
+  r("GET",    "/api/v1/extraction/jobs/{id}",                        "bearer",     "extract:run",                         "tools",        "tools/extraction.get"),
+  r("POST",   "/api/v1/intelligence/check-breach",                   "bearer",     "intelligence:read",                   "tools",        "tools/breach.check", "table:read kms:decrypt"),
+  r("POST",   "/api/v1/ldap/connections/{id}/search",                "bearer",     "ldap:use",                            "tools",        "tools/ldap.search", "table:read kms:decrypt"),
+  r("GET",    "/api/v1/ldap/export",                                 "bearer",     "ldap:use",                            "tools",        "tools/ldap.exportDirectory", "table:read kms:decrypt"),
+  r("POST",   "/api/v1/ldap/import",                                 "bearer",     "ldap:use",                            "tools",        "tools/ldap.importDirectory", "table:read kms:decrypt"),
 ];
 
 const ROUTES_BY_KEY: ReadonlyMap<string, Route> = new Map(ROUTES.map((route) => [route.key, route]));

@@ -5,7 +5,7 @@
  * a DatabaseError whose message is built only from the phase, the statement's position and
  * the server's error code (SQLSTATE or errno name).
  */
-export type DbPhase = 'connect' | 'create' | 'revoke' | 'rotate' | 'verify' | 'cleanup';
+export type DbPhase = 'connect' | 'create' | 'revoke' | 'rotate' | 'verify' | 'cleanup' | 'extract';
 
 export class DatabaseError extends Error {
   override name = 'DatabaseError';

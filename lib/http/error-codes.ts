@@ -88,5 +88,6 @@ export const ERROR_CODES = {
   not_implemented: [501, 'The route\u2019s capability is not built yet.'],
   device_error: [502, 'The signing device failed.'],
   acme_failed: [502, 'The ACME server refused or failed the order.'],
+  content_integrity_failed: [502, 'Content read by CID does not match its hash (a tampered or corrupt block).'],
   service_unavailable: [503, 'A dependency is unavailable.'],
 } as const satisfies Record<string, readonly [number, string]>;

@@ -47,6 +47,7 @@
  * | ACME challenge      | ACME#<token>       | ACME (ttl)                      |                                 |
  * | database lease      | T#<tid>            | LEASE#<lease id> (ttl)          | LEASES / <expires_at>#<tid>#<id> (while not revoked) |
  * | rotation lock       | T#<tid>            | DBLOCK#<connection id> (ttl)    |                                 |
+ * | extraction job      | T#<tid>            | XJOB#<job id> (ttl)             |                                 |
  * | variable            | T#<tid>            | VAR#<name>                      |                                 |
  * | OIDC client         | T#<tid>            | OIDCCLIENT#<id>                 |                                 |
  * | JWK set             | T#<tid>            | JWKS#<id>                       |                                 |
@@ -175,6 +176,8 @@ export const keys = {
   parseLease: (pk: string, sk: string): { tenantId: string; id: string } | undefined =>
     pk.startsWith('T#') && sk.startsWith(keys.leasePrefix) ? { tenantId: pk.slice(2), id: sk.slice(keys.leasePrefix.length) } : undefined,
   rotationLock: (tid: string, connectionId: string) => ({ pk: tenantPk(tid), sk: `DBLOCK#${connectionId}` }),
+  // asynchronous tool jobs (lib/tools/extraction.ts)
+  extractionJob: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `XJOB#${id}` }),
   // named variables (lib/variables)
   variable: (tid: string, name: string) => ({ pk: tenantPk(tid), sk: `VAR#${name}` }),
   variablePrefix: 'VAR#',

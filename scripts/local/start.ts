@@ -31,6 +31,7 @@ async function main() {
     process.exit(1);
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const stopTools = await (await import('./tools.js')).startLocalTools(dataDir); // breach range corpus, IPFS blockstore (lib/tools)
   const endpoint = `http://127.0.0.1:${dynamoPort}`;
   const dynamo = startDynamoLocal({ port: dynamoPort, ...(inMemory ? {} : { dataDir: resolve(dataDir, 'dynamodb') }) });
   let stopping = false;
@@ -71,6 +72,7 @@ async function main() {
   await ensureTable(endpoint, process.env.TABLE_NAME!);
   const stopEvents = (await import('./events.js')).startLocalEvents(); // outbox relay + webhook worker, in-process
   const stopSweeper = (await import('./sweeper.js')).startLeaseSweeper(); // database lease expiry
+  const stopJobs = (await import('./jobs.js')).startLocalJobs(); // extraction jobs, in-process (lib/tools/jobs.ts)
   const { seedRoot } = await import('./seed.js');
   const root = await seedRoot(process.env.SECRETS_DEV_ROOT_KEY || undefined);
   const { startGateway } = await import('./gateway.js');
@@ -87,6 +89,8 @@ async function main() {
     stopEvents();
     stopSweeper();
     void s3.stop();
+    stopTools();
+    stopJobs();
     server.close();
     server.closeAllConnections();
     dynamo.once('exit', () => process.exit(0));
@@ -112,6 +116,7 @@ async function startArtifact() {
     process.exit(1);
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  await (await import('./tools.js')).startLocalTools(dataDir); // breach range corpus, IPFS blockstore (lib/tools)
   const { startArtifactRuntime, writeReport } = await import('./artifact/runtime.js');
   const runtime = await startArtifactRuntime({
     port,

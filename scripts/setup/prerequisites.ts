@@ -59,6 +59,8 @@ const TOOLS: readonly Tool[] = [
   { command: 'oathtool', pkg: 'oathtool', usedBy: 'TOTP codes from another implementation (test/api/interop-tools)' },
   { command: 'age', pkg: 'age', usedBy: 'age encryption with exported keys (test/api/interop-tools)' },
   { command: 'wg', pkg: 'wireguard-tools', usedBy: 'WireGuard public keys (test/api/interop-tools)' },
+  { command: 'slapd', pkg: 'slapd', usedBy: 'the throwaway LDAP directory of the LDAP tests (test/helpers/slapd.ts, test/api/tools-ldap)' },
+  { command: 'ldapsearch', pkg: 'ldap-utils', usedBy: 'seeding and reading that directory with another client (test/helpers/slapd.ts)' },
 ];
 
 const has = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;

@@ -64,15 +64,26 @@ const BitwardenProtected = z.strictObject({
 function bitwardenDecrypt(doc: z.infer<typeof BitwardenProtected>, password: string, value: string): string {
   const master = pbkdf2Sync(password, doc.salt, doc.kdfIterations, 32, 'sha256');
   const expand = (info: string) => createHmac('sha256', master).update(`${info}\u0001`).digest();
-  const [iv, ct, mac] = value.slice(2).split('|').map((p) => Buffer.from(p, 'base64')) as [Buffer, Buffer, Buffer];
-  const want = createHmac('sha256', expand('mac')).update(Buffer.concat([iv, ct])).digest();
+  const [iv, ct, mac] = value
+    .slice(2)
+    .split('|')
+    .map((p) => Buffer.from(p, 'base64')) as [Buffer, Buffer, Buffer];
+  const want = createHmac('sha256', expand('mac'))
+    .update(Buffer.concat([iv, ct]))
+    .digest();
   if (!timingSafeEqual(want, mac)) throw new Error('MAC mismatch: wrong password');
   const d = createDecipheriv('aes-256-cbc', expand('enc'), iv);
   return Buffer.concat([d.update(ct), d.final()]).toString('utf8');
 }
 
 const csvRows = (text: string, header: string[]) => {
-  const rows = parse(text, { bom: false, relax_quotes: false, relax_column_count: false, skip_empty_lines: false, record_delimiter: '\r\n' }) as string[][];
+  const rows = parse(text, {
+    bom: false,
+    relax_quotes: false,
+    relax_column_count: false,
+    skip_empty_lines: false,
+    record_delimiter: '\r\n',
+  }) as string[][];
   expect(rows[0]).toEqual(header);
   return rows.slice(1).map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]])));
 };
@@ -161,7 +172,12 @@ describe('exports', () => {
     const res = await api('POST', '/api/v1/export/json', { key, body: {} });
     expect(res.status).toBe(200);
     expect(res.body.data.count).toBe(1);
-    expect(res.body.data.skipped_types).toEqual(expect.arrayContaining([{ type: 'secret', needs: ['secrets:read'] }, { type: 'windows_credential', needs: ['credentials:read'] }]));
+    expect(res.body.data.skipped_types).toEqual(
+      expect.arrayContaining([
+        { type: 'secret', needs: ['secrets:read'] },
+        { type: 'windows_credential', needs: ['credentials:read'] },
+      ]),
+    );
     expect(res.text).not.toContain(win);
     expect(res.text).not.toContain(sec);
     const none = await api('POST', '/api/v1/export/keychain', { key: await acct.key(['export:read']), body: {} });
@@ -173,7 +189,10 @@ describe('exports', () => {
     const res = await api('GET', '/api/v1/audit/logs?limit=50', { key: acct.adminKey });
     expect(res.status, res.text).toBe(200);
     const entries = res.body.data.entries as { action: string; detail?: Record<string, unknown> }[];
-    expect(entries.find((e) => e.action === 'export.json' && e.detail?.encrypted === true)?.detail).toMatchObject({ count: 1, types: { password: 1 } });
+    expect(entries.find((e) => e.action === 'export.json' && e.detail?.encrypted === true)?.detail).toMatchObject({
+      count: 1,
+      types: { password: 1 },
+    });
     expect(entries.filter((e) => e.action === 'export.keychain').map((e) => e.detail?.count)).toEqual(expect.arrayContaining([2, 0]));
     expect(res.text).not.toContain(pw);
   });

@@ -95,7 +95,12 @@ describe('S/KEY sequences', () => {
   });
 
   it('400 on bad bodies, 401, 403 without the scopes, 404 across accounts, and deletes', async () => {
-    for (const body of [{ name: 'x' }, { name: 'x', passphrase: 'short' }, { name: 'x', passphrase: pass, seed: 'has space' }, { name: 'x', passphrase: pass, algorithm: 'md4' }]) {
+    for (const body of [
+      { name: 'x' },
+      { name: 'x', passphrase: 'short' },
+      { name: 'x', passphrase: pass, seed: 'has space' },
+      { name: 'x', passphrase: pass, algorithm: 'md4' },
+    ]) {
       const res = await api('POST', '/api/v1/skey-otps', { key: writer, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(errorCode(res)).toBe('validation_failed');
@@ -161,7 +166,10 @@ describe('escrow split and combine', () => {
       expect(errorCode(c)).toBe('shares_invalid');
       expect(c.body.error).toContain('needs 3 shares; 2 were given');
     }
-    const again = await api('POST', '/api/v1/escrow/split', { key: reader, body: { secret_base64: Buffer.from([0, 255, 1]).toString('base64'), shares: 3, threshold: 2 } });
+    const again = await api('POST', '/api/v1/escrow/split', {
+      key: reader,
+      body: { secret_base64: Buffer.from([0, 255, 1]).toString('base64'), shares: 3, threshold: 2 },
+    });
     const mixed = await api('POST', '/api/v1/escrow/combine', { key: reader, body: { shares: [shares[0], shares[1], again.body.data.shares[0]] } });
     expect(errorCode(mixed)).toBe('shares_invalid');
     expect(mixed.body.error).toContain('different splits');
@@ -178,7 +186,12 @@ describe('escrow split and combine', () => {
   });
 
   it('400 on bad bodies, 401 and 403', async () => {
-    for (const body of [{ secret, shares: 5, threshold: 6 }, { secret, shares: 1, threshold: 1 }, { shares: 3, threshold: 2 }, { secret, secret_base64: 'AA==', shares: 3, threshold: 2 }]) {
+    for (const body of [
+      { secret, shares: 5, threshold: 6 },
+      { secret, shares: 1, threshold: 1 },
+      { shares: 3, threshold: 2 },
+      { secret, secret_base64: 'AA==', shares: 3, threshold: 2 },
+    ]) {
       const res = await api('POST', '/api/v1/escrow/split', { key: reader, body });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
@@ -246,7 +259,12 @@ describe('time-locks with break-glass', () => {
 
   it('a break-glass request vetoed by the veto-share holders never releases', async () => {
     const value = canary('vetoed');
-    const res = await seal({ name: 'vetoed', value, release_at: inSeconds(86400), break_glass: { delay_seconds: 1, veto_shares: { shares: 3, threshold: 2 } } });
+    const res = await seal({
+      name: 'vetoed',
+      value,
+      release_at: inSeconds(86400),
+      break_glass: { delay_seconds: 1, veto_shares: { shares: 3, threshold: 2 } },
+    });
     expect(res.status).toBe(201);
     const { timelock, veto_shares } = res.body.data;
     expect(veto_shares).toHaveLength(3);
@@ -267,7 +285,10 @@ describe('time-locks with break-glass', () => {
     const retry = await seal({ action: 'request_release', id: timelock.id, reason: 'again' });
     expect(retry.status).toBe(409);
     expect(retry.body.error).toContain('vetoed');
-    await eventually(async () => hook.received.find((r) => r.body.includes('"timelock.break_glass_vetoed"') && r.body.includes(timelock.id)), 'the veto event');
+    await eventually(
+      async () => hook.received.find((r) => r.body.includes('"timelock.break_glass_vetoed"') && r.body.includes(timelock.id)),
+      'the veto event',
+    );
   });
 
   it('an admin vetoes without shares; a time-lock without break-glass takes no request', async () => {
@@ -301,7 +322,9 @@ describe('time-locks with break-glass', () => {
     const id = res.body.data.timelock.id;
     expect((await read(id, '')).status).toBe(401);
     expect(errorCode(await read(id, noScope))).toBe('insufficient_scope');
-    expect(errorCode(await api('POST', '/api/v1/timelocks', { key: reader, body: { name: 'x', value: 'v', release_at: inSeconds(60) } }))).toBe('insufficient_scope');
+    expect(errorCode(await api('POST', '/api/v1/timelocks', { key: reader, body: { name: 'x', value: 'v', release_at: inSeconds(60) } }))).toBe(
+      'insufficient_scope',
+    );
     expect((await read(id, other.adminKey)).status).toBe(404);
     expect((await api('POST', '/api/v1/timelocks', { key: other.adminKey, body: { action: 'request_release', id, reason: 'r' } })).status).toBe(404);
     expect((await read(MISSING)).status).toBe(404);

@@ -42,7 +42,9 @@ describe('encode and decode', () => {
     const qp = await post('encode', { format: 'quoted-printable', input: `caf\u00e9 = ${'x'.repeat(100)}` });
     expect(qp.body.data.output).toContain('caf=C3=A9 =3D');
     expect(qp.body.data.output.split('\r\n').every((l: string) => l.length <= 76)).toBe(true);
-    expect((await post('decode', { format: 'quoted-printable', input: qp.body.data.output })).body.data.output).toBe(`caf\u00e9 = ${'x'.repeat(100)}`);
+    expect((await post('decode', { format: 'quoted-printable', input: qp.body.data.output })).body.data.output).toBe(
+      `caf\u00e9 = ${'x'.repeat(100)}`,
+    );
   });
 
   it('PEM <-> DER: node:crypto reads the PEM it makes, and the DER comes back', async () => {
@@ -90,7 +92,8 @@ describe('encode and decode', () => {
   it('401 and 403', async () => {
     expect((await post('encode', { format: 'hex', input: 'x' }, '')).status).toBe(401);
     const other = await acct.key(['secrets:read']);
-    for (const what of ['encode', 'decode', 'detect']) expect(errorCode(await post(what, { format: 'hex', input: 'aa' }, other))).toBe('insufficient_scope');
+    for (const what of ['encode', 'decode', 'detect'])
+      expect(errorCode(await post(what, { format: 'hex', input: 'aa' }, other))).toBe('insufficient_scope');
   });
 });
 

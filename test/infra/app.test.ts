@@ -59,6 +59,7 @@ describe('the CDK app, synthesized offline with the default context', () => {
       expect('WEBHOOK_QUEUE_URL' in p.Environment.Variables).toBe(route.grants.includes('queue:send'));
       // only the document functions learn the documents bucket
       expect('DOCUMENTS_BUCKET' in p.Environment.Variables, route.key).toBe(route.grants.some((g) => g.startsWith('documents:')));
+      expect('JOBS_QUEUE_URL' in p.Environment.Variables).toBe(route.grants.includes('jobs:send'));
     }
   });
 
@@ -274,12 +275,16 @@ describe('the CDK app, synthesized offline with the default context', () => {
     expect(key.Properties!.EnableKeyRotation).toBe(true);
     expect(key.DeletionPolicy).toBe('Retain');
 
+    // the webhook queue and the jobs queue, each with its dead-letter queue
     const queues = resourcesOfType(s.data, 'AWS::SQS::Queue');
-    expect(queues).toHaveLength(2);
+    expect(queues).toHaveLength(4);
     for (const [, q] of queues) expect(q.Properties!.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
-    const main = queues.find(([, q]) => q.Properties!.RedrivePolicy)!;
-    const dlq = queues.find(([, q]) => !q.Properties!.RedrivePolicy)!;
-    expect(main[1].Properties!.RedrivePolicy.deadLetterTargetArn).toEqual({ 'Fn::GetAtt': [dlq[0], 'Arn'] });
+    for (const name of ['Webhook', 'Jobs']) {
+      const main = queues.find(([id]) => id.startsWith(`${name}Queue`))!;
+      const dlq = queues.find(([id]) => id.startsWith(`${name}DeadLetterQueue`))!;
+      expect(main[1].Properties!.RedrivePolicy.deadLetterTargetArn).toEqual({ 'Fn::GetAtt': [dlq[0], 'Arn'] });
+      expect(dlq[1].Properties!.RedrivePolicy).toBeUndefined();
+    }
   });
 
   it('wires each background function to its trigger with its declared grants', () => {
@@ -305,9 +310,11 @@ describe('the CDK app, synthesized offline with the default context', () => {
       expect(actionsOf(s, { template: s.background, resource: f, local: true }), job.id).toEqual(expectedActions(job.grants, false));
     }
     // SQS's rule for Lambda consumers: visibility timeout at least 6 x the function's timeout
-    const worker = BACKGROUND_JOBS.find((j) => 'queue' in j.trigger)!;
-    const main = resourcesOfType(s.data, 'AWS::SQS::Queue').find(([, q]) => q.Properties!.RedrivePolicy)!;
-    expect(main[1].Properties!.VisibilityTimeout).toBeGreaterThanOrEqual(6 * worker.timeout.toSeconds());
+    for (const worker of BACKGROUND_JOBS.filter((j) => 'queue' in j.trigger)) {
+      const name = (worker.trigger as { queue: string }).queue === 'jobs' ? 'JobsQueue' : 'WebhookQueue';
+      const main = resourcesOfType(s.data, 'AWS::SQS::Queue').find(([id]) => id.startsWith(name))!;
+      expect(main[1].Properties!.VisibilityTimeout, worker.id).toBeGreaterThanOrEqual(6 * worker.timeout.toSeconds());
+    }
   });
 
   it('puts no resource of the API in the data stack and no stateful resource in the API stacks', () => {

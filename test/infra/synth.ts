@@ -136,9 +136,9 @@ export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = fa
   if (has('table:write')) ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'].forEach((x) => a.add(x));
   if (has('kms:decrypt') || has('kms:encrypt')) ['kms:Decrypt', 'kms:DescribeKey'].forEach((x) => a.add(x));
   if (has('kms:encrypt')) a.add('kms:GenerateDataKey');
-  if (has('queue:send')) ['sqs:SendMessage', 'kms:GenerateDataKey', 'kms:Decrypt'].forEach((x) => a.add(x));
   if (has('documents:read') || has('documents:write')) ['s3:GetObject', 'kms:Decrypt'].forEach((x) => a.add(x));
   if (has('documents:write')) ['s3:PutObject', 's3:DeleteObject', 'kms:GenerateDataKey'].forEach((x) => a.add(x));
+  if (has('queue:send') || has('jobs:send')) ['sqs:SendMessage', 'kms:GenerateDataKey', 'kms:Decrypt'].forEach((x) => a.add(x));
   if (has('hsm') && hsm) ENI_ACTIONS.forEach((x) => a.add(x));
   if ((has('hsm') || has('hsm:describe')) && hsm) a.add('cloudhsm:DescribeClusters');
   if (has('hsm') && pin) a.add('secretsmanager:GetSecretValue');

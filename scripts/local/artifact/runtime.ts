@@ -31,6 +31,7 @@ import { startArtifactGateway } from './gateway.js';
 import { FunctionHost } from './host.js';
 import { startQueues, startSources } from './sources.js';
 import { LOCAL_BILLING_CONTEXT, localBillingOverlay } from '../billing.js';
+import { LOCAL_TOOLS_ENV } from '../tools.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -150,6 +151,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     WEBHOOK_TIMEOUT_MS: '5000',
     ...localBillingOverlay(fn.environment, opts.dataDir),
     ...buckets.overlay(fn.environment),
+    ...Object.fromEntries(LOCAL_TOOLS_ENV.map((k) => [k, process.env[k]])), // scripts/local/tools.ts
     ...(fn.environment.CLOUDHSM_CLUSTER_ID
       ? { CLOUDHSM_ENDPOINT: controlPlane.endpoint, CLOUDHSM_CLIENT_CONFIG: join(opts.dataDir, 'cloudhsm', 'cloudhsm-pkcs11.cfg') }
       : {}),
