@@ -79,5 +79,6 @@ export const ERROR_CODES = {
   not_implemented: [501, 'The route\u2019s capability is not built yet.'],
   device_error: [502, 'The signing device failed.'],
   acme_failed: [502, 'The ACME server refused or failed the order.'],
+  idp_failed: [502, 'The account\u2019s identity provider could not be reached or answered something unusable.'],
   service_unavailable: [503, 'A dependency is unavailable.'],
 } as const satisfies Record<string, readonly [number, string]>;
