@@ -59,6 +59,7 @@ const TOOLS: readonly Tool[] = [
   { command: 'oathtool', pkg: 'oathtool', usedBy: 'TOTP codes from another implementation (test/api/interop-tools)' },
   { command: 'age', pkg: 'age', usedBy: 'age encryption with exported keys (test/api/interop-tools)' },
   { command: 'wg', pkg: 'wireguard-tools', usedBy: 'WireGuard public keys (test/api/interop-tools)' },
+  { command: 'chromium', pkg: 'chromium', usedBy: 'passkeys in a real browser with a virtual authenticator (test/api/passkeys)' },
 ];
 
 const has = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;
