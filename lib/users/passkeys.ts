@@ -8,6 +8,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
+import * as z from 'zod/v4';
 import { commit } from '../audit/audit.js';
 import type { CallContext } from '../auth/principal.js';
 import { ADMIN_SCOPE } from '../auth/scopes.js';
@@ -15,6 +16,7 @@ import { config } from '../config.js';
 import { conflict, forbidden, notFound, unauthorized } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
+import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import { queryAll } from '../store/pagination.js';
 import { getTenant } from '../store/tenants.js';
@@ -41,18 +43,20 @@ function relyingParty(): { rpID: string; origin: string } {
   return { rpID: host, origin: `${base.protocol}//${host}${base.port ? `:${base.port}` : ''}` };
 }
 
-interface Passkey {
-  readonly id: string;
-  readonly user: string;
-  readonly name: string;
-  readonly public_key: Uint8Array;
-  readonly counter: number;
-  readonly transports: string[];
-  readonly device_type: string;
-  readonly backed_up: boolean;
-  readonly created_at: string;
-  readonly last_used_at: string | null;
-}
+const PasskeyItem = z.object({
+  id: z.string(),
+  user: z.string(),
+  name: z.string(),
+  public_key: z.instanceof(Uint8Array),
+  counter: z.number().int().min(0),
+  transports: z.array(z.string()),
+  device_type: z.string(),
+  backed_up: z.boolean(),
+  created_at: z.string(),
+  last_used_at: nullable(z.string()),
+});
+type Passkey = z.output<typeof PasskeyItem>;
+const passkeys = entity('passkey', PasskeyItem);
 
 const view = (p: Passkey) => ({
   id: p.id,
@@ -67,11 +71,11 @@ const view = (p: Passkey) => ({
 });
 
 const listPasskeys = async (tenantId: string): Promise<Passkey[]> =>
-  (await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.passkeyPrefix } })) as unknown as Passkey[];
+  (await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.passkeyPrefix } })).map((i) => passkeys.parse(i));
 
 async function getPasskey(tenantId: string, id: string): Promise<Passkey | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.passkey(tenantId, id), ConsistentRead: true }));
-  return out.Item as Passkey | undefined;
+  return out.Item ? passkeys.parse(out.Item) : undefined;
 }
 
 async function putChallenge(item: Record<string, unknown>): Promise<string> {
