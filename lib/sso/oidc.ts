@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { config } from '../config.js';
 import { open, seal } from '../crypto/envelope.js';
@@ -10,6 +10,7 @@ import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { openSession, type RequestFacts, type SessionTokens } from '../users/sessions.js';
+import { spend } from '../users/single-use.js';
 import { getUser, type User } from '../users/users.js';
 import { getSsoConfig, secretScope, type SsoConfig } from './config.js';
 import { IdpRequestFailed, idpJson } from './http.js';
@@ -111,20 +112,7 @@ const refused = (why: string) => unauthorized(`single sign-on refused: ${why}`, 
 /** Spends the state (single use): a replayed, unknown or expired state is refused. */
 async function spendState(state: string) {
   const stateHash = hash(state);
-  const out = await db()
-    .send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.oidcState(stateHash),
-        ReturnValues: 'ALL_OLD',
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
-    )
-    .catch((error: unknown) => {
-      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return { Attributes: undefined };
-      throw error;
-    });
-  const item = out.Attributes;
+  const item = await spend(keys.oidcState(stateHash));
   if (!item || Date.parse(String(item.expires_at)) <= Date.now()) throw refused('unknown, used or expired state');
   const tenantId = item.tenant_id as string;
   return {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type AuthenticationResponseJSON,
   generateAuthenticationOptions,
@@ -22,6 +22,7 @@ import { queryAll } from '../store/pagination.js';
 import { getTenant } from '../store/tenants.js';
 import { TxConditionFailed } from '../store/tx.js';
 import { openSession, type RequestFacts, type SessionTokens } from './sessions.js';
+import { spend } from './single-use.js';
 import { getUser } from './users.js';
 
 /**
@@ -97,20 +98,7 @@ async function putChallenge(item: Record<string, unknown>): Promise<string> {
 
 /** Spends a challenge (single use); undefined when unknown, used, expired or of another purpose. */
 async function spendChallenge(id: string, purpose: 'registration' | 'authentication'): Promise<Record<string, unknown> | undefined> {
-  const out = await db()
-    .send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.webauthnChallenge(id),
-        ReturnValues: 'ALL_OLD',
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
-    )
-    .catch((error: unknown) => {
-      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return { Attributes: undefined };
-      throw error;
-    });
-  const c = out.Attributes;
+  const c = await spend(keys.webauthnChallenge(id));
   if (!c || c.purpose !== purpose || Date.parse(String(c.expires_at)) <= Date.now()) return undefined;
   return c;
 }

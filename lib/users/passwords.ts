@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { commit } from '../audit/audit.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { open, seal } from '../crypto/envelope.js';
@@ -10,6 +10,7 @@ import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { openSession, type RequestFacts, type SessionTokens } from './sessions.js';
+import { spend } from './single-use.js';
 import { serverEphemeral, validClientEphemeral, validVerifier, verifyClientProof } from './srp.js';
 import { getUser } from './users.js';
 
@@ -152,20 +153,7 @@ export async function finishVerify(
   input: { challenge_id: string; client_proof: string },
   request: RequestFacts,
 ): Promise<SessionTokens & { server_proof: string }> {
-  const out = await db()
-    .send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.srpChallenge(input.challenge_id),
-        ReturnValues: 'ALL_OLD',
-        ConditionExpression: 'attribute_exists(pk)',
-      }),
-    )
-    .catch((error: unknown) => {
-      if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return { Attributes: undefined };
-      throw error;
-    });
-  const c = out.Attributes;
+  const c = await spend(keys.srpChallenge(input.challenge_id));
   if (!c || c.decoy === true || Date.parse(String(c.expires_at)) <= Date.now()) throw failed();
   const tenantId = c.tenant_id as string;
   const email = c.email as string;

@@ -176,4 +176,22 @@ describe('passkey routes: refusals', () => {
     const other = await api('GET', '/api/v1/webauthn/credentials', { key: b.adminKey });
     expect(other.body.data.credentials).toEqual([]);
   });
+
+  it('a user without admin:* sees and deletes only its own passkeys', async () => {
+    const { useRuntimeConfig } = await import('../helpers/in-process.js');
+    useRuntimeConfig();
+    const { db, tableName } = await import('../../lib/store/client.js');
+    const { keys } = await import('../../lib/store/keys.js');
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const email = 'viewer@example.test';
+    await db().send(
+      new PutCommand({ TableName: tableName(), Item: { ...keys.user(a.tenantId, email), email, role: 'viewer', created_at: new Date().toISOString() } }),
+    );
+    const viewer = await librarySession(a.tenantId, email);
+    expect(viewer.scope).not.toContain('admin:*');
+    const mine = await api('GET', '/api/v1/webauthn/credentials', { key: viewer.access_token });
+    expect(mine.status, mine.text).toBe(200);
+    expect(mine.body.data).toEqual({ credentials: [], total: 0 });
+    expect((await api('DELETE', '/api/v1/webauthn/credentials/AAAAAAAAAAAAAAAAAAAAAA', { key: viewer.access_token })).status).toBe(404);
+  });
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { generateKeyPair, SignJWT } from 'jose';
+import { generateKeyPair, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { api, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
 import { findLeaks } from '../helpers/leaks.js';
@@ -45,6 +45,8 @@ describe('POST /api/v1/auth/refresh', () => {
     expect(newest.status).toBe(401);
     expect(await admitted(second.access_token)).toBe(false);
     expect(await admitted(first.access_token)).toBe(false);
+    // presenting a spent token of a revoked family again: still refused, as reuse
+    expect(errorCode(await refresh(first.refresh_token))).toBe('refresh_token_reused');
 
     const audit = await api('GET', '/api/v1/audit/logs?limit=50', { key: a.adminKey });
     const actions = (audit.body.data.entries as { action: string }[]).map((e: { action: string }) => e.action);
@@ -183,6 +185,46 @@ describe('GET /api/v1/diagnostics/auth', () => {
     const pr = await diag(probe);
     expect(pr.body.data).toEqual({ accepted: false, credential: { kind: 'access_token' }, reason: 'unknown_key', explanation: expect.any(String) });
     expect(pr.text).not.toContain(b.tenantId);
+  });
+
+  it('tokens signed with the account\u2019s own key but wrong: audience, issuer claim, algorithm, kid, sid, scope, ended session', async () => {
+    const { useRuntimeConfig } = await import('../helpers/in-process.js');
+    useRuntimeConfig();
+    const { db, tableName } = await import('../../lib/store/client.js');
+    const { keys } = await import('../../lib/store/keys.js');
+    const { queryFirst } = await import('../../lib/store/pagination.js');
+    const { openJson } = await import('../../lib/crypto/envelope.js');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { importJWK } = await import('jose');
+    const t = keep(await librarySession(a.tenantId, a.adminEmail));
+    const item = (await queryFirst({ pk: keys.tenant(a.tenantId).pk, sk: { prefix: keys.tokenKeyPrefix }, newestFirst: true }))!;
+    const kid = item.kid as string;
+    const key = await importJWK(await openJson<JWK>({ tenantId: a.tenantId, type: 'token_key', id: kid, version: 1 }, item.private as Uint8Array), 'ES256');
+    const claims = JSON.parse(Buffer.from(t.access_token.split('.')[1]!, 'base64url').toString());
+    const sign = (c: Record<string, unknown>, h: Record<string, unknown> = {}) =>
+      new SignJWT(c).setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt', ...h } as { alg: string }).sign(key);
+    const reason = async (token: string) => (await diag(token)).body.data.reason;
+    expect(await reason(await sign({ ...claims, aud: 'someone-else' }))).toBe('wrong_audience');
+    expect(await reason(await sign({ ...claims, sid: 'not-a-uuid' }))).toBe('malformed');
+    expect(await reason(await sign({ ...claims, scope: undefined }))).toBe('invalid_claims');
+    expect(await reason(await sign({ ...claims }, { typ: 'JWT' }))).toBe('invalid_claims');
+    expect(await reason(await sign({ ...claims }, { kid: undefined }))).toBe('unknown_key');
+    const hs = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid }).sign(new Uint8Array(32));
+    expect(await reason(hs)).toBe('unsupported_algorithm');
+    expect(await reason('eyJub3QiOiJqc29uIn0.e30.c2ln')).toBe('unknown_issuer');
+    expect(await reason('eyJ.eyJ.x')).toBe('malformed');
+    // a session past its end: its tokens are refused as such
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.session(a.tenantId, t.session_id),
+        UpdateExpression: 'SET expires_at = :past',
+        ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
+      }),
+    );
+    expect(await reason(t.access_token)).toBe('session_expired');
+    expect(await admitted(t.access_token)).toBe(false);
+    expect((await refresh(t.refresh_token)).status).toBe(401);
   });
 
   it('refuses unknown API keys without telling which account', async () => {

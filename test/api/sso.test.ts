@@ -16,7 +16,7 @@ import { admitted, type Tokens } from './sign-in.helpers.js';
  * provider's token answers can be tampered with: a flipped signature, an ID token re-signed
  * with another nonce; and a replayed state is refused.
  */
-type Tamper = 'none' | 'signature' | 'nonce' | 'audience';
+type Tamper = 'none' | 'signature' | 'nonce' | 'audience' | 'azp';
 interface Person {
   sub: string;
   email: string;
@@ -59,6 +59,14 @@ async function startIdp(): Promise<typeof idp> {
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
   });
   async function handle(req: IncomingMessage, res: ServerResponse) {
+    if (req.url?.startsWith('/moved/')) {
+      res.writeHead(302, { location: `${issuer}/.well-known/openid-configuration` }).end();
+      return;
+    }
+    if (req.url?.startsWith('/text/')) {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('not json');
+      return;
+    }
     if (req.url?.startsWith('/interaction/')) {
       const details = await oidc.interactionDetails(req, res);
       if (details.prompt.name === 'login') {
@@ -87,7 +95,12 @@ async function startIdp(): Promise<typeof idp> {
       if (how === 'signature') finish([h, p, `${s!.slice(0, -4)}${s!.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`].join('.'));
       else {
         const claims = decodeJwt(body.id_token);
-        const changed = how === 'nonce' ? { ...claims, nonce: 'not-the-nonce' } : { ...claims, aud: 'another-client' };
+        const changed =
+          how === 'nonce'
+            ? { ...claims, nonce: 'not-the-nonce' }
+            : how === 'azp'
+              ? { ...claims, aud: [String(claims.aud), 'another-client'], azp: 'another-client' }
+              : { ...claims, aud: 'another-client' };
         void importJWK(signing, 'RS256').then((key) =>
           new SignJWT(changed).setProtectedHeader(decodeProtectedHeader(body.id_token) as { alg: string }).sign(key).then(finish),
         );
@@ -226,6 +239,7 @@ describe('sign-in through the account\u2019s identity provider', () => {
     ['signature', 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED'],
     ['nonce', 'nonce is not this sign-in'],
     ['audience', 'ERR_JWT_CLAIM_VALIDATION_FAILED'],
+    ['azp', 'authorized party is another client'],
   ] as const)('refuses an ID token with a tampered %s (%s)', async (how, why) => {
     idp.person = { sub: 'bob', email: 'bob@corp.example.test', groups: [] };
     const url = await browse(a.tenantId);
@@ -252,6 +266,73 @@ describe('sign-in through the account\u2019s identity provider', () => {
     expect((await api('GET', `${callbackPath}?state=${'x'.repeat(43)}`)).status).toBe(400);
     const unknownState = await api('GET', `${callbackPath}?code=abc&state=${'x'.repeat(43)}`);
     expect(unknownState.status).toBe(401);
+  });
+
+  it('maps users: the account\u2019s admin keeps its role, an SSO user\u2019s scopes follow its claims, no verified e-mail or no scope is refused', async () => {
+    await configure(a, { allowed_domains: ['corp.example.test', 'example.test'] });
+    try {
+      idp.person = { sub: 'admin', email: a.adminEmail, groups: [] };
+      const admin = await callback(await browse(a.tenantId));
+      expect(admin.status, admin.text).toBe(200);
+      secrets.push(admin.body.data.refresh_token);
+      expect(admin.body.data.scope).toBe('admin:*');
+
+      idp.person = { sub: 'alice', email: 'alice@corp.example.test', groups: ['other-group'] };
+      const again = await callback(await browse(a.tenantId));
+      expect(again.status, again.text).toBe(200);
+      secrets.push(again.body.data.refresh_token);
+      expect(again.body.data.scope).toBe('secrets:read');
+
+      idp.person = { sub: 'nomail', email: '', groups: [] };
+      const noMail = await callback(await browse(a.tenantId));
+      expect(noMail.status).toBe(403);
+      expect(noMail.body.error).toContain('verified e-mail');
+
+      await configure(a, { default_scopes: [] });
+      idp.person = { sub: 'carol', email: 'carol@corp.example.test', groups: [] };
+      const none = await callback(await browse(a.tenantId));
+      expect(none.status).toBe(403);
+      expect(none.body.error).toContain('no scope');
+    } finally {
+      await configure(a);
+    }
+  });
+
+  it('provider failures: no discovery document, another issuer in it, a refused client secret; a suspended account', async () => {
+    const c = await newAccount('sso-c');
+    await allowLoopback(c);
+    await configure(c, { issuer: `${idp.issuer}/nowhere` });
+    const missing = await api('GET', `/api/v1/auth/oidc/login?tenant_id=${c.tenantId}`);
+    expect(missing.status).toBe(502);
+    expect(missing.body.error).toContain('HTTP 404');
+
+    for (const [issuer, why] of [
+      [`${idp.issuer}/moved`, 'redirect not followed'],
+      [`${idp.issuer}/text`, 'not JSON'],
+      ['http://idp.invalid', 'does not resolve'],
+      ['http://10.0.0.1', 'private'],
+    ]) {
+      await configure(c, { issuer });
+      const res = await api('GET', `/api/v1/auth/oidc/login?tenant_id=${c.tenantId}`);
+      expect(res.status).toBe(502);
+      expect(res.body.error).toContain(why);
+    }
+
+    await configure(c, { issuer: idp.issuer.replace('127.0.0.1', 'localhost') });
+    const other = await api('GET', `/api/v1/auth/oidc/login?tenant_id=${c.tenantId}`);
+    expect(other.status).toBe(502);
+    expect(other.body.error).toContain('another issuer');
+
+    await configure(c, { client_secret: canary('wrong-secret') });
+    idp.person = { sub: 'dave', email: 'dave@corp.example.test', groups: [] };
+    const refusedSecret = await callback(await browse(c.tenantId));
+    expect(refusedSecret.status).toBe(401);
+    expect(refusedSecret.body.error).toContain('token endpoint answered HTTP 401');
+
+    expect((await api('PATCH', `/api/v1/admin/tenants/${c.tenantId}/suspend`, { key: rootKey() })).status).toBe(200);
+    const suspended = await api('GET', `/api/v1/auth/oidc/login?tenant_id=${c.tenantId}`);
+    expect(suspended.status).toBe(403);
+    expect(errorCode(suspended)).toBe('tenant_suspended');
   });
 
   it('the provider must be an allowed destination: a loopback issuer is refused without the development setting', async () => {

@@ -154,6 +154,44 @@ describe('SRP-6a register + verify', () => {
   });
 });
 
+describe('SRP edge cases', () => {
+  it('a reset token used twice at once is spent once; a proof after a reset fails; an unknown account gets a decoy', async () => {
+    const c = await newAccount('zkp-c');
+    const token = await reset(c);
+    const body = () => ({ tenant_id: c.tenantId, email: c.adminEmail, reset_token: token, ...registration(c.adminEmail, password) });
+    const both = await Promise.all([api('POST', '/api/v1/auth/zkp/register', { body: body() }), api('POST', '/api/v1/auth/zkp/register', { body: body() })]);
+    expect(both.map((r) => r.status).sort()).toEqual([201, 401]);
+
+    // step 1, then the operator resets the password, then step 2: refused
+    const eph = srp.generateEphemeral();
+    const step1 = await api('POST', '/api/v1/auth/zkp/verify', { body: { tenant_id: c.tenantId, email: c.adminEmail, client_public: eph.public } });
+    await reset(c);
+    const { challenge_id, salt, server_public } = step1.body.data;
+    const session = srp.deriveSession(eph.secret, server_public, salt, c.adminEmail, srp.derivePrivateKey(salt, c.adminEmail, password));
+    const step2 = await api('POST', '/api/v1/auth/zkp/verify', { body: { challenge_id, client_proof: session.proof } });
+    expect(step2.status).toBe(401);
+
+    const ghost = await api('POST', '/api/v1/auth/zkp/verify', {
+      body: { tenant_id: '00000000-0000-7000-8000-000000000000', email: c.adminEmail, client_public: eph.public },
+    });
+    expect(ghost.status).toBe(200);
+    expect(ghost.body.data.salt).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('a suspended account neither sets passwords nor signs in', async () => {
+    const d = await newAccount('zkp-d');
+    const token = await reset(d);
+    await api('POST', '/api/v1/auth/zkp/register', { body: { tenant_id: d.tenantId, email: d.adminEmail, reset_token: token, ...registration(d.adminEmail, password) } });
+    const token2 = await reset(d);
+    expect((await api('PATCH', `/api/v1/admin/tenants/${d.tenantId}/suspend`, { key: rootKey() })).status).toBe(200);
+    const reg = await api('POST', '/api/v1/auth/zkp/register', {
+      body: { tenant_id: d.tenantId, email: d.adminEmail, reset_token: token2, ...registration(d.adminEmail, password) },
+    });
+    expect(reg.status).toBe(403);
+    expect(errorCode(reg)).toBe('tenant_suspended');
+  });
+});
+
 describe('POST /api/v1/admin/users/reset-password', () => {
   it('removes the verifier at once, returns a single-use token once, and audits it in the user\u2019s account', async () => {
     const pw = canary('srp-password-b');
