@@ -2,6 +2,7 @@ import * as z from 'zod/v4';
 import { ok, defineHandler, type Reply } from '../../lib/http/index.js';
 import { Uuid } from '../../lib/schemas.js';
 import { callbackUrl, finishLogin, startLogin } from '../../lib/sso/oidc.js';
+import { requestFacts } from '../../lib/users/sessions.js';
 import { signInPage } from '../../lib/users/sign-in-page.js';
 
 const LoginQuery = z.strictObject({ tenant_id: Uuid.optional() });
@@ -12,8 +13,6 @@ const CallbackQuery = z.strictObject({
   session_state: z.string().max(512).optional(),
 });
 
-const requestBase = (headers: Readonly<Record<string, string>>) => `${headers['x-forwarded-proto'] ?? 'https'}://${headers.host ?? 'localhost'}`;
-
 /** Without an account: the sign-in page. With `tenant_id`: a redirect (302) to the account's identity provider. */
 export const login = defineHandler({
   query: LoginQuery,
@@ -22,7 +21,7 @@ export const login = defineHandler({
       const page = signInPage();
       return { status: 200, data: null, raw: page.html, headers: page.headers };
     }
-    const { url } = await startLogin(query.tenant_id, callbackUrl(requestBase(headers)));
+    const { url } = await startLogin(query.tenant_id, callbackUrl(headers));
     return { status: 302, data: null, raw: '', headers: { Location: url } };
   },
 });
@@ -30,7 +29,7 @@ export const login = defineHandler({
 /** The provider's redirect back: the code is exchanged, the ID token validated and a session opened. */
 export const callback = defineHandler({
   query: CallbackQuery,
-  async handler({ query, headers, requestId, sourceIp }) {
-    return ok(await finishLogin(query.code, query.state, { requestId, sourceIp, userAgent: headers['user-agent'] ?? null }));
+  async handler(input) {
+    return ok(await finishLogin(input.query.code, input.query.state, requestFacts(input)));
   },
 });

@@ -1,6 +1,6 @@
 import * as z from 'zod/v4';
 import { defineHandler, ok } from '../../lib/http/index.js';
-import { REFRESH_TOKEN_RE, refreshSession, signOut } from '../../lib/users/sessions.js';
+import { REFRESH_TOKEN_RE, refreshSession, requestFacts, signOut } from '../../lib/users/sessions.js';
 
 const RefreshBody = z.strictObject({
   refresh_token: z.string().regex(REFRESH_TOKEN_RE, 'a refresh token of this service (scr_...) as returned by a sign-in or the last refresh'),
@@ -9,8 +9,8 @@ const RefreshBody = z.strictObject({
 /** Rotates the refresh token: a new access token and a new refresh token; the old one is spent. */
 export const refresh = defineHandler({
   body: RefreshBody,
-  async handler({ body, requestId, sourceIp, headers }) {
-    return ok(await refreshSession(body.refresh_token, { requestId, sourceIp, userAgent: headers['user-agent'] ?? null }));
+  async handler(input) {
+    return ok(await refreshSession(input.body.refresh_token, requestFacts(input)));
   },
 });
 

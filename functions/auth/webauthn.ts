@@ -11,6 +11,7 @@ import {
   finishRegistration,
   listCredentials,
 } from '../../lib/users/passkeys.js';
+import { requestFacts } from '../../lib/users/sessions.js';
 
 /** A credential id: base64url, as WebAuthn's JSON serialization carries it. */
 const CredentialId = z.string().regex(/^[A-Za-z0-9_-]{16,1366}$/, 'a passkey id (base64url)');
@@ -29,12 +30,6 @@ const RegistrationFinish = z.strictObject({ challenge_id: Uuid, response: Creden
 const AuthenticationBegin = z.strictObject({ tenant_id: Uuid, email: Email.optional() });
 const AuthenticationFinish = z.strictObject({ challenge_id: Uuid, response: CredentialJson });
 const CredentialParams = z.strictObject({ id: CredentialId });
-
-const facts = (requestId: string, sourceIp: string | null, headers: Readonly<Record<string, string>>) => ({
-  requestId,
-  sourceIp,
-  userAgent: headers['user-agent'] ?? null,
-});
 
 export const registrationBegin = defineHandler({
   body: Empty,
@@ -59,9 +54,10 @@ export const authenticationBegin = defineHandler({
 
 export const authenticationFinish = defineHandler({
   body: AuthenticationFinish,
-  async handler({ body, requestId, sourceIp, headers }) {
-    const input = { challenge_id: body.challenge_id, response: body.response as unknown as AuthenticationResponseJSON };
-    return ok(await finishAuthentication(input, facts(requestId, sourceIp, headers)));
+  async handler(input) {
+    const { body } = input;
+    const proof = { challenge_id: body.challenge_id, response: body.response as unknown as AuthenticationResponseJSON };
+    return ok(await finishAuthentication(proof, requestFacts(input)));
   },
 });
 

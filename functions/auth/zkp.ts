@@ -1,9 +1,9 @@
 import * as z from 'zod/v4';
 import { Email } from '../../lib/account/schemas.js';
-import { authenticateBearer } from '../../lib/auth/authenticate.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { Uuid } from '../../lib/schemas.js';
 import { beginVerify, finishVerify, RESET_TOKEN_RE, registerVerifier } from '../../lib/users/passwords.js';
+import { requestFacts } from '../../lib/users/sessions.js';
 import { GROUP_HEX_RE, HASH_HEX_RE } from '../../lib/users/srp.js';
 
 const hex = (re: RegExp, what: string) => z.string().regex(re, what);
@@ -24,18 +24,17 @@ const VerifyBody = z.union([
 /** Sets the user's SRP salt and verifier: with a reset token, or in the user's own session (Authorization: Bearer). */
 export const register = defineHandler({
   body: RegisterBody,
-  async handler({ body, headers, requestId, sourceIp }) {
-    const principal = body.reset_token === undefined && headers.authorization ? await authenticateBearer(headers) : null;
-    const out = await registerVerifier(body, principal, { requestId, sourceIp, userAgent: headers['user-agent'] ?? null });
-    return created({ registered: true, ...out });
+  async handler(input) {
+    return created({ registered: true, ...(await registerVerifier(input.body, input.headers, requestFacts(input))) });
   },
 });
 
 /** Step 1 `{tenant_id, email, client_public}` → `{challenge_id, salt, server_public}`; step 2 `{challenge_id, client_proof}` → `{server_proof}` and a session. */
 export const verify = defineHandler({
   body: VerifyBody,
-  async handler({ body, headers, requestId, sourceIp }) {
+  async handler(input) {
+    const { body } = input;
     if ('client_public' in body) return ok(await beginVerify(body));
-    return ok(await finishVerify(body, { requestId, sourceIp, userAgent: headers['user-agent'] ?? null }));
+    return ok(await finishVerify(body, requestFacts(input)));
   },
 });

@@ -66,7 +66,11 @@ async function ssoOf(tenantId: string): Promise<{ tenant: Tenant; cfg: SsoConfig
   return { tenant, cfg };
 }
 
-export const callbackUrl = (fallbackBase: string) => `${(config().PUBLIC_BASE_URL ?? fallbackBase).replace(/\/+$/, '')}/api/v1/auth/oidc/callback`;
+/** Where the provider sends the browser back: PUBLIC_BASE_URL (always set in AWS), else this request's host. */
+export function callbackUrl(headers: Readonly<Record<string, string>>): string {
+  const base = config().PUBLIC_BASE_URL ?? `${headers['x-forwarded-proto'] ?? 'https'}://${headers.host ?? 'localhost'}`;
+  return `${base.replace(/\/+$/, '')}/api/v1/auth/oidc/callback`;
+}
 
 /** Starts a sign-in: the provider's authorization URL to send the browser to. */
 export async function startLogin(tenantId: string, redirectUri: string): Promise<{ url: string; expires_at: string }> {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { commit } from '../audit/audit.js';
+import { authenticateBearer, type Headers, header } from '../auth/authenticate.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { open, seal } from '../crypto/envelope.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../http/errors.js';
@@ -48,7 +49,7 @@ const userContext = (tenant: Tenant, email: string, id: string, request: Request
  * or by the caller's own session (`principal`); a session of another account does not find
  * the user (404).
  */
-export async function registerVerifier(input: RegisterInput, principal: Principal | null, request: RequestFacts): Promise<{ email: string }> {
+export async function registerVerifier(input: RegisterInput, headers: Headers, request: RequestFacts): Promise<{ email: string }> {
   if (!validVerifier(input.verifier))
     throw badRequest('verifier must be g^x mod N of the 2048-bit group (1 < v < N)', [{ path: 'body.verifier', message: 'out of range' }]);
   let ctx: CallContext;
@@ -66,6 +67,7 @@ export async function registerVerifier(input: RegisterInput, principal: Principa
     ctx = userContext(tenant, input.email, item.id as string, request);
     extra.push({ Delete: { TableName: tableName(), Key: keys.passwordReset(hash), ConditionExpression: 'attribute_exists(pk)' } });
   } else {
+    const principal = header(headers, 'authorization') ? await authenticateBearer(headers) : null;
     if (!principal) throw unauthorized('send a reset token, or Authorization: Bearer <an access token of your session>');
     if (principal.kind !== 'user_token')
       throw forbidden('a password is set with a reset token or by the user in its own session, not with an API key');

@@ -32,6 +32,13 @@ type SignInMethod = 'password' | 'sso' | 'passkey';
 /** The request facts of a sign-in route (no principal yet). */
 export type RequestFacts = Omit<CallContext, 'principal'>;
 
+/** A sign-in route's request facts from its handler input. */
+export const requestFacts = (input: { requestId: string; sourceIp: string | null; headers: Readonly<Record<string, string>> }): RequestFacts => ({
+  requestId: input.requestId,
+  sourceIp: input.sourceIp,
+  userAgent: input.headers['user-agent'] ?? null,
+});
+
 export interface SessionTokens {
   readonly token_type: 'Bearer';
   readonly access_token: string;
