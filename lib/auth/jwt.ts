@@ -5,6 +5,7 @@ import { keys } from '../store/keys.js';
 import { queryFirst } from '../store/pagination.js';
 import { newId, nowIso, UUID_RE } from '../ids.js';
 import { openJson, sealJson } from '../crypto/envelope.js';
+import { sessionState } from '../users/session-state.js';
 
 /**
  * Access tokens (JWT, ES256) signed by a per-tenant token-signing key. The public JWK is
@@ -53,9 +54,10 @@ export async function issueAccessToken(
   subject: string,
   scopes: readonly string[],
   ttlSeconds = 900,
+  sessionId?: string,
 ): Promise<string> {
   const { kid, privateJwk } = await currentSigningKey(tenantId);
-  return new SignJWT({ tid: tenantId, scope: scopes.join(' ') })
+  return new SignJWT({ tid: tenantId, scope: scopes.join(' '), ...(sessionId ? { sid: sessionId } : {}) })
     .setProtectedHeader({ alg: ALG, kid, typ: 'at+jwt' })
     .setIssuer(TOKEN_ISSUER)
     .setAudience(TOKEN_AUDIENCE)
@@ -66,26 +68,89 @@ export async function issueAccessToken(
     .sign(await importJWK(privateJwk, ALG));
 }
 
-/** Verifies signature, issuer, audience and lifetime; undefined when any check fails. */
-export async function verifyAccessToken(token: string): Promise<AccessClaims | undefined> {
+/** Why an access token is refused (GET /api/v1/diagnostics/auth says it). */
+type TokenProblem =
+  | 'malformed'
+  | 'unknown_issuer'
+  | 'unsupported_algorithm'
+  | 'unknown_key'
+  | 'invalid_signature'
+  | 'wrong_audience'
+  | 'expired'
+  | 'invalid_claims'
+  | 'session_revoked'
+  | 'session_expired';
+
+type TokenVerdict =
+  | { readonly ok: true; readonly claims: AccessClaims; readonly expiresAt: string }
+  | { readonly ok: false; readonly problem: TokenProblem; readonly expiredAt?: string };
+
+const refuse = (problem: TokenProblem, expiredAt?: string): TokenVerdict => ({ ok: false, problem, ...(expiredAt ? { expiredAt } : {}) });
+
+function claimProblem(error: unknown): TokenProblem {
+  const e = error as { code?: string; claim?: string };
+  if (e.code === 'ERR_JWT_EXPIRED') return 'expired';
+  if (e.code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && e.claim === 'aud') return 'wrong_audience';
+  if (e.code === 'ERR_JWT_CLAIM_VALIDATION_FAILED' && e.claim === 'iss') return 'unknown_issuer';
+  if (e.code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED') return 'invalid_signature';
+  return 'invalid_claims';
+}
+
+/**
+ * Verifies signature, issuer, audience and lifetime, and, for a token of a sign-in session
+ * (claim `sid`, lib/users/sessions.ts), that the session is still active: one more
+ * consistent GetItem, read beside the key's, nothing cached. Nothing about the token's
+ * account is told before its signature verifies.
+ */
+export async function checkAccessToken(token: string): Promise<TokenVerdict> {
+  let header: ReturnType<typeof decodeProtectedHeader>;
+  let unverified: ReturnType<typeof decodeJwt>;
   try {
-    const header = decodeProtectedHeader(token);
-    const unverified = decodeJwt(token);
-    const tid = unverified.tid;
-    if (header.alg !== ALG || typeof header.kid !== 'string' || typeof tid !== 'string' || !UUID_RE.test(tid)) return undefined;
-    const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.tokenKey(tid, header.kid), ConsistentRead: true }));
-    if (!out.Item) return undefined;
-    const key = await importJWK(out.Item.public as JWK, ALG);
-    const { payload } = await jwtVerify(token, key, {
+    header = decodeProtectedHeader(token);
+    unverified = decodeJwt(token);
+  } catch {
+    return refuse('malformed');
+  }
+  const { tid, sid } = unverified;
+  if (unverified.iss !== TOKEN_ISSUER) return refuse('unknown_issuer');
+  if (header.alg !== ALG) return refuse('unsupported_algorithm');
+  if (typeof header.kid !== 'string' || typeof tid !== 'string' || !UUID_RE.test(tid)) return refuse('unknown_key');
+  if (sid !== undefined && (typeof sid !== 'string' || !UUID_RE.test(sid))) return refuse('malformed');
+  const [out, state] = await Promise.all([
+    db().send(new GetCommand({ TableName: tableName(), Key: keys.tokenKey(tid, header.kid), ConsistentRead: true })),
+    sid === undefined ? undefined : sessionState(tid, sid),
+  ]);
+  if (!out.Item) return refuse('unknown_key');
+  let payload: Awaited<ReturnType<typeof jwtVerify>>['payload'];
+  try {
+    ({ payload } = await jwtVerify(token, await importJWK(out.Item.public as JWK, ALG), {
       issuer: TOKEN_ISSUER,
       audience: TOKEN_AUDIENCE,
       algorithms: [ALG],
       typ: 'at+jwt',
       clockTolerance: 5,
       requiredClaims: ['exp', 'sub', 'jti'],
-    });
-    if (payload.tid !== tid || typeof payload.scope !== 'string') return undefined;
-    return { tenantId: tid, subject: payload.sub!, scopes: payload.scope.split(' ').filter(Boolean), tokenId: payload.jti! };
+    }));
+  } catch (error) {
+    const problem = claimProblem(error);
+    // the signature verified (jose checks claims after it): the expiry is the caller's own
+    return refuse(problem, problem === 'expired' && typeof unverified.exp === 'number' ? new Date(unverified.exp * 1000).toISOString() : undefined);
+  }
+  if (payload.tid !== tid || typeof payload.scope !== 'string') return refuse('invalid_claims');
+  if (state !== undefined && state !== 'active') return refuse(state === 'expired' ? 'session_expired' : 'session_revoked');
+  return {
+    ok: true,
+    // a session's tokens are one credential: the session id is the principal id (revocation, rate limits)
+    claims: { tenantId: tid, subject: payload.sub!, scopes: payload.scope.split(' ').filter(Boolean), tokenId: sid ?? payload.jti! },
+    expiresAt: new Date(payload.exp! * 1000).toISOString(),
+  };
+}
+
+/** The claims of an acceptable access token; undefined when any check fails. */
+export async function verifyAccessToken(token: string): Promise<AccessClaims | undefined> {
+  try {
+    const verdict = await checkAccessToken(token);
+    return verdict.ok ? verdict.claims : undefined;
   } catch {
     return undefined;
   }

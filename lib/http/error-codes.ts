@@ -36,6 +36,8 @@ export const ERROR_CODES = {
   unsupported_credentials: [401, 'Credentials in a form this API refuses (X-API-Key).'],
   credentials_expired: [401, 'The credential has expired.'],
   invalid_signature: [401, 'The device request signature does not verify.'],
+  refresh_token_reused: [401, 'A used refresh token was presented: its session (every token of the family) is revoked.'],
+  sign_in_failed: [401, 'The sign-in proof (password proof, passkey assertion, identity provider answer) was refused.'],
   forbidden: [403, 'Access denied.'],
   insufficient_scope: [403, 'The credential lacks a scope the route or resource needs.'],
   operator_required: [403, 'An operator route called by a non-operator account.'],
@@ -89,5 +91,6 @@ export const ERROR_CODES = {
   device_error: [502, 'The signing device failed.'],
   acme_failed: [502, 'The ACME server refused or failed the order.'],
   content_integrity_failed: [502, 'Content read by CID does not match its hash (a tampered or corrupt block).'],
+  idp_failed: [502, 'The account\u2019s identity provider could not be reached or answered something unusable.'],
   service_unavailable: [503, 'A dependency is unavailable.'],
 } as const satisfies Record<string, readonly [number, string]>;

@@ -65,6 +65,14 @@
  * | document            | T#<tid>            | DOC#<id>                        |                                 |
  * | document grant      | T#<tid>            | DOCGRANT#<doc id>#<grant id>    |                                 |
  * | grant by grantee    | DOCGRANTEE#<email> | <doc id> (ttl)                  |                                 |
+ * | sign-in session     | T#<tid>            | SESSION#<sid> (ttl)             |                                 |
+ * | refresh token (auth)| REFRESH#<sha256>   | REFRESH (ttl)                   |                                 |
+ * | password reset token| PWRESET#<sha256>   | PWRESET (ttl)                   |                                 |
+ * | SRP challenge       | SRPCHAL#<id>       | SRPCHAL (ttl)                   |                                 |
+ * | SSO configuration   | T#<tid>            | SSO                             |                                 |
+ * | OIDC login state    | OIDCSTATE#<sha256> | OIDCSTATE (ttl)                 |                                 |
+ * | passkey             | T#<tid>            | PASSKEY#<credential id>         |                                 |
+ * | WebAuthn challenge  | WACHAL#<id>        | WACHAL (ttl)                    |                                 |
  *
  * Every versioned resource type (typed credentials, keys, certificates, ...) has a head
  * `R#<type>#<id>` and versions `V#<type>#<id>#<n>` (lib/store/resources.ts). The generic
@@ -92,6 +100,7 @@ export const keys = {
   usageDay: (tid: string, day: string) => ({ pk: tenantPk(tid), sk: `USAGE#${day}` }),
   usagePrefix: 'USAGE#',
   user: (tid: string, email: string) => ({ pk: tenantPk(tid), sk: `USER#${email}` }),
+  userPrefix: 'USER#',
   userIndex: (tid: string, email: string) => ({ gsi1pk: `EMAIL#${email}`, gsi1sk: tenantPk(tid) }),
   apiKey: (tid: string, kid: string) => ({ pk: tenantPk(tid), sk: `APIKEY#${kid}` }),
   apiKeyPrefix: 'APIKEY#',
@@ -213,6 +222,17 @@ export const keys = {
   documentGrantPrefix: (docId: string) => `DOCGRANT#${docId}#`,
   documentGrantee: (email: string, docId: string) => ({ pk: `DOCGRANTEE#${email}`, sk: docId }),
   documentGranteePk: (email: string) => `DOCGRANTEE#${email}`,
+  // sign-in (lib/users): sessions, and the global lookups of what a sign-in request carries
+  // alone (a refresh token, a reset token, a challenge id, an OIDC state): by hash or id
+  session: (tid: string, sid: string) => ({ pk: tenantPk(tid), sk: `SESSION#${sid}` }),
+  refreshToken: (hash: string) => ({ pk: `REFRESH#${hash}`, sk: 'REFRESH' }),
+  passwordReset: (hash: string) => ({ pk: `PWRESET#${hash}`, sk: 'PWRESET' }),
+  srpChallenge: (id: string) => ({ pk: `SRPCHAL#${id}`, sk: 'SRPCHAL' }),
+  ssoConfig: (tid: string) => ({ pk: tenantPk(tid), sk: 'SSO' }),
+  oidcState: (hash: string) => ({ pk: `OIDCSTATE#${hash}`, sk: 'OIDCSTATE' }),
+  passkey: (tid: string, credentialId: string) => ({ pk: tenantPk(tid), sk: `PASSKEY#${credentialId}` }),
+  passkeyPrefix: 'PASSKEY#',
+  webauthnChallenge: (id: string) => ({ pk: `WACHAL#${id}`, sk: 'WACHAL' }),
 } as const;
 
 /** The table's definition, shared by the local runtime (CreateTable) and the CDK stack. */

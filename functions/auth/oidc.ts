@@ -1,0 +1,35 @@
+import * as z from 'zod/v4';
+import { ok, defineHandler, type Reply } from '../../lib/http/index.js';
+import { Uuid } from '../../lib/schemas.js';
+import { callbackUrl, finishLogin, startLogin } from '../../lib/sso/oidc.js';
+import { requestFacts } from '../../lib/users/sessions.js';
+import { signInPage } from '../../lib/users/sign-in-page.js';
+
+const LoginQuery = z.strictObject({ tenant_id: Uuid.optional() });
+const CallbackQuery = z.strictObject({
+  code: z.string().min(1).max(2048),
+  state: z.string().min(16).max(512),
+  iss: z.string().max(512).optional(),
+  session_state: z.string().max(512).optional(),
+});
+
+/** Without an account: the sign-in page. With `tenant_id`: a redirect (302) to the account's identity provider. */
+export const login = defineHandler({
+  query: LoginQuery,
+  async handler({ query, headers }): Promise<Reply> {
+    if (!query.tenant_id) {
+      const page = signInPage();
+      return { status: 200, data: null, raw: page.html, headers: page.headers };
+    }
+    const { url } = await startLogin(query.tenant_id, callbackUrl(headers));
+    return { status: 302, data: null, raw: '', headers: { Location: url } };
+  },
+});
+
+/** The provider's redirect back: the code is exchanged, the ID token validated and a session opened. */
+export const callback = defineHandler({
+  query: CallbackQuery,
+  async handler(input) {
+    return ok(await finishLogin(input.query.code, input.query.state, requestFacts(input)));
+  },
+});

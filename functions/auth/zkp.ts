@@ -1,0 +1,40 @@
+import * as z from 'zod/v4';
+import { Email } from '../../lib/account/schemas.js';
+import { created, defineHandler, ok } from '../../lib/http/index.js';
+import { Uuid } from '../../lib/schemas.js';
+import { beginVerify, finishVerify, RESET_TOKEN_RE, registerVerifier } from '../../lib/users/passwords.js';
+import { requestFacts } from '../../lib/users/sessions.js';
+import { GROUP_HEX_RE, HASH_HEX_RE } from '../../lib/users/srp.js';
+
+const hex = (re: RegExp, what: string) => z.string().regex(re, what);
+
+const RegisterBody = z.strictObject({
+  tenant_id: Uuid,
+  email: Email,
+  salt: hex(HASH_HEX_RE, '32 bytes as 64 hex digits'),
+  verifier: hex(GROUP_HEX_RE, 'v = g^x mod N as 512 hex digits (256 bytes, left-padded)'),
+  reset_token: z.string().regex(RESET_TOKEN_RE, 'the reset token (scpr_...) from POST /api/v1/admin/users/reset-password').optional(),
+});
+
+const VerifyBody = z.union([
+  z.strictObject({ tenant_id: Uuid, email: Email, client_public: hex(GROUP_HEX_RE, 'A = g^a mod N as 512 hex digits') }),
+  z.strictObject({ challenge_id: Uuid, client_proof: hex(HASH_HEX_RE, 'M1 as 64 hex digits') }),
+]);
+
+/** Sets the user's SRP salt and verifier: with a reset token, or in the user's own session (Authorization: Bearer). */
+export const register = defineHandler({
+  body: RegisterBody,
+  async handler(input) {
+    return created({ registered: true, ...(await registerVerifier(input.body, input.headers, requestFacts(input))) });
+  },
+});
+
+/** Step 1 `{tenant_id, email, client_public}` → `{challenge_id, salt, server_public}`; step 2 `{challenge_id, client_proof}` → `{server_proof}` and a session. */
+export const verify = defineHandler({
+  body: VerifyBody,
+  async handler(input) {
+    const { body } = input;
+    if ('client_public' in body) return ok(await beginVerify(body));
+    return ok(await finishVerify(body, requestFacts(input)));
+  },
+});

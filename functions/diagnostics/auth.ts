@@ -1,0 +1,16 @@
+import * as z from 'zod/v4';
+import { diagnoseAuth } from '../../lib/auth/diagnose.js';
+import { defineHandler, ok } from '../../lib/http/index.js';
+
+const DiagnoseQuery = z.strictObject({
+  /** A route of the route table, e.g. `GET /api/v1/secrets/{name}`: would the credential pass its checks? */
+  route: z.string().min(3).max(200).optional(),
+});
+
+/** Why the presented credential is or is not accepted (never the credential itself). */
+export const explain = defineHandler({
+  query: DiagnoseQuery,
+  async handler({ query, headers }) {
+    return ok(await diagnoseAuth(headers, query.route));
+  },
+});

@@ -1,0 +1,288 @@
+import { createHash } from 'node:crypto';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  type AuthenticationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  type RegistrationResponseJSON,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from '@simplewebauthn/server';
+import * as z from 'zod/v4';
+import { commit } from '../audit/audit.js';
+import type { CallContext } from '../auth/principal.js';
+import { ADMIN_SCOPE } from '../auth/scopes.js';
+import { config } from '../config.js';
+import { conflict, forbidden, notFound, unauthorized } from '../http/errors.js';
+import { newId, nowIso } from '../ids.js';
+import { db, tableName } from '../store/client.js';
+import { entity, nullable } from '../store/entity.js';
+import { keys } from '../store/keys.js';
+import { queryAll } from '../store/pagination.js';
+import { getTenant } from '../store/tenants.js';
+import { TxConditionFailed } from '../store/tx.js';
+import { openSession, type RequestFacts, type SessionTokens } from './sessions.js';
+import { spend } from './single-use.js';
+import { getUser } from './users.js';
+
+/**
+ * Passkeys (WebAuthn, @simplewebauthn/server). A user in a session registers a passkey;
+ * anyone signs in with one. Challenges are single-use items (spent by a conditional delete
+ * before verification) that live five minutes; user verification is required at
+ * registration and at every sign-in; the signature counter must grow (a cloned
+ * authenticator is refused) and is updated conditionally on the value read. The relying
+ * party is the service's public origin (PUBLIC_BASE_URL); its host is the RP ID, a loopback
+ * address standing for `localhost` (WebAuthn refuses IP addresses as RP IDs: the local
+ * runtime's pages are opened at http://localhost:<port>).
+ */
+const CHALLENGE_SECONDS = 300;
+const RP_NAME = 'Secrets API';
+
+function relyingParty(): { rpID: string; origin: string } {
+  const base = new URL(config().PUBLIC_BASE_URL ?? 'http://localhost');
+  const host = /^(127\.\d+\.\d+\.\d+|\[::1\])$/.test(base.hostname) ? 'localhost' : base.hostname;
+  return { rpID: host, origin: `${base.protocol}//${host}${base.port ? `:${base.port}` : ''}` };
+}
+
+const PasskeyItem = z.object({
+  id: z.string(),
+  user: z.string(),
+  name: z.string(),
+  public_key: z.instanceof(Uint8Array),
+  counter: z.number().int().min(0),
+  transports: z.array(z.string()),
+  device_type: z.string(),
+  backed_up: z.boolean(),
+  created_at: z.string(),
+  last_used_at: nullable(z.string()),
+});
+type Passkey = z.output<typeof PasskeyItem>;
+const passkeys = entity('passkey', PasskeyItem);
+
+const view = (p: Passkey) => ({
+  id: p.id,
+  user: p.user,
+  name: p.name,
+  counter: p.counter,
+  transports: p.transports,
+  device_type: p.device_type,
+  backed_up: p.backed_up,
+  created_at: p.created_at,
+  last_used_at: p.last_used_at,
+});
+
+const listPasskeys = async (tenantId: string): Promise<Passkey[]> =>
+  (await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.passkeyPrefix } })).map((i) => passkeys.parse(i));
+
+async function getPasskey(tenantId: string, id: string): Promise<Passkey | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.passkey(tenantId, id), ConsistentRead: true }));
+  return out.Item ? passkeys.parse(out.Item) : undefined;
+}
+
+async function putChallenge(item: Record<string, unknown>): Promise<string> {
+  const id = newId();
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...keys.webauthnChallenge(id),
+        ...item,
+        expires_at: new Date(Date.now() + CHALLENGE_SECONDS * 1000).toISOString(),
+        ttl: Math.floor(Date.now() / 1000) + CHALLENGE_SECONDS,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+  return id;
+}
+
+/** Spends a challenge (single use); undefined when unknown, used, expired or of another purpose. */
+async function spendChallenge(id: string, purpose: 'registration' | 'authentication'): Promise<Record<string, unknown> | undefined> {
+  const c = await spend(keys.webauthnChallenge(id));
+  if (!c || c.purpose !== purpose || Date.parse(String(c.expires_at)) <= Date.now()) return undefined;
+  return c;
+}
+
+/** The user of a session: passkeys are registered by the person, in a session of their own. */
+function sessionUser(ctx: CallContext): string {
+  const p = ctx.principal;
+  if (p.kind !== 'user_token' || !p.user) throw forbidden('a passkey is registered by its user in a sign-in session, not with an API key');
+  return p.user;
+}
+
+export async function beginRegistration(ctx: CallContext) {
+  const email = sessionUser(ctx);
+  const tenantId = ctx.principal.tenantId;
+  const mine = (await listPasskeys(tenantId)).filter((p) => p.user === email);
+  const { rpID } = relyingParty();
+  const options = await generateRegistrationOptions({
+    rpName: RP_NAME,
+    rpID,
+    userName: email,
+    userID: createHash('sha256').update(`${tenantId}\0${email}`).digest().subarray(0, 32),
+    attestationType: 'none',
+    excludeCredentials: mine.map((p) => ({ id: p.id, transports: p.transports })),
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+    timeout: CHALLENGE_SECONDS * 1000,
+  });
+  const id = await putChallenge({ purpose: 'registration', tenant_id: tenantId, user: email, challenge: options.challenge });
+  return { challenge_id: id, options };
+}
+
+const refused = (why: string) => unauthorized(`passkey refused: ${why}`, 'sign_in_failed');
+
+export async function finishRegistration(ctx: CallContext, input: { challenge_id: string; response: unknown; name?: string }) {
+  const email = sessionUser(ctx);
+  const tenantId = ctx.principal.tenantId;
+  const c = await spendChallenge(input.challenge_id, 'registration');
+  if (!c || c.tenant_id !== tenantId || c.user !== email) throw notFound('registration challenge');
+  const { rpID, origin } = relyingParty();
+  let verified: Awaited<ReturnType<typeof verifyRegistrationResponse>>;
+  try {
+    verified = await verifyRegistrationResponse({
+      response: input.response as RegistrationResponseJSON,
+      expectedChallenge: c.challenge as string,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      requireUserVerification: true,
+    });
+  } catch (error) {
+    throw refused((error as Error).message);
+  }
+  if (!verified.verified) throw refused('the attestation did not verify');
+  const info = verified.registrationInfo;
+  const passkey: Passkey = {
+    id: info.credential.id,
+    user: email,
+    name: input.name ?? `passkey ${nowIso().slice(0, 10)}`,
+    public_key: info.credential.publicKey,
+    counter: info.credential.counter,
+    transports: info.credential.transports ?? [],
+    device_type: info.credentialDeviceType,
+    backed_up: info.credentialBackedUp,
+    created_at: nowIso(),
+    last_used_at: null,
+  };
+  try {
+    await commit(
+      ctx,
+      tenantId,
+      [
+        {
+          Put: {
+            TableName: tableName(),
+            Item: { ...keys.passkey(tenantId, passkey.id), ...passkey },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+      ],
+      { action: 'passkey.register', resource: { type: 'passkey', id: passkey.id, name: passkey.name }, detail: { user: email } },
+    );
+  } catch (error) {
+    if (error instanceof TxConditionFailed && !error.conflict) throw conflict('this passkey is already registered', 'already_exists');
+    throw error;
+  }
+  return { credential: view(passkey) };
+}
+
+/** Options for a sign-in: discoverable passkeys (no user named), or the named user's own. */
+export async function beginAuthentication(input: { tenant_id: string; email?: string }) {
+  const { rpID } = relyingParty();
+  const allow = input.email ? (await listPasskeys(input.tenant_id)).filter((p) => p.user === input.email) : [];
+  const options = await generateAuthenticationOptions({
+    rpID,
+    userVerification: 'required',
+    allowCredentials: allow.map((p) => ({ id: p.id, transports: p.transports as never })),
+    timeout: CHALLENGE_SECONDS * 1000,
+  });
+  const id = await putChallenge({
+    purpose: 'authentication',
+    tenant_id: input.tenant_id,
+    ...(input.email ? { user: input.email } : {}),
+    challenge: options.challenge,
+  });
+  return { challenge_id: id, options };
+}
+
+export async function finishAuthentication(
+  input: { challenge_id: string; response: AuthenticationResponseJSON },
+  request: RequestFacts,
+): Promise<SessionTokens & { email: string }> {
+  const c = await spendChallenge(input.challenge_id, 'authentication');
+  if (!c) throw refused('unknown, used or expired challenge');
+  const tenantId = c.tenant_id as string;
+  const passkey = await getPasskey(tenantId, input.response.id);
+  if (!passkey || (c.user !== undefined && c.user !== passkey.user)) throw refused('unknown passkey');
+  const { rpID, origin } = relyingParty();
+  let verified: Awaited<ReturnType<typeof verifyAuthenticationResponse>>;
+  try {
+    verified = await verifyAuthenticationResponse({
+      response: input.response,
+      expectedChallenge: c.challenge as string,
+      expectedOrigin: origin,
+      expectedRPID: rpID,
+      credential: {
+        id: passkey.id,
+        publicKey: new Uint8Array(passkey.public_key),
+        counter: passkey.counter,
+        transports: passkey.transports as never,
+      },
+      requireUserVerification: true,
+    });
+  } catch (error) {
+    throw refused((error as Error).message);
+  }
+  if (!verified.verified) throw refused('the assertion did not verify');
+  const [tenant, user] = await Promise.all([getTenant(tenantId), getUser(tenantId, passkey.user)]);
+  if (!tenant || !user) throw refused('unknown passkey');
+  // the counter read must still be the stored one (two concurrent uses of one assertion: one wins)
+  const counterUpdate = {
+    Update: {
+      TableName: tableName(),
+      Key: keys.passkey(tenantId, passkey.id),
+      UpdateExpression: 'SET #c = :new, last_used_at = :at',
+      ConditionExpression: '#c = :old',
+      ExpressionAttributeNames: { '#c': 'counter' },
+      ExpressionAttributeValues: { ':new': verified.authenticationInfo.newCounter, ':old': passkey.counter, ':at': nowIso() },
+    },
+  };
+  try {
+    return { ...(await openSession(tenant, user, 'passkey', request, [counterUpdate])), email: user.email };
+  } catch (error) {
+    if (error instanceof TxConditionFailed && error.index === 0) throw refused('the signature counter changed meanwhile');
+    throw error;
+  }
+}
+
+/** A session sees its own passkeys; an admin credential (admin:*) every passkey of the account. */
+function scopeOf(ctx: CallContext): { all: boolean; user: string | null } {
+  const p = ctx.principal;
+  if (p.kind === 'user_token' && p.user && !p.scopes.includes(ADMIN_SCOPE)) return { all: false, user: p.user };
+  if (p.scopes.includes(ADMIN_SCOPE)) return { all: true, user: p.user };
+  throw forbidden('passkeys are listed by their user in a session, or with admin:*', 'insufficient_scope');
+}
+
+export async function listCredentials(ctx: CallContext) {
+  const s = scopeOf(ctx);
+  const all = await listPasskeys(ctx.principal.tenantId);
+  return all.filter((p) => s.all || p.user === s.user).map(view);
+}
+
+export async function deleteCredential(ctx: CallContext, id: string) {
+  const s = scopeOf(ctx);
+  const tenantId = ctx.principal.tenantId;
+  const passkey = await getPasskey(tenantId, id);
+  if (!passkey || (!s.all && passkey.user !== s.user)) throw notFound('passkey');
+  try {
+    await commit(
+      ctx,
+      tenantId,
+      [{ Delete: { TableName: tableName(), Key: keys.passkey(tenantId, id), ConditionExpression: 'attribute_exists(pk)' } }],
+      { action: 'passkey.delete', resource: { type: 'passkey', id, name: passkey.name }, detail: { user: passkey.user } },
+    );
+  } catch (error) {
+    if (error instanceof TxConditionFailed && !error.conflict) throw notFound('passkey');
+    throw error;
+  }
+  return { deleted: true, credential: { id, name: passkey.name } };
+}

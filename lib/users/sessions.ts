@@ -1,0 +1,245 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { commit } from '../audit/audit.js';
+import { issueAccessToken } from '../auth/jwt.js';
+import type { CallContext, Principal } from '../auth/principal.js';
+import { forbidden, notFound, unauthorized } from '../http/errors.js';
+import { newId, nowIso } from '../ids.js';
+import { db, tableName } from '../store/client.js';
+import { keys } from '../store/keys.js';
+import { getTenant, type Tenant } from '../store/tenants.js';
+import { TxConditionFailed, type TxItem } from '../store/tx.js';
+import { getUser, scopesOf, type User } from './users.js';
+
+/**
+ * Sign-in sessions (docs/api.md, "Sign-in"). A session yields a short-lived access token
+ * (JWT, ES256, the account's token-signing key, claim `sid`: lib/auth/jwt.ts checks the
+ * session on every request) and an opaque refresh token that rotates on every use. Only
+ * the refresh token's SHA-256 is stored (a global lookup: the refresh request carries the
+ * token alone). Presenting a used refresh token revokes the whole session, i.e. every token
+ * of its family (OAuth 2.0 Security BCP, RFC 9700 §4.14.2).
+ */
+const ACCESS_TOKEN_SECONDS = 900;
+/** A session's absolute lifetime: refreshing never extends it. */
+const SESSION_SECONDS = 7 * 86_400;
+
+export const REFRESH_TOKEN_RE = /^scr_[A-Za-z0-9_-]{43}$/;
+const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+const epoch = (iso: string) => Math.floor(Date.parse(iso) / 1000);
+
+type SignInMethod = 'password' | 'sso' | 'passkey';
+
+/** The request facts of a sign-in route (no principal yet). */
+export type RequestFacts = Omit<CallContext, 'principal'>;
+
+/** A sign-in route's request facts from its handler input. */
+export const requestFacts = (input: { requestId: string; sourceIp: string | null; headers: Readonly<Record<string, string>> }): RequestFacts => ({
+  requestId: input.requestId,
+  sourceIp: input.sourceIp,
+  userAgent: input.headers['user-agent'] ?? null,
+});
+
+export interface SessionTokens {
+  readonly token_type: 'Bearer';
+  readonly access_token: string;
+  readonly expires_in: number;
+  readonly refresh_token: string;
+  readonly session_id: string;
+  readonly scope: string;
+}
+
+/** The actor of a session's own audit entries: the user, by its session. */
+function sessionContext(tenant: Tenant, email: string, sessionId: string, scopes: readonly string[], request: RequestFacts): CallContext {
+  const principal: Principal = { kind: 'user_token', tenantId: tenant.id, tenant, id: sessionId, user: email, scopes, operator: false };
+  return { principal, ...request };
+}
+
+function newRefresh(tenantId: string, sessionId: string, expiresAt: string): { token: string; item: TxItem } {
+  const token = `scr_${randomBytes(32).toString('base64url')}`;
+  return {
+    token,
+    item: {
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...keys.refreshToken(hashToken(token)),
+          tenant_id: tenantId,
+          session_id: sessionId,
+          used: false,
+          created_at: nowIso(),
+          ttl: epoch(expiresAt),
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
+  };
+}
+
+async function tokens(tenantId: string, email: string, scopes: readonly string[], sessionId: string, refresh: string): Promise<SessionTokens> {
+  return {
+    token_type: 'Bearer',
+    access_token: await issueAccessToken(tenantId, email, scopes, ACCESS_TOKEN_SECONDS, sessionId),
+    expires_in: ACCESS_TOKEN_SECONDS,
+    refresh_token: refresh,
+    session_id: sessionId,
+    scope: scopes.join(' '),
+  };
+}
+
+/** Opens a session for a user who just proved who they are; `extra` joins the transaction (a consumed challenge). */
+export async function openSession(
+  tenant: Tenant,
+  user: User,
+  method: SignInMethod,
+  request: RequestFacts,
+  extra: TxItem[] = [],
+): Promise<SessionTokens> {
+  if (tenant.status !== 'active') throw forbidden('account is suspended', 'tenant_suspended');
+  const sessionId = newId();
+  const at = nowIso();
+  const expiresAt = new Date(Date.now() + SESSION_SECONDS * 1000).toISOString();
+  const scopes = scopesOf(user);
+  const refresh = newRefresh(tenant.id, sessionId, expiresAt);
+  const session: TxItem = {
+    Put: {
+      TableName: tableName(),
+      Item: {
+        ...keys.session(tenant.id, sessionId),
+        id: sessionId,
+        user: user.email,
+        method,
+        status: 'active',
+        created_at: at,
+        expires_at: expiresAt,
+        ttl: epoch(expiresAt),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+  const signIn: TxItem = {
+    Update: {
+      TableName: tableName(),
+      Key: keys.user(tenant.id, user.email),
+      UpdateExpression: 'SET last_sign_in_at = :at',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':at': at },
+    },
+  };
+  const ctx = sessionContext(tenant, user.email, sessionId, scopes, request);
+  await commit(ctx, tenant.id, [...extra, session, signIn, refresh.item], {
+    action: 'session.open',
+    resource: { type: 'session', id: sessionId, name: user.email },
+    detail: { method },
+  });
+  return tokens(tenant.id, user.email, scopes, sessionId, refresh.token);
+}
+
+interface SessionItem {
+  readonly id: string;
+  readonly user: string;
+  readonly status: string;
+  readonly expires_at: string;
+}
+
+async function readSession(tenantId: string, sessionId: string): Promise<SessionItem | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.session(tenantId, sessionId), ConsistentRead: true }));
+  return out.Item as SessionItem | undefined;
+}
+
+/** Ends a session: every access and refresh token of it is refused from the next request on. */
+async function revoke(ctx: CallContext, tenantId: string, sessionId: string, reason: 'sign_out' | 'refresh_token_reuse'): Promise<void> {
+  await commit(
+    ctx,
+    tenantId,
+    [
+      {
+        Update: {
+          TableName: tableName(),
+          Key: keys.session(tenantId, sessionId),
+          UpdateExpression: 'SET #s = :revoked, revoked_at = :at, revoked_reason = :why',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':revoked': 'revoked', ':at': nowIso(), ':why': reason },
+        },
+      },
+    ],
+    { action: 'session.revoke', resource: { type: 'session', id: sessionId }, detail: { reason } },
+  );
+}
+
+const reused = () => unauthorized('refresh token already used: the session is revoked; sign in again', 'refresh_token_reused');
+
+/**
+ * Rotates a refresh token: the presented one is marked used and a new one issued, with a
+ * fresh access token carrying the user's current scopes, in one transaction conditional on
+ * the token being unused and the session active. A used token (a replay, or the loser of
+ * two concurrent uses) revokes the session.
+ */
+export async function refreshSession(token: string, request: RequestFacts): Promise<SessionTokens> {
+  const hash = hashToken(token);
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.refreshToken(hash), ConsistentRead: true }));
+  if (!out.Item) throw unauthorized('unknown or expired refresh token');
+  const tenantId = out.Item.tenant_id as string;
+  const sessionId = out.Item.session_id as string;
+  const [tenant, session] = await Promise.all([getTenant(tenantId), readSession(tenantId, sessionId)]);
+  if (!tenant || !session) throw unauthorized('unknown or expired refresh token');
+  const user = await getUser(tenantId, session.user);
+  const scopes = user ? scopesOf(user) : [];
+  const ctx = sessionContext(tenant, session.user, sessionId, scopes, request);
+  if (out.Item.used === true) {
+    if (session.status === 'active') await revoke(ctx, tenantId, sessionId, 'refresh_token_reuse');
+    throw reused();
+  }
+  if (session.status !== 'active' || Date.parse(session.expires_at) <= Date.now() || !user)
+    throw unauthorized('the session has ended; sign in again');
+  if (tenant.status !== 'active') throw forbidden('account is suspended', 'tenant_suspended');
+  const next = newRefresh(tenantId, sessionId, session.expires_at);
+  try {
+    await commit(
+      ctx,
+      tenantId,
+      [
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.refreshToken(hash),
+            UpdateExpression: 'SET used = :t, used_at = :at',
+            ConditionExpression: 'used = :f',
+            ExpressionAttributeValues: { ':t': true, ':f': false, ':at': nowIso() },
+          },
+        },
+        next.item,
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.session(tenantId, sessionId),
+            UpdateExpression: 'SET last_refreshed_at = :at',
+            ConditionExpression: '#s = :active',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':at': nowIso(), ':active': 'active' },
+          },
+        },
+      ],
+      { action: 'session.refresh', resource: { type: 'session', id: sessionId, name: session.user } },
+    );
+  } catch (error) {
+    if (error instanceof TxConditionFailed && (error.index === 0 || error.conflict)) {
+      // the token was used meanwhile (or is being used concurrently): a replay
+      await revoke(ctx, tenantId, sessionId, 'refresh_token_reuse');
+      throw reused();
+    }
+    if (error instanceof TxConditionFailed) throw unauthorized('the session has ended; sign in again');
+    throw error;
+  }
+  return tokens(tenantId, session.user, scopes, sessionId, next.token);
+}
+
+/** Sign-out of the caller's own session (the session its access token names). */
+export async function signOut(ctx: CallContext): Promise<{ session_id: string }> {
+  const p = ctx.principal;
+  if (p.kind !== 'user_token') throw forbidden('sign-out ends a sign-in session: call it with a session access token, not an API key');
+  const session = await readSession(p.tenantId, p.id);
+  if (!session) throw notFound('session');
+  await revoke(ctx, p.tenantId, p.id, 'sign_out');
+  return { session_id: p.id };
+}

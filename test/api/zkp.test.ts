@@ -1,0 +1,237 @@
+import { readFileSync } from 'node:fs';
+import * as srp from 'secure-remote-password/client.js';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { api, canary, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
+import { findLeaks } from '../helpers/leaks.js';
+import { admitted, refresh, type Tokens } from './sign-in.helpers.js';
+
+/**
+ * Zero-knowledge passwords: the client is the `secure-remote-password` npm package, an SRP-6a
+ * implementation the service does not use (its server side is lib/users/srp.ts on BigInt and
+ * @noble/hashes). What crosses the wire is salt, verifier, A, M1 (client) and B, M2 (server):
+ * the password (a canary) and x never do, and the leak scan proves none reached the table or
+ * the log.
+ */
+let a: TestAccount;
+let b: TestAccount;
+const password = canary('srp-password');
+/** Reset tokens and refresh tokens handed out, and every password-derived secret: none may be stored or logged. */
+const secrets: string[] = [password];
+
+async function reset(account: TestAccount, email = account.adminEmail) {
+  const res = await api('POST', '/api/v1/admin/users/reset-password', { key: rootKey(), body: { tenant_id: account.tenantId, email } });
+  expect(res.status, res.text).toBe(200);
+  secrets.push(res.body.data.reset_token);
+  return res.body.data.reset_token as string;
+}
+
+function registration(email: string, pw: string) {
+  const salt = srp.generateSalt();
+  const x = srp.derivePrivateKey(salt, email, pw);
+  const verifier = srp.deriveVerifier(x);
+  secrets.push(x, verifier);
+  return { salt, verifier };
+}
+
+/** The two-step proof with the independent client; returns the last answer and whether the server's proof checked out. */
+async function signIn(account: TestAccount, email: string, pw: string) {
+  const eph = srp.generateEphemeral();
+  secrets.push(eph.secret);
+  const step1 = await api('POST', '/api/v1/auth/zkp/verify', { body: { tenant_id: account.tenantId, email, client_public: eph.public } });
+  expect(step1.status, step1.text).toBe(200);
+  const { challenge_id, salt, server_public } = step1.body.data;
+  const x = srp.derivePrivateKey(salt, email, pw);
+  const session = srp.deriveSession(eph.secret, server_public, salt, email, x);
+  secrets.push(session.key);
+  const step2 = await api('POST', '/api/v1/auth/zkp/verify', { body: { challenge_id, client_proof: session.proof } });
+  let serverProved = false;
+  if (step2.status === 200) {
+    srp.verifySession(eph.public, session, step2.body.data.server_proof);
+    serverProved = true;
+    secrets.push(step2.body.data.refresh_token);
+  }
+  return { step1, step2, serverProved, challenge_id, proof: session.proof };
+}
+
+beforeAll(async () => {
+  [a, b] = await Promise.all([newAccount('zkp'), newAccount('zkp-b')]);
+});
+
+describe('SRP-6a register + verify', () => {
+  it('an independent SRP client registers with a reset token, signs in, and checks the server proof', async () => {
+    const token = await reset(a);
+    const reg = await api('POST', '/api/v1/auth/zkp/register', {
+      body: { tenant_id: a.tenantId, email: a.adminEmail, reset_token: token, ...registration(a.adminEmail, password) },
+    });
+    expect(reg.status, reg.text).toBe(201);
+    expect(reg.body.data).toEqual({ registered: true, email: a.adminEmail });
+
+    const ok = await signIn(a, a.adminEmail, password);
+    expect(ok.step2.status, ok.step2.text).toBe(200);
+    expect(ok.serverProved).toBe(true);
+    const tokens = ok.step2.body.data as Tokens;
+    expect(tokens.scope).toBe('admin:*');
+    expect(await admitted(tokens.access_token)).toBe(true);
+    const rotated = await refresh(tokens.refresh_token);
+    expect(rotated.status).toBe(200);
+    secrets.push(rotated.body.data.refresh_token);
+
+    // the challenge is single use: the same proof again is refused
+    const again = await api('POST', '/api/v1/auth/zkp/verify', { body: { challenge_id: ok.challenge_id, client_proof: ok.proof } });
+    expect(again.status).toBe(401);
+    expect(errorCode(again)).toBe('sign_in_failed');
+
+    // the reset token was spent by the registration
+    const replay = await api('POST', '/api/v1/auth/zkp/register', {
+      body: { tenant_id: a.tenantId, email: a.adminEmail, reset_token: token, ...registration(a.adminEmail, 'x') },
+    });
+    expect(replay.status).toBe(401);
+
+    const users = await api('GET', `/api/v1/admin/tenants/${a.tenantId}/users`, { key: rootKey() });
+    expect(users.body.data.users[0]).toMatchObject({ email: a.adminEmail, password: true });
+  });
+
+  it('a wrong password fails; an unknown user gets a decoy challenge that fails the same way', async () => {
+    const wrong = await signIn(a, a.adminEmail, `${password}-not`);
+    expect(wrong.step2.status).toBe(401);
+    expect(errorCode(wrong.step2)).toBe('sign_in_failed');
+
+    const ghost = 'nobody@example.test';
+    const first = await signIn(a, ghost, 'whatever');
+    expect(first.step2.status).toBe(401);
+    const second = await signIn(a, ghost, 'whatever');
+    expect(second.step1.body.data.salt).toBe(first.step1.body.data.salt);
+    // another account's user is unknown here too
+    const cross = await signIn(b, a.adminEmail, password);
+    expect(cross.step2.status).toBe(401);
+  });
+
+  it('a user changes its own password in its session; API keys and other users cannot', async () => {
+    const pw2 = canary('srp-password-2');
+    secrets.push(pw2);
+    const session = (await signIn(a, a.adminEmail, password)).step2.body.data as Tokens;
+    const change = await api('POST', '/api/v1/auth/zkp/register', {
+      key: session.access_token,
+      body: { tenant_id: a.tenantId, email: a.adminEmail, ...registration(a.adminEmail, pw2) },
+    });
+    expect(change.status, change.text).toBe(201);
+    expect((await signIn(a, a.adminEmail, password)).step2.status).toBe(401);
+    expect((await signIn(a, a.adminEmail, pw2)).step2.status).toBe(200);
+
+    const byKey = await api('POST', '/api/v1/auth/zkp/register', { key: a.adminKey, body: { tenant_id: a.tenantId, email: a.adminEmail, ...registration(a.adminEmail, 'k') } });
+    expect(byKey.status).toBe(403);
+    const otherUser = await api('POST', '/api/v1/auth/zkp/register', {
+      key: session.access_token,
+      body: { tenant_id: a.tenantId, email: 'someone@example.test', ...registration('someone@example.test', 'k') },
+    });
+    expect(otherUser.status).toBe(403);
+    const otherAccount = await api('POST', '/api/v1/auth/zkp/register', {
+      key: session.access_token,
+      body: { tenant_id: b.tenantId, email: a.adminEmail, ...registration(a.adminEmail, 'k') },
+    });
+    expect(otherAccount.status).toBe(404);
+  });
+
+  it('401 without a reset token or session, 400 on malformed values', async () => {
+    const none = await api('POST', '/api/v1/auth/zkp/register', { body: { tenant_id: a.tenantId, email: a.adminEmail, ...registration(a.adminEmail, 'n') } });
+    expect(none.status).toBe(401);
+    const badToken = await api('POST', '/api/v1/auth/zkp/register', {
+      key: 'eyJhbGciOiJFUzI1NiJ9.eyJ4IjoxfQ.c2ln',
+      body: { tenant_id: a.tenantId, email: a.adminEmail, ...registration(a.adminEmail, 'n') },
+    });
+    expect(badToken.status).toBe(401);
+    const short = await api('POST', '/api/v1/auth/zkp/register', { body: { tenant_id: a.tenantId, email: a.adminEmail, salt: 'ab', verifier: 'cd' } });
+    expect(short.status).toBe(400);
+    expect(errorCode(short)).toBe('validation_failed');
+    const zero = await api('POST', '/api/v1/auth/zkp/register', {
+      body: { tenant_id: a.tenantId, email: a.adminEmail, salt: '0'.repeat(64), verifier: '0'.repeat(512), reset_token: `scpr_${'A'.repeat(43)}` },
+    });
+    expect(zero.status).toBe(400);
+    const zeroA = await api('POST', '/api/v1/auth/zkp/verify', { body: { tenant_id: a.tenantId, email: a.adminEmail, client_public: '0'.repeat(512) } });
+    expect(zeroA.status).toBe(400);
+    const mixed = await api('POST', '/api/v1/auth/zkp/verify', { body: { tenant_id: a.tenantId, client_proof: '0'.repeat(64) } });
+    expect(mixed.status).toBe(400);
+  });
+});
+
+describe('SRP edge cases', () => {
+  it('a reset token used twice at once is spent once; a proof after a reset fails; an unknown account gets a decoy', async () => {
+    const c = await newAccount('zkp-c');
+    const token = await reset(c);
+    const body = () => ({ tenant_id: c.tenantId, email: c.adminEmail, reset_token: token, ...registration(c.adminEmail, password) });
+    const both = await Promise.all([api('POST', '/api/v1/auth/zkp/register', { body: body() }), api('POST', '/api/v1/auth/zkp/register', { body: body() })]);
+    expect(both.map((r) => r.status).sort()).toEqual([201, 401]);
+
+    // step 1, then the operator resets the password, then step 2: refused
+    const eph = srp.generateEphemeral();
+    const step1 = await api('POST', '/api/v1/auth/zkp/verify', { body: { tenant_id: c.tenantId, email: c.adminEmail, client_public: eph.public } });
+    await reset(c);
+    const { challenge_id, salt, server_public } = step1.body.data;
+    const session = srp.deriveSession(eph.secret, server_public, salt, c.adminEmail, srp.derivePrivateKey(salt, c.adminEmail, password));
+    const step2 = await api('POST', '/api/v1/auth/zkp/verify', { body: { challenge_id, client_proof: session.proof } });
+    expect(step2.status).toBe(401);
+
+    const ghost = await api('POST', '/api/v1/auth/zkp/verify', {
+      body: { tenant_id: '00000000-0000-7000-8000-000000000000', email: c.adminEmail, client_public: eph.public },
+    });
+    expect(ghost.status).toBe(200);
+    expect(ghost.body.data.salt).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('a suspended account neither sets passwords nor signs in', async () => {
+    const d = await newAccount('zkp-d');
+    const token = await reset(d);
+    await api('POST', '/api/v1/auth/zkp/register', { body: { tenant_id: d.tenantId, email: d.adminEmail, reset_token: token, ...registration(d.adminEmail, password) } });
+    const token2 = await reset(d);
+    expect((await api('PATCH', `/api/v1/admin/tenants/${d.tenantId}/suspend`, { key: rootKey() })).status).toBe(200);
+    const reg = await api('POST', '/api/v1/auth/zkp/register', {
+      body: { tenant_id: d.tenantId, email: d.adminEmail, reset_token: token2, ...registration(d.adminEmail, password) },
+    });
+    expect(reg.status).toBe(403);
+    expect(errorCode(reg)).toBe('tenant_suspended');
+  });
+});
+
+describe('POST /api/v1/admin/users/reset-password', () => {
+  it('removes the verifier at once, returns a single-use token once, and audits it in the user\u2019s account', async () => {
+    const pw = canary('srp-password-b');
+    secrets.push(pw);
+    const t1 = await reset(b);
+    expect(t1).toMatch(/^scpr_/);
+    await api('POST', '/api/v1/auth/zkp/register', { body: { tenant_id: b.tenantId, email: b.adminEmail, reset_token: t1, ...registration(b.adminEmail, pw) } });
+    expect((await signIn(b, b.adminEmail, pw)).step2.status).toBe(200);
+    const t2 = await reset(b);
+    expect(t2).not.toBe(t1);
+    expect((await signIn(b, b.adminEmail, pw)).step2.status).toBe(401);
+    const audit = await api('GET', '/api/v1/audit/logs?limit=50', { key: b.adminKey });
+    const entry = (audit.body.data.entries as { action: string; actor: { type: string } }[]).find((e) => e.action === 'user.password_reset');
+    expect(entry?.actor.type).toBe('operator');
+    expect(audit.text).not.toContain(t2);
+  });
+
+  it('401, 403 for a non-operator, 404 for an unknown user or account, 400 on a malformed body', async () => {
+    const body = { tenant_id: a.tenantId, email: a.adminEmail };
+    expect((await api('POST', '/api/v1/admin/users/reset-password', { body })).status).toBe(401);
+    const notOp = await api('POST', '/api/v1/admin/users/reset-password', { key: a.adminKey, body });
+    expect(notOp.status).toBe(403);
+    expect(errorCode(notOp)).toBe('operator_required');
+    const noUser = await api('POST', '/api/v1/admin/users/reset-password', { key: rootKey(), body: { tenant_id: a.tenantId, email: b.adminEmail } });
+    expect(noUser.status).toBe(404);
+    const noAcct = await api('POST', '/api/v1/admin/users/reset-password', {
+      key: rootKey(),
+      body: { tenant_id: '00000000-0000-7000-8000-000000000000', email: a.adminEmail },
+    });
+    expect(noAcct.status).toBe(404);
+    expect((await api('POST', '/api/v1/admin/users/reset-password', { key: rootKey(), body: { tenant_id: a.tenantId } })).status).toBe(400);
+  });
+});
+
+afterAll(async () => {
+  const leaks = await findLeaks({
+    dynamoEndpoint: inject('dynamoEndpoint'),
+    tableName: inject('tableName'),
+    logText: readFileSync(inject('logFile'), 'utf8'),
+    extra: secrets,
+  });
+  expect(leaks).toEqual([]);
+});
