@@ -44,7 +44,8 @@ async function main() {
   // Configuration of the handlers, read once by lib/config.ts.
   Object.assign(process.env, {
     TABLE_NAME: process.env.TABLE_NAME ?? 'secrets',
-    DYNAMODB_ENDPOINT: endpoint,
+    // DYNAMODB_CLIENT_ENDPOINT: the handlers' endpoint when it is not DynamoDB Local itself (npm run bench:trips: a counting proxy)
+    DYNAMODB_ENDPOINT: process.env.DYNAMODB_CLIENT_ENDPOINT ?? endpoint,
     AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
     KEY_PROVIDER: 'local',
     LOCAL_MASTER_KEY_FILE: resolve(dataDir, 'keyring', 'master.key'),
