@@ -174,7 +174,11 @@ export async function adminListAudit(
     chunk = [];
     return entries.length >= page.limit || scanned >= SCAN_BUDGET;
   };
-  for await (const ref of mergeShards(keys.auditIndexPks, { sk: { between: [lo, hi] }, newestFirst: true }, { pageSize: 100, ...(after ? { after } : {}) })) {
+  for await (const ref of mergeShards(
+    keys.auditIndexPks,
+    { sk: { between: [lo, hi] }, newestFirst: true },
+    { pageSize: 100, ...(after ? { after } : {}) },
+  )) {
     scanned++;
     chunk.push(ref);
     if (chunk.length >= 100 || scanned >= SCAN_BUDGET) {

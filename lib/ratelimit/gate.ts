@@ -44,9 +44,9 @@ const DAY_TTL_SECONDS = 400 * 86400;
  * count) is spread over ceil(rate per second / SHARD_WRITES_PER_SECOND) items, at most
  * MAX_SHARDS: 10,000 requests/s for one account → 50 items of 200 writes/s each.
  */
-export const SHARD_WRITES_PER_SECOND = 200;
-export const MAX_SHARDS = 100;
-export const shardsFor = (perMinute: number) => Math.min(MAX_SHARDS, Math.max(1, Math.ceil(perMinute / 60 / SHARD_WRITES_PER_SECOND)));
+const SHARD_WRITES_PER_SECOND = 200;
+const MAX_SHARDS = 100;
+const shardsFor = (perMinute: number) => Math.min(MAX_SHARDS, Math.max(1, Math.ceil(perMinute / 60 / SHARD_WRITES_PER_SECOND)));
 
 const dayRef = (tenantId: string, perMinute: number) => {
   const day = today();

@@ -11,7 +11,9 @@ import { setQuota } from './webhooks.helpers.js';
  * while the burst lasts (the tolerance of docs/operations.md, "Rate limits"), refuses the rest
  * with 429 and Retry-After, counts every request it admitted, and never admits one unchecked.
  */
-const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: inject('dynamoEndpoint'), region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+const doc = DynamoDBDocumentClient.from(
+  new DynamoDBClient({ endpoint: inject('dynamoEndpoint'), region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+);
 
 /** Requests counted on the account's usage items of today, all shards. */
 async function counted(tenantId: string): Promise<number> {

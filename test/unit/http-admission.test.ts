@@ -81,7 +81,13 @@ describe('writes of a speculative run', () => {
 });
 
 describe('the principal of a speculative run', () => {
-  const facts = (scopes: string[] = ['secrets:read']) => ({ kind: 'api_key' as const, tenantId: randomUUID(), id: 'k1', user: 'u@example.test', scopes });
+  const facts = (scopes: string[] = ['secrets:read']) => ({
+    kind: 'api_key' as const,
+    tenantId: randomUUID(),
+    id: 'k1',
+    user: 'u@example.test',
+    scopes,
+  });
   const tenant = () => ({ id: 't', status: 'active', operator: true, quota: {} }) as unknown as Tenant;
 
   it('has the credential facts at once; operator is false without the admin scope, whatever the account', async () => {

@@ -37,7 +37,10 @@ describe('shard keys', () => {
   it('AUDIT, TENANTS and LEASES name their shard; the readers get every shard', () => {
     expect(keys.auditIndex('01abc')).toEqual({ gsi1pk: `AUDIT#${shardOf('01abc')}`, gsi1sk: '01abc' });
     expect(keys.tenantIndex('t1', '2026-01-01T00:00:00Z')).toEqual({ gsi1pk: `TENANTS#${shardOf('t1')}`, gsi1sk: '2026-01-01T00:00:00Z#t1' });
-    expect(keys.leaseExpiryIndex('t1', 'l1', '2026-01-01T00:00:00Z')).toEqual({ gsi1pk: `LEASES#${shardOf('l1')}`, gsi1sk: '2026-01-01T00:00:00Z#t1#l1' });
+    expect(keys.leaseExpiryIndex('t1', 'l1', '2026-01-01T00:00:00Z')).toEqual({
+      gsi1pk: `LEASES#${shardOf('l1')}`,
+      gsi1sk: '2026-01-01T00:00:00Z#t1#l1',
+    });
     for (const [pks, name] of [
       [keys.auditIndexPks, 'AUDIT'],
       [keys.tenantIndexPks, 'TENANTS'],
