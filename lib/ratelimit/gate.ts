@@ -42,9 +42,10 @@ const DAY_TTL_SECONDS = 400 * 86400;
  * Admitted writes per second one bucket item is meant to take (docs/capacity.md): a
  * DynamoDB partition takes about 1,000 writes/s, so an account's bucket (and its usage
  * count) is spread over ceil(rate per second / SHARD_WRITES_PER_SECOND) items, at most
- * MAX_SHARDS: 10,000 requests/s for one account → 50 items of 200 writes/s each.
+ * MAX_SHARDS: 10,000 requests/s for one account → 67 items of 150 admitted writes/s each,
+ * leaving room for the refill races of many containers (docs/capacity.md).
  */
-const SHARD_WRITES_PER_SECOND = 200;
+const SHARD_WRITES_PER_SECOND = 150;
 const MAX_SHARDS = 100;
 const shardsFor = (perMinute: number) => Math.min(MAX_SHARDS, Math.max(1, Math.ceil(perMinute / 60 / SHARD_WRITES_PER_SECOND)));
 

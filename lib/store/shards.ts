@@ -1,3 +1,7 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from './client.js';
+import { keys } from './keys.js';
 import { type Item, type QuerySpec, queryPages } from './pagination.js';
 
 /**
@@ -49,4 +53,41 @@ function resume(sk: QuerySpec['sk'], after: string | undefined, desc: boolean): 
   if (!sk) return desc ? { before: after } : { after };
   if ('between' in sk) return { between: desc ? [sk.between[0], after] : [after, sk.between[1]] };
   throw new Error('mergeShards: a cursor goes with no sort-key condition or a range (between)');
+}
+
+/**
+ * The one-off migration of a table written before the listings were sharded (docs/capacity.md,
+ * "Existing tables"): every gsi1 entry still under `AUDIT`, `TENANTS` or `LEASES` moves to its
+ * shard, with a conditional UpdateItem (only if it still carries the old key), so a run can be
+ * repeated or interrupted and writers of the new release may run alongside. Returns the moves.
+ */
+export async function moveToShards(): Promise<Record<'AUDIT' | 'TENANTS' | 'LEASES', number>> {
+  const shardKey = {
+    AUDIT: (i: Item) => keys.auditIndex(i.gsi1sk as string).gsi1pk,
+    TENANTS: (i: Item) => keys.tenantIndex((i.pk as string).slice(2), '').gsi1pk,
+    LEASES: (i: Item) => keys.leaseExpiryIndex('', (i.sk as string).slice(keys.leasePrefix.length), '').gsi1pk,
+  };
+  const moved = { AUDIT: 0, TENANTS: 0, LEASES: 0 };
+  for (const old of ['AUDIT', 'TENANTS', 'LEASES'] as const) {
+    for await (const page of queryPages({ pk: old, index: 'gsi1' }, { want: () => 100 })) {
+      for (const item of page.items) {
+        try {
+          await db().send(
+            new UpdateCommand({
+              TableName: tableName(),
+              Key: { pk: item.pk, sk: item.sk },
+              UpdateExpression: 'SET gsi1pk = :new',
+              ConditionExpression: 'gsi1pk = :old',
+              ExpressionAttributeValues: { ':new': shardKey[old](item), ':old': old },
+            }),
+          );
+          moved[old]++;
+        } catch (error) {
+          // moved (or removed from the listing) meanwhile: nothing to do
+          if (!(error instanceof ConditionalCheckFailedException)) throw error;
+        }
+      }
+    }
+  }
+  return moved;
 }

@@ -118,7 +118,7 @@ async function trips(): Promise<Row[]> {
           proxy,
           'POST /api/v1/crypto/sign',
           'write',
-          () => j('POST', '/api/v1/crypto/sign', admin, { backend: 'pkcs11', key_id: signingId, message }),
+          () => j('POST', '/api/v1/crypto/sign', admin, { backend: 'pkcs11', key_id: signingId, message, purpose: 'bench' }),
           200,
         ),
       );

@@ -106,14 +106,14 @@ describe('which buckets a request takes', () => {
     expect(await usage(other)).toMatchObject({ rl_cap: 6000, requests: 1 });
   });
 
-  it('an account rate past 200 requests/s is spread over ceil(rate/200) usage items (at most 100), each holding its share', async () => {
+  it('an account rate past 150 requests/s is spread over ceil(rate/150) usage items (at most 100), each holding its share', async () => {
     const day = today();
     const items = async (tenantId: string) =>
       (await t.db().send(new QueryCommand({ TableName: t.tableName(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)', ExpressionAttributeValues: { ':pk': `T#${tenantId}`, ':sk': `USAGE#${day}` }, ConsistentRead: true }))).Items ?? [];
     for (const [rpm, shards] of [
-      [12_000, 1],
-      [12_001, 2],
-      [600_000, 50],
+      [9_000, 1],
+      [9_001, 2],
+      [600_000, 67],
       [100_000_000, 100],
     ] as const) {
       const tenantId = await t.account();

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GSI_SHARDS, keys, shardOf } from '../../lib/store/keys.js';
-import { mergeShards } from '../../lib/store/shards.js';
+import { mergeShards, moveToShards } from '../../lib/store/shards.js';
 import { table } from './table.js';
 
 /**
@@ -89,5 +89,20 @@ describe('mergeShards', () => {
 
   it('stops reading when the caller stops', async () => {
     expect(await collect(mergeShards(pks, {}, { pageSize: 2 }), 5)).toEqual(sks.slice(0, 5));
+  });
+});
+
+describe('moveToShards (the migration of a table written before the shards)', () => {
+  it('moves every entry under AUDIT, TENANTS and LEASES to its shard; a second run moves nothing', async () => {
+    const tid = randomBytes(8).toString('hex');
+    const audit = { pk: `T#${tid}`, sk: 'AUDIT#01aaaa', gsi1pk: 'AUDIT', gsi1sk: `01aaaa-${tid}` };
+    const tenant = { pk: `T#${tid}`, sk: 'TENANT', gsi1pk: 'TENANTS', gsi1sk: `2026-01-01T00:00:00Z#${tid}` };
+    const lease = { pk: `T#${tid}`, sk: 'LEASE#l-1', gsi1pk: 'LEASES', gsi1sk: `2026-01-01T00:00:00Z#${tid}#l-1` };
+    for (const item of [audit, tenant, lease]) await t.put(item);
+    expect(await moveToShards()).toEqual({ AUDIT: 1, TENANTS: 1, LEASES: 1 });
+    expect((await t.get(audit))!.gsi1pk).toBe(keys.auditIndex(audit.gsi1sk).gsi1pk);
+    expect((await t.get(tenant))!.gsi1pk).toBe(`TENANTS#${shardOf(tid)}`);
+    expect((await t.get(lease))!.gsi1pk).toBe(`LEASES#${shardOf('l-1')}`);
+    expect(await moveToShards()).toEqual({ AUDIT: 0, TENANTS: 0, LEASES: 0 });
   });
 });
