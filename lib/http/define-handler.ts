@@ -169,7 +169,7 @@ const authentication = (): Mw => ({
     })();
     const first = await Promise.race([admission.then(() => undefined), identified]);
     if (!first) return; // admitted (or failed) before a speculative start
-    s.principal = first;
+    s.principal ??= first; // the verified principal, when admission has already set it
     s.admission = admission;
     guardWrites(db());
   },
