@@ -100,9 +100,10 @@ describe('moveToShards (the migration of a table written before the shards)', ()
     const lease = { pk: `T#${tid}`, sk: 'LEASE#l-1', gsi1pk: 'LEASES', gsi1sk: `2026-01-01T00:00:00Z#${tid}#l-1` };
     for (const item of [audit, tenant, lease]) await t.put(item);
     expect(await moveToShards()).toEqual({ AUDIT: 1, TENANTS: 1, LEASES: 1 });
-    expect((await t.get(audit))!.gsi1pk).toBe(keys.auditIndex(audit.gsi1sk).gsi1pk);
-    expect((await t.get(tenant))!.gsi1pk).toBe(`TENANTS#${shardOf(tid)}`);
-    expect((await t.get(lease))!.gsi1pk).toBe(`LEASES#${shardOf('l-1')}`);
+    const at = (i: { pk: string; sk: string }) => t.get({ pk: i.pk, sk: i.sk });
+    expect((await at(audit))!.gsi1pk).toBe(keys.auditIndex(audit.gsi1sk).gsi1pk);
+    expect((await at(tenant))!.gsi1pk).toBe(`TENANTS#${shardOf(tid)}`);
+    expect((await at(lease))!.gsi1pk).toBe(`LEASES#${shardOf('l-1')}`);
     expect(await moveToShards()).toEqual({ AUDIT: 0, TENANTS: 0, LEASES: 0 });
   });
 });
