@@ -4,6 +4,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
 import { transact, type TxItem } from '../store/tx.js';
 import { eventPut } from '../events/outbox.js';
+import { admitted } from '../http/admission.js';
 import type { EventType } from '../events/catalogue.js';
 import type { CallContext } from '../auth/principal.js';
 
@@ -40,7 +41,8 @@ export function auditPut(ctx: CallContext, tenantId: string, change: Change): { 
           id,
           at: nowIso(),
           tenant_id: tenantId,
-          actor: { type: p.operator && p.tenantId !== tenantId ? 'operator' : p.kind, id: p.id, user: p.user, tenant_id: p.tenantId },
+          // `operator` only matters (and is only read) for an entry in another account than the caller's
+          actor: { type: p.tenantId !== tenantId && p.operator ? 'operator' : p.kind, id: p.id, user: p.user, tenant_id: p.tenantId },
           action: change.action,
           resource: change.resource,
           outcome: change.outcome ?? 'success',
@@ -70,6 +72,8 @@ export async function commitWithIds(
   items: TxItem[],
   change: Change,
 ): Promise<{ auditId: string; eventId?: string }> {
+  // a speculative handler run commits nothing before its request is admitted (lib/http/admission.ts)
+  await admitted();
   const audit = auditPut(ctx, tenantId, change);
   const all = [...items, audit.item];
   const event = change.event ? eventPut(tenantId, change.event.type, change.event.data) : undefined;
@@ -83,6 +87,7 @@ export async function commitWithIds(
  * (an export, a sync with values). One PutItem; returns the entry's id.
  */
 export async function recordAudit(ctx: CallContext, tenantId: string, change: Change): Promise<string> {
+  await admitted();
   const audit = auditPut(ctx, tenantId, change);
   // An UpdateItem that creates the item (= a conditional put): every authenticated route
   // may UpdateItem (grant table:meter), so even read-only routes can audit a denial.

@@ -2,6 +2,7 @@ import * as z from 'zod/v4';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
 import { queryPages, type QuerySpec } from '../store/pagination.js';
+import { mergeShards } from '../store/shards.js';
 import { entity } from '../store/entity.js';
 import { keys, tenantPk } from '../store/keys.js';
 import { transact, TxConditionFailed, type TxItem } from '../store/tx.js';
@@ -153,11 +154,10 @@ export async function sealRecent(now = Date.now(), maxTenants = 200): Promise<nu
   const from = idPrefixAt((after ? idTime(after) : now) - 5_000);
   const tenants = new Set<string>();
   let newest = after ?? '';
-  for await (const page of queryPages({ pk: 'AUDIT', index: 'gsi1', sk: { after: from } }, { want: () => 1000 })) {
-    for (const item of page.items) {
-      tenants.add((item.pk as string).slice(2));
-      if ((item.gsi1sk as string) > newest) newest = item.gsi1sk as string;
-    }
+  // the AUDIT listing's shards (keys.auditIndexPks), merged oldest first
+  for await (const item of mergeShards(keys.auditIndexPks, { sk: { after: from } }, { pageSize: 1000 })) {
+    tenants.add((item.pk as string).slice(2));
+    if ((item.gsi1sk as string) > newest) newest = item.gsi1sk as string;
     if (tenants.size >= maxTenants) break;
   }
   let sealed = 0;

@@ -2,6 +2,7 @@ import { badRequest } from '../http/errors.js';
 import { nowIso } from '../ids.js';
 import { keys, tenantPk } from '../store/keys.js';
 import { getMany, queryPages, readPage, type QuerySpec } from '../store/pagination.js';
+import { mergeShards } from '../store/shards.js';
 import { digestMessage, GENESIS, presentEntry, type AuditEntry, type ChainLink } from './canonical.js';
 import { auditSkRange, chainHead, idPrefixAt, idTime, LOOKBACK_MS, sealTenant } from './chain.js';
 import { auditKey } from './signing-key.js';
@@ -148,42 +149,45 @@ export async function listAudit(
   return { entries, ...(nextSk ? { nextCursor: encode({ sk: nextSk }) } : {}) };
 }
 
-/** Every account's entries for the platform operator, newest first (the global AUDIT index). */
+/** Every account's entries for the platform operator, newest first (the global AUDIT listing's shards, merged). */
 export async function adminListAudit(
   f: AuditFilter,
   page: { limit: number; cursor?: string },
 ): Promise<{ entries: ListedEntry[]; nextCursor?: string }> {
   if (f.tenant_id) return listAudit(f.tenant_id, f, page);
-  let start: Record<string, unknown> | undefined;
-  if (page.cursor) {
-    start = decode(
-      page.cursor,
-      (v) =>
-        v.gsi1pk === 'AUDIT' && typeof v.gsi1sk === 'string' && typeof v.pk === 'string' && typeof v.sk === 'string' && Object.keys(v).length === 4,
-    );
-  }
+  const after = page.cursor ? decode(page.cursor, (v) => typeof v.gsi1sk === 'string' && Object.keys(v).length === 1).gsi1sk : undefined;
   const lo = f.from !== undefined ? idPrefixAt(f.from) : '0';
   const hi = f.to !== undefined ? idPrefixAt(f.to + 1) : '~';
   const entries: ListedEntry[] = [];
   let scanned = 0;
-  let cursorKey: Record<string, string> | undefined;
-  let more = true;
-  const want = () => (entries.length < page.limit && scanned < SCAN_BUDGET ? 100 : 0);
-  for await (const out of queryPages({ pk: 'AUDIT', index: 'gsi1', sk: { between: [lo, hi] }, newestFirst: true }, { start, want })) {
-    const refs = out.items;
-    scanned += refs.length;
-    const items = await batchGet(refs.map((r) => ({ pk: r.pk as string, sk: r.sk as string })));
-    for (const ref of refs) {
-      const item = items.get(`${ref.pk as string}|${ref.sk as string}`);
-      cursorKey = { gsi1pk: 'AUDIT', gsi1sk: ref.gsi1sk as string, pk: ref.pk as string, sk: ref.sk as string };
-      if (item && matches(item, f)) entries.push(listed(item));
+  let last: string | undefined;
+  let stopped = false; // the page filled up (or the scan budget ran out) before the listing did
+  let chunk: Record<string, unknown>[] = [];
+  const drain = async () => {
+    const items = await batchGet(chunk.map((r) => ({ pk: r.pk as string, sk: r.sk as string })));
+    for (const ref of chunk) {
       if (entries.length >= page.limit) break;
+      const item = items.get(`${ref.pk as string}|${ref.sk as string}`);
+      last = ref.gsi1sk as string;
+      if (item && matches(item, f)) entries.push(listed(item));
     }
-    more = out.more;
+    chunk = [];
+    return entries.length >= page.limit || scanned >= SCAN_BUDGET;
+  };
+  for await (const ref of mergeShards(
+    keys.auditIndexPks,
+    { sk: { between: [lo, hi] }, newestFirst: true },
+    { pageSize: 100, ...(after ? { after } : {}) },
+  )) {
+    scanned++;
+    chunk.push(ref);
+    if (chunk.length >= 100 || scanned >= SCAN_BUDGET) {
+      stopped = await drain();
+      if (stopped) break;
+    }
   }
-  const lastRef = cursorKey;
-  const exhausted = !more && entries.length < page.limit;
-  return { entries, ...(lastRef && !exhausted ? { nextCursor: encode(lastRef) } : {}) };
+  if (!stopped && chunk.length > 0) stopped = await drain();
+  return { entries, ...(last && stopped ? { nextCursor: encode({ gsi1sk: last }) } : {}) };
 }
 
 async function batchGet(refs: { pk: string; sk: string }[]): Promise<Map<string, Record<string, unknown>>> {

@@ -32,8 +32,13 @@ function activeTenant(tenant: Tenant | undefined): Tenant {
  * consistent reads and caches nothing, so a revocation or suspension takes effect on the
  * very next request. `X-API-Key` alone is refused.
  */
-/** Told the account and credential as soon as a credential names them (lib/ratelimit/gate.ts starts its check in parallel). */
-type OnIdentified = (tenantId: string, credentialId: string, tenant: Promise<Tenant | undefined>) => void;
+/**
+ * Told the account and credential as soon as a credential names them (lib/ratelimit/gate.ts
+ * starts its check in parallel), with what the credential item itself says of the caller
+ * (lib/http/admission.ts starts the handler on it, beside the read of the account).
+ */
+export type CredentialFacts = Pick<Principal, 'kind' | 'tenantId' | 'id' | 'user' | 'scopes'>;
+type OnIdentified = (tenantId: string, credentialId: string, tenant: Promise<Tenant | undefined>, facts?: CredentialFacts) => void;
 
 export async function authenticateBearer(headers: Headers, now = Date.now(), onIdentified?: OnIdentified): Promise<Principal> {
   const authorization = header(headers, 'authorization');
@@ -52,7 +57,7 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
     const claims = await verifyAccessToken(token);
     if (!claims) throw unauthorized();
     const read = getTenant(claims.tenantId);
-    onIdentified?.(claims.tenantId, claims.tokenId, read);
+    onIdentified?.(claims.tenantId, claims.tokenId, read, { kind: 'user_token', tenantId: claims.tenantId, id: claims.tokenId, user: claims.subject, scopes: claims.scopes });
     const tenant = activeTenant(await read);
     return {
       kind: 'user_token',
@@ -69,7 +74,7 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
     // personal API token (lib/auth/api-tokens.ts): never a platform-operator credential
     const auth = await authenticateApiToken(token, now);
     const read = getTenant(auth.tenant_id);
-    onIdentified?.(auth.tenant_id, auth.token_id, read);
+    onIdentified?.(auth.tenant_id, auth.token_id, read, { kind: 'api_token', tenantId: auth.tenant_id, id: auth.token_id, user: auth.created_by, scopes: auth.scopes });
     const tenant = activeTenant(await read);
     return { kind: 'api_token', tenantId: tenant.id, tenant, id: auth.token_id, user: auth.created_by, scopes: auth.scopes, operator: false };
   }
@@ -78,7 +83,7 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
   if (!record) throw unauthorized();
   if (record.expires_at && Date.parse(record.expires_at) <= now) throw unauthorized('API key has expired', 'credentials_expired');
   const read = getTenant(record.tenant_id);
-  onIdentified?.(record.tenant_id, record.key_id, read);
+  onIdentified?.(record.tenant_id, record.key_id, read, { kind: 'api_key', tenantId: record.tenant_id, id: record.key_id, user: record.created_by, scopes: record.scopes });
   const tenant = activeTenant(await read);
   return {
     kind: 'api_key',

@@ -1,7 +1,7 @@
 import type { CallContext, Principal } from '../auth/principal.js';
 import { logger } from '../http/logger.js';
 import { newId } from '../ids.js';
-import { queryPages, type QuerySpec } from '../store/pagination.js';
+import { mergeShards } from '../store/shards.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { HttpError } from '../http/errors.js';
@@ -52,13 +52,12 @@ export async function sweepExpiredLeases(
   const now = (opts.now ?? new Date()).toISOString();
   const limit = opts.limit ?? 500;
   const due: Array<{ tenantId: string; id: string }> = [];
-  const spec: QuerySpec = { pk: keys.leaseExpiryPk, index: 'gsi1', sk: { before: now } };
-  for await (const page of queryPages(spec, { want: () => Math.min(100, limit - due.length) })) {
-    for (const item of page.items) {
-      const lease = keys.parseLease(String(item.pk), String(item.sk));
-      if (!lease || (opts.tenantIds && !opts.tenantIds.includes(lease.tenantId))) continue;
-      due.push(lease);
-    }
+  // the LEASES listing's shards (keys.leaseExpiryPks), merged in expiry order
+  for await (const item of mergeShards(keys.leaseExpiryPks, { sk: { before: now } }, { pageSize: Math.min(100, limit) })) {
+    if (due.length >= limit) break;
+    const lease = keys.parseLease(String(item.pk), String(item.sk));
+    if (!lease || (opts.tenantIds && !opts.tenantIds.includes(lease.tenantId))) continue;
+    due.push(lease);
   }
 
   let revoked = 0;

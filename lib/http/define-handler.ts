@@ -3,8 +3,11 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type * as z from 'zod/v4';
 import { config } from '../config.js';
 import { routeByKey, wireOf, type Route } from '../routes.js';
-import { authenticate, type Headers } from '../auth/authenticate.js';
-import { missingScopes } from '../auth/scopes.js';
+import { authenticate, type CredentialFacts, type Headers } from '../auth/authenticate.js';
+import { ADMIN_SCOPE, missingScopes } from '../auth/scopes.js';
+import type { Tenant } from '../store/tenants.js';
+import { db } from '../store/client.js';
+import { guardWrites, speculate, speculativePrincipal } from './admission.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { gate, withHeaders, type Gate } from '../ratelimit/gate.js';
 import { parseRequestBody } from './body.js';
@@ -54,6 +57,8 @@ interface State {
   meter?: Promise<void>;
   /** Rate limits, the usage meter and the API-key IP allow-list (lib/ratelimit/gate.ts). */
   gate?: Gate;
+  /** Set when the handler runs speculatively (lib/http/admission.ts): authentication's remaining checks and the gate. */
+  admission?: Promise<void>;
   body?: unknown;
   params?: unknown;
   query?: unknown;
@@ -120,19 +125,55 @@ const bodyLimit = (): Mw => ({
   },
 });
 
-/** Authentication for the route's auth kind, then the route table's scopes, then admission (rate limits). */
+/**
+ * Mutations whose handlers were checked to issue no write outside the table's client before
+ * their first table write (which waits for admission): they run speculatively too. Every
+ * other mutation waits for admission first; reads (GET) always speculate.
+ */
+const SPECULATIVE_MUTATIONS: ReadonlySet<string> = new Set([
+  'PUT /api/v1/secrets/{name}',
+  'POST /api/v1/crypto/sign',
+  'POST /api/v1/database/roles/{id}/credentials',
+]);
+const speculative = (route: Route) => route.auth === 'bearer' && (route.method === 'GET' || SPECULATIVE_MUTATIONS.has(route.key));
+
+/**
+ * Authentication for the route's auth kind, then the route table's scopes, then admission
+ * (rate limits). On a speculative route (above) whose credential grants the route's scopes,
+ * the rest of the stack goes on as soon as the credential is found: the account check, the
+ * scopes and the gate finish as `admission`, which the handler's writes and its answer wait
+ * for (lib/http/admission.ts), and whose failure is the answer.
+ */
 const authentication = (): Mw => ({
   before: async (request) => {
     const s = state(request);
-    s.gate = gate(s.route!, request.event);
-    const principal = await authenticate(s.route!, request.event.headers ?? {}, request.event, s.gate.identify);
-    s.principal = principal;
-    s.meter = s.gate.start(principal);
-    if (principal) {
-      const missing = missingScopes(principal.scopes, s.route!.scopes);
-      if (missing.length > 0) throw forbidden(`missing scope: ${missing.join(', ')}`, 'insufficient_scope');
-    }
-    await s.gate.enforce();
+    const route = s.route!;
+    s.gate = gate(route, request.event);
+    let early: ((p: Principal) => void) | undefined;
+    const identified = new Promise<Principal>((ok) => {
+      early = ok;
+    });
+    const onIdentified = (tenantId: string, credentialId: string, tenant: Promise<Tenant | undefined>, facts?: CredentialFacts) => {
+      s.gate!.identify(tenantId, credentialId, tenant);
+      if (facts && speculative(route) && missingScopes(facts.scopes, route.scopes).length === 0) {
+        early!(speculativePrincipal(facts, tenant, ADMIN_SCOPE));
+      }
+    };
+    const admission = (async () => {
+      const principal = await authenticate(route, request.event.headers ?? {}, request.event, onIdentified);
+      s.principal = principal;
+      s.meter = s.gate!.start(principal);
+      if (principal) {
+        const missing = missingScopes(principal.scopes, route.scopes);
+        if (missing.length > 0) throw forbidden(`missing scope: ${missing.join(', ')}`, 'insufficient_scope');
+      }
+      await s.gate!.enforce();
+    })();
+    const first = await Promise.race([admission.then(() => undefined), identified]);
+    if (!first) return; // admitted (or failed) before a speculative start
+    s.principal ??= first; // the verified principal, when admission has already set it
+    s.admission = admission;
+    guardWrites(db());
   },
   after: (request) => {
     const h = state(request).gate?.headers();
@@ -141,11 +182,12 @@ const authentication = (): Mw => ({
   onError: async (request) => {
     const s = states.get(request.event);
     if (!s?.gate) return;
+    // a speculative run's error counts only once admission passed; a failed admission is the answer
+    if (s.admission) request.error = ((await s.admission.then(() => undefined, (e: unknown) => e)) as Error | undefined) ?? request.error;
     await s.gate.auditDenied(request.error, s.requestId);
     request.error = withHeaders(request.error, s.gate.headers()) as Error;
   },
 });
-
 
 /** JSON body (content type, depth) and zod validation of params, query and body. */
 const validation = <P, Q, B>(spec: HandlerSpec<P, Q, B>): Mw => ({
@@ -185,31 +227,38 @@ function lowerCaseHeaders(headers: Headers | null): Record<string, string> {
 export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: HandlerSpec<P, Q, B>): LambdaHandler {
   const core = async (event: APIGatewayProxyEvent): Promise<APIGatewayProxyResult> => {
     const s = states.get(event)!;
-    const principal = s.principal;
-    const ctx = (): CallContext => {
-      if (!principal) throw internalError(new Error('route has no authenticated principal'));
-      return {
-        principal,
-        requestId: s.requestId,
-        sourceIp: event.requestContext?.identity?.sourceIp ?? null,
-        userAgent: event.requestContext?.identity?.userAgent ?? null,
+    const run = (principal: Principal | null) => {
+      const ctx = (): CallContext => {
+        if (!principal) throw internalError(new Error('route has no authenticated principal'));
+        return {
+          principal,
+          requestId: s.requestId,
+          sourceIp: event.requestContext?.identity?.sourceIp ?? null,
+          userAgent: event.requestContext?.identity?.userAgent ?? null,
+        };
       };
+      return spec.handler({
+        route: s.route!,
+        requestId: s.requestId,
+        principal,
+        get ctx() {
+          return ctx();
+        },
+        params: s.params as P,
+        query: s.query as Q,
+        body: s.body as B,
+        headers: lowerCaseHeaders(event.headers),
+        sourceIp: event.requestContext?.identity?.sourceIp ?? null,
+        rawBody: event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : null,
+      });
     };
-    const reply = await spec.handler({
-      route: s.route!,
-      requestId: s.requestId,
-      principal,
-      get ctx() {
-        return ctx();
-      },
-      params: s.params as P,
-      query: s.query as Q,
-      body: s.body as B,
-      headers: lowerCaseHeaders(event.headers),
-      sourceIp: event.requestContext?.identity?.sourceIp ?? null,
-      rawBody: event.body ? (event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body) : null,
-    });
-    return successResult(reply, s.requestId, wireOf(s.route));
+    if (!s.admission) return successResult(await run(s.principal), s.requestId, wireOf(s.route));
+    // speculative: the run's writes wait for admission; nothing answers before it passed
+    const { outcome, missed } = await speculate(s.admission, () => run(s.principal));
+    await s.admission;
+    const final = missed ? await run(s.principal).then((value) => ({ value }), (error: unknown) => ({ error })) : outcome;
+    if ('error' in final) throw final.error;
+    return successResult(final.value, s.requestId, wireOf(s.route));
   };
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
     .use(requestLog())
@@ -217,7 +266,12 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
     .use(bodyLimit())
     .use(authentication())
     .use(validation(spec))
-    .use(idempotency((request) => states.get(request.event)?.principal ?? null))
+    .use(
+      idempotency(
+        (request) => states.get(request.event)?.principal ?? null,
+        async (request) => states.get(request.event)?.admission,
+      ),
+    )
     .handler(core);
   // CORS outermost, around the whole stack: errors and early answers (idempotent replays,
   // for which middy runs no `after`) carry the headers too.

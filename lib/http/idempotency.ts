@@ -37,7 +37,11 @@ const fingerprint = (event: APIGatewayProxyEvent) =>
 
 const scope = (h: Held) => ({ tenantId: h.tenantId, type: 'idempotency', id: h.id, version: 1 });
 
-export function idempotency(principalOf: (request: Req) => Principal | null): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context> {
+export function idempotency(
+  principalOf: (request: Req) => Principal | null,
+  /** Resolves once the request is admitted (a speculative run's admission, lib/http/admission.ts): the record is written after it. */
+  admittedOf: (request: Req) => Promise<void> = () => Promise.resolve(),
+): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context> {
   const held = new WeakMap<APIGatewayProxyEvent, Held>();
   const release = async (request: Req) => {
     const h = held.get(request.event);
@@ -50,6 +54,7 @@ export function idempotency(principalOf: (request: Req) => Principal | null): Mi
       const principal = principalOf(request);
       if (key === undefined || !principal || !MUTATIONS.has(event.httpMethod)) return undefined;
       if (!KEY_RE.test(key)) throw badRequest('Idempotency-Key must be 1-255 printable characters', undefined, 'invalid_idempotency_key');
+      await admittedOf(request);
       const h: Held = { tenantId: principal.tenantId, id: createHash('sha256').update(`${principal.kind}:${principal.id}:${key}`).digest('hex') };
       const print = fingerprint(event);
       const now = Math.floor(Date.now() / 1000);

@@ -38,8 +38,38 @@ import { take, type BucketRef, type Decision } from './bucket.js';
 export const DEFAULT_REQUESTS_PER_MINUTE = 6_000;
 const DAY_TTL_SECONDS = 400 * 86400;
 
-const accountRef = (tenantId: string): BucketRef => ({ policy: 'account', key: keys.usageDay(tenantId, today()), attr: 'rl_', count: true, ttlSeconds: DAY_TTL_SECONDS });
-const credentialRef = (p: Principal): BucketRef => ({ policy: 'credential', key: keys.usageDay(p.tenantId, today()), attr: `rl_${p.kind}:${p.id}_`, ttlSeconds: DAY_TTL_SECONDS });
+/**
+ * Admitted writes per second one bucket item is meant to take (docs/capacity.md): a
+ * DynamoDB partition takes about 1,000 writes/s, so an account's bucket (and its usage
+ * count) is spread over ceil(rate per second / SHARD_WRITES_PER_SECOND) items, at most
+ * MAX_SHARDS: 10,000 requests/s for one account → 67 items of 150 admitted writes/s each,
+ * leaving room for the refill races of many containers (docs/capacity.md).
+ */
+const SHARD_WRITES_PER_SECOND = 150;
+const MAX_SHARDS = 100;
+const shardsFor = (perMinute: number) => Math.min(MAX_SHARDS, Math.max(1, Math.ceil(perMinute / 60 / SHARD_WRITES_PER_SECOND)));
+
+const dayRef = (tenantId: string, perMinute: number) => {
+  const day = today();
+  return { key: keys.usageDay(tenantId, day), keyOf: (n: number) => keys.usageDay(tenantId, day, n), shards: shardsFor(perMinute), ttlSeconds: DAY_TTL_SECONDS };
+};
+const accountRef = (tenantId: string, perMinute: number): BucketRef => ({ policy: 'account', attr: 'rl_', count: true, ...dayRef(tenantId, perMinute) });
+const credentialRef = (p: Principal, perMinute: number): BucketRef => ({ policy: 'credential', attr: `rl_${p.kind}:${p.id}_`, ...dayRef(p.tenantId, perMinute) });
+
+/**
+ * Each account's limit as last read by this process: a refill (and the choice of shards)
+ * uses it instead of waiting for this request's read of the account, so the bucket write
+ * goes out beside that read. A changed quota so applies from the refill after the next
+ * request that read it (within a second or two per container); until an account was read
+ * once, its first take waits for the read.
+ */
+const knownRates = new Map<string, number>();
+const RATES_MAX = 10_000;
+function learnRate(tenantId: string, perMinute: number): number {
+  if (knownRates.size >= RATES_MAX && !knownRates.has(tenantId)) knownRates.delete(knownRates.keys().next().value as string);
+  knownRates.set(tenantId, perMinute);
+  return perMinute;
+}
 const ipRef = (ip: string): BucketRef => ({ policy: 'ip', key: keys.ipRate(ip), attr: 'rl_', ttlSeconds: 86400 });
 
 const accountRate = (t: Pick<Tenant, 'quota'> | undefined) => t?.quota.requests_per_minute ?? DEFAULT_REQUESTS_PER_MINUTE;
@@ -84,16 +114,25 @@ export function gate(route: Route, event: APIGatewayProxyEvent): Gate {
     identify(tenantId, _credentialId, tenant) {
       if (account) return;
       accountOf = tenantId;
-      account = safe(take(accountRef(tenantId), { promise: tenant.then(accountRate, () => DEFAULT_REQUESTS_PER_MINUTE) }));
+      const read = tenant.then(
+        (t) => learnRate(tenantId, accountRate(t)),
+        () => DEFAULT_REQUESTS_PER_MINUTE,
+      );
+      const known = knownRates.get(tenantId);
+      account = safe(
+        known !== undefined
+          ? take(accountRef(tenantId, known), { known, promise: read })
+          : read.then((rpm) => take(accountRef(tenantId, rpm), { known: rpm, promise: read })),
+      );
     },
     start(p) {
       principal = p;
       if (p) {
-        const rpm = accountRate(p.tenant);
-        if (!account || accountOf !== p.tenantId) account = safe(take(accountRef(p.tenantId), { known: rpm, promise: Promise.resolve(rpm) }));
+        const rpm = learnRate(p.tenantId, accountRate(p.tenant));
+        if (!account || accountOf !== p.tenantId) account = safe(take(accountRef(p.tenantId, rpm), { known: rpm, promise: Promise.resolve(rpm) }));
         const perCredential = p.tenant.quota.requests_per_minute_per_credential;
         if (perCredential !== undefined && perCredential < rpm) {
-          credential = safe(take(credentialRef(p), { known: perCredential, promise: Promise.resolve(perCredential) }));
+          credential = safe(take(credentialRef(p, perCredential), { known: perCredential, promise: Promise.resolve(perCredential) }));
         }
       } else if (sourceIp && route.auth !== 'public') {
         const rpm = config().RATE_LIMIT_IP_PER_MINUTE;

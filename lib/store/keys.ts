@@ -4,9 +4,9 @@
  *
  * | item                | pk                 | sk                              | gsi1pk / gsi1sk                 |
  * |---------------------|--------------------|---------------------------------|---------------------------------|
- * | tenant              | T#<tid>            | TENANT                          | TENANTS / <created>#<tid>       |
+ * | tenant              | T#<tid>            | TENANT                          | TENANTS#<n> / <created>#<tid>   |
  * | counters (quota)    | T#<tid>            | COUNTERS                        |                                 |
- * | usage per day       | T#<tid>            | USAGE#<yyyy-mm-dd>              |                                 |
+ * | usage per day       | T#<tid>            | USAGE#<yyyy-mm-dd>[#<shard>]    |                                 |
  * | user                | T#<tid>            | USER#<email>                    | EMAIL#<email> / T#<tid>         |
  * | API key (metadata)  | T#<tid>            | APIKEY#<kid>                    |                                 |
  * | API key (auth)      | KEY#<sha256(key)>  | KEY                             |                                 |
@@ -25,7 +25,7 @@
  * | resource (head)     | T#<tid>            | R#<type>#<id>                   | T#<tid> / RES#<id>              |
  * | resource version    | T#<tid>            | V#<type>#<id>#<n, 10 digits>    |                                 |
  * | idempotency record  | T#<tid>            | IDEM#<sha256(principal + key)>  |                                 |
- * | audit entry         | T#<tid>            | AUDIT#<uuidv7>                  | AUDIT / <uuidv7>                |
+ * | audit entry         | T#<tid>            | AUDIT#<uuidv7>                  | AUDIT#<n> / <uuidv7>            |
  * | outbox event        | T#<tid>            | OUTBOX#<uuidv7>                 | OUTBOX / <uuidv7>               |
  * | audit chain head    | T#<tid>            | AUDITCHAIN                      |                                 |
  * | audit signing key   | T#<tid>            | AUDITKEY                        |                                 |
@@ -45,7 +45,7 @@
  * | container count     | T#<tid>            | CCOUNT#<container id>           |                                 |
  * | cert revocation     | T#<tid>            | CRL#<ca id>#<serial hex>        |                                 |
  * | ACME challenge      | ACME#<token>       | ACME (ttl)                      |                                 |
- * | database lease      | T#<tid>            | LEASE#<lease id> (ttl)          | LEASES / <expires_at>#<tid>#<id> (while not revoked) |
+ * | database lease      | T#<tid>            | LEASE#<lease id> (ttl)          | LEASES#<n> / <expires_at>#<tid>#<id> (while not revoked) |
  * | rotation lock       | T#<tid>            | DBLOCK#<connection id> (ttl)    |                                 |
  * | extraction job      | T#<tid>            | XJOB#<job id> (ttl)             |                                 |
  * | variable            | T#<tid>            | VAR#<name>                      |                                 |
@@ -85,6 +85,12 @@
  * token's hash (the redemption request carries only the token), and a share's recipient item
  * by the recipient's e-mail (a recipient in any account finds what was shared with them);
  * both hold the owner's tenant id and are written in the same transaction as the owner's items.
+ *
+ * Hot keys (docs/capacity.md): the platform-wide gsi1 listings (AUDIT, TENANTS, LEASES) are
+ * spread over GSI_SHARDS partition keys `<NAME>#<n>`, n a hash of the item's own id (so any
+ * writer recomputes it), and every reader merges the shards in sort-key order
+ * (lib/store/shards.ts). The usage item of a day is split into `USAGE#<day>#<n>` shards
+ * when an account's rate needs it (lib/ratelimit/gate.ts): shard 0 keeps the plain key.
  */
 export const TABLE_KEYS = { pk: 'pk', sk: 'sk', gsi1: { name: 'gsi1', pk: 'gsi1pk', sk: 'gsi1sk' }, ttl: 'ttl' } as const;
 
@@ -93,11 +99,25 @@ export const tenantPk = (tenantId: string) => `T#${tenantId}`;
 /** Types whose head is keyed by name (a read by name is one GetItem: the hot path). */
 export const NAME_INDEXED: ReadonlySet<string> = new Set(['secret']);
 
+/** Partition keys each platform-wide gsi1 listing is spread over (docs/capacity.md). */
+export const GSI_SHARDS = 32;
+
+/** The shard of an id: FNV-1a of its characters, modulo GSI_SHARDS (stable across processes and releases). */
+export function shardOf(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % GSI_SHARDS;
+}
+
+const sharded = (name: string) => Array.from({ length: GSI_SHARDS }, (_, n) => `${name}#${n}`);
+
 export const keys = {
   tenant: (tid: string) => ({ pk: tenantPk(tid), sk: 'TENANT' }),
-  tenantIndex: (tid: string, createdAt: string) => ({ gsi1pk: 'TENANTS', gsi1sk: `${createdAt}#${tid}` }),
+  tenantIndex: (tid: string, createdAt: string) => ({ gsi1pk: `TENANTS#${shardOf(tid)}`, gsi1sk: `${createdAt}#${tid}` }),
+  /** Every partition key of the TENANTS listing, to merge. */
+  tenantIndexPks: sharded('TENANTS'),
   counters: (tid: string) => ({ pk: tenantPk(tid), sk: 'COUNTERS' }),
-  usageDay: (tid: string, day: string) => ({ pk: tenantPk(tid), sk: `USAGE#${day}` }),
+  usageDay: (tid: string, day: string, shard = 0) => ({ pk: tenantPk(tid), sk: shard === 0 ? `USAGE#${day}` : `USAGE#${day}#${shard}` }),
   usagePrefix: 'USAGE#',
   user: (tid: string, email: string) => ({ pk: tenantPk(tid), sk: `USER#${email}` }),
   userPrefix: 'USER#',
@@ -141,7 +161,9 @@ export const keys = {
   resourceIndex: (tid: string, id: string) => ({ gsi1pk: tenantPk(tid), gsi1sk: `RES#${id}` }),
   idempotency: (tid: string, hash: string) => ({ pk: tenantPk(tid), sk: `IDEM#${hash}` }),
   audit: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `AUDIT#${id}` }),
-  auditIndex: (id: string) => ({ gsi1pk: 'AUDIT', gsi1sk: id }),
+  auditIndex: (id: string) => ({ gsi1pk: `AUDIT#${shardOf(id)}`, gsi1sk: id }),
+  /** Every partition key of the global AUDIT listing, to merge. */
+  auditIndexPks: sharded('AUDIT'),
   outbox: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `OUTBOX#${id}` }),
   outboxIndex: (id: string) => ({ gsi1pk: 'OUTBOX', gsi1sk: id }),
   auditPrefix: 'AUDIT#',
@@ -179,8 +201,9 @@ export const keys = {
   // order for the sweeper (gsi1 is KEYS_ONLY: tenant and id are in the keys).
   lease: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `LEASE#${id}` }),
   leasePrefix: 'LEASE#',
-  leaseExpiryIndex: (tid: string, id: string, expiresAt: string) => ({ gsi1pk: 'LEASES', gsi1sk: `${expiresAt}#${tid}#${id}` }),
-  leaseExpiryPk: 'LEASES',
+  leaseExpiryIndex: (tid: string, id: string, expiresAt: string) => ({ gsi1pk: `LEASES#${shardOf(id)}`, gsi1sk: `${expiresAt}#${tid}#${id}` }),
+  /** Every partition key of the LEASES expiry listing, to merge. */
+  leaseExpiryPks: sharded('LEASES'),
   /** The tenant and lease id of a lease item's keys, or undefined for any other item. */
   parseLease: (pk: string, sk: string): { tenantId: string; id: string } | undefined =>
     pk.startsWith('T#') && sk.startsWith(keys.leasePrefix) ? { tenantId: pk.slice(2), id: sk.slice(keys.leasePrefix.length) } : undefined,

@@ -4,7 +4,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { badRequest } from '../http/errors.js';
 import { db, tableName } from './client.js';
 import { keys } from './keys.js';
-import { getMany, readPage } from './pagination.js';
+import { getMany } from './pagination.js';
+import { mergeShards } from './shards.js';
 
 export type TenantStatus = 'active' | 'suspended';
 
@@ -57,30 +58,31 @@ export async function getTenant(tenantId: string): Promise<Tenant | undefined> {
   return out.Item ? toTenant(out.Item) : undefined;
 }
 
-function decodeTenantCursor(cursor: string): Record<string, string> {
+function decodeTenantCursor(cursor: string): string {
   try {
     const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
-    const { pk, sk, gsi1pk, gsi1sk } = key;
-    if ([pk, sk, gsi1sk].every((v) => typeof v === 'string') && gsi1pk === 'TENANTS' && Object.keys(key).length === 4) {
-      return key as Record<string, string>;
-    }
+    if (typeof key.gsi1sk === 'string' && Object.keys(key).length === 1) return key.gsi1sk;
   } catch {
     // fall through
   }
   throw badRequest('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor returned by this list' }]);
 }
 
-/** Tenants in creation order, through the TENANTS index (keys only) and a batch read. */
+/** Tenants in creation order, through the TENANTS listing's shards (keys only, merged) and a batch read. */
 export async function listTenants(limit: number, after?: string): Promise<{ tenants: Tenant[]; cursor?: string }> {
-  const { items, more } = await readPage({ pk: 'TENANTS', index: 'gsi1' }, limit, { start: after ? decodeTenantCursor(after) : undefined });
-  const ids = items.map((i) => i.pk as string);
+  const items: Record<string, unknown>[] = [];
+  // one more than the page: whether a next page exists
+  for await (const item of mergeShards(keys.tenantIndexPks, {}, { pageSize: limit + 1, ...(after ? { after: decodeTenantCursor(after) } : {}) })) {
+    items.push(item);
+    if (items.length > limit) break;
+  }
+  const more = items.length > limit;
+  const page = items.slice(0, limit);
+  const ids = page.map((i) => i.pk as string);
   const found = new Map((await getMany(ids.map((pk) => ({ pk, sk: 'TENANT' })))).map((item) => [item.pk as string, toTenant(item)]));
-  const last = items.at(-1);
+  const last = page.at(-1);
   return {
     tenants: ids.map((pk) => found.get(pk)).filter((t): t is Tenant => t !== undefined),
-    cursor:
-      more && last
-        ? Buffer.from(JSON.stringify({ pk: last.pk, sk: last.sk, gsi1pk: last.gsi1pk, gsi1sk: last.gsi1sk })).toString('base64url')
-        : undefined,
+    cursor: more && last ? Buffer.from(JSON.stringify({ gsi1sk: last.gsi1sk })).toString('base64url') : undefined,
   };
 }

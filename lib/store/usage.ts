@@ -3,14 +3,23 @@ import { db, tableName } from './client.js';
 import { keys } from './keys.js';
 import { queryAll } from './pagination.js';
 import { HttpError } from '../http/errors.js';
+import { admitted } from '../http/admission.js';
 
 export const today = (at = new Date()) => at.toISOString().slice(0, 10);
 
-/** Requests per day for the last `days` days, oldest first. */
+/** Requests per day for the last `days` days, oldest first (the shards of a day summed: keys.usageDay). */
 export async function requestsByDay(tenantId: string, days: number): Promise<{ day: string; requests: number }[]> {
+  // the count includes the request reading it: read after its own count (the gate's write) landed
+  await admitted();
   const from = today(new Date(Date.now() - (days - 1) * 86400_000));
-  const items = await queryAll({ pk: keys.tenant(tenantId).pk, sk: { between: [`${keys.usagePrefix}${from}`, `${keys.usagePrefix}${today()}`] } });
-  return items.map((i) => ({ day: (i.sk as string).slice(keys.usagePrefix.length), requests: Number(i.requests ?? 0) }));
+  // `USAGE#<today>#<n>` sorts after `USAGE#<today>` and before `USAGE#<today>~`
+  const items = await queryAll({ pk: keys.tenant(tenantId).pk, sk: { between: [`${keys.usagePrefix}${from}`, `${keys.usagePrefix}${today()}~`] } });
+  const byDay = new Map<string, number>();
+  for (const i of items) {
+    const day = (i.sk as string).slice(keys.usagePrefix.length, keys.usagePrefix.length + 10);
+    byDay.set(day, (byDay.get(day) ?? 0) + Number(i.requests ?? 0));
+  }
+  return [...byDay].map(([day, requests]) => ({ day, requests }));
 }
 
 /** Counters kept in the same transactions as the creates and deletes they count. */

@@ -41,11 +41,14 @@ export const fmt = (r: Result) =>
   `${r.name.padEnd(34)} ${r.throughput.toFixed(0).padStart(7)} ops/s   p50 ${r.p50.toFixed(2).padStart(7)} ms   p99 ${r.p99.toFixed(2).padStart(7)} ms   errors ${r.errors}`;
 
 /** Starts the real local runtime (`scripts/local/start.ts`) on free ports, in memory. */
-export async function startRuntime(rootKey: string): Promise<{ baseUrl: string; dynamoEndpoint: string; dataDir: string; stop: () => void }> {
-  const [port, dynamoPort] = [await freePort(), await freePort()];
+export async function startRuntime(
+  rootKey: string,
+  opts: { dynamoPort?: number; env?: Record<string, string> } = {},
+): Promise<{ baseUrl: string; dynamoEndpoint: string; dataDir: string; stop: () => void }> {
+  const [port, dynamoPort] = [await freePort(), opts.dynamoPort ?? (await freePort())];
   const dataDir = mkdtempSync(join(tmpdir(), 'secrets-bench-'));
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', resolve('scripts/local/start.ts')], {
-    env: { ...process.env, PORT: String(port), DYNAMODB_PORT: String(dynamoPort), DYNAMODB_IN_MEMORY: '1', DATA_DIR: dataDir, SECRETS_DEV_ROOT_KEY: rootKey, NODE_NO_WARNINGS: '1' },
+    env: { ...process.env, PORT: String(port), DYNAMODB_PORT: String(dynamoPort), DYNAMODB_IN_MEMORY: '1', DATA_DIR: dataDir, SECRETS_DEV_ROOT_KEY: rootKey, NODE_NO_WARNINGS: '1', ...opts.env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise<void>((ok, fail) => {

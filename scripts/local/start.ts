@@ -51,7 +51,8 @@ async function main() {
     DOCUMENTS_BUCKET: LOCAL_DOCUMENTS_BUCKET,
     DOCUMENTS_S3_ENDPOINT: s3.endpoint,
     TABLE_NAME: process.env.TABLE_NAME ?? 'secrets',
-    DYNAMODB_ENDPOINT: endpoint,
+    // DYNAMODB_CLIENT_ENDPOINT: the handlers' endpoint when it is not DynamoDB Local itself (npm run bench:trips: a counting proxy)
+    DYNAMODB_ENDPOINT: process.env.DYNAMODB_CLIENT_ENDPOINT ?? endpoint,
     AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
     KEY_PROVIDER: 'local',
     LOCAL_MASTER_KEY_FILE: resolve(dataDir, 'keyring', 'master.key'),

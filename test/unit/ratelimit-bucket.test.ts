@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BucketRef, Decision } from '../../lib/ratelimit/bucket.js';
 import { conditionFailed, intercept } from './dynamo-faults.js';
 import { table } from './table.js';
-import { take } from '../../lib/ratelimit/bucket.js';
+import { MAX_ATTEMPTS, take } from '../../lib/ratelimit/bucket.js';
 
 /**
  * The token bucket against the suite's DynamoDB Local (real conditional writes), with
@@ -207,7 +207,7 @@ describe('token bucket: failures', () => {
     expect(calls).toBe(1);
   });
 
-  it('gives up after 6 lost races with "too much contention"', async () => {
+  it('refuses (never admits) after MAX_ATTEMPTS lost races, and logs the refusal', async () => {
     const r = ref();
     let calls = 0;
     const now = 1_700_005_000_000;
@@ -221,8 +221,31 @@ describe('token bucket: failures', () => {
         return undefined;
       }),
     );
-    await expect(take(r, cap(10), () => now)).rejects.toThrow('rate limit bucket: too much contention');
-    expect(calls).toBe(6);
+    const { logger } = await import('../../lib/http/logger.js');
+    const warn = vi.spyOn(logger, 'warn');
+    expect(await take(r, cap(10), () => now)).toEqual({ allowed: false, policy: 'ip', limit: 10, remaining: 0, resetSeconds: 1 });
+    expect(calls).toBe(MAX_ATTEMPTS);
+    expect(MAX_ATTEMPTS).toBe(8);
+    expect(warn).toHaveBeenCalledWith('rate limit bucket: contended, refused', { policy: 'ip', attempts: 8 });
+    warn.mockRestore();
+  });
+
+  it('a throttled item (the SDK gave up retrying) is contention: refused at once, not admitted', async () => {
+    const r = ref();
+    let calls = 0;
+    const { ProvisionedThroughputExceededException } = await import('@aws-sdk/client-dynamodb');
+    undo.push(
+      intercept(t.db(), (command, input) => {
+        if (command === 'UpdateItemCommand' && input.Key?.pk === r.key.pk) {
+          calls++;
+          throw new ProvisionedThroughputExceededException({ message: 'hot', $metadata: {} });
+        }
+        return undefined;
+      }),
+    );
+    // the capacity is not known yet: the refusal names the limit once read
+    expect(await take(r, { promise: Promise.resolve(12) }, () => 1_700_005_500_000)).toEqual({ allowed: false, policy: 'ip', limit: 12, remaining: 0, resetSeconds: 1 });
+    expect(calls).toBe(1);
   });
 
   it('a failed condition without the item (no ALL_OLD) starts over from the create path', async () => {
@@ -245,6 +268,54 @@ describe('token bucket: failures', () => {
     );
     expect(await take(r, cap(10), now)).toMatchObject({ allowed: true, remaining: 9 });
     expect(writes.map((w) => w.ConditionExpression)).toEqual(['attribute_not_exists(#ts)', 'attribute_not_exists(#ts)']);
+  });
+});
+
+describe('token bucket: sharded and contended', () => {
+  const sharded = (shards: number): BucketRef => {
+    const base = `IP#shard-${randomBytes(6).toString('hex')}`;
+    return ref({ key: { pk: base, sk: 'RATE' }, keyOf: (n) => ({ pk: base, sk: n === 0 ? 'RATE' : `RATE#${n}` }), shards, count: true });
+  };
+  const items = async (r: BucketRef) => Promise.all(Array.from({ length: r.shards! }, (_, n) => t.get(r.keyOf!(n))));
+
+  it('spreads takes over its shards, each holding capacity/shards; the sum admitted never exceeds the capacity', async () => {
+    const r = sharded(4);
+    const now = () => 1_700_010_000_000;
+    const out = [];
+    for (let i = 0; i < 30; i++) out.push(await take(r, cap(20), now));
+    const admitted = out.filter((d) => d.allowed).length;
+    expect(admitted).toBeLessThanOrEqual(20);
+    // a refusal tries a second shard: with 4 shards of 5, at least 10 pass before two empty ones meet
+    expect(admitted).toBeGreaterThanOrEqual(10);
+    const stored = await items(r);
+    // every admitted take is counted on the shard that admitted it
+    expect(stored.reduce((n, i) => n + Number(i?.requests ?? 0), 0)).toBe(admitted);
+    for (const i of stored.filter((x) => x)) expect(i).toMatchObject({ rl_cap: 5 });
+    // the decision reports the whole bucket: its limit, and the shard's tokens scaled up
+    expect(out[0]).toMatchObject({ allowed: true, limit: 20, remaining: 16 });
+    expect(out.find((d) => !d.allowed)).toMatchObject({ limit: 20, remaining: 0 });
+  });
+
+  it('an unknown capacity is awaited and split over the shards', async () => {
+    const r = sharded(3);
+    expect(await take(r, { promise: Promise.resolve(30) }, () => 1_700_010_100_000)).toMatchObject({ allowed: true, limit: 30, remaining: 27 });
+  });
+
+  it('300 concurrent takes of a 100-token bucket while the clock crosses seconds: never more than the capacity plus the refill, every admission counted', async () => {
+    const r = ref({ count: true });
+    const c = clock(1_700_011_000_000);
+    const out = await Promise.all(
+      Array.from({ length: 300 }, async (_, i) => {
+        if (i % 50 === 0) c.ms += 1_000; // six new seconds during the burst: refill races each time
+        return take(r, cap(100), c.now);
+      }),
+    );
+    const admitted = out.filter((d) => d.allowed).length;
+    // 100 tokens + 6 s × 100/60 per second
+    expect(admitted).toBeLessThanOrEqual(100 + 10);
+    expect(admitted).toBeGreaterThanOrEqual(100);
+    expect(Number((await t.get(r.key))!.requests)).toBe(admitted);
+    for (const d of out.filter((x) => !x.allowed)) expect(d.resetSeconds).toBeGreaterThanOrEqual(1);
   });
 });
 

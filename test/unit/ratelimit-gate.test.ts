@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Principal } from '../../lib/auth/principal.js';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { intercept } from './dynamo-faults.js';
 import { table } from './table.js';
 import * as g from '../../lib/ratelimit/gate.js';
@@ -103,6 +104,36 @@ describe('which buckets a request takes', () => {
     second.identify(other, 'k', Promise.resolve({ quota: {} } as never));
     await second.start(principal(other));
     expect(await usage(other)).toMatchObject({ rl_cap: 6000, requests: 1 });
+  });
+
+  it('an account rate past 150 requests/s is spread over ceil(rate/150) usage items (at most 100), each holding its share', async () => {
+    const day = today();
+    const items = async (tenantId: string) =>
+      (await t.db().send(new QueryCommand({ TableName: t.tableName(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)', ExpressionAttributeValues: { ':pk': `T#${tenantId}`, ':sk': `USAGE#${day}` }, ConsistentRead: true }))).Items ?? [];
+    for (const [rpm, shards] of [
+      [9_000, 1],
+      [9_001, 2],
+      [600_000, 67],
+      [100_000_000, 100],
+    ] as const) {
+      const tenantId = await t.account();
+      const p = principal(tenantId, { quota: { requests_per_minute: rpm } });
+      for (let i = 0; i < 12; i++) {
+        const gate = g.gate(route(), event());
+        await gate.start(p);
+        await gate.enforce();
+        expect(gate.headers()['RateLimit-Policy']).toBe(`"account";q=${rpm};w=60`);
+      }
+      const found = await items(tenantId);
+      expect(found.reduce((n, i) => n + Number(i.requests), 0)).toBe(12);
+      for (const i of found) {
+        expect(i.rl_cap).toBeCloseTo(rpm / shards, 6);
+        const n = /^USAGE#\d{4}-\d\d-\d\d(?:#(\d+))?$/.exec(i.sk as string)?.[1];
+        expect(Number(n ?? 0)).toBeLessThan(shards);
+      }
+      if (shards === 1) expect(found.map((i) => i.sk)).toEqual([`USAGE#${day}`]);
+      else if (shards >= 50) expect(found.length).toBeGreaterThan(1); // 12 takes over 50+ items land on more than one (all on one: 1 in 50^11)
+    }
   });
 
   it('start() without identify(), or for another account than identified, takes the principal account bucket', async () => {
