@@ -33,7 +33,8 @@ import { stripeProvider } from './stripe.js';
  * status (unpaid or paused → suspended; otherwise active). Every state carries its time
  * (`state_at`, epoch seconds: the event's `created`), and an older one never overwrites a
  * newer one; each event is applied once (a conditional mark per event id in the same
- * transaction as the change).
+ * transaction as the change). Billing lifts only a suspension billing made: an account an
+ * operator suspended stays suspended whatever the provider says (`billing_suspended`).
  */
 const BillingItem = entity(
   'billing',
@@ -45,6 +46,8 @@ const BillingItem = entity(
     subscription_status: z.string().nullable().default(null),
     state_at: z.number().default(0),
     checkout: z.object({ session_id: z.string(), plan: z.string(), created_at: z.string() }).nullable().default(null),
+    /** True while the account is suspended because of this subscription (not by an operator). */
+    billing_suspended: z.boolean().default(false),
     updated_at: z.string(),
   }),
 );
@@ -177,8 +180,8 @@ async function applyState(
   const ended = ENDED.has(next.status);
   const plan = ended ? FREE_PLAN : planById(next.plan ?? '');
   if (!plan || next.status === 'incomplete') return { outcome: 'ignored', plan: next.plan ?? null, subscription_status: next.status };
-  const status = ACCOUNT_STATUS[next.status] ?? 'active';
   const now = nowIso();
+  const wanted = ACCOUNT_STATUS[next.status] ?? 'active';
   const mark: TxItem[] = event
     ? [
         {
@@ -196,7 +199,7 @@ async function applyState(
         },
       ]
     : [];
-  const state: TxItem = {
+  const stateItem = (billingSuspended: boolean): TxItem => ({
     Put: {
       TableName: tableName(),
       Item: {
@@ -208,12 +211,13 @@ async function applyState(
         subscription_status: next.status,
         state_at: at,
         checkout: null,
+        billing_suspended: billingSuspended,
         updated_at: now,
       },
       ConditionExpression: 'attribute_not_exists(pk) OR state_at <= :at',
       ExpressionAttributeValues: { ':at': at },
     },
-  };
+  });
   const markIndex = event ? 1 : -1;
   const stateIndex = event ? 2 : 1;
   for (let attempt = 0; ; attempt++) {
@@ -228,10 +232,16 @@ async function applyState(
       );
       if (seen.Item) return { outcome: 'duplicate', plan: plan.id, subscription_status: next.status };
     }
+    // an operator's suspension is the operator's to lift: billing suspends and resumes only its own
+    // (read on every attempt; an operator's status change landing between this read and the
+    // write below is not detected: the tenant update is not conditional on the status)
+    const [previous, before] = await Promise.all([getBilling(tenantId), getTenant(tenantId)]);
+    const suspendedElsewhere = before?.status === 'suspended' && !previous?.billing_suspended;
+    const status = wanted === 'active' && suspendedElsewhere ? undefined : wanted;
     try {
       const tenant = await setTenantQuota(ctx, tenantId, plan.quota, {
-        status,
-        items: [...mark, state],
+        ...(status ? { status } : {}),
+        items: [...mark, stateItem(wanted === 'suspended' && !suspendedElsewhere)],
         detail: { billing: { plan: plan.id, subscription_status: next.status, provider: providerName, ...(event ? { event_id: event.id } : {}) } },
       });
       return { outcome: 'applied', plan: plan.id, subscription_status: next.status, account_status: tenant.status, quota: tenant.quota };

@@ -58,6 +58,7 @@ const TOOLS: readonly Tool[] = [
   { command: 'minisign', pkg: 'minisign', usedBy: 'minisign signature checks (test/api/keys-kinds)' },
   { command: 'oathtool', pkg: 'oathtool', usedBy: 'TOTP codes from another implementation (test/api/interop-tools)' },
   { command: 'age', pkg: 'age', usedBy: 'age encryption with exported keys (test/api/interop-tools)' },
+  { command: 'xmlsec1', pkg: 'xmlsec1', usedBy: 'SAML assertions signed by another implementation (test/api/federation-saml)' },
   { command: 'wg', pkg: 'wireguard-tools', usedBy: 'WireGuard public keys (test/api/interop-tools)' },
   { command: 'slapd', pkg: 'slapd', usedBy: 'the throwaway LDAP directory of the LDAP tests (test/helpers/slapd.ts, test/api/tools-ldap)' },
   { command: 'ldapsearch', pkg: 'ldap-utils', usedBy: 'seeding and reading that directory with another client (test/helpers/slapd.ts)' },

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { completeCheckout, providerEvent, signEvent, subscriptionObject } from '../../lib/billing/local.js';
 import { PLANS } from '../../lib/billing/plans.js';
 import { paymentSecrets, type PaymentSecrets } from '../../lib/billing/secrets.js';
-import { api, canary, errorCode, newAccount, type TestAccount } from '../helpers/api.js';
+import { api, canary, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
 import { findLeaks } from '../helpers/leaks.js';
 
 /**
@@ -241,6 +241,30 @@ describe('POST /webhooks/{payment_provider}', () => {
     );
     expect(deleted.body.data).toMatchObject({ outcome: 'applied', plan: 'free' });
     expect(await quotaOf(a)).toMatchObject(plan('free').quota);
+  });
+
+  it('never lifts a suspension an operator made; lifts only its own', async () => {
+    const a = await newAccount('operator-suspended');
+    const t = now() - 60;
+    const first = signEvent(subEvent(a, 'customer.subscription.updated', { status: 'active', plan: 'team', created: t }), secrets);
+    expect((await deliver(first)).body.data.outcome).toBe('applied');
+    expect((await api('PATCH', `/api/v1/admin/tenants/${a.tenantId}/suspend`, { key: rootKey() })).status).toBe(200);
+    const renewal = await deliver(
+      signEvent(subEvent(a, 'customer.subscription.updated', { status: 'active', plan: 'business', created: t + 10 }), secrets),
+    );
+    expect(renewal.body.data).toMatchObject({ outcome: 'applied', plan: 'business' });
+    expect((await api('GET', '/api/v1/quotas', { key: a.adminKey })).status).toBe(403);
+    // unpaid, then paid again: still the operator's suspension, still suspended
+    for (const [status, dt] of [
+      ['unpaid', 20],
+      ['active', 30],
+    ] as const) {
+      const res = await deliver(signEvent(subEvent(a, 'customer.subscription.updated', { status, plan: 'business', created: t + dt }), secrets));
+      expect(res.body.data.outcome).toBe('applied');
+      expect((await api('GET', '/api/v1/quotas', { key: a.adminKey })).status).toBe(403);
+    }
+    expect((await api('PATCH', `/api/v1/admin/tenants/${a.tenantId}/activate`, { key: rootKey() })).status).toBe(200);
+    expect(await quotaOf(a)).toMatchObject(plan('business').quota);
   });
 
   it('acknowledges events about nothing it tracks (other types, unknown or foreign accounts) without changes', async () => {
