@@ -15,7 +15,7 @@ import { OutboundFailed } from '../events/outbound.js';
 import { fetchJwks } from './fetch.js';
 import { validateJwkSet, type PublicJwk } from './jwk.js';
 import type { CreateJwksBody, UpdateJwksBody } from './schemas.js';
-import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from './store.js';
+import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../store/items.js';
 
 /**
  * Trusted issuer key sets (`/api/v1/oidc/jwks`): public JWKs given inline or fetched from a
