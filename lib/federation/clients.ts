@@ -9,7 +9,7 @@ import { keys } from '../store/keys.js';
 import { actorName } from '../store/resources.js';
 import { jwksExists } from './jwks.js';
 import type { CreateClientBody, RotateSecretBody, UpdateClientBody } from './schemas.js';
-import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from './store.js';
+import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../store/items.js';
 
 /**
  * OIDC clients of the service's own authorization server (`/api/v1/oidc/clients`): what the

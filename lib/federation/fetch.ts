@@ -1,11 +1,11 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { BlockedDestination, checkUrl, guardedLookup, resolveChecked, type GuardOptions } from '../events/ssrf.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { guardedRequest, OutboundFailed } from '../events/outbound.js';
+import type { GuardOptions } from '../events/ssrf.js';
 
 /**
- * The GET of a JWK set URL through the webhook SSRF guard (lib/events/ssrf.ts): the URL
- * rules, the addresses checked at connection time, no redirects, a hard timeout and a
- * size cap. The answer's caching headers say how long the set may be used before the next
+ * The GET of a JWK set URL through the guarded outbound request (lib/events/outbound.ts):
+ * the URL rules, the addresses checked at connection time, no redirects, a hard timeout and
+ * a size cap. The answer's caching headers say how long the set may be used before the next
  * fetch: `Cache-Control: max-age` (or `no-store`/`no-cache`: 0), else `Expires`, bounded to
  * [MIN_TTL, MAX_TTL]; `ETag` and `Last-Modified` make the next fetch conditional.
  */
@@ -25,9 +25,7 @@ export interface Fetched {
   readonly cacheUntil: string;
 }
 
-export class FetchFailed extends Error {}
-
-export function cacheSeconds(headers: IncomingMessage['headers'], now = Date.now()): number {
+export function cacheSeconds(headers: IncomingHttpHeaders, now = Date.now()): number {
   const cc = String(headers['cache-control'] ?? '').toLowerCase();
   let ttl: number | undefined;
   if (/\b(no-store|no-cache)\b/.test(cc)) ttl = 0;
@@ -43,60 +41,18 @@ export function cacheSeconds(headers: IncomingMessage['headers'], now = Date.now
 }
 
 export async function fetchJwks(raw: string, guard: GuardOptions, previous?: { etag: string | null; lastModified: string | null }): Promise<Fetched> {
-  let url: URL;
-  try {
-    url = checkUrl(raw, guard.allowLoopback);
-    await resolveChecked(url.hostname, guard);
-  } catch (error) {
-    throw new FetchFailed(error instanceof BlockedDestination ? `destination not allowed: ${error.message}` : 'the host name does not resolve');
-  }
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const headers: Record<string, string> = { accept: 'application/jwk-set+json, application/json', 'user-agent': 'secrets-api-jwks/1' };
   if (previous?.etag) headers['if-none-match'] = previous.etag;
   if (previous?.lastModified) headers['if-modified-since'] = previous.lastModified;
-  return new Promise<Fetched>((resolve, reject) => {
-    const req = send(url, { method: 'GET', agent: false, lookup: guardedLookup(guard) as never, headers });
-    const timer = setTimeout(() => req.destroy(new FetchFailed(`timeout after ${TIMEOUT_MS} ms`)), TIMEOUT_MS);
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      reject(
-        error instanceof FetchFailed
-          ? error
-          : new FetchFailed(error instanceof BlockedDestination ? `destination not allowed: ${error.message}` : 'connection failed'),
-      );
-    };
-    req.on('error', fail);
-    req.on('response', (res: IncomingMessage) => {
-      const status = res.statusCode ?? 0;
-      const meta = {
-        etag: typeof res.headers.etag === 'string' ? res.headers.etag : null,
-        lastModified: typeof res.headers['last-modified'] === 'string' ? res.headers['last-modified'] : null,
-        cacheUntil: new Date(Date.now() + cacheSeconds(res.headers) * 1000).toISOString(),
-      };
-      if (status === 304 && previous) {
-        res.resume();
-        clearTimeout(timer);
-        resolve({ status: 304, ...meta, etag: meta.etag ?? previous.etag, lastModified: meta.lastModified ?? previous.lastModified });
-        return;
-      }
-      if (status !== 200) {
-        res.resume();
-        fail(new FetchFailed(status >= 300 && status < 400 ? `redirect not followed (HTTP ${status})` : `HTTP ${status}`));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_BYTES) req.destroy(new FetchFailed(`the JWK set exceeds ${MAX_BYTES} bytes`));
-        else chunks.push(c);
-      });
-      res.on('end', () => {
-        clearTimeout(timer);
-        resolve({ status: 200, body: Buffer.concat(chunks).toString('utf8'), ...meta });
-      });
-      res.on('error', fail);
-    });
-    req.end();
-  });
+  const res = await guardedRequest(raw, guard, { headers, timeoutMs: TIMEOUT_MS, maxBytes: MAX_BYTES });
+  const meta = {
+    etag: typeof res.headers.etag === 'string' ? res.headers.etag : null,
+    lastModified: typeof res.headers['last-modified'] === 'string' ? res.headers['last-modified'] : null,
+    cacheUntil: new Date(Date.now() + cacheSeconds(res.headers) * 1000).toISOString(),
+  };
+  if (res.status === 304 && previous) {
+    return { status: 304, ...meta, etag: meta.etag ?? previous.etag, lastModified: meta.lastModified ?? previous.lastModified };
+  }
+  if (res.status !== 200) throw new OutboundFailed(`HTTP ${res.status}`);
+  return { status: 200, body: res.body.toString('utf8'), ...meta };
 }

@@ -11,10 +11,11 @@ import { keys } from '../store/keys.js';
 import { queryAll } from '../store/pagination.js';
 import { actorName } from '../store/resources.js';
 import type { TxItem } from '../store/tx.js';
-import { fetchJwks, FetchFailed } from './fetch.js';
+import { OutboundFailed } from '../events/outbound.js';
+import { fetchJwks } from './fetch.js';
 import { validateJwkSet, type PublicJwk } from './jwk.js';
 import type { CreateJwksBody, UpdateJwksBody } from './schemas.js';
-import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from './store.js';
+import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../store/items.js';
 
 /**
  * Trusted issuer key sets (`/api/v1/oidc/jwks`): public JWKs given inline or fetched from a
@@ -104,7 +105,7 @@ async function load(ctx: CallContext, uri: string, previous?: JwkSet): Promise<L
   try {
     got = await fetchJwks(uri, guard(ctx), previous ? { etag: previous.etag, lastModified: previous.last_modified } : undefined);
   } catch (error) {
-    if (error instanceof FetchFailed)
+    if (error instanceof OutboundFailed)
       throw badRequest(`the JWK set URL could not be fetched: ${error.message}`, issue(error.message), 'jwks_fetch_failed');
     throw error;
   }

@@ -15,7 +15,7 @@ import { actorName } from '../store/resources.js';
 import type { TxItem } from '../store/tx.js';
 import { type CertInfo, locateAssertion, parseMetadata, verifyAssertion, xmlText } from './saml-xml.js';
 import type { CheckReplayBody, CreateMetadataBody, StoreAssertionBody, UpdateMetadataBody } from './saml-schemas.js';
-import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from './store.js';
+import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../store/items.js';
 
 /**
  * SAML metadata and assertions (`/api/v1/saml/...`).

@@ -11,7 +11,7 @@ import { actorName } from '../store/resources.js';
 import { VERIFY_ALGS } from './jwk.js';
 import { keysForIssuer } from './jwks.js';
 import type { RevokeTokenBody, StoreTokenBody } from './schemas.js';
-import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from './store.js';
+import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../store/items.js';
 
 /**
  * Tokens a client hands in (`/api/v1/oidc/tokens`). On store, the compact JWS is decoded and,

@@ -13,7 +13,8 @@ import { openSession, type RequestFacts, type SessionTokens } from '../users/ses
 import { spend } from '../users/single-use.js';
 import { getUser, type User } from '../users/users.js';
 import { getSsoConfig, secretScope, type SsoConfig } from './config.js';
-import { IdpRequestFailed, idpJson } from './http.js';
+import { OutboundFailed } from '../events/outbound.js';
+import { idpJson } from './http.js';
 
 /**
  * Sign-in through the account's OpenID Connect provider: authorization code with PKCE
@@ -37,7 +38,7 @@ interface Discovery {
 
 const guardOf = (tenant: Tenant) => ({ allowLoopback: accountSettings(tenant).webhooks.allow_loopback });
 const idpFailed = (what: string, error?: unknown) =>
-  new HttpError(502, 'idp_failed', `the identity provider ${what}${error instanceof IdpRequestFailed ? `: ${error.message}` : ''}`, {
+  new HttpError(502, 'idp_failed', `the identity provider ${what}${error instanceof OutboundFailed ? `: ${error.message}` : ''}`, {
     expose: true,
     cause: error,
   });
@@ -46,7 +47,7 @@ async function discover(cfg: SsoConfig, tenant: Tenant): Promise<Discovery> {
   let doc: Record<string, unknown>;
   try {
     const res = await idpJson(`${cfg.issuer}/.well-known/openid-configuration`, guardOf(tenant));
-    if (res.status !== 200) throw new IdpRequestFailed(`HTTP ${res.status}`);
+    if (res.status !== 200) throw new OutboundFailed(`HTTP ${res.status}`);
     doc = res.json as Record<string, unknown>;
   } catch (error) {
     throw idpFailed('discovery document could not be read', error);
@@ -150,7 +151,7 @@ async function validateIdToken(cfg: SsoConfig, tenant: Tenant, idp: Discovery, i
   let jwks: JSONWebKeySet;
   try {
     const res = await idpJson(idp.jwks_uri, guardOf(tenant));
-    if (res.status !== 200) throw new IdpRequestFailed(`HTTP ${res.status}`);
+    if (res.status !== 200) throw new OutboundFailed(`HTTP ${res.status}`);
     jwks = res.json as JSONWebKeySet;
   } catch (error) {
     throw idpFailed('JWK set could not be read', error);

@@ -248,6 +248,7 @@ export const keys = {
   // sign-in (lib/users): sessions, and the global lookups of what a sign-in request carries
   // alone (a refresh token, a reset token, a challenge id, an OIDC state): by hash or id
   session: (tid: string, sid: string) => ({ pk: tenantPk(tid), sk: `SESSION#${sid}` }),
+  sessionPrefix: 'SESSION#',
   refreshToken: (hash: string) => ({ pk: `REFRESH#${hash}`, sk: 'REFRESH' }),
   passwordReset: (hash: string) => ({ pk: `PWRESET#${hash}`, sk: 'PWRESET' }),
   srpChallenge: (id: string) => ({ pk: `SRPCHAL#${id}`, sk: 'SRPCHAL' }),

@@ -7,7 +7,8 @@ import { config } from '../config.js';
 import { badRequest, notFound, serviceUnavailable } from '../http/errors.js';
 import { readHead, typeOrNotFound } from '../sharing/heads.js';
 import { openSecret } from '../store/resources.js';
-import { type Answer, guardedGet, OutboundFailed } from './outbound.js';
+import { type Answer, OutboundFailed } from '../events/outbound.js';
+import { guardedGet } from './outbound.js';
 
 /**
  * Breach checks by k-anonymity (the Have I Been Pwned range API model): the password's

@@ -9,7 +9,8 @@ import { recordAudit } from '../audit/audit.js';
 import { config } from '../config.js';
 import { open, seal, type SealScope } from '../crypto/envelope.js';
 import { badRequest, HttpError, notFound, serviceUnavailable } from '../http/errors.js';
-import { checkedUrl, OutboundFailed } from './outbound.js';
+import { OutboundFailed } from '../events/outbound.js';
+import { checkedUrl } from './outbound.js';
 
 /**
  * Encrypted content on IPFS. `store` encrypts before anything leaves the service — with the

@@ -10,7 +10,7 @@ import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
-import { openSession, type RequestFacts, type SessionTokens } from './sessions.js';
+import { openSession, type RequestFacts, revokeUserSessions, type SessionTokens } from './sessions.js';
 import { spend } from './single-use.js';
 import { serverEphemeral, validClientEphemeral, validVerifier, verifyClientProof } from './srp.js';
 import { getUser } from './users.js';
@@ -175,13 +175,13 @@ export async function finishVerify(
 
 /**
  * The operator's reset: the user's verifier is removed (its password stops working at
- * once) and a single-use reset token, valid one hour, is returned once; only its hash is
+ * once), the user's open sessions end, and a single-use reset token, valid one hour, is returned once; only its hash is
  * stored. Audited in the user's account.
  */
 export async function resetPassword(
   ctx: CallContext,
   input: { tenant_id: string; email: string },
-): Promise<{ reset_token: string; expires_at: string }> {
+): Promise<{ reset_token: string; expires_at: string; sessions_ended: number }> {
   const [tenant, user] = await Promise.all([getTenant(input.tenant_id), getUser(input.tenant_id, input.email)]);
   if (!tenant) throw notFound('tenant');
   if (!user) throw notFound('user');
@@ -227,5 +227,7 @@ export async function resetPassword(
     if (error instanceof TxConditionFailed && error.index === 0) throw notFound('user');
     throw error;
   }
-  return { reset_token: token, expires_at: expiresAt };
+  // whoever held the old password loses the sessions it opened
+  const sessionsEnded = await revokeUserSessions(ctx, tenant.id, input.email, 'password_reset');
+  return { reset_token: token, expires_at: expiresAt, sessions_ended: sessionsEnded };
 }

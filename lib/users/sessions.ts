@@ -6,6 +6,7 @@ import type { CallContext, Principal } from '../auth/principal.js';
 import { forbidden, notFound, unauthorized } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
+import { queryAll } from '../store/pagination.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
@@ -147,7 +148,12 @@ async function readSession(tenantId: string, sessionId: string): Promise<Session
 }
 
 /** Ends a session: every access and refresh token of it is refused from the next request on. */
-async function revoke(ctx: CallContext, tenantId: string, sessionId: string, reason: 'sign_out' | 'refresh_token_reuse'): Promise<void> {
+async function revoke(
+  ctx: CallContext,
+  tenantId: string,
+  sessionId: string,
+  reason: 'sign_out' | 'refresh_token_reuse' | 'password_reset',
+): Promise<void> {
   await commit(
     ctx,
     tenantId,
@@ -165,6 +171,22 @@ async function revoke(ctx: CallContext, tenantId: string, sessionId: string, rea
     ],
     { action: 'session.revoke', resource: { type: 'session', id: sessionId }, detail: { reason } },
   );
+}
+
+/**
+ * Ends every open session of a user (an operator's password reset: whoever held the old
+ * password loses the sessions it opened). Each is revoked as by a sign-out, with its own
+ * audit entry; the count is returned.
+ */
+export async function revokeUserSessions(ctx: CallContext, tenantId: string, email: string, reason: 'password_reset'): Promise<number> {
+  const open = await queryAll({
+    pk: keys.tenant(tenantId).pk,
+    sk: { prefix: keys.sessionPrefix },
+    projection: ['id'],
+    filter: { expression: '#u = :u AND #st = :active', names: { '#u': 'user', '#st': 'status' }, values: { ':u': email, ':active': 'active' } },
+  });
+  for (const item of open) await revoke(ctx, tenantId, item.id as string, reason);
+  return open.length;
 }
 
 const reused = () => unauthorized('refresh token already used: the session is revoked; sign in again', 'refresh_token_reused');

@@ -21,6 +21,7 @@ const secrets: string[] = [password];
 async function reset(account: TestAccount, email = account.adminEmail) {
   const res = await api('POST', '/api/v1/admin/users/reset-password', { key: rootKey(), body: { tenant_id: account.tenantId, email } });
   expect(res.status, res.text).toBe(200);
+  expect(res.body.data.sessions_ended).toEqual(expect.any(Number));
   secrets.push(res.body.data.reset_token);
   return res.body.data.reset_token as string;
 }
@@ -199,10 +200,16 @@ describe('POST /api/v1/admin/users/reset-password', () => {
     const t1 = await reset(b);
     expect(t1).toMatch(/^scpr_/);
     await api('POST', '/api/v1/auth/zkp/register', { body: { tenant_id: b.tenantId, email: b.adminEmail, reset_token: t1, ...registration(b.adminEmail, pw) } });
-    expect((await signIn(b, b.adminEmail, pw)).step2.status).toBe(200);
+    const session = (await signIn(b, b.adminEmail, pw)).step2;
+    expect(session.status).toBe(200);
+    const open = session.body.data as Tokens;
+    expect(await admitted(open.access_token)).toBe(true);
     const t2 = await reset(b);
     expect(t2).not.toBe(t1);
     expect((await signIn(b, b.adminEmail, pw)).step2.status).toBe(401);
+    // the sessions the old password opened end with the reset: access and refresh tokens alike
+    expect(await admitted(open.access_token)).toBe(false);
+    expect((await refresh(open.refresh_token)).status).toBe(401);
     const audit = await api('GET', '/api/v1/audit/logs?limit=50', { key: b.adminKey });
     const entry = (audit.body.data.entries as { action: string; actor: { type: string } }[]).find((e) => e.action === 'user.password_reset');
     expect(entry?.actor.type).toBe('operator');

@@ -8,7 +8,8 @@ import { handler as jobsWorker } from '../../functions/tools/extraction-worker.j
 import { checkBreach } from '../../lib/tools/breach.js';
 import { fetchContent, storeContent } from '../../lib/tools/ipfs.js';
 import { parseLdif, writeLdif } from '../../lib/tools/ldif.js';
-import { guardedGet, OutboundFailed } from '../../lib/tools/outbound.js';
+import { OutboundFailed } from '../../lib/events/outbound.js';
+import { guardedGet } from '../../lib/tools/outbound.js';
 import { table } from './table.js';
 
 /**

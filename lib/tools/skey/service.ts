@@ -3,7 +3,7 @@ import * as z from 'zod/v4';
 import type { CallContext } from '../../auth/principal.js';
 import { recordAudit, type Change } from '../../audit/audit.js';
 import { open, seal, type SealScope } from '../../crypto/envelope.js';
-import { commitChange, deleteAt, listItems, putNew, readItem } from '../../federation/store.js';
+import { commitChange, deleteAt, listItems, putNew, readItem } from '../../store/items.js';
 import { badRequest, conflict, notFound } from '../../http/errors.js';
 import { newId, nowIso } from '../../ids.js';
 import { entity, nullable } from '../../store/entity.js';

@@ -4,7 +4,7 @@ import type { CallContext } from '../../auth/principal.js';
 import { ADMIN_SCOPE } from '../../auth/scopes.js';
 import type { Change } from '../../audit/audit.js';
 import { open, seal, type SealScope } from '../../crypto/envelope.js';
-import { commitChange, putAt, putNew, readItem } from '../../federation/store.js';
+import { commitChange, putAt, putNew, readItem } from '../../store/items.js';
 import { badRequest, conflict, forbidden, notFound } from '../../http/errors.js';
 import { newId } from '../../ids.js';
 import { entity, nullable } from '../../store/entity.js';

@@ -2,13 +2,13 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { commit, type Change } from '../audit/audit.js';
 import { conflict } from '../http/errors.js';
-import { db, tableName } from '../store/client.js';
-import { keys } from '../store/keys.js';
-import { queryPage, type Item } from '../store/pagination.js';
-import { TxConditionFailed, type TxItem } from '../store/tx.js';
+import { db, tableName } from './client.js';
+import { keys } from './keys.js';
+import { queryPage, type Item } from './pagination.js';
+import { TxConditionFailed, type TxItem } from './tx.js';
 
 /**
- * The item plumbing the federation stores share: one item per record in the tenant
+ * The item plumbing of the small stores (federation, S/KEY, time-locks): one item per record in the tenant
  * partition (lib/store/keys.ts), read consistently, listed a page at a time through
  * lib/store/pagination.ts, and changed with an optimistic `version` condition in one
  * transaction with its audit entry and outbox event (lib/audit/audit.ts).
