@@ -12,6 +12,7 @@ import type { CallContext, Principal } from '../auth/principal.js';
 import { gate, withHeaders, type Gate } from '../ratelimit/gate.js';
 import { parseRequestBody } from './body.js';
 import { withCors } from './cors.js';
+import type { ErrorCode } from './error-codes.js';
 import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, validationFailed, type FieldIssue } from './errors.js';
 import { idempotency } from './idempotency.js';
 import { logger } from './logger.js';
@@ -37,7 +38,28 @@ export interface HandlerInput<P, Q, B> {
   readonly rawBody: string | null;
 }
 
-interface HandlerSpec<P, Q, B> {
+/** The success statuses a handler can answer with. */
+export type SuccessStatus = 200 | 201 | 202 | 204;
+
+/**
+ * What the API description (scripts/openapi.ts) says of a handler, declared beside it:
+ * - `summary`: one line, imperative ("Read a secret"), for the operation's summary;
+ * - `description`: what a user needs beyond the summary (behaviour, limits, idempotency);
+ * - `responses`: every success status the handler answers with and the schema of what it
+ *   sends: on the `envelope` wire the schema of `data`, on the other wires (lib/routes.ts
+ *   `wireOf`) the whole body; `null` for a 204 or a body the document cannot type;
+ * - `errors`: error codes (lib/http/error-codes.ts) the handler itself raises, beyond those
+ *   every route of its kind can give (authentication, scopes, validation, limits).
+ * The API tests hold every response they receive to the document built from these.
+ */
+export interface HandlerDoc {
+  readonly summary?: string;
+  readonly description?: string;
+  readonly responses?: Readonly<Partial<Record<SuccessStatus, z.ZodType | null>>>;
+  readonly errors?: readonly ErrorCode[];
+}
+
+interface HandlerSpec<P, Q, B> extends HandlerDoc {
   readonly params?: Schema<P>;
   readonly query?: Schema<Q>;
   readonly body?: Schema<B>;
@@ -45,8 +67,8 @@ interface HandlerSpec<P, Q, B> {
 }
 
 export type LambdaHandler = ((event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>) & {
-  /** The handler's schemas, for the OpenAPI document. */
-  readonly schemas?: { readonly params?: z.ZodType; readonly query?: z.ZodType; readonly body?: z.ZodType };
+  /** The handler's schemas and description, for the OpenAPI document. */
+  readonly schemas?: HandlerDoc & { readonly params?: z.ZodType; readonly query?: z.ZodType; readonly body?: z.ZodType };
 };
 
 interface State {
@@ -276,5 +298,6 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
   // CORS outermost, around the whole stack: errors and early answers (idempotent replays,
   // for which middy runs no `after`) carry the headers too.
   const outer = withCors(handler, () => config().CORS_ALLOWED_ORIGINS);
-  return Object.assign(outer, { schemas: { params: spec.params, query: spec.query, body: spec.body } }) as LambdaHandler;
+  const { summary, description, responses, errors, params, query, body } = spec;
+  return Object.assign(outer, { schemas: { summary, description, responses, errors, params, query, body } }) as LambdaHandler;
 }

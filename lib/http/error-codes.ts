@@ -94,3 +94,6 @@ export const ERROR_CODES = {
   idp_failed: [502, 'The account\u2019s identity provider could not be reached or answered something unusable.'],
   service_unavailable: [503, 'A dependency is unavailable.'],
 } as const satisfies Record<string, readonly [number, string]>;
+
+/** A machine error code of the catalogue. */
+export type ErrorCode = keyof typeof ERROR_CODES;
