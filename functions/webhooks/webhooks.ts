@@ -29,7 +29,7 @@ export const deliveries = defineHandler({
   summary: 'List webhook deliveries',
   description: 'The deliveries of one webhook, newest first, with each attempt (status code, latency, error).',
   responses: { 200: DeliveryPage },
-  errors: ['not_found'],
+  errors: ['not_found', 'bad_request'],
   params: WebhookParams,
   query: DeliveriesQuery,
   async handler({ ctx, params, query }) {
