@@ -15,6 +15,7 @@ export const list = defineHandler({
   description:
     'The account’s audit entries, newest first, filtered by actor, action (a trailing `*` matches a prefix), resource, outcome and time range. A page may hold fewer than `limit` entries when a selective filter reaches the scan budget: follow `next_cursor`.',
   responses: { 200: AuditPage },
+  errors: ['bad_request'],
   query: AuditListQuery,
   async handler({ ctx, query }) {
     const page = await listAudit(ctx.principal.tenantId, filterOf(query), query);
@@ -32,6 +33,7 @@ export const exportLogs = defineHandler({
   description:
     'A time range (by default the last 24 hours) in chain order, as JSON Lines whose last line is the signed digest, or as CSV with the digest in the `Audit-Digest` header (base64url JSON). At most 5,000 entries per response; `X-Next-Cursor` continues. Verify with scripts/audit-verify.ts.',
   responses: { 200: null },
+  errors: ['bad_request'],
   query: AuditExportQuery,
   async handler({ ctx, query }) {
     const to = query.to ?? Date.now();
@@ -61,6 +63,7 @@ export const adminList = defineHandler({
   description:
     'For the platform operator: every account’s entries newest first, or one account’s with `tenant_id`, with the filters of the account listing.',
   responses: { 200: AuditPage },
+  errors: ['bad_request'],
   query: AdminAuditQuery,
   async handler({ query }) {
     const page = await adminListAudit(filterOf(query), query);

@@ -8,7 +8,7 @@ export const receive = defineHandler({
   description:
     'For the payment provider only: the event is verified against its signature header (Stripe-Signature) on the raw body and applied once; redeliveries answer `duplicate`, events about nothing tracked `ignored`.',
   responses: { 200: EventReceived },
-  errors: ['not_found', 'webhook_signature_invalid', 'service_unavailable'],
+  errors: ['not_found', 'unauthorized', 'webhook_signature_invalid', 'service_unavailable'],
   params: WebhookParams,
   body: WebhookEvent,
   async handler({ params, rawBody, headers }) {
