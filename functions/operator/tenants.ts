@@ -6,6 +6,7 @@ import { createTenant, listTenants, setTenantQuota, setTenantStatus } from './se
 export const list = defineHandler({
   summary: 'List accounts',
   responses: { 200: TenantPage },
+  errors: ['bad_request'],
   query: ListTenantsQuery,
   async handler({ query }) {
     const page = await listTenants(query.limit, query.cursor);
