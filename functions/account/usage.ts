@@ -2,12 +2,15 @@ import { defineHandler, ok } from '../../lib/http/index.js';
 import { getCounters, requestsByDay } from '../../lib/store/usage.js';
 import { DEFAULT_REQUESTS_PER_MINUTE } from '../../lib/ratelimit/gate.js';
 import { config } from '../../lib/config.js';
+import { QuotasSchema, UsageSchema } from '../../lib/account/schemas.js';
 
 /**
  * Quotas and usage of the caller's own account. Any valid credential of the account may
  * read them (the spec checks in the handler; counts and limits reveal no secret).
  */
 export const quotas = defineHandler({
+  summary: 'Get the account’s quotas and rate limits',
+  responses: { 200: QuotasSchema },
   async handler({ ctx }) {
     const quota = ctx.principal.tenant.quota;
     const rpm = quota.requests_per_minute ?? DEFAULT_REQUESTS_PER_MINUTE;
@@ -30,6 +33,9 @@ export const quotas = defineHandler({
 });
 
 export const usage = defineHandler({
+  summary: 'Get the account’s usage',
+  description: 'Counts against each quota, and requests today, over the last 30 days and by day.',
+  responses: { 200: UsageSchema },
   async handler({ ctx }) {
     const tid = ctx.principal.tenantId;
     const [counters, days] = await Promise.all([getCounters(tid), requestsByDay(tid, 30)]);

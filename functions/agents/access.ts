@@ -1,7 +1,7 @@
 import { grantFor, readGrantedSecret } from '../../lib/agents/access.js';
 import { issueGrantedLease } from '../../lib/agents/lease.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
-import { AccessBody, AliasParams } from './schemas.js';
+import { AccessAnswer, AccessBody, AliasParams } from './schemas.js';
 
 /**
  * POST /api/v1/agent/access/{alias} (a signed device request): a `secret.read` grant returns
@@ -9,6 +9,11 @@ import { AccessBody, AliasParams } from './schemas.js';
  * database drivers.
  */
 export const access = defineHandler({
+  summary: 'Use a granted alias (device)',
+  description:
+    'A signed device request. A `secret.read` grant answers the resource’s value; a `database.issue` grant issues a database lease (`ttl_seconds` capped by the role). Every access is audited with the device as the actor; an alias the profile does not grant is 403 `not_granted` (audited as denied).',
+  responses: { 200: AccessAnswer },
+  errors: ['not_granted', 'not_found'],
   params: AliasParams,
   body: AccessBody,
   async handler({ ctx, params, body }) {

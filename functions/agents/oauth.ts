@@ -9,7 +9,18 @@ import {
 import { publicKeyField, deviceView } from '../../lib/agents/admin.js';
 import { config } from '../../lib/config.js';
 import { badRequest, created, defineHandler, ok, protocol } from '../../lib/http/index.js';
-import { ApproveBody, DeviceAuthorizationBody, EnrollBody, ReviewBody, TokenBody } from './schemas.js';
+import {
+  ApproveBody,
+  AuthorizationDecision,
+  AuthorizationReview,
+  DeviceAuthorizationBody,
+  DeviceAuthorizationResponse,
+  DeviceTokenResponse,
+  Enrolled,
+  EnrollBody,
+  ReviewBody,
+  TokenBody,
+} from './schemas.js';
 
 /** Where the user goes to review the request: the public base URL, else this request's host. */
 function verificationUri(headers: Readonly<Record<string, string>>): string {
@@ -22,6 +33,10 @@ function verificationUri(headers: Readonly<Record<string, string>>): string {
 
 /** RFC 8628 §3.1–3.2: the device asks for authorization with its public key (wire `oauth`: the answer is the RFC's JSON object). */
 export const device = defineHandler({
+  summary: 'Start a device authorization (RFC 8628)',
+  description:
+    'The device asks for authorization with its public key; the answer is the RFC 8628 §3.2 object (no envelope). A user of the account reviews and approves the user code.',
+  responses: { 200: DeviceAuthorizationResponse },
   body: DeviceAuthorizationBody,
   async handler({ body, headers }) {
     const key = await publicKeyField(body.public_key);
@@ -32,6 +47,11 @@ export const device = defineHandler({
 
 /** RFC 8628 §3.4–3.5: the device polls; once approved it gets a one-time enrolment token (a Bearer access token). */
 export const token = defineHandler({
+  summary: 'Poll for the device’s enrolment token (RFC 8628)',
+  description:
+    'RFC 8628 §3.4–3.5: `authorization_pending` and `slow_down` until a decision; once approved, a one-time enrolment token (the RFC 6749 token response, no envelope).',
+  responses: { 200: DeviceTokenResponse },
+  errors: ['invalid_grant', 'expired_token', 'access_denied', 'slow_down', 'authorization_pending', 'unsupported_grant_type'],
   body: TokenBody,
   async handler({ body }) {
     if (body.grant_type !== undefined && body.grant_type !== DEVICE_CODE_GRANT)
@@ -50,6 +70,10 @@ function enrolmentToken(body: { enrollment_token: string } | undefined, headers:
 
 /** Binds the key: a new device of the approver's account; its id is the key id of its signatures. */
 export const enroll = defineHandler({
+  summary: 'Enrol the device with its enrolment token',
+  description: 'The token (Authorization: Bearer, or `enrollment_token`) binds the key: a new device of the approver’s account, once.',
+  responses: { 201: Enrolled },
+  errors: ['invalid_grant', 'expired_token', 'tenant_suspended', 'bad_request'],
   body: EnrollBody,
   async handler({ body, headers, requestId }) {
     const { device, tenantId } = await completeEnrolment(enrolmentToken(body, headers), {
@@ -62,6 +86,10 @@ export const enroll = defineHandler({
 });
 
 export const review = defineHandler({
+  summary: 'Review a pending device authorization',
+  description: 'What the device asked for (name, key fingerprint, requested profile), by the user code it shows.',
+  responses: { 200: AuthorizationReview },
+  errors: ['not_found'],
   body: ReviewBody,
   async handler({ ctx, body }) {
     return ok({ authorization: await reviewAuthorization(ctx, body.user_code) });
@@ -69,6 +97,9 @@ export const review = defineHandler({
 });
 
 export const approve = defineHandler({
+  summary: 'Approve or deny a device authorization',
+  responses: { 200: AuthorizationDecision },
+  errors: ['not_found'],
   body: ApproveBody,
   async handler({ ctx, body }) {
     return ok({ authorization: await decideAuthorization(ctx, body) });

@@ -1,6 +1,6 @@
 import * as z from 'zod/v4';
 import { ACTOR_TYPES } from '../../lib/auth/principal.js';
-import { Limit, OptionalCursor } from '../../lib/schemas.js';
+import { Limit, ListPage, OptionalCursor, Timestamp } from '../../lib/schemas.js';
 
 const Time = z.iso.datetime({ offset: true }).transform((t) => Date.parse(t));
 const Text = z.string().trim().min(1).max(256);
@@ -53,3 +53,31 @@ export const AuditExportQuery = z
   })
   .refine(ordered, orderMsg);
 export type AuditExportQuery = z.infer<typeof AuditExportQuery>;
+
+/* Responses */
+
+/** An audit entry as listed (lib/audit/canonical.ts `AuditEntry` plus its chain link): metadata only. */
+export const AuditEntrySchema = z.object({
+  id: z.string(),
+  time: Timestamp,
+  tenant_id: z.uuid(),
+  actor: z.object({
+    type: z.enum(ACTOR_TYPES),
+    id: z.string(),
+    user: z.string().nullable().optional().describe('The signed-in user, when the actor acted for one.'),
+    tenant_id: z.string().optional().describe('The actor’s own account, when it is not the entry’s (an operator).'),
+  }),
+  action: z.string().describe('What was done, e.g. `secret.read`.'),
+  resource: z.object({ type: z.string(), id: z.string(), name: z.string().optional() }),
+  outcome: z.enum(['success', 'denied', 'failure']),
+  request_id: z.string().nullable(),
+  source_ip: z.string().nullable(),
+  user_agent: z.string().nullable(),
+  detail: z.record(z.string(), z.unknown()).optional().describe('Action-specific metadata (never a value, key or token).'),
+  chain: z
+    .object({ seq: z.int().min(1), hash: z.string().regex(/^[0-9a-f]{64}$/) })
+    .nullable()
+    .describe('The entry’s place in the account’s hash chain; null until sealed.'),
+});
+
+export const AuditPage = ListPage('entries', AuditEntrySchema);

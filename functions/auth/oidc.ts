@@ -3,6 +3,7 @@ import { ok, defineHandler, type Reply } from '../../lib/http/index.js';
 import { Uuid } from '../../lib/schemas.js';
 import { callbackUrl, finishLogin, startLogin } from '../../lib/sso/oidc.js';
 import { requestFacts } from '../../lib/users/sessions.js';
+import { SignedIn } from '../../lib/users/schemas.js';
 import { signInPage } from '../../lib/users/sign-in-page.js';
 
 const LoginQuery = z.strictObject({ tenant_id: Uuid.optional() });
@@ -15,6 +16,10 @@ const CallbackQuery = z.strictObject({
 
 /** Without an account: the sign-in page. With `tenant_id`: a redirect (302) to the account's identity provider. */
 export const login = defineHandler({
+  summary: 'Start single sign-on',
+  description: 'Without `tenant_id`: the sign-in page (HTML). With it: a redirect (302) to the account’s OpenID Connect provider.',
+  responses: { 200: null },
+  errors: ['not_found', 'tenant_suspended', 'idp_failed'],
   query: LoginQuery,
   async handler({ query, headers }): Promise<Reply> {
     if (!query.tenant_id) {
@@ -28,6 +33,11 @@ export const login = defineHandler({
 
 /** The provider's redirect back: the code is exchanged, the ID token validated and a session opened. */
 export const callback = defineHandler({
+  summary: 'Finish single sign-on',
+  description:
+    'The identity provider’s redirect back: the code is exchanged, the ID token validated (issuer, audience, nonce, signature) and a session opened for an admitted e-mail domain. The state is single use.',
+  responses: { 200: SignedIn },
+  errors: ['sign_in_failed', 'idp_failed', 'not_found', 'tenant_suspended'],
   query: CallbackQuery,
   async handler(input) {
     return ok(await finishLogin(input.query.code, input.query.state, requestFacts(input)));

@@ -1,5 +1,6 @@
 import * as z from 'zod/v4';
 import { defineHandler, ok } from '../../lib/http/index.js';
+import { SessionTokensSchema, SignedOut } from '../../lib/users/schemas.js';
 import { REFRESH_TOKEN_RE, refreshSession, requestFacts, signOut } from '../../lib/users/sessions.js';
 
 const RefreshBody = z.strictObject({
@@ -8,6 +9,11 @@ const RefreshBody = z.strictObject({
 
 /** Rotates the refresh token: a new access token and a new refresh token; the old one is spent. */
 export const refresh = defineHandler({
+  summary: 'Refresh a session',
+  description:
+    'Rotates the refresh token: a new access token and refresh token; the old refresh token is spent. Presenting a spent one revokes the whole session (401 `refresh_token_reused`).',
+  responses: { 200: SessionTokensSchema },
+  errors: ['unauthorized', 'refresh_token_reused', 'tenant_suspended'],
   body: RefreshBody,
   async handler(input) {
     return ok(await refreshSession(input.body.refresh_token, requestFacts(input)));
@@ -16,6 +22,11 @@ export const refresh = defineHandler({
 
 /** Ends the caller's session: its access and refresh tokens are refused from the next request on. */
 export const logout = defineHandler({
+  summary: 'Sign out',
+  description:
+    'Ends the caller’s session (a session access token, not an API key): its access and refresh tokens are refused from the next request on.',
+  responses: { 200: SignedOut },
+  errors: ['forbidden', 'not_found'],
   async handler({ ctx }) {
     return ok({ signed_out: true, ...(await signOut(ctx)) });
   },

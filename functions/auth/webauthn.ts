@@ -11,6 +11,7 @@ import {
   finishRegistration,
   listCredentials,
 } from '../../lib/users/passkeys.js';
+import { PasskeyChallenge, PasskeyDeleted, PasskeyList, PasskeyRegistered, SignedIn } from '../../lib/users/schemas.js';
 import { requestFacts } from '../../lib/users/sessions.js';
 
 /** A credential id: base64url, as WebAuthn's JSON serialization carries it. */
@@ -32,6 +33,10 @@ const AuthenticationFinish = z.strictObject({ challenge_id: Uuid, response: Cred
 const CredentialParams = z.strictObject({ id: CredentialId });
 
 export const registrationBegin = defineHandler({
+  summary: 'Begin registering a passkey',
+  description: 'In the user’s own sign-in session: WebAuthn creation options for navigator.credentials.create().',
+  responses: { 200: PasskeyChallenge },
+  errors: ['forbidden'],
   body: Empty,
   async handler({ ctx }) {
     return ok(await beginRegistration(ctx));
@@ -39,6 +44,9 @@ export const registrationBegin = defineHandler({
 });
 
 export const registrationFinish = defineHandler({
+  summary: 'Finish registering a passkey',
+  responses: { 201: PasskeyRegistered },
+  errors: ['forbidden', 'not_found', 'sign_in_failed', 'already_exists'],
   body: RegistrationFinish,
   async handler({ ctx, body }) {
     return created(await finishRegistration(ctx, body));
@@ -46,6 +54,9 @@ export const registrationFinish = defineHandler({
 });
 
 export const authenticationBegin = defineHandler({
+  summary: 'Begin signing in with a passkey',
+  description: 'WebAuthn request options for navigator.credentials.get().',
+  responses: { 200: PasskeyChallenge },
   body: AuthenticationBegin,
   async handler({ body }) {
     return ok(await beginAuthentication(body));
@@ -53,6 +64,10 @@ export const authenticationBegin = defineHandler({
 });
 
 export const authenticationFinish = defineHandler({
+  summary: 'Finish signing in with a passkey',
+  description: 'Verifies the assertion (signature and counter) and opens a session.',
+  responses: { 200: SignedIn },
+  errors: ['sign_in_failed', 'tenant_suspended'],
   body: AuthenticationFinish,
   async handler(input) {
     const { body } = input;
@@ -62,6 +77,10 @@ export const authenticationFinish = defineHandler({
 });
 
 export const list = defineHandler({
+  summary: 'List passkeys',
+  description: 'The caller’s own in a session; every user’s with admin:*.',
+  responses: { 200: PasskeyList },
+  errors: ['insufficient_scope'],
   async handler({ ctx }) {
     const credentials = await listCredentials(ctx);
     return ok({ credentials, total: credentials.length });
@@ -69,6 +88,9 @@ export const list = defineHandler({
 });
 
 export const remove = defineHandler({
+  summary: 'Delete a passkey',
+  responses: { 200: PasskeyDeleted },
+  errors: ['not_found', 'insufficient_scope'],
   params: CredentialParams,
   async handler({ ctx, params }) {
     return ok(await deleteCredential(ctx, params.id));

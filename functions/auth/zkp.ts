@@ -3,6 +3,7 @@ import { Email } from '../../lib/account/schemas.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { Uuid } from '../../lib/schemas.js';
 import { beginVerify, finishVerify, RESET_TOKEN_RE, registerVerifier } from '../../lib/users/passwords.js';
+import { PasswordRegistered, PasswordVerify } from '../../lib/users/schemas.js';
 import { requestFacts } from '../../lib/users/sessions.js';
 import { GROUP_HEX_RE, HASH_HEX_RE } from '../../lib/users/srp.js';
 
@@ -23,6 +24,10 @@ const VerifyBody = z.union([
 
 /** Sets the user's SRP salt and verifier: with a reset token, or in the user's own session (Authorization: Bearer). */
 export const register = defineHandler({
+  summary: 'Set a password (SRP-6a verifier)',
+  description: 'The user’s SRP salt and verifier, never the password: with a reset token from an operator, or in the user’s own session.',
+  responses: { 201: PasswordRegistered },
+  errors: ['unauthorized', 'forbidden', 'not_found', 'tenant_suspended', 'bad_request'],
   body: RegisterBody,
   async handler(input) {
     return created({ registered: true, ...(await registerVerifier(input.body, input.headers, requestFacts(input))) });
@@ -31,6 +36,11 @@ export const register = defineHandler({
 
 /** Step 1 `{tenant_id, email, client_public}` → `{challenge_id, salt, server_public}`; step 2 `{challenge_id, client_proof}` → `{server_proof}` and a session. */
 export const verify = defineHandler({
+  summary: 'Sign in with a password (SRP-6a)',
+  description:
+    'Step 1 `{tenant_id, email, client_public}` answers `{challenge_id, salt, server_public}`; step 2 `{challenge_id, client_proof}` answers the server proof and a session. The password never leaves the client.',
+  responses: { 200: PasswordVerify },
+  errors: ['sign_in_failed', 'tenant_suspended'],
   body: VerifyBody,
   async handler(input) {
     const { body } = input;

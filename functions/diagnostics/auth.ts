@@ -1,5 +1,6 @@
 import * as z from 'zod/v4';
 import { diagnoseAuth } from '../../lib/auth/diagnose.js';
+import { AuthDiagnosis } from '../../lib/diagnostics/schemas.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
 
 const DiagnoseQuery = z.strictObject({
@@ -9,6 +10,10 @@ const DiagnoseQuery = z.strictObject({
 
 /** Why the presented credential is or is not accepted (never the credential itself). */
 export const explain = defineHandler({
+  summary: 'Explain whether a credential is accepted',
+  description:
+    'Says why the presented Authorization header is or is not accepted, and with `route` whether it would pass that route’s scope and operator checks. Never echoes the credential.',
+  responses: { 200: AuthDiagnosis },
   query: DiagnoseQuery,
   async handler({ query, headers }) {
     return ok(await diagnoseAuth(headers, query.route));

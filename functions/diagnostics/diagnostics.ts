@@ -1,4 +1,5 @@
 import { diagnostics } from '../../lib/diagnostics/health.js';
+import { Diagnostics } from '../../lib/diagnostics/schemas.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
 
 /**
@@ -7,6 +8,10 @@ import { defineHandler, ok } from '../../lib/http/index.js';
  * (the trace, functions/diagnostics/trace.ts, stays small).
  */
 export const get = defineHandler({
+  summary: 'Report service health and the caller’s credential',
+  description:
+    'Dependency probes (table, key provider, signing device, queue, storage, payment provider), versions, the redacted configuration and the caller’s scopes.',
+  responses: { 200: Diagnostics },
   async handler({ ctx }) {
     return ok({ diagnostics: await diagnostics(ctx) });
   },

@@ -1,10 +1,23 @@
 import { createClient, deleteClient, getClient, listClients, rotateClientSecret, updateClient } from '../../lib/federation/clients.js';
-import { CreateClientBody, RotateSecretBody, UpdateClientBody } from '../../lib/federation/schemas.js';
+import {
+  CreateClientBody,
+  OidcClientAnswer,
+  OidcClientCreated,
+  OidcClientDeleted,
+  OidcClientPage,
+  OidcClientRotated,
+  OidcClientUpdated,
+  RotateSecretBody,
+  UpdateClientBody,
+} from '../../lib/federation/schemas.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { IdParams, listPage, PageQuery } from '../../lib/schemas.js';
 
 /** OIDC clients (lib/federation/clients.ts): a client secret appears only in the answer that made it. */
 export const list = defineHandler({
+  summary: 'List OIDC clients',
+  responses: { 200: OidcClientPage },
+  errors: ['bad_request'],
   query: PageQuery,
   async handler({ ctx, query }) {
     const page = await listClients(ctx, query);
@@ -13,6 +26,11 @@ export const list = defineHandler({
 });
 
 export const create = defineHandler({
+  summary: 'Register an OIDC client',
+  description:
+    'A client authenticating with a secret gets one (`ocs_…`) in this response only; only its hash is stored. A private_key_jwt client names a JWK set of the account.',
+  responses: { 201: OidcClientCreated },
+  errors: ['bad_request'],
   body: CreateClientBody,
   async handler({ ctx, body }) {
     return created(await createClient(ctx, body));
@@ -20,6 +38,9 @@ export const create = defineHandler({
 });
 
 export const get = defineHandler({
+  summary: 'Get an OIDC client',
+  responses: { 200: OidcClientAnswer },
+  errors: ['not_found'],
   params: IdParams,
   async handler({ ctx, params }) {
     return ok({ client: await getClient(ctx, params.id) });
@@ -27,6 +48,10 @@ export const get = defineHandler({
 });
 
 export const update = defineHandler({
+  summary: 'Update an OIDC client',
+  description: 'Switching to a secret-based authentication method issues a secret, in this response only.',
+  responses: { 200: OidcClientUpdated },
+  errors: ['not_found', 'bad_request'],
   params: IdParams,
   body: UpdateClientBody,
   async handler({ ctx, params, body }) {
@@ -36,6 +61,9 @@ export const update = defineHandler({
 });
 
 export const remove = defineHandler({
+  summary: 'Delete an OIDC client',
+  responses: { 200: OidcClientDeleted },
+  errors: ['not_found'],
   params: IdParams,
   async handler({ ctx, params }) {
     const c = await deleteClient(ctx, params.id);
@@ -44,6 +72,10 @@ export const remove = defineHandler({
 });
 
 export const rotateSecret = defineHandler({
+  summary: 'Rotate an OIDC client’s secret',
+  description: 'The new secret is in this response only; the previous one stays valid for `grace_seconds`, so deployed clients can switch over.',
+  responses: { 200: OidcClientRotated },
+  errors: ['not_found', 'bad_request'],
   params: IdParams,
   body: RotateSecretBody,
   async handler({ ctx, params, body }) {

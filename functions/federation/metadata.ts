@@ -1,10 +1,13 @@
-import { CreateMetadataBody, UpdateMetadataBody } from '../../lib/federation/saml-schemas.js';
+import { CreateMetadataBody, MetadataAnswer, MetadataDeleted, MetadataPage, UpdateMetadataBody } from '../../lib/federation/saml-schemas.js';
 import { createMetadata, deleteMetadata, getMetadata, getMetadataXml, listMetadata, updateMetadata } from '../../lib/federation/saml.js';
 import { created, defineHandler, download, ok } from '../../lib/http/index.js';
 import { IdParams, listPage, PageQuery } from '../../lib/schemas.js';
 
 /** SAML metadata (lib/federation/saml.ts): parsed fields as JSON, the XML as given at .../xml. */
 export const list = defineHandler({
+  summary: 'List SAML metadata',
+  responses: { 200: MetadataPage },
+  errors: ['bad_request'],
   query: PageQuery,
   async handler({ ctx, query }) {
     const page = await listMetadata(ctx, query);
@@ -13,6 +16,11 @@ export const list = defineHandler({
 });
 
 export const create = defineHandler({
+  summary: 'Store SAML metadata',
+  description:
+    'One md:EntityDescriptor (XML, or base64 of it), kept byte for byte with what was parsed from it: entityID (unique in the account), roles, endpoints, certificates. DTDs and entity declarations are refused.',
+  responses: { 201: MetadataAnswer },
+  errors: ['invalid_xml', 'already_exists'],
   body: CreateMetadataBody,
   async handler({ ctx, body }) {
     return created({ metadata: await createMetadata(ctx, body) });
@@ -20,6 +28,9 @@ export const create = defineHandler({
 });
 
 export const get = defineHandler({
+  summary: 'Get SAML metadata',
+  responses: { 200: MetadataAnswer },
+  errors: ['not_found'],
   params: IdParams,
   async handler({ ctx, params }) {
     return ok({ metadata: await getMetadata(ctx, params.id) });
@@ -27,6 +38,10 @@ export const get = defineHandler({
 });
 
 export const xml = defineHandler({
+  summary: 'Get SAML metadata as XML',
+  description: 'The metadata XML exactly as stored (application/samlmetadata+xml).',
+  responses: { 200: null },
+  errors: ['not_found'],
   params: IdParams,
   async handler({ ctx, params }) {
     return download(await getMetadataXml(ctx, params.id), 'application/samlmetadata+xml');
@@ -34,6 +49,9 @@ export const xml = defineHandler({
 });
 
 export const update = defineHandler({
+  summary: 'Update SAML metadata',
+  responses: { 200: MetadataAnswer },
+  errors: ['not_found', 'invalid_xml', 'already_exists'],
   params: IdParams,
   body: UpdateMetadataBody,
   async handler({ ctx, params, body }) {
@@ -42,6 +60,9 @@ export const update = defineHandler({
 });
 
 export const remove = defineHandler({
+  summary: 'Delete SAML metadata',
+  responses: { 200: MetadataDeleted },
+  errors: ['not_found'],
   params: IdParams,
   async handler({ ctx, params }) {
     const m = await deleteMetadata(ctx, params.id);

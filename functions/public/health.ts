@@ -3,8 +3,11 @@ import { config } from '../../lib/config.js';
 import { keyProvider } from '../../lib/crypto/envelope.js';
 import { defineHandler, ok, serviceUnavailable } from '../../lib/http/index.js';
 import { db, tableName } from '../../lib/store/client.js';
+import { Health, Ready, Welcome } from './schemas.js';
 
 export const welcome = defineHandler({
+  summary: 'Describe the service',
+  responses: { 200: Welcome },
   async handler() {
     const { SERVICE_NAME, SERVICE_VERSION } = config();
     return ok({ service: SERVICE_NAME, version: SERVICE_VERSION, api: '/api/v1', health: '/health', ready: '/ready' });
@@ -13,6 +16,9 @@ export const welcome = defineHandler({
 
 /** Liveness: the function runs; no dependency is touched. */
 export const health = defineHandler({
+  summary: 'Check liveness',
+  description: 'Answers as soon as the function runs; no dependency is touched.',
+  responses: { 200: Health },
   async handler() {
     return ok({ status: 'ok' });
   },
@@ -22,6 +28,10 @@ export const healthz = health;
 
 /** Readiness: the table answers and the key provider wraps and unwraps. */
 export const ready = defineHandler({
+  summary: 'Check readiness',
+  description: 'Probes the table and the key provider (a wrap and unwrap); 503 names the failed checks.',
+  responses: { 200: Ready },
+  errors: ['service_unavailable'],
   async handler() {
     const checks: Record<string, 'ok' | 'failed'> = {};
     const probe = async (name: string, fn: () => Promise<unknown>) => {

@@ -1,7 +1,7 @@
 import { requireScopes } from '../../lib/auth/scopes.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { IdParams, listPage, PageQuery } from '../../lib/schemas.js';
-import { CreateSkeyBody, VerifySkeyBody } from '../../lib/tools/skey/schemas.js';
+import { CreateSkeyBody, SkeyAnswer, SkeyDeleted, SkeyPage, SkeyVerified, VerifySkeyBody } from '../../lib/tools/skey/schemas.js';
 import { createSkey, deleteSkey, getSkey, listSkeys, verifySkey } from '../../lib/tools/skey/service.js';
 
 /**
@@ -12,6 +12,9 @@ import { createSkey, deleteSkey, getSkey, listSkeys, verifySkey } from '../../li
 const READ = ['secrets:read'];
 
 export const list = defineHandler({
+  summary: 'List S/KEY sequences',
+  responses: { 200: SkeyPage },
+  errors: ['bad_request'],
   query: PageQuery,
   async handler({ ctx, query }) {
     const page = await listSkeys(ctx, query);
@@ -20,6 +23,9 @@ export const list = defineHandler({
 });
 
 export const create = defineHandler({
+  summary: 'Create an S/KEY sequence',
+  description: 'RFC 2289 one-time passwords: from a passphrase (used once, never stored) or the OTP of the starting count.',
+  responses: { 201: SkeyAnswer },
   body: CreateSkeyBody,
   async handler({ ctx, body }) {
     return created({ skey_otp: await createSkey(ctx, body) });
@@ -27,6 +33,10 @@ export const create = defineHandler({
 });
 
 export const get = defineHandler({
+  summary: 'Get an S/KEY sequence',
+  description: 'Its next challenge (needs secrets:read).',
+  responses: { 200: SkeyAnswer },
+  errors: ['not_found', 'insufficient_scope'],
   params: IdParams,
   async handler({ ctx, params }) {
     requireScopes(ctx.principal, READ);
@@ -35,6 +45,11 @@ export const get = defineHandler({
 });
 
 export const verify = defineHandler({
+  summary: 'Verify an S/KEY one-time password',
+  description:
+    'The OTP (16 hex digits or six dictionary words) must hash to the last accepted one; a success moves the sequence down. Of concurrent verifications of one OTP exactly one succeeds (needs secrets:read).',
+  responses: { 200: SkeyVerified },
+  errors: ['not_found', 'insufficient_scope', 'bad_request', 'otp_invalid', 'skey_exhausted', 'otp_replayed'],
   params: IdParams,
   body: VerifySkeyBody,
   async handler({ ctx, params, body }) {
@@ -44,6 +59,9 @@ export const verify = defineHandler({
 });
 
 export const remove = defineHandler({
+  summary: 'Delete an S/KEY sequence',
+  responses: { 200: SkeyDeleted },
+  errors: ['not_found'],
   params: IdParams,
   async handler({ ctx, params }) {
     return ok({ deleted: true, skey_otp: await deleteSkey(ctx, params.id) });

@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { PageQuery, Uuid } from '../schemas.js';
+import { ListPage, PageQuery, Timestamp, Uuid } from '../schemas.js';
 
 /**
  * Request schemas of the protected documents (lib/documents). A document travels as base64
@@ -59,3 +59,89 @@ export const PageParams = z.strictObject({ id: Uuid, page: z.coerce.number().int
 
 /** Render scale: 1 = 72 dpi (one pixel per PDF point); bounded further by MAX_RENDER_PIXELS per side. */
 export const RenderQuery = z.strictObject({ scale: z.coerce.number().min(0.25).max(4).default(1.5) });
+
+/* Responses */
+
+const DocumentSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  description: z.string(),
+  content_type: z.literal('application/pdf'),
+  size_bytes: z.int().min(0),
+  pages: z.int().min(1),
+  password_protected: z.boolean(),
+  allow_download: z.boolean().describe('Whether the original may be downloaded.'),
+  allow_render: z.boolean().describe('Whether pages may be rendered (watermarked).'),
+  version: z.int().min(1),
+  created_at: Timestamp,
+  created_by: z.string().nullable(),
+});
+
+/** `?shared=true`: the documents granted to the caller (the grant's metadata). */
+const GrantedDocument = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  owner_tenant_id: z.uuid(),
+  grant_id: z.uuid(),
+  expires_at: Timestamp,
+  allow_download: z.boolean(),
+  allow_render: z.boolean(),
+});
+
+export const DocumentPage = ListPage('documents', z.union([DocumentSchema, GrantedDocument]), {
+  paged: true,
+  describe: 'The account’s documents, or with `shared=true` those granted to the caller.',
+});
+
+export const DocumentAnswer = z.object({
+  document: DocumentSchema.extend({
+    access: z.object({
+      via: z.enum(['owner', 'grant']),
+      allow_download: z.boolean(),
+      allow_render: z.boolean(),
+      grant_id: z.uuid().optional(),
+      expires_at: Timestamp.optional(),
+    }),
+  }),
+});
+
+export const UploadedDocument = z.object({ document: DocumentSchema });
+
+export const DocumentDownload = z.object({
+  document: DocumentSchema,
+  content_type: z.literal('application/pdf'),
+  encoding: z.literal('base64'),
+  content: z.base64().describe('The original PDF.'),
+  audit_id: z.string(),
+});
+
+export const RenderedPage = z.object({
+  document_id: z.uuid(),
+  page: z.int().min(1),
+  pages: z.int().min(1),
+  width: z.int().min(1),
+  height: z.int().min(1),
+  scale: z.number().positive(),
+  page_width_pt: z.number().positive(),
+  page_height_pt: z.number().positive(),
+  watermark: z.object({ viewer: z.string(), at: Timestamp }).describe('What the watermark on the image says.'),
+  content_type: z.literal('image/png'),
+  encoding: z.literal('base64'),
+  content: z.base64(),
+  audit_id: z.string(),
+});
+
+const DocumentGrantSchema = z.object({
+  id: z.uuid(),
+  document_id: z.uuid(),
+  grantee_email: z.string(),
+  expires_at: Timestamp,
+  allow_download: z.boolean(),
+  allow_render: z.boolean(),
+  status: z.enum(['active', 'expired']),
+  created_at: Timestamp,
+  created_by: z.string().nullable(),
+});
+export const DocumentGrantList = z.object({ grants: z.array(DocumentGrantSchema), total: z.int().min(0) });
+export const DocumentGrantAnswer = z.object({ grant: DocumentGrantSchema });
+export const DocumentGrantRevoked = z.object({ revoked: z.literal(true), grant: DocumentGrantSchema.extend({ revoked_at: Timestamp }) });

@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { Description } from '../schemas.js';
+import { Description, ListPage, Timestamp } from '../schemas.js';
 
 /** Request bodies of the SAML stores (docs/api.md, "Federation"). */
 
@@ -35,3 +35,63 @@ export const CheckReplayBody = z.strictObject({
 export type CheckReplayBody = z.infer<typeof CheckReplayBody>;
 
 export const MAX_XML_BYTES = MAX_XML;
+
+/* Responses */
+
+const Certificate = z.object({
+  use: z.enum(['signing', 'encryption', 'both']),
+  pem: z.string(),
+  fingerprint_sha256: z.string(),
+  subject: z.string(),
+  not_before: z.string(),
+  not_after: z.string(),
+});
+
+const MetadataSchema = z.object({
+  id: z.uuid(),
+  entity_id: z.string().describe('The entityID (unique in the account).'),
+  description: z.string(),
+  roles: z.array(z.string()),
+  endpoints: z.array(z.object({ role: z.string(), kind: z.string(), binding: z.string(), location: z.string() })),
+  certificates: z.array(Certificate),
+  certificates_expire_at: z.string().nullable().describe('The earliest certificate expiry.'),
+  signed: z.boolean(),
+  valid_until: z.string().nullable(),
+  xml_sha256: z.string(),
+  version: z.int().min(1),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  created_by: z.string().nullable(),
+});
+export const MetadataPage = ListPage('metadata', MetadataSchema, { paged: true });
+export const MetadataAnswer = z.object({ metadata: MetadataSchema });
+export const MetadataDeleted = z.object({ deleted: z.literal(true), metadata: z.object({ id: z.uuid(), entity_id: z.string() }) });
+
+const AssertionSchema = z.object({
+  id: z.uuid(),
+  assertion_id: z.string(),
+  issuer: z.string(),
+  metadata_id: z.uuid().describe('The metadata whose certificate verified the assertion.'),
+  subject: z.string().nullable(),
+  subject_format: z.string().nullable(),
+  issue_instant: z.string().nullable(),
+  not_before: z.string().nullable(),
+  not_on_or_after: z.string(),
+  recipient: z.string().nullable(),
+  audiences: z.array(z.string()),
+  authn_instant: z.string().nullable(),
+  session_index: z.string().nullable(),
+  signature_algorithm: z.string(),
+  certificate_sha256: z.string(),
+  xml_sha256: z.string().describe('The assertion XML is not kept, only its SHA-256.'),
+  version: z.int().min(1),
+  created_at: Timestamp,
+  created_by: z.string().nullable(),
+});
+export const AssertionPage = ListPage('assertions', AssertionSchema, { paged: true });
+export const AssertionAnswer = z.object({ assertion: AssertionSchema });
+export const AssertionDeleted = z.object({ deleted: z.literal(true), assertion: z.object({ id: z.uuid(), assertion_id: z.string() }) });
+export const ReplayFresh = z.object({
+  fresh: z.literal(true),
+  expires_at: Timestamp.describe('Until then the same assertion id is a replay (409 `assertion_replayed`).'),
+});

@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { Description } from '../schemas.js';
+import { Description, ListPage, Timestamp } from '../schemas.js';
 
 /** Request bodies of the federation stores (docs/api.md, "Federation"). */
 const Name = z.string().trim().min(1).max(128);
@@ -155,3 +155,106 @@ export type StoreTokenBody = z.infer<typeof StoreTokenBody>;
 
 export const RevokeTokenBody = z.strictObject({ reason: z.string().max(256).optional() }).default({});
 export type RevokeTokenBody = z.infer<typeof RevokeTokenBody>;
+
+// ---- responses ------------------------------------------------------------------------
+
+const Version = z.int().min(1);
+const CreatedBy = z.string().nullable();
+const Deleted = z.literal(true);
+
+/** A public JWK (RFC 7517): its members as given, never a private part. */
+export const PublicJwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional() });
+
+/** RFC 7517 §5: a JWK set document. */
+export const JwkSetDocument = z.object({ keys: z.array(PublicJwkSchema) });
+
+const JwkSetMeta = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  description: z.string(),
+  issuer: z.string().nullable().describe('The `iss` of the tokens the set verifies.'),
+  source: z.enum(['inline', 'url']),
+  jwks_uri: z.string().nullable(),
+  kids: z.array(z.string()).describe('The key ids of the set.'),
+  publish: z.boolean().describe('Whether the keys are in the account’s `.well-known` JWK set.'),
+  fetched_at: Timestamp.nullable(),
+  cache_until: Timestamp.nullable(),
+  etag: z.string().nullable(),
+  last_modified: z.string().nullable(),
+  fetch_error: z.string().nullable().describe('The last refetch’s failure (the last good keys are kept).'),
+  version: Version,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  created_by: CreatedBy,
+});
+export const JwkSetSchema = JwkSetMeta.extend({ keys: z.array(PublicJwkSchema) });
+export const JwkSetPage = ListPage('jwks', JwkSetMeta, { paged: true });
+export const JwkSetAnswer = z.object({ jwks: JwkSetSchema });
+export const JwkSetDeleted = z.object({ deleted: Deleted, jwks: z.object({ id: z.uuid(), name: z.string() }) });
+
+const OidcClientSchema = z.object({
+  id: z.uuid(),
+  client_id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  redirect_uris: z.array(z.string()),
+  grant_types: z.array(z.string()),
+  token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt']),
+  jwks_id: z.uuid().nullable(),
+  scopes: z.array(z.string()),
+  secret_prefix: z.string().nullable().describe('The start of the current secret, to recognise it.'),
+  secret_rotated_at: Timestamp.nullable(),
+  previous_secret_expires_at: Timestamp.nullable().describe('Until then the previous secret is still accepted.'),
+  version: Version,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  created_by: CreatedBy,
+});
+const ClientSecret = z.string().describe('The client secret (`ocs_…`); shown in this response only.');
+export const OidcClientPage = ListPage('clients', OidcClientSchema, { paged: true });
+export const OidcClientAnswer = z.object({ client: OidcClientSchema });
+export const OidcClientCreated = z.object({
+  client: OidcClientSchema,
+  client_secret: ClientSecret.nullable().describe('The client secret, shown once; null for a private_key_jwt client.'),
+});
+export const OidcClientUpdated = z.object({
+  client: OidcClientSchema,
+  client_secret: ClientSecret.optional().describe('Present when the update gave the client a new secret (shown once).'),
+});
+export const OidcClientRotated = z.object({
+  client: OidcClientSchema,
+  client_secret: ClientSecret,
+  previous_secret_valid_until: Timestamp.nullable().describe('The previous secret’s grace period end; null: no grace.'),
+});
+export const OidcClientDeleted = z.object({ deleted: Deleted, client: z.object({ id: z.uuid(), name: z.string() }) });
+
+const OidcTokenSchema = z.object({
+  id: z.uuid(),
+  description: z.string(),
+  iss: z.string().nullable(),
+  sub: z.string().nullable(),
+  aud: z.array(z.string()),
+  exp: z.string().nullable(),
+  nbf: z.string().nullable(),
+  iat: z.string().nullable(),
+  jti: z.string().nullable(),
+  alg: z.string().nullable(),
+  kid: z.string().nullable(),
+  verification: z.enum(['valid', 'invalid', 'unverified']).describe('The signature check against the account’s JWK set for the issuer, when stored.'),
+  verification_error: z.string().nullable(),
+  jwks_id: z.uuid().nullable(),
+  revoked_at: Timestamp.nullable(),
+  revoke_reason: z.string().nullable(),
+  version: Version,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  created_by: CreatedBy,
+  status: z.enum(['active', 'revoked', 'expired']).describe('Computed on each read.'),
+});
+export const OidcTokenPage = ListPage('tokens', OidcTokenSchema, { paged: true });
+export const OidcTokenAnswer = z.object({ token: OidcTokenSchema });
+export const OidcTokenRead = z.object({
+  token: OidcTokenSchema,
+  raw_token: z.string().nullable().describe('The JWT; only while the token is active (null once revoked or expired).'),
+});
+export const OidcTokenDeleted = z.object({ deleted: Deleted, token: z.object({ id: z.uuid() }) });

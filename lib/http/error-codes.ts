@@ -52,7 +52,7 @@ export const ERROR_CODES = {
   not_granted: [403, 'The device profile grants no such alias.'],
   profile_disabled: [403, 'The device profile is disabled.'],
   would_lock_out: [403, 'The settings change would lock the caller out.'],
-  self_suspension: [403, 'An operator cannot suspend its own account.'],
+  self_suspension: [400, 'An operator cannot suspend its own account.'],
   webhook_url_refused: [400, 'The webhook URL resolves to a refused address.'],
   invalid_xml: [400, 'The XML is malformed, or carries a DTD, entity declaration or processing the service refuses.'],
   saml_signature_invalid: [400, 'The SAML assertion is unsigned, its signature does not verify, or it is wrapped (XSW).'],

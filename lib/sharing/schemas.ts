@@ -1,6 +1,6 @@
 import * as z from 'zod/v4';
 import { TEMP_ACCESS_CEILING_SECONDS } from '../settings/settings.js';
-import { Limit, Offset } from '../schemas.js';
+import { Limit, Offset, Timestamp } from '../schemas.js';
 import { PERMISSIONS } from './shares.js';
 
 /** `{type}`: a singular internal type name (lib/catalog.ts; an unknown one is a 404). */
@@ -64,4 +64,134 @@ export const TokenParams = z.strictObject({ token: z.string().max(256) });
 export const SharedWithMeQuery = z.strictObject({
   limit: Limit(),
   offset: Offset,
+});
+
+/* Responses */
+
+const Meta = z.record(z.string(), z.unknown()).describe('The resource’s public metadata.');
+const CreatedBy = z.string().nullable();
+
+/** The public view of a resource's head (lib/sharing/views.ts): never the sealed value. */
+export const ResourceViewSchema = z.object({
+  type: z.string(),
+  id: z.uuid(),
+  name: z.string(),
+  version: z.int().min(1),
+  meta: Meta,
+  container_id: z.uuid().nullable(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  created_by: CreatedBy,
+  updated_by: CreatedBy,
+});
+
+export const HistoryList = z.object({
+  type: z.string(),
+  id: z.uuid(),
+  name: z.string(),
+  current_version: z.int().min(1),
+  keep_versions: z.int().min(1),
+  versions: z.array(
+    z.object({
+      version: z.int().min(1),
+      name: z.string(),
+      meta: Meta,
+      created_at: Timestamp,
+      created_by: CreatedBy,
+      has_value: z.boolean(),
+      current: z.boolean(),
+    }),
+  ),
+  total: z.int().min(0),
+});
+
+export const HistoryVersion = z.object({
+  version: z.object({
+    type: z.string(),
+    id: z.uuid(),
+    version: z.int().min(1),
+    name: z.string(),
+    meta: Meta,
+    created_at: Timestamp,
+    created_by: CreatedBy,
+    has_value: z.boolean(),
+    value_redacted: z.boolean().describe('True when the caller lacks the type’s read scope (`missing_scopes`).'),
+    missing_scopes: z.array(z.string()).optional(),
+    data: z.unknown().optional().describe('The version’s value, with the type’s read scope.'),
+  }),
+});
+
+export const HistorySettings = z.object({
+  settings: z.object({
+    type: z.string(),
+    id: z.uuid(),
+    keep_versions: z.int().min(1),
+    default_keep_versions: z.int().min(1),
+    max_keep_versions: z.int().min(1),
+    current_version: z.int().min(1),
+    stored_versions: z.int().min(0),
+  }),
+});
+
+export const HistorySettingsSet = z.object({
+  settings: z.object({
+    type: z.string(),
+    id: z.uuid(),
+    keep_versions: z.int().min(1),
+    previous_keep_versions: z.int().min(1),
+    pruned_versions: z.array(z.int().min(1)).describe('The versions deleted because they fall outside the new window.'),
+    current_version: z.int().min(1),
+  }),
+});
+
+const ShareSchema = z.object({
+  id: z.uuid(),
+  type: z.string(),
+  resource_id: z.uuid(),
+  resource_name: z.string(),
+  shared_with_email: z.string(),
+  permission: z.enum(PERMISSIONS),
+  created_at: Timestamp,
+  created_by: CreatedBy,
+});
+export const ShareAnswer = z.object({ share: ShareSchema });
+export const ShareList = z.object({ shares: z.array(ShareSchema), total: z.int().min(0) });
+export const ShareRevoked = z.object({ revoked: z.literal(true), share: ShareSchema.extend({ revoked_at: Timestamp }) });
+export const SharedWithMe = z.object({
+  shared_with: z.string().nullable().describe('The caller’s user e-mail (null: a credential without a user has no shares).'),
+  shares: z.array(
+    ShareSchema.extend({
+      owner_tenant_id: z.uuid(),
+      read_path: z.string().nullable().describe('Where to read the shared resource.'),
+    }),
+  ),
+  total: z.int().min(0),
+});
+
+const TempGrantSchema = z.object({
+  id: z.uuid(),
+  type: z.string(),
+  resource_id: z.uuid(),
+  resource_name: z.string(),
+  single_use: z.boolean(),
+  expires_at: Timestamp,
+  status: z.enum(['active', 'expired', 'revoked', 'used']),
+  uses: z.int().min(0),
+  created_at: Timestamp,
+  created_by: CreatedBy,
+  revoked_at: Timestamp.nullable(),
+  first_used_at: Timestamp.nullable(),
+  last_used_at: Timestamp.nullable(),
+});
+export const TempAccessCreated = z.object({
+  grant: TempGrantSchema,
+  url: z.string().describe('The redemption URL (GET, no other credential); shown in this response only.'),
+  token: z.string().regex(TEMP_TOKEN_RE).describe('The token in the URL; shown in this response only.'),
+});
+export const TempAccessList = z.object({ grants: z.array(TempGrantSchema), total: z.int().min(0) });
+export const TempAccessRevoked = z.object({ revoked: z.literal(true), grant: TempGrantSchema });
+export const TempAccessRedeemed = z.object({
+  resource: ResourceViewSchema,
+  data: z.unknown().describe('The resource’s value.'),
+  grant: TempGrantSchema,
 });

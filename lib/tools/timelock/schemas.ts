@@ -1,4 +1,5 @@
 import * as z from 'zod/v4';
+import { Timestamp } from '../../schemas.js';
 
 /**
  * POST /api/v1/timelocks carries three actions (the contract has two time-lock routes, so
@@ -53,3 +54,44 @@ export const TimelockBody = z.preprocess(
 );
 export type TimelockBody = z.infer<typeof TimelockBody>;
 export type SealBody = z.infer<typeof Seal>;
+
+/* Responses */
+
+const TimelockSchema = z.object({
+  id: z.uuid(),
+  name: z.string(),
+  release_at: Timestamp,
+  released: z.boolean(),
+  released_by: z.enum(['time', 'break_glass']).nullable(),
+  opens_at: Timestamp.describe('When the value can be read (release_at, or an earlier break-glass release).'),
+  seconds_left: z.int().min(0),
+  break_glass: z
+    .object({
+      delay_seconds: z.int().min(0),
+      status: z.enum(['armed', 'pending', 'vetoed']),
+      veto_threshold: z.int().nullable(),
+      requested_at: Timestamp.nullable(),
+      requested_by: z.string().nullable(),
+      reason: z.string().nullable(),
+      release_after: Timestamp.nullable(),
+      vetoed_at: Timestamp.nullable(),
+      vetoed_by: z.string().nullable(),
+      veto_reason: z.string().nullable(),
+    })
+    .nullable(),
+  version: z.int().min(1),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  created_by: z.string().nullable(),
+});
+
+/** `seal` (201, with the veto shares once) and `request_release`/`veto` (200). */
+export const TimelockAnswer = z.object({
+  timelock: TimelockSchema,
+  veto_shares: z.array(z.string()).optional().describe('Shamir shares of the veto key; shown once, at seal.'),
+});
+
+export const TimelockRead = z.object({
+  timelock: TimelockSchema,
+  value: z.string().nullable().describe('The sealed value once released; null before.'),
+});
