@@ -4,6 +4,7 @@ import { Uuid } from '../../lib/schemas.js';
 import { callbackUrl, finishLogin, startLogin } from '../../lib/sso/oidc.js';
 import { requestFacts } from '../../lib/users/sessions.js';
 import { signInPage } from '../../lib/users/sign-in-page.js';
+import { sessionCookie } from '../../lib/oauth/base.js';
 
 const LoginQuery = z.strictObject({ tenant_id: Uuid.optional() });
 const CallbackQuery = z.strictObject({
@@ -30,6 +31,7 @@ export const login = defineHandler({
 export const callback = defineHandler({
   query: CallbackQuery,
   async handler(input) {
-    return ok(await finishLogin(input.query.code, input.query.state, requestFacts(input)));
+    const session = await finishLogin(input.query.code, input.query.state, requestFacts(input));
+    return ok(session, { 'Set-Cookie': sessionCookie(session.access_token, session.expires_in, input.headers) });
   },
 });

@@ -100,7 +100,8 @@ export function clientSecretMatches(
  * endpoints are the same for every account (one issuer), and the client_id is what each of
  * their requests names, so it tells the account.
  */
-const CLIENT_ID_RE = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+const CLIENT_ID_RE =
+  /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
 /** A registered client by its public client_id, with its secret hashes (the authorization server's lookup); undefined when unknown. */
 export async function clientByClientId(clientId: string): Promise<(Stored & { readonly tenantId: string }) | undefined> {

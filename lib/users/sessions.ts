@@ -96,7 +96,12 @@ export async function openSession(
   request: RequestFacts,
   extra: TxItem[] = [],
 ): Promise<SessionTokens> {
-  const out = await startSession(tenant, { subject: user.email, method, scopes: scopesOf(user), seconds: SESSION_SECONDS, refresh: true }, request, extra);
+  const out = await startSession(
+    tenant,
+    { subject: user.email, method, scopes: scopesOf(user), seconds: SESSION_SECONDS, refresh: true },
+    request,
+    extra,
+  );
   return out as SessionTokens;
 }
 
@@ -138,7 +143,12 @@ interface SessionStart {
   readonly client_id?: string;
 }
 
-async function startSession(tenant: Tenant, start: SessionStart, request: RequestFacts, extra: TxItem[]): Promise<GrantTokens & { session_id: string }> {
+async function startSession(
+  tenant: Tenant,
+  start: SessionStart,
+  request: RequestFacts,
+  extra: TxItem[],
+): Promise<GrantTokens & { session_id: string }> {
   if (tenant.status !== 'active') throw forbidden('account is suspended', 'tenant_suspended');
   const sessionId = newId();
   const at = nowIso();
@@ -180,7 +190,7 @@ async function startSession(tenant: Tenant, start: SessionStart, request: Reques
     resource: { type: 'session', id: sessionId, name: start.subject },
     detail: { method: start.method, ...(start.client_id ? { client_id: start.client_id, scopes: start.scopes } : {}) },
   });
-  const ttl = Math.min(ACCESS_TOKEN_SECONDS, start.seconds);
+  const ttl = start.refresh ? Math.min(ACCESS_TOKEN_SECONDS, start.seconds) : start.seconds;
   return {
     token_type: 'Bearer',
     access_token: await issueAccessToken(tenant.id, start.subject, start.scopes, ttl, sessionId),
@@ -265,7 +275,8 @@ export async function refreshSession(token: string, request: RequestFacts, clien
   const [tenant, session] = await Promise.all([getTenant(tenantId), readSession(tenantId, sessionId)]);
   if (!tenant || !session) throw unauthorized('unknown or expired refresh token');
   // a client's refresh token is that client's alone (RFC 6749 §6); a sign-in's is no client's
-  if ((session.client_id ?? null) !== (clientId ?? null)) throw badRequest('the refresh token was not issued to this client', undefined, 'invalid_grant');
+  if ((session.client_id ?? null) !== (clientId ?? null))
+    throw badRequest('the refresh token was not issued to this client', undefined, 'invalid_grant');
   const user = await getUser(tenantId, session.user);
   const current = user ? scopesOf(user) : [];
   const scopes = session.scopes ? session.scopes.filter((s) => hasScope(current, s)) : current;
