@@ -1,4 +1,6 @@
 import { existsSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import * as client from 'openid-client';
@@ -18,7 +20,10 @@ import { librarySession } from './sign-in.helpers.js';
  * Bearer token on ordinary routes, where it has exactly its scopes.
  */
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const REDIRECT = 'http://127.0.0.1:8765/cb';
+/** The client's redirect URI: a real HTTP server of the test on 127.0.0.1, recording what the browser brings back. */
+let REDIRECT = '';
+let redirectServer: Server;
+const arrivals: string[] = [];
 let a: TestAccount;
 let b: TestAccount;
 let secret: { name: string; value: string };
@@ -44,6 +49,12 @@ async function discover(clientId: string, auth: client.ClientAuth, metadata?: Pa
 }
 
 beforeAll(async () => {
+  redirectServer = createServer((req, res) => {
+    if (req.url?.startsWith('/cb')) arrivals.push(`${REDIRECT.replace(/\/cb$/, '')}${req.url}`); // not the browser's /favicon.ico
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+  });
+  await new Promise<void>((ok) => redirectServer.listen(0, '127.0.0.1', ok));
+  REDIRECT = `http://127.0.0.1:${(redirectServer.address() as AddressInfo).port}/cb`;
   [a, b] = await Promise.all([newAccount('oauth'), newAccount('oauth-b')]);
   secret = { name: unique('db'), value: canary('oauth') };
   const made = await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name: secret.name, data: { value: secret.value } } });
@@ -53,6 +64,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  redirectServer?.close();
   const leaks = await findLeaks({ dynamoEndpoint: inject('dynamoEndpoint'), tableName: inject('tableName'), logText: '', extra: exported });
   expect(leaks).toEqual([]);
 });
@@ -90,7 +102,7 @@ describe('client_credentials', () => {
     expect(tokens.refresh_token).toBeUndefined();
     const read = await api('GET', `/api/v1/secrets/${secret.name}`, { key: tokens.access_token });
     expect(read.status, read.text).toBe(200);
-    expect(read.body.data.data.value).toBe(secret.value);
+    expect(read.text).toContain(secret.value);
     const write = await api('POST', '/api/v1/secrets', { key: tokens.access_token, body: { name: unique('w'), data: { value: 'x' } } });
     expect(write.status).toBe(403);
     expect(errorCode(write)).toBe('insufficient_scope');
@@ -193,7 +205,8 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+    // localhost is the local runtime's 127.0.0.1 (it does not listen on ::1)
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--host-resolver-rules=MAP localhost 127.0.0.1'] });
     context = await browser.newContext();
     page = await context.newPage();
     const cdp = await context.newCDPSession(page);
@@ -216,17 +229,13 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
 
   /** The browser follows the authorization URL; the client's redirect is caught and its URL returned. */
   async function browse(url: URL, step: (p: Page) => Promise<void>): Promise<URL> {
-    let caught: string | undefined;
-    await page.route(`${REDIRECT}**`, async (route) => {
-      caught = route.request().url();
-      await route.fulfill({ status: 200, body: 'ok', contentType: 'text/plain' });
-    });
+    const before = arrivals.length;
     url.host = new URL(origin()).host; // WebAuthn wants a domain: the browser uses localhost
     await page.goto(url.href);
     await step(page);
     await page.waitForURL(`${REDIRECT}**`, { timeout: 15_000 });
-    await page.unroute(`${REDIRECT}**`);
-    return new URL(caught!);
+    expect(arrivals.length).toBe(before + 1);
+    return new URL(arrivals.at(-1)!);
   }
 
   it('signs in with a passkey, consents, and openid-client redeems the code; refresh rotates; a reused refresh token revokes the grant', async () => {
@@ -412,7 +421,7 @@ describe('workload token exchange (RFC 8693)', () => {
     const jwk = { ...(await exportJWK(pair.publicKey)), kid, alg: 'ES256', use: 'sig' };
     const bindings = [
       { name: 'main', subject: 'repo:acme/app:ref:refs/heads/main', claims: { repository_owner: 'acme' }, scopes: ['secrets:read'], lifetime_seconds: 300 },
-      { subject: 'repo:acme/*', scopes: ['secrets:delete'], lifetime_seconds: 120 },
+      { subject: 'repo:acme/app:ref:refs/heads/*', claims: { repository_owner: 'acme' }, scopes: ['secrets:delete'], lifetime_seconds: 120 },
     ];
     // an oidc:write key may keep JWK sets, but not bindings that mint tokens: admin only
     const writer = await a.key(['oidc:read', 'oidc:write']);
@@ -450,7 +459,7 @@ describe('workload token exchange (RFC 8693)', () => {
     expect(read.status, read.text).toBe(200);
     expect((await api('POST', '/api/v1/secrets', { key: res.body.access_token, body: { name: unique('w'), data: { value: 'x' } } })).status).toBe(403);
     // the first binding that matches: another branch gets the second binding
-    const branch = await exchange(await workloadJwt({}, { sub: 'repo:acme/app:ref:refs/heads/dev' }));
+    const branch = await exchange(await workloadJwt({ repository_owner: 'acme' }, { sub: 'repo:acme/app:ref:refs/heads/dev' }));
     expect(branch.status, branch.text).toBe(200);
     expect(branch.body).toMatchObject({ scope: 'secrets:delete', expires_in: 120 });
     exported.push(branch.body.access_token);
