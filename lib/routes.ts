@@ -79,6 +79,7 @@ const PROTOCOL_WIRES: Readonly<Record<string, Exclude<Wire, 'envelope'>>> = {
   'GET /api/v1/oidc/jwks/.well-known': 'document', // RFC 7517 §5
   'GET /api/v1/auth/oauth/.well-known/openid-configuration': 'document', // OpenID Connect Discovery 1.0 §4
   'POST /api/v1/auth/oauth/token': 'oauth', // RFC 6749 §3.2
+  'POST /api/v1/auth/workload/token': 'oauth', // RFC 8693 §2
   'POST /api/v1/agent/oauth/device': 'oauth', // RFC 8628 §3.1
   'POST /api/v1/agent/oauth/token': 'oauth', // RFC 8628 §3.4
   'GET /api/v1/saml/metadata/{id}/xml': 'text', // SAML 2.0 Metadata
@@ -381,9 +382,9 @@ export const ROUTES: readonly Route[] = [
   r("GET",    "/api/v1/auth/cli/login",                              "endpoint",   "-",                                   "auth",         null),
   r("POST",   "/api/v1/auth/cli/revoke",                             "endpoint",   "-",                                   "auth",         null),
   r("POST",   "/api/v1/auth/cli/token",                              "endpoint",   "-",                                   "auth",         null),
-  r("GET",    "/api/v1/auth/oauth/.well-known/openid-configuration", "endpoint",   "-",                                   "auth",         null),
-  r("GET",    "/api/v1/auth/oauth/authorize",                        "endpoint",   "-",                                   "auth",         null),
-  r("POST",   "/api/v1/auth/oauth/token",                            "endpoint",   "-",                                   "auth",         null),
+  r("GET",    "/api/v1/auth/oauth/.well-known/openid-configuration", "endpoint",   "-",                                   "auth",         "auth/oauth.discovery"),
+  r("GET",    "/api/v1/auth/oauth/authorize",                        "endpoint",   "-",                                   "auth",         "auth/oauth.authorize", "table:write"),
+  r("POST",   "/api/v1/auth/oauth/token",                            "endpoint",   "-",                                   "auth",         "auth/oauth.token", "table:write kms:encrypt"),
   r("GET",    "/api/v1/auth/oidc/callback",                          "endpoint",   "-",                                   "auth",         "auth/oidc.callback", "table:write kms:encrypt"),
   r("GET",    "/api/v1/auth/oidc/login",                             "endpoint",   "-",                                   "auth",         "auth/oidc.login", "table:write kms:encrypt"),
   r("POST",   "/api/v1/auth/oidc/logout",                            "bearer",     "-",                                   "auth",         "auth/sessions.logout", "table:write"),
@@ -392,7 +393,7 @@ export const ROUTES: readonly Route[] = [
   r("POST",   "/api/v1/auth/webauthn/authentication/finish",         "endpoint",   "-",                                   "auth",         "auth/webauthn.authenticationFinish", "table:write kms:encrypt"),
   r("POST",   "/api/v1/auth/webauthn/registration/begin",            "bearer",     "-",                                   "auth",         "auth/webauthn.registrationBegin", "table:write"),
   r("POST",   "/api/v1/auth/webauthn/registration/finish",           "bearer",     "-",                                   "auth",         "auth/webauthn.registrationFinish", "table:write"),
-  r("POST",   "/api/v1/auth/workload/token",                         "endpoint",   "-",                                   "auth",         null),
+  r("POST",   "/api/v1/auth/workload/token",                         "endpoint",   "-",                                   "auth",         "auth/workload.token", "table:write kms:encrypt"),
   r("POST",   "/api/v1/auth/zkp/register",                           "endpoint",   "-",                                   "auth",         "auth/zkp.register", "table:write kms:encrypt"),
   r("POST",   "/api/v1/auth/zkp/verify",                             "endpoint",   "-",                                   "auth",         "auth/zkp.verify", "table:write kms:encrypt"),
   r("GET",    "/api/v1/webauthn/credentials",                        "bearer",     "handler",                             "auth",         "auth/webauthn.list"),

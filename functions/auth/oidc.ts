@@ -5,6 +5,7 @@ import { callbackUrl, finishLogin, startLogin } from '../../lib/sso/oidc.js';
 import { requestFacts } from '../../lib/users/sessions.js';
 import { SignedIn } from '../../lib/users/schemas.js';
 import { signInPage } from '../../lib/users/sign-in-page.js';
+import { sessionCookie } from '../../lib/oauth/base.js';
 
 const LoginQuery = z.strictObject({ tenant_id: Uuid.optional() });
 const CallbackQuery = z.strictObject({
@@ -40,6 +41,7 @@ export const callback = defineHandler({
   errors: ['sign_in_failed', 'idp_failed', 'not_found', 'tenant_suspended'],
   query: CallbackQuery,
   async handler(input) {
-    return ok(await finishLogin(input.query.code, input.query.state, requestFacts(input)));
+    const session = await finishLogin(input.query.code, input.query.state, requestFacts(input));
+    return ok(session, { 'Set-Cookie': sessionCookie(session.access_token, session.expires_in, input.headers) });
   },
 });

@@ -13,6 +13,7 @@ import {
 } from '../../lib/users/passkeys.js';
 import { PasskeyChallenge, PasskeyDeleted, PasskeyList, PasskeyRegistered, SignedIn } from '../../lib/users/schemas.js';
 import { requestFacts } from '../../lib/users/sessions.js';
+import { sessionCookie } from '../../lib/oauth/base.js';
 
 /** A credential id: base64url, as WebAuthn's JSON serialization carries it. */
 const CredentialId = z.string().regex(/^[A-Za-z0-9_-]{16,1366}$/, 'a passkey id (base64url)');
@@ -72,7 +73,8 @@ export const authenticationFinish = defineHandler({
   async handler(input) {
     const { body } = input;
     const proof = { challenge_id: body.challenge_id, response: body.response as unknown as AuthenticationResponseJSON };
-    return ok(await finishAuthentication(proof, requestFacts(input)));
+    const session = await finishAuthentication(proof, requestFacts(input));
+    return ok(session, { 'Set-Cookie': sessionCookie(session.access_token, session.expires_in, input.headers) });
   },
 });
 

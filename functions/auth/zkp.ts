@@ -5,6 +5,7 @@ import { Uuid } from '../../lib/schemas.js';
 import { beginVerify, finishVerify, RESET_TOKEN_RE, registerVerifier } from '../../lib/users/passwords.js';
 import { PasswordRegistered, PasswordVerify } from '../../lib/users/schemas.js';
 import { requestFacts } from '../../lib/users/sessions.js';
+import { sessionCookie } from '../../lib/oauth/base.js';
 import { GROUP_HEX_RE, HASH_HEX_RE } from '../../lib/users/srp.js';
 
 const hex = (re: RegExp, what: string) => z.string().regex(re, what);
@@ -45,6 +46,7 @@ export const verify = defineHandler({
   async handler(input) {
     const { body } = input;
     if ('client_public' in body) return ok(await beginVerify(body));
-    return ok(await finishVerify(body, requestFacts(input)));
+    const session = await finishVerify(body, requestFacts(input));
+    return ok(session, { 'Set-Cookie': sessionCookie(session.access_token, session.expires_in, input.headers) });
   },
 });

@@ -95,6 +95,22 @@ export function clientSecretMatches(
   return stored.previous_secret_expires_at !== null && stored.previous_secret_expires_at > now.toISOString() && same(stored.previous_secret_hash);
 }
 
+/**
+ * A client's public `client_id` is `<account id>.<client id>`: the authorization server's
+ * endpoints are the same for every account (one issuer), and the client_id is what each of
+ * their requests names, so it tells the account.
+ */
+const CLIENT_ID_RE =
+  /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
+
+/** A registered client by its public client_id, with its secret hashes (the authorization server's lookup); undefined when unknown. */
+export async function clientByClientId(clientId: string): Promise<(Stored & { readonly tenantId: string }) | undefined> {
+  const m = CLIENT_ID_RE.exec(clientId);
+  if (!m) return undefined;
+  const s = await read(m[1]!, m[2]!);
+  return s && s.client_id === clientId ? { ...s, tenantId: m[1]! } : undefined;
+}
+
 const change = (verb: 'created' | 'updated' | 'deleted' | 'secret_rotated', c: OidcClient, data: Record<string, unknown> = {}): Change => ({
   action: `oidc_client.${verb === 'secret_rotated' ? 'rotate_secret' : verb.slice(0, -1)}`,
   resource: { type: 'oidc_client', id: c.id, name: c.name },
@@ -134,7 +150,7 @@ export async function createClient(ctx: CallContext, body: CreateClientBody): Pr
   const secret = usesSecret(body.token_endpoint_auth_method) ? newSecret() : null;
   const stored: Stored = {
     id,
-    client_id: id,
+    client_id: `${ctx.principal.tenantId}.${id}`,
     name: body.name,
     description: body.description,
     redirect_uris: body.redirect_uris,

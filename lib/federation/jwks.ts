@@ -14,7 +14,8 @@ import type { TxItem } from '../store/tx.js';
 import { OutboundFailed } from '../events/outbound.js';
 import { fetchJwks } from './fetch.js';
 import { validateJwkSet, type PublicJwk } from './jwk.js';
-import type { CreateJwksBody, UpdateJwksBody } from './schemas.js';
+import type { CreateJwksBody, UpdateJwksBody, WorkloadBinding } from './schemas.js';
+import { ADMIN_SCOPE, requireScopes } from '../auth/scopes.js';
 import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../store/items.js';
 
 /**
@@ -24,6 +25,10 @@ import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../s
  * lifetime fetches again (conditionally), and a failed refetch keeps the last good keys and
  * records the error. `issuer` ties a set to the `iss` of the tokens it verifies (one set
  * per issuer in an account, else 409 `already_exists`). `publish` puts its keys in the account's `.well-known` set.
+ * `workload_bindings` say which of the issuer's tokens a workload may exchange for an access
+ * token and with which scopes (lib/oauth/workload.ts): the issuer's keys and what they are
+ * trusted for stay in one place. A set with bindings mints access tokens, so writing one
+ * (its bindings, keys, issuer or its deletion) needs `admin:*`.
  */
 interface JwkSet {
   readonly id: string;
@@ -40,6 +45,7 @@ interface JwkSet {
   readonly etag: string | null;
   readonly last_modified: string | null;
   readonly fetch_error: string | null;
+  readonly workload_bindings: WorkloadBinding[];
   readonly version: number;
   readonly created_at: string;
   readonly updated_at: string;
@@ -63,6 +69,17 @@ const JwksItem = entity(
     etag: nullable(z.string()),
     last_modified: nullable(z.string()),
     fetch_error: nullable(z.string()),
+    workload_bindings: z
+      .array(
+        z.object({
+          name: z.string().optional(),
+          subject: z.string(),
+          claims: z.record(z.string(), z.string()),
+          scopes: z.array(z.string()),
+          lifetime_seconds: z.number().int(),
+        }),
+      )
+      .default([]),
     version: z.number().int(),
     created_at: z.string(),
     updated_at: z.string(),
@@ -86,6 +103,14 @@ function checked(doc: unknown, where: string): PublicJwk[] {
   const { keys: ks, issues } = validateJwkSet(doc, where);
   if (issues.length > 0) throw badRequest('invalid JWK set', issues);
   return ks;
+}
+
+/** A set that grants workload tokens (before or after the write) is written by an admin only; bindings need the set's issuer. */
+function checkBindings(ctx: CallContext, before: JwkSet | undefined, after: Pick<JwkSet, 'issuer' | 'workload_bindings'>): void {
+  if ((before?.workload_bindings.length ?? 0) > 0 || after.workload_bindings.length > 0) requireScopes(ctx.principal, [ADMIN_SCOPE]);
+  if (after.workload_bindings.length > 0 && !after.issuer) {
+    throw badRequest('workload bindings need the issuer of the tokens they admit', [{ path: 'body.issuer', message: 'set the issuer' }]);
+  }
 }
 
 const guard = (ctx: CallContext) => ({ allowLoopback: accountSettings(ctx.principal.tenant).webhooks.allow_loopback });
@@ -158,6 +183,7 @@ const issuerTaken = (issuer: string | null) => conflict(`a JWK set of this accou
 export async function createJwks(ctx: CallContext, body: CreateJwksBody): Promise<JwkSet> {
   const tid = ctx.principal.tenantId;
   const at = nowIso();
+  checkBindings(ctx, undefined, { issuer: body.issuer ?? null, workload_bindings: body.workload_bindings ?? [] });
   const loaded: Loaded | undefined = body.jwks_uri ? await load(ctx, body.jwks_uri) : undefined;
   const ks = loaded ? loaded.keys : checked(body.jwks, 'body.jwks');
   const set: JwkSet = {
@@ -175,6 +201,7 @@ export async function createJwks(ctx: CallContext, body: CreateJwksBody): Promis
     etag: loaded?.etag ?? null,
     last_modified: loaded?.last_modified ?? null,
     fetch_error: null,
+    workload_bindings: body.workload_bindings ?? [],
     version: 1,
     created_at: at,
     updated_at: at,
@@ -188,6 +215,10 @@ export async function createJwks(ctx: CallContext, body: CreateJwksBody): Promis
 export async function updateJwks(ctx: CallContext, id: string, body: UpdateJwksBody): Promise<JwkSet> {
   const tid = ctx.principal.tenantId;
   const current = await getJwks(ctx, id);
+  checkBindings(ctx, current, {
+    issuer: body.issuer !== undefined ? body.issuer : current.issuer,
+    workload_bindings: body.workload_bindings ?? current.workload_bindings,
+  });
   if (body.refresh && !body.jwks_uri && current.source !== 'url') {
     throw badRequest('only a set with a jwks_uri can be refreshed', [{ path: 'body.refresh', message: 'the set is inline' }]);
   }
@@ -207,6 +238,7 @@ export async function updateJwks(ctx: CallContext, id: string, body: UpdateJwksB
     description: body.description ?? current.description,
     issuer: body.issuer !== undefined ? body.issuer : current.issuer,
     publish: body.publish ?? current.publish,
+    workload_bindings: body.workload_bindings ?? current.workload_bindings,
     source,
     jwks_uri: uri,
     keys: ks,
@@ -227,6 +259,7 @@ export async function updateJwks(ctx: CallContext, id: string, body: UpdateJwksB
 
 export async function deleteJwks(ctx: CallContext, id: string): Promise<JwkSet> {
   const current = await getJwks(ctx, id);
+  checkBindings(ctx, current, { issuer: null, workload_bindings: [] });
   const tid = ctx.principal.tenantId;
   const items = [deleteAt(keys.jwks(tid, id), current.version), ...(current.issuer ? [releaseIssuer(tid, current.issuer)] : [])];
   await commitChange(ctx, items, change('deleted', current));

@@ -1,4 +1,5 @@
 import * as z from 'zod/v4';
+import { ScopeName } from '../auth/scope-names.js';
 import { Description, ListPage, Timestamp } from '../schemas.js';
 
 /** Request bodies of the federation stores (docs/api.md, "Federation"). */
@@ -7,6 +8,32 @@ const Issuer = z.string().min(1).max(1024);
 const atLeastOne = { message: 'at least one field to update is required' };
 
 // ---- JWK sets -------------------------------------------------------------------------
+
+/** A claim pattern of a workload binding: the value exactly, `*` standing for any run of characters. */
+const ClaimPattern = z.string().min(1).max(512);
+
+/**
+ * A workload binding (RFC 8693 token exchange, POST /api/v1/auth/workload/token): a JWT of
+ * the set's issuer whose `sub` (and each named claim) matches gets these scopes for this
+ * long. The first binding that matches applies.
+ */
+const WorkloadBinding = z.strictObject({
+  name: Name.optional(),
+  subject: ClaimPattern,
+  claims: z
+    .record(z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'a claim name'), ClaimPattern)
+    .refine((c) => Object.keys(c).length <= 10, 'at most 10 claims')
+    .default({}),
+  scopes: z
+    .array(ScopeName)
+    .min(1)
+    .max(50)
+    .transform((a) => [...new Set(a)]),
+  lifetime_seconds: z.number().int().min(60).max(3600).default(900),
+});
+export type WorkloadBinding = z.infer<typeof WorkloadBinding>;
+/** Only an admin (admin:*) may write them, or change a set that has them (lib/federation/jwks.ts). */
+const WorkloadBindings = z.array(WorkloadBinding).max(50);
 
 /** A JWK set document, checked field by field in lib/federation/jwk.ts. */
 const JwkSetDoc = z.looseObject({ keys: z.array(z.unknown()) });
@@ -21,6 +48,7 @@ export const CreateJwksBody = z
     jwks_uri: z.string().min(1).max(2048).optional(),
     /** Include these keys in GET /api/v1/oidc/jwks/.well-known. */
     publish: z.boolean().optional(),
+    workload_bindings: WorkloadBindings.optional(),
   })
   .refine((b) => (b.jwks === undefined) !== (b.jwks_uri === undefined), {
     message: 'exactly one of jwks (inline) or jwks_uri is required',
@@ -36,6 +64,7 @@ export const UpdateJwksBody = z
     jwks: JwkSetDoc.optional(),
     jwks_uri: z.string().min(1).max(2048).optional(),
     publish: z.boolean().optional(),
+    workload_bindings: WorkloadBindings.optional(),
     /** Fetch the URL again now, whatever its cache says. */
     refresh: z.literal(true).optional(),
   })

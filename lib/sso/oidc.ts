@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
-import { config } from '../config.js';
 import { open, seal } from '../crypto/envelope.js';
 import { forbidden, HttpError, notFound, unauthorized } from '../http/errors.js';
 import { nowIso } from '../ids.js';
@@ -15,6 +14,7 @@ import { getUser, type User } from '../users/users.js';
 import { getSsoConfig, secretScope, type SsoConfig } from './config.js';
 import { OutboundFailed } from '../events/outbound.js';
 import { idpJson } from './http.js';
+import { publicBase } from '../oauth/base.js';
 
 /**
  * Sign-in through the account's OpenID Connect provider: authorization code with PKCE
@@ -68,10 +68,7 @@ async function ssoOf(tenantId: string): Promise<{ tenant: Tenant; cfg: SsoConfig
 }
 
 /** Where the provider sends the browser back: PUBLIC_BASE_URL (always set in AWS), else this request's host. */
-export function callbackUrl(headers: Readonly<Record<string, string>>): string {
-  const base = config().PUBLIC_BASE_URL ?? `${headers['x-forwarded-proto'] ?? 'https'}://${headers.host ?? 'localhost'}`;
-  return `${base.replace(/\/+$/, '')}/api/v1/auth/oidc/callback`;
-}
+export const callbackUrl = (headers: Readonly<Record<string, string>>): string => `${publicBase(headers)}/api/v1/auth/oidc/callback`;
 
 /** Starts a sign-in: the provider's authorization URL to send the browser to. */
 export async function startLogin(tenantId: string, redirectUri: string): Promise<{ url: string; expires_at: string }> {

@@ -73,6 +73,10 @@
  * | OIDC login state    | OIDCSTATE#<sha256> | OIDCSTATE (ttl)                 |                                 |
  * | passkey             | T#<tid>            | PASSKEY#<credential id>         |                                 |
  * | WebAuthn challenge  | WACHAL#<id>        | WACHAL (ttl)                    |                                 |
+ * | OAuth code          | OAUTHCODE#<sha256> | OAUTHCODE (ttl)                 |                                 |
+ * | OAuth consent ticket| OAUTHTICKET#<sha256>| OAUTHTICKET (ttl)              |                                 |
+ * | OAuth consent       | T#<tid>            | OAUTHCONSENT#<client>#<user>    |                                 |
+ * | JWT replay mark     | T#<tid>            | JTI#<sha256(iss, jti)> (ttl)    |                                 |
  *
  * Every versioned resource type (typed credentials, keys, certificates, ...) has a head
  * `R#<type>#<id>` and versions `V#<type>#<id>#<n>` (lib/store/resources.ts). The generic
@@ -257,6 +261,12 @@ export const keys = {
   passkey: (tid: string, credentialId: string) => ({ pk: tenantPk(tid), sk: `PASSKEY#${credentialId}` }),
   passkeyPrefix: 'PASSKEY#',
   webauthnChallenge: (id: string) => ({ pk: `WACHAL#${id}`, sk: 'WACHAL' }),
+  // the authorization server (lib/oauth): codes and consent tickets are presented alone (global,
+  // by hash); a person's consent per client; a client assertion's or workload JWT's jti, once
+  oauthCode: (hash: string) => ({ pk: `OAUTHCODE#${hash}`, sk: 'OAUTHCODE' }),
+  oauthTicket: (hash: string) => ({ pk: `OAUTHTICKET#${hash}`, sk: 'OAUTHTICKET' }),
+  oauthConsent: (tid: string, clientId: string, user: string) => ({ pk: tenantPk(tid), sk: `OAUTHCONSENT#${clientId}#${user}` }),
+  jwtReplay: (tid: string, hash: string) => ({ pk: tenantPk(tid), sk: `JTI#${hash}` }),
 } as const;
 
 /** The table's definition, shared by the local runtime (CreateTable) and the CDK stack. */

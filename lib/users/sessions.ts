@@ -3,7 +3,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { commit } from '../audit/audit.js';
 import { issueAccessToken } from '../auth/jwt.js';
 import type { CallContext, Principal } from '../auth/principal.js';
-import { forbidden, notFound, unauthorized } from '../http/errors.js';
+import { hasScope } from '../auth/scopes.js';
+import { badRequest, forbidden, notFound, unauthorized } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { queryAll } from '../store/pagination.js';
@@ -95,44 +96,109 @@ export async function openSession(
   request: RequestFacts,
   extra: TxItem[] = [],
 ): Promise<SessionTokens> {
+  const out = await startSession(
+    tenant,
+    { subject: user.email, method, scopes: scopesOf(user), seconds: SESSION_SECONDS, refresh: true },
+    request,
+    extra,
+  );
+  return out as SessionTokens;
+}
+
+/**
+ * What an OAuth client's session was granted (lib/oauth): the client, the scopes (a refresh
+ * gives the user's current scopes among these, never more), and how long it lasts. A
+ * `client_credentials` or workload session has no refresh token and lasts as long as its
+ * one access token: its tokens are still a session's, revoked as sessions are.
+ */
+export interface ClientGrant {
+  readonly client_id: string;
+  readonly subject: string;
+  readonly method: 'oauth_code' | 'client_credentials' | 'workload';
+  readonly scopes: readonly string[];
+  readonly seconds?: number;
+}
+
+export type GrantTokens = Omit<SessionTokens, 'refresh_token' | 'session_id'> & { readonly refresh_token?: string };
+
+/** Opens the session of an OAuth grant: an authorization code's (with a refresh token) or a client's own (without). */
+export async function openClientSession(tenant: Tenant, grant: ClientGrant, request: RequestFacts, extra: TxItem[] = []): Promise<GrantTokens> {
+  const refresh = grant.method === 'oauth_code';
+  const seconds = grant.seconds ?? (refresh ? SESSION_SECONDS : ACCESS_TOKEN_SECONDS);
+  const { session_id: _sid, ...out } = await startSession(
+    tenant,
+    { subject: grant.subject, method: grant.method, scopes: grant.scopes, seconds, refresh, client_id: grant.client_id },
+    request,
+    extra,
+  );
+  return out;
+}
+
+interface SessionStart {
+  readonly subject: string;
+  readonly method: SignInMethod | ClientGrant['method'];
+  readonly scopes: readonly string[];
+  readonly seconds: number;
+  readonly refresh: boolean;
+  readonly client_id?: string;
+}
+
+async function startSession(
+  tenant: Tenant,
+  start: SessionStart,
+  request: RequestFacts,
+  extra: TxItem[],
+): Promise<GrantTokens & { session_id: string }> {
   if (tenant.status !== 'active') throw forbidden('account is suspended', 'tenant_suspended');
   const sessionId = newId();
   const at = nowIso();
-  const expiresAt = new Date(Date.now() + SESSION_SECONDS * 1000).toISOString();
-  const scopes = scopesOf(user);
-  const refresh = newRefresh(tenant.id, sessionId, expiresAt);
+  const expiresAt = new Date(Date.now() + start.seconds * 1000).toISOString();
+  const refresh = start.refresh ? newRefresh(tenant.id, sessionId, expiresAt) : undefined;
   const session: TxItem = {
     Put: {
       TableName: tableName(),
       Item: {
         ...keys.session(tenant.id, sessionId),
         id: sessionId,
-        user: user.email,
-        method,
+        user: start.subject,
+        method: start.method,
         status: 'active',
         created_at: at,
         expires_at: expiresAt,
         ttl: epoch(expiresAt),
+        ...(start.client_id ? { client_id: start.client_id, scopes: [...start.scopes] } : {}),
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
-  const signIn: TxItem = {
-    Update: {
-      TableName: tableName(),
-      Key: keys.user(tenant.id, user.email),
-      UpdateExpression: 'SET last_sign_in_at = :at',
-      ConditionExpression: 'attribute_exists(pk)',
-      ExpressionAttributeValues: { ':at': at },
-    },
-  };
-  const ctx = sessionContext(tenant, user.email, sessionId, scopes, request);
-  await commit(ctx, tenant.id, [...extra, session, signIn, refresh.item], {
+  const signIn: TxItem[] = start.client_id
+    ? []
+    : [
+        {
+          Update: {
+            TableName: tableName(),
+            Key: keys.user(tenant.id, start.subject),
+            UpdateExpression: 'SET last_sign_in_at = :at',
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeValues: { ':at': at },
+          },
+        },
+      ];
+  const ctx = sessionContext(tenant, start.subject, sessionId, start.scopes, request);
+  await commit(ctx, tenant.id, [...extra, session, ...signIn, ...(refresh ? [refresh.item] : [])], {
     action: 'session.open',
-    resource: { type: 'session', id: sessionId, name: user.email },
-    detail: { method },
+    resource: { type: 'session', id: sessionId, name: start.subject },
+    detail: { method: start.method, ...(start.client_id ? { client_id: start.client_id, scopes: start.scopes } : {}) },
   });
-  return tokens(tenant.id, user.email, scopes, sessionId, refresh.token);
+  const ttl = start.refresh ? Math.min(ACCESS_TOKEN_SECONDS, start.seconds) : start.seconds;
+  return {
+    token_type: 'Bearer',
+    access_token: await issueAccessToken(tenant.id, start.subject, start.scopes, ttl, sessionId),
+    expires_in: ttl,
+    ...(refresh ? { refresh_token: refresh.token } : {}),
+    session_id: sessionId,
+    scope: start.scopes.join(' '),
+  };
 }
 
 interface SessionItem {
@@ -140,6 +206,9 @@ interface SessionItem {
   readonly user: string;
   readonly status: string;
   readonly expires_at: string;
+  /** An OAuth client's session (lib/oauth): the client and the scopes it was granted. */
+  readonly client_id?: string;
+  readonly scopes?: string[];
 }
 
 async function readSession(tenantId: string, sessionId: string): Promise<SessionItem | undefined> {
@@ -197,7 +266,7 @@ const reused = () => unauthorized('refresh token already used: the session is re
  * the token being unused and the session active. A used token (a replay, or the loser of
  * two concurrent uses) revokes the session.
  */
-export async function refreshSession(token: string, request: RequestFacts): Promise<SessionTokens> {
+export async function refreshSession(token: string, request: RequestFacts, clientId?: string): Promise<SessionTokens> {
   const hash = hashToken(token);
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.refreshToken(hash), ConsistentRead: true }));
   if (!out.Item) throw unauthorized('unknown or expired refresh token');
@@ -205,8 +274,12 @@ export async function refreshSession(token: string, request: RequestFacts): Prom
   const sessionId = out.Item.session_id as string;
   const [tenant, session] = await Promise.all([getTenant(tenantId), readSession(tenantId, sessionId)]);
   if (!tenant || !session) throw unauthorized('unknown or expired refresh token');
+  // a client's refresh token is that client's alone (RFC 6749 §6); a sign-in's is no client's
+  if ((session.client_id ?? null) !== (clientId ?? null))
+    throw badRequest('the refresh token was not issued to this client', undefined, 'invalid_grant');
   const user = await getUser(tenantId, session.user);
-  const scopes = user ? scopesOf(user) : [];
+  const current = user ? scopesOf(user) : [];
+  const scopes = session.scopes ? session.scopes.filter((s) => hasScope(current, s)) : current;
   const ctx = sessionContext(tenant, session.user, sessionId, scopes, request);
   if (out.Item.used === true) {
     if (session.status === 'active') await revoke(ctx, tenantId, sessionId, 'refresh_token_reuse');

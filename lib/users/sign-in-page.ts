@@ -26,7 +26,9 @@ function signedIn(data) {
   $('token').value = data.access_token;
   say('Signed in as ' + data.email + ' (session ' + data.session_id + ')');
   document.body.dataset.state = 'signed-in';
+  if (document.body.dataset.resume === 'true') location.reload();
 }
+if (document.body.dataset.account) $('account').value = document.body.dataset.account;
 $('sso').addEventListener('click', () => {
   location.assign(api + '/auth/oidc/login?tenant_id=' + encodeURIComponent($('account').value.trim()));
 });
@@ -58,7 +60,7 @@ const HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Sign in</title>
 </head>
-<body data-state="ready">
+<body data-state="ready"__ATTRS__>
 <main>
 <h1>Sign in</h1>
 <p><label>Account id <input id="account" autocomplete="off" size="40"></label></p>
@@ -75,8 +77,15 @@ const HTML = `<!doctype html>
 </html>
 `;
 
-export const signInPage = (): { html: string; headers: Record<string, string> } => ({
-  html: HTML,
+const attr = (v: string) => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/**
+ * The page; `resume` (the authorization endpoint answers it to a person without a session):
+ * the account is filled in, and once signed in (the sign-in route set the session cookie)
+ * the page loads its own address again, which continues the authorization request.
+ */
+export const signInPage = (resume?: { account: string }): { html: string; headers: Record<string, string> } => ({
+  html: HTML.replace('__ATTRS__', resume ? ` data-resume="true" data-account="${attr(resume.account)}"` : ''),
   headers: {
     'Content-Type': 'text/html; charset=utf-8',
     'Content-Security-Policy': `default-src 'none'; script-src 'sha256-${SCRIPT_HASH}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,

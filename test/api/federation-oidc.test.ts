@@ -296,7 +296,7 @@ describe('OIDC clients', () => {
     const { client, client_secret: secret } = made.body.data;
     secrets.push(secret);
     expect(secret).toMatch(/^ocs_[A-Za-z0-9_-]{43}$/);
-    expect(client).toMatchObject({ client_id: client.id, token_endpoint_auth_method: 'client_secret_basic', secret_prefix: secret.slice(0, 8) });
+    expect(client).toMatchObject({ client_id: `${acct.tenantId}.${client.id}`, token_endpoint_auth_method: 'client_secret_basic', secret_prefix: secret.slice(0, 8) });
     expect(client.secret_hash).toBeUndefined();
 
     const got = await api('GET', `/api/v1/oidc/clients/${client.id}`, { key: readKey });

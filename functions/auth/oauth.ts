@@ -1,0 +1,99 @@
+import * as z from 'zod/v4';
+import { defineHandler, protocol, type Reply } from '../../lib/http/index.js';
+import { consentPage } from '../../lib/oauth/consent-page.js';
+import { authorize as authorizeRequest, providerMetadata, token as tokenRequest } from '../../lib/oauth/server.js';
+import { requestFacts } from '../../lib/users/sessions.js';
+import { signInPage } from '../../lib/users/sign-in-page.js';
+
+const Param = z.string().max(2048).optional();
+
+const Metadata = z.looseObject({
+  issuer: z.url(),
+  authorization_endpoint: z.url(),
+  token_endpoint: z.url(),
+  jwks_uri: z.url(),
+  response_types_supported: z.array(z.string()),
+  grant_types_supported: z.array(z.string()),
+  subject_types_supported: z.array(z.string()),
+  id_token_signing_alg_values_supported: z.array(z.string()),
+  scopes_supported: z.array(z.string()),
+  token_endpoint_auth_methods_supported: z.array(z.string()),
+  code_challenge_methods_supported: z.array(z.literal('S256')),
+});
+
+/** OpenID Provider Metadata of the service's authorization server (one issuer for every account: lib/oauth/base.ts). */
+export const discovery = defineHandler({
+  summary: 'Discover the authorization server (OpenID Provider Metadata)',
+  description:
+    'A plain OpenID Connect Discovery 1.0 document: issuer `<base>/api/v1/auth/oauth`, the authorization and token endpoints, PKCE S256, the client authentication methods and the scopes. The account is named by the client_id (`<account id>.<client id>`).',
+  responses: { 200: Metadata },
+  query: z.strictObject({}),
+  async handler({ headers }) {
+    return protocol(providerMetadata(headers), { 'Cache-Control': 'public, max-age=300' });
+  },
+});
+
+const AuthorizeQuery = z.strictObject({
+  response_type: Param,
+  client_id: Param,
+  redirect_uri: Param,
+  scope: Param,
+  state: Param,
+  code_challenge: Param,
+  code_challenge_method: Param,
+  nonce: Param,
+  ticket: Param,
+  decision: z.enum(['allow', 'deny']).optional(),
+});
+
+/** RFC 6749 §4.1.1: a redirect to the client (code or error), the sign-in page, or the consent page. */
+export const authorize = defineHandler({
+  summary: 'Authorize a client (authorization code with PKCE)',
+  description:
+    'The browser step of the authorization code flow: response_type=code, the client_id, a registered redirect_uri (exact match), PKCE (code_challenge_method=S256), optional scope and state. Without a sign-in session (the HttpOnly `sc_session` cookie the sign-in routes set, path /api/v1/auth) it answers the sign-in page, which comes back here once signed in; without consent to the scopes, the consent page. It ends with a 302 to the redirect URI carrying `code`, `state` and `iss`, or an RFC 6749 §4.1.2.1 error. An unknown client or a redirect URI not registered is a 400 shown, never redirected.',
+  responses: { 200: null },
+  query: AuthorizeQuery,
+  async handler(input): Promise<Reply> {
+    const out = await authorizeRequest(input.query, input.headers, requestFacts(input));
+    if (out.kind === 'redirect') return { status: 302, data: null, raw: '', headers: { Location: out.location } };
+    const page = out.kind === 'sign_in' ? signInPage({ account: out.account }) : consentPage(out);
+    return { status: 200, data: null, raw: page.html, headers: page.headers };
+  },
+});
+
+const TokenBody = z.looseObject({
+  grant_type: z.string().min(1).max(256),
+  client_id: Param,
+  client_secret: Param,
+  client_assertion_type: Param,
+  client_assertion: z.string().max(8192).optional(),
+  code: Param,
+  redirect_uri: Param,
+  code_verifier: z
+    .string()
+    .regex(/^[A-Za-z0-9._~-]{43,128}$/, 'a PKCE code_verifier: 43-128 characters of [A-Za-z0-9._~-] (RFC 7636 §4.1)')
+    .optional(),
+  refresh_token: Param,
+  scope: Param,
+});
+
+const TokenAnswer = z.strictObject({
+  token_type: z.literal('Bearer'),
+  access_token: z.string(),
+  expires_in: z.number().int(),
+  refresh_token: z.string().optional(),
+  scope: z.string(),
+});
+
+/** RFC 6749 §3.2: authorization_code, refresh_token (rotated) and client_credentials; RFC 6749 §5 answers and errors. */
+export const token = defineHandler({
+  summary: 'Issue tokens to a registered client',
+  description:
+    'Form-encoded (or JSON) RFC 6749 token requests: `authorization_code` (with the PKCE code_verifier and the same redirect_uri), `refresh_token` (the refresh token is spent and a new one returned; a used one revokes the whole grant) and `client_credentials`. Clients authenticate with their registered method: client_secret_basic, client_secret_post or private_key_jwt (RFC 7523, signed by a key of the client\u2019s JWK set, aud = the issuer or this endpoint, jti once). Answers and errors are RFC 6749 §5 JSON, not the envelope. Access tokens carry exactly the granted scopes and are refused once their grant is revoked.',
+  responses: { 200: TokenAnswer },
+  errors: ['invalid_client', 'invalid_grant', 'invalid_scope', 'unauthorized_client', 'unsupported_grant_type', 'invalid_request'],
+  body: TokenBody,
+  async handler(input) {
+    return protocol(await tokenRequest(input.body, input.headers, requestFacts(input)));
+  },
+});
