@@ -71,7 +71,7 @@ async function main() {
 
   await waitForDynamo(endpoint);
   await ensureTable(endpoint, process.env.TABLE_NAME!);
-  const stopEvents = (await import('./events.js')).startLocalEvents(); // outbox relay + webhook worker, in-process
+  const stopEvents = (await import('./events.js')).startLocalEvents({ streamEndpoint: endpoint, tableName: process.env.TABLE_NAME! }); // outbox relay (the table's stream) + webhook worker, in-process
   const stopSweeper = (await import('./sweeper.js')).startLeaseSweeper(); // database lease expiry
   const stopJobs = (await import('./jobs.js')).startLocalJobs(); // extraction jobs, in-process (lib/tools/jobs.ts)
   const { seedRoot } = await import('./seed.js');

@@ -4,8 +4,9 @@
  * takes a prebuilt cloud assembly), then stands the templates up locally:
  *
  * - the table as the data stack declares it, on DynamoDB Local;
- * - the queues (with their redrive policy) on fauxqs, the SQS event-source mappings and the
- *   scheduled rules (scripts/local/artifact/sources.ts);
+ * - the queues (with their redrive policy) on fauxqs, the SQS event-source mappings, the
+ *   table stream's mapping on DynamoDB Local's streams API, and the scheduled rules
+ *   (scripts/local/artifact/sources.ts);
  * - API Gateway from the methods, integrations and gateway responses (gateway.ts);
  * - every function's code asset, handler string and environment as written in the template,
  *   in its own Node 22 process (host.ts).
@@ -41,7 +42,7 @@ export const LOCAL_WORLD: readonly string[] = [
   'CloudHSM -> SoftHSM2 token; the HSM layer -> a stand-in layer with the real pkcs11js addon (layer functions take turns: the file token is not safe for concurrent writers)',
   'CloudHSM API (DescribeClusters) -> a local stand-in whose cluster has one HSM on 127.0.0.1; every request recorded',
   'Secrets Manager (HSM PIN) -> PKCS11_PIN of the SoftHSM2 token',
-  'DynamoDB -> DynamoDB Local; SQS -> fauxqs; S3 buckets -> fauxqs (objects under DATA_DIR/s3); EventBridge schedules -> local timers',
+  'DynamoDB (and its stream) -> DynamoDB Local; SQS -> fauxqs; S3 buckets -> fauxqs (objects under DATA_DIR/s3); EventBridge schedules -> local timers',
   'API Gateway stage URL -> the local address (PUBLIC_BASE_URL)',
   'Secrets Manager (payment provider) -> the local payment provider (PAYMENT_PROVIDER=local) and its secret file under DATA_DIR',
 ];
@@ -181,7 +182,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const importFailures = modules.filter((m) => !m.ok).map((m) => ({ module: m.module, error: m.error! }));
 
   const gateway = await startArtifactGateway({ port: opts.port, deployment, functions, log });
-  const sources = startSources({ deployment, queues, functions, log });
+  const sources = startSources({ deployment, queues, dynamoEndpoint: endpoint, functions, log });
   if (root && !process.env.SECRETS_DEV_ROOT_KEY) log.write(`generated platform-operator root key (shown once, keep it):\n  ${root.key}\n`);
 
   return {
