@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { TABLE_DEFINITION } from '../../lib/store/keys.js';
+import { OUTBOX_STREAM } from '../../lib/events/relay.js';
 import {
   actionsOf,
   allOfType,
@@ -299,6 +300,29 @@ describe('the CDK app, synthesized offline with the default context', () => {
       if ('schedule' in job.trigger) {
         const rule = rules.find((r) => JSON.stringify(r.Targets).includes(JSON.stringify(ref)));
         expect(rule?.ScheduleExpression, job.id).toBe(job.trigger.schedule);
+      } else if ('stream' in job.trigger) {
+        // the table's stream, filtered to outbox and audit inserts, one invocation per shard, partial failures
+        const [[tableId, table]] = resourcesOfType(s.data, 'AWS::DynamoDB::Table') as [[string, CfnResource]];
+        expect(table.Properties!.StreamSpecification, job.id).toEqual({ StreamViewType: 'NEW_IMAGE' });
+        const mapping = mappings.find((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: id }))!;
+        expect(JSON.stringify(mapping.EventSourceArn), job.id).toContain(tableId);
+        expect(mapping, job.id).toMatchObject({
+          StartingPosition: 'TRIM_HORIZON',
+          BatchSize: OUTBOX_STREAM.batchSize,
+          MaximumBatchingWindowInSeconds: OUTBOX_STREAM.maxBatchingWindowSeconds,
+          ParallelizationFactor: 1,
+          MaximumRetryAttempts: OUTBOX_STREAM.retryAttempts,
+          BisectBatchOnFunctionError: true,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        });
+        expect(mapping.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern))).toEqual([
+          { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'OUTBOX#' }] } } } },
+          { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'AUDIT#' }] } } } },
+        ]);
+        expect(rules.some((r) => JSON.stringify(r.Targets).includes(JSON.stringify(ref))), `${job.id}: no schedule`).toBe(false);
+        const extra = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
+        expect(actionsOf(s, { template: s.background, resource: f, local: true }), job.id).toEqual([...new Set([...expectedActions(job.grants, false), ...extra])].sort());
+        continue;
       } else {
         const mapping = mappings.find((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: id }));
         expect(mapping?.FunctionResponseTypes, job.id).toEqual(['ReportBatchItemFailures']);
