@@ -1,5 +1,6 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { relayRecords } from '../../lib/events/relay.js';
+import { flushMetrics } from '../../lib/http/metrics.js';
 
 /**
  * The outbox relay in AWS (not a route): the table's stream event source (filtered to outbox
@@ -12,5 +13,6 @@ import { relayRecords } from '../../lib/events/relay.js';
  */
 export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
   const { batchItemFailures } = await relayRecords(event.Records ?? []);
+  flushMetrics(); // the audit sealing's KMS calls
   return { batchItemFailures };
 }

@@ -48,6 +48,8 @@ async function main() {
 
   // Configuration of the handlers, read once by lib/config.ts.
   Object.assign(process.env, {
+    // CloudWatch metrics (EMF lines on stdout, lib/http/metrics.ts): only when asked for
+    POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     DOCUMENTS_BUCKET: LOCAL_DOCUMENTS_BUCKET,
     DOCUMENTS_S3_ENDPOINT: s3.endpoint,
     TABLE_NAME: process.env.TABLE_NAME ?? 'secrets',

@@ -44,6 +44,7 @@ export const LOCAL_WORLD: readonly string[] = [
   'Secrets Manager (HSM PIN) -> PKCS11_PIN of the SoftHSM2 token',
   'DynamoDB (and its stream) -> DynamoDB Local; SQS -> fauxqs; S3 buckets -> fauxqs (objects under DATA_DIR/s3); EventBridge schedules -> local timers',
   'API Gateway stage URL -> the local address (PUBLIC_BASE_URL)',
+  "X-Ray -> off (POWERTOOLS_TRACE_ENABLED=false: no daemon); CloudWatch metrics -> EMF lines on the functions' stdout, off unless POWERTOOLS_METRICS_DISABLED=false",
   'Secrets Manager (payment provider) -> the local payment provider (PAYMENT_PROVIDER=local) and its secret file under DATA_DIR',
 ];
 
@@ -143,6 +144,9 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     KMS_KEY_ID: undefined,
     LOCAL_MASTER_KEY_FILE: masterKeyFile,
     PUBLIC_BASE_URL: url,
+    // no X-Ray daemon here; metrics (EMF on stdout) only when asked for (POWERTOOLS_METRICS_DISABLED=false)
+    POWERTOOLS_TRACE_ENABLED: 'false',
+    POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     // the development settings of the source runtime (scripts/local/start.ts, events.ts)
     ACME_ALLOW_LOOPBACK: '1',
     DATABASE_ALLOW_LOOPBACK: '1',
