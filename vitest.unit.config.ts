@@ -18,6 +18,7 @@ export default defineConfig({
     ],
     globalSetup: ['test/unit/setup.ts'],
     testTimeout: 30_000,
+    env: { POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true' },
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,

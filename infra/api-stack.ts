@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Annotations, Aws, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, Aws, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
@@ -10,7 +10,8 @@ import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
 import { acknowledge } from './nag.js';
 import type { Construct } from 'constructs';
 import type { Route } from '../lib/routes.js';
-import { alarmActions } from './alarms.js';
+import { alarmActions, familyAlarms } from './alarms.js';
+import { ServiceDashboard } from './dashboard.js';
 import { BACKGROUND_JOBS, BackgroundStack, type BackgroundJob } from './background.js';
 import type { DataStack } from './data-stack.js';
 import { CodeAssets } from './code.js';
@@ -57,6 +58,7 @@ export class ApiStack extends Stack {
   readonly stage: apigw.Stage;
   readonly families = new Map<string, FamilyStack>();
   readonly background: BackgroundStack;
+  readonly dashboard: cloudwatch.Dashboard;
   readonly url: string;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
@@ -96,6 +98,9 @@ export class ApiStack extends Stack {
         KMS_KEY_ID: data.key.keyArn,
         QUEUE_PROVIDER: 'sqs',
         SERVICE_NAME: settings.name,
+        // lib/http/metrics.ts: the service's metrics under the deployment's name (infra/alarms.ts reads them there)
+        POWERTOOLS_METRICS_NAMESPACE: settings.name,
+        POWERTOOLS_SERVICE_NAME: settings.name,
         SERVICE_VERSION: props.serviceVersion,
         PUBLIC_BASE_URL: this.url,
         ...(settings.sourceMaps ? { NODE_OPTIONS: '--enable-source-maps' } : {}),
@@ -255,6 +260,12 @@ export class ApiStack extends Stack {
     }
 
     this.alarms(settings, routes.length);
+    // per family p99 latency and 5xx rate alarms and the dashboard, in a nested stack of their
+    // own (two alarms per family would crowd this template's resource budget)
+    const observability = new NestedStack(this, 'Observability', { description: `${settings.name}: per-family alarms and the service dashboard` });
+    const families = [...new Set(routes.map((r) => r.family))].sort();
+    const familyAlarmList = familyAlarms(observability, settings, families);
+    this.dashboard = new ServiceDashboard(observability, 'Service', { settings, families, alarms: familyAlarmList }).dashboard;
     if (layer && settings.hsm.clusterId) {
       new cloudwatch.Alarm(this, 'HsmUnhealthy', {
         alarmDescription: `CloudHSM cluster ${settings.hsm.clusterId} reports an unhealthy HSM (signing depends on it).`,

@@ -5,6 +5,7 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
+import { OUTBOX_STREAM } from '../lib/events/relay.js';
 import type { Grant } from '../lib/routes.js';
 import { alarmActions } from './alarms.js';
 import { CodeAssets } from './code.js';
@@ -14,7 +15,7 @@ import type { Settings } from './settings.js';
 
 /**
  * Functions that are not routes, each written next to its capability and wired here: the
- * outbox relay (schedule), the webhook delivery worker (the webhook queue's consumer) and the
+ * outbox relay (the table's stream, filtered to outbox and audit inserts), the webhook delivery worker (the webhook queue's consumer) and the
  * lease-expiry sweeper (schedule). Their grants use the route table's vocabulary, plus the
  * queue permissions a consumer needs. Their modules are bundled with the routes' (infra/bundle.ts),
  * each into its own code asset.
@@ -28,7 +29,7 @@ export interface BackgroundJob {
   readonly description: string;
   readonly grants: readonly Grant[];
   readonly timeout: Duration;
-  readonly trigger: { readonly schedule: string } | { readonly queue: 'webhook' | 'jobs' };
+  readonly trigger: { readonly schedule: string } | { readonly queue: 'webhook' | 'jobs' } | { readonly stream: 'table' };
   /** The queue URLs in its environment. */
   readonly queueEnv: boolean;
 }
@@ -43,10 +44,10 @@ export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     id: 'OutboxRelay',
     slug: 'outbox-relay',
     handler: 'webhooks/relay.handler',
-    description: 'outbox relay: outbox -> webhook queue, audit sealing (every minute, polls each second)',
+    description: 'outbox relay: the table stream (outbox and audit inserts) -> webhook queue, audit sealing',
     grants: ['table:read', 'table:write', 'kms:encrypt', 'queue:send'],
     timeout: Duration.seconds(60),
-    trigger: { schedule: 'rate(1 minute)' },
+    trigger: { stream: 'table' },
     queueEnv: true,
   },
   {
@@ -104,7 +105,14 @@ export class BackgroundStack extends NestedStack {
     const codes = new CodeAssets(props.assetDir);
     for (const job of props.jobs) {
       const consumed = 'queue' in job.trigger ? (job.trigger.queue === 'jobs' ? [t.jobsQueue, t.jobsDeadLetterQueue] : [t.queue, t.deadLetterQueue]) : undefined;
-      const extra = consumed
+      const streamRead = new iam.PolicyStatement({
+        sid: 'TableStreamRead',
+        actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'],
+        resources: [t.table.tableStreamArn ?? fail('the table has no stream (infra/data-stack.ts)')],
+      });
+      const extra = 'stream' in job.trigger
+        ? [streamRead]
+        : consumed
         ? [
             new iam.PolicyStatement({
               sid: 'QueueConsume',
@@ -143,6 +151,21 @@ export class BackgroundStack extends NestedStack {
           schedule: events.Schedule.expression(job.trigger.schedule),
           targets: [new targets.LambdaFunction(fn, { retryAttempts: 0 })],
         });
+      } else if ('stream' in job.trigger) {
+        // One invocation per shard at a time (no overlapping relays); a failed record is
+        // retried from its sequence number (ReportBatchItemFailures), bisected on errors.
+        new lambda.EventSourceMapping(this, `${job.id}Source`, {
+          target: fn,
+          eventSourceArn: t.table.tableStreamArn,
+          startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+          batchSize: OUTBOX_STREAM.batchSize,
+          maxBatchingWindow: Duration.seconds(OUTBOX_STREAM.maxBatchingWindowSeconds),
+          parallelizationFactor: OUTBOX_STREAM.parallelizationFactor,
+          retryAttempts: OUTBOX_STREAM.retryAttempts,
+          bisectBatchOnError: true,
+          reportBatchItemFailures: true,
+          filters: OUTBOX_STREAM.filters.map((pattern) => lambda.FilterCriteria.filter(pattern as Record<string, unknown>)),
+        });
       } else {
         // The mapping itself, not SqsEventSource: that one would also grant an unconditioned
         // kms:Decrypt on the key (the queue's), which the statements above grant only via SQS.
@@ -164,4 +187,8 @@ export class BackgroundStack extends NestedStack {
       this.functions.set(job.id, fn);
     }
   }
+}
+
+function fail(message: string): never {
+  throw new Error(message);
 }

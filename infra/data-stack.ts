@@ -59,6 +59,8 @@ export class DataStack extends Stack {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: true,
       timeToLiveAttribute: TABLE_KEYS.ttl,
+      // the outbox relay and the audit sealer are its consumers (lib/events/relay.ts): no polling
+      stream: dynamodb.StreamViewType[TABLE_DEFINITION.streamViewType],
       // Secret values are already sealed with tenant data keys (lib/crypto/envelope.ts); the
       // table itself uses the AWS managed key, so reading the table never needs a KMS grant.
       encryption: dynamodb.TableEncryption.AWS_MANAGED,

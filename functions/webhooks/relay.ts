@@ -1,22 +1,18 @@
-import type { Context } from 'aws-lambda';
-import { relayPass } from '../../lib/events/relay.js';
+import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { relayRecords } from '../../lib/events/relay.js';
+import { flushMetrics } from '../../lib/http/metrics.js';
 
 /**
- * The outbox relay in AWS (not a route): invoked every minute (EventBridge schedule), it
- * drains the outbox to the webhook queue and seals new audit entries, polling every second
- * until shortly before its timeout, so events leave within about a second. Grants: table
- * read/write, KMS decrypt + GenerateDataKey (the audit signing key), sqs:SendMessage on the
- * queue; env WEBHOOK_QUEUE_URL, WEBHOOK_DLQ_URL. Safe to run concurrently with itself.
+ * The outbox relay in AWS (not a route): the table's stream event source (filtered to outbox
+ * and audit inserts, one invocation per shard at a time; infra/background.ts) calls it with a
+ * batch of records. It relays the outbox events to the webhook queue and seals the accounts'
+ * new audit entries (lib/events/relay.ts), and reports the first record that failed, so the
+ * stream retries from it (ReportBatchItemFailures). Grants: table read/write, KMS encrypt
+ * (the audit signing key), sqs:SendMessage on the queue, the stream's read actions; env
+ * WEBHOOK_QUEUE_URL, WEBHOOK_DLQ_URL.
  */
-export async function handler(_event: unknown, context?: Pick<Context, 'getRemainingTimeInMillis'>) {
-  const remaining = () => context?.getRemainingTimeInMillis() ?? 0;
-  const total = { events: 0, messages: 0, sealed: 0 };
-  do {
-    const r = await relayPass(Math.max(1_000, remaining() - 10_000));
-    total.events += r.events;
-    total.messages += r.messages;
-    total.sealed += r.sealed;
-    if (remaining() > 12_000) await new Promise((ok) => setTimeout(ok, 1_000));
-  } while (remaining() > 12_000);
-  return total;
+export async function handler(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> {
+  const { batchItemFailures } = await relayRecords(event.Records ?? []);
+  flushMetrics(); // the audit sealing's KMS calls
+  return { batchItemFailures };
 }

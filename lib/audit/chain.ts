@@ -1,8 +1,7 @@
 import * as z from 'zod/v4';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
 import { queryPages, type QuerySpec } from '../store/pagination.js';
-import { mergeShards } from '../store/shards.js';
 import { entity } from '../store/entity.js';
 import { keys, tenantPk } from '../store/keys.js';
 import { transact, TxConditionFailed, type TxItem } from '../store/tx.js';
@@ -19,13 +18,13 @@ import { auditKey } from './signing-key.js';
  * write of an account would then serialise on that one item (concurrent writers fail their
  * condition and retry), costing one extra read and one extra write per change and capping
  * an account's write rate at roughly one transaction round trip at a time. Instead commit()
- * writes the entry alone (no extra cost), and the sealer, which runs with the outbox relay
- * and on demand before an export, links the account's new entries in one transaction per
+ * writes the entry alone (no extra cost), and the sealer, which the entry's insert on the
+ * table's stream triggers (lib/events/relay.ts) and which runs on demand before an export, links the account's new entries in one transaction per
  * batch of 99: `chain = {seq, prev, hash}` on each entry, and the head item
  * `T#<tid>/AUDITCHAIN` {seq, hash, last_id, signature}, conditional on the head's previous
  * seq, so concurrent sealers cannot fork the chain. The head is signed with the account's
  * Ed25519 audit key (lib/audit/signing-key.ts). The trade-off: an entry is unsealed for
- * the sealer's interval (under a second locally); an export seals first.
+ * the stream's delay (about a second: the mapping's batching window); an export seals first.
  *
  * Entries are chained in the order the sealer finds them, which is id (time) order except
  * for a transaction that lands after a later one was sealed: the sealer re-reads the last
@@ -140,35 +139,6 @@ export async function sealTenant(tenantId: string): Promise<number> {
       if (!(error instanceof TxConditionFailed)) throw error;
       // another sealer moved the head or sealed one of these entries: read again
     }
-  }
-  return sealed;
-}
-
-/**
- * One pass over the accounts with recent audit entries (the global AUDIT index, from a
- * stored mark minus a margin for the index's lag), sealing each. Run by the relay.
- */
-export async function sealRecent(now = Date.now(), maxTenants = 200): Promise<number> {
-  const mark = (await db().send(new GetCommand({ TableName: tableName(), Key: keys.auditSealMark(), ConsistentRead: true }))).Item;
-  const after = mark?.after as string | undefined;
-  const from = idPrefixAt((after ? idTime(after) : now) - 5_000);
-  const tenants = new Set<string>();
-  let newest = after ?? '';
-  // the AUDIT listing's shards (keys.auditIndexPks), merged oldest first
-  for await (const item of mergeShards(keys.auditIndexPks, { sk: { after: from } }, { pageSize: 1000 })) {
-    tenants.add((item.pk as string).slice(2));
-    if ((item.gsi1sk as string) > newest) newest = item.gsi1sk as string;
-    if (tenants.size >= maxTenants) break;
-  }
-  let sealed = 0;
-  const queue = [...tenants];
-  await Promise.all(
-    Array.from({ length: Math.min(4, queue.length) }, async () => {
-      for (let tid = queue.shift(); tid; tid = queue.shift()) sealed += await sealTenant(tid);
-    }),
-  );
-  if (newest && newest !== after) {
-    await db().send(new PutCommand({ TableName: tableName(), Item: { ...keys.auditSealMark(), after: newest, at: nowIso() } }));
   }
   return sealed;
 }

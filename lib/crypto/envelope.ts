@@ -7,6 +7,7 @@ import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { newId, nowIso } from '../ids.js';
 import { kmsKeyProvider } from './kms.js';
+import { METRIC, observeClient } from '../http/metrics.js';
 import { loadMasterKey, localKeyring } from './keyring.js';
 import type { KeyProvider } from './provider.js';
 
@@ -45,7 +46,7 @@ export function keyProvider(): KeyProvider {
     provider =
       cfg.KEY_PROVIDER === 'local'
         ? localKeyring(loadMasterKey(cfg.LOCAL_MASTER_KEY_FILE!))
-        : kmsKeyProvider(new KMSClient({ region: cfg.AWS_REGION }), cfg.KMS_KEY_ID!);
+        : kmsKeyProvider(observeClient(new KMSClient({ region: cfg.AWS_REGION }), METRIC.kmsCalls), cfg.KMS_KEY_ID!);
   }
   return provider;
 }

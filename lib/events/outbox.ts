@@ -4,12 +4,13 @@ import { tableName } from '../store/client.js';
 import type { TxItem } from '../store/tx.js';
 import type { EventType } from './catalogue.js';
 
-/** Outbox events are kept a week; the relay moves them to the queue long before. */
+/** Outbox events are kept a week; the stream relay moves them to the queue long before. */
 const OUTBOX_TTL_SECONDS = 7 * 24 * 3600;
 
 /**
  * An outbox event as a transaction item: it lands with the change or not at all
- * (docs/architecture.md, "Events"). The relay moves it to the queue.
+ * (docs/architecture.md, "Events"). Its insert reaches the relay through the table's
+ * stream (lib/events/relay.ts): no index entry, no listing.
  */
 export function eventPut(tenantId: string, type: EventType, data: Record<string, unknown>): TxItem {
   const id = newId();
@@ -18,7 +19,6 @@ export function eventPut(tenantId: string, type: EventType, data: Record<string,
       TableName: tableName(),
       Item: {
         ...keys.outbox(tenantId, id),
-        ...keys.outboxIndex(id),
         id,
         type,
         tenant_id: tenantId,

@@ -1,5 +1,6 @@
 import { config } from '../config.js';
 import type { QueuePort } from './queue-port.js';
+import { observeClient } from '../http/metrics.js';
 
 export type { QueuePort, ReceivedMessage } from './queue-port.js';
 
@@ -16,7 +17,10 @@ export async function queue(): Promise<QueuePort> {
       if (!cfg.WEBHOOK_QUEUE_URL || !cfg.WEBHOOK_DLQ_URL)
         throw new Error('WEBHOOK_QUEUE_URL and WEBHOOK_DLQ_URL are required with QUEUE_PROVIDER=sqs');
       const [{ SQSClient }, { sqsQueue }] = await Promise.all([import('@aws-sdk/client-sqs'), import('./sqs-queue.js')]);
-      port = sqsQueue(new SQSClient({ region: cfg.AWS_REGION }), { queueUrl: cfg.WEBHOOK_QUEUE_URL, deadLetterUrl: cfg.WEBHOOK_DLQ_URL });
+      port = sqsQueue(observeClient(new SQSClient({ region: cfg.AWS_REGION })), {
+        queueUrl: cfg.WEBHOOK_QUEUE_URL,
+        deadLetterUrl: cfg.WEBHOOK_DLQ_URL,
+      });
     }
   }
   return port;

@@ -1,116 +1,146 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { sealRecent } from '../audit/chain.js';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { sealTenant } from '../audit/chain.js';
 import { logger } from '../http/logger.js';
 import { db, tableName } from '../store/client.js';
-import { readPage } from '../store/pagination.js';
+import { keys } from '../store/keys.js';
 import type { DeliveryMessage, WebhookEvent } from './delivery.js';
 import { subscribed } from './payloads.js';
 import { queue } from './queue.js';
 import { deliveryQueued, listWebhooks, type Webhook } from './webhooks.js';
 
 /**
- * The outbox relay (docs/architecture.md, "Events"). Changes write their event into the table in the same
- * transaction (lib/events/outbox.ts); the relay reads pending events from the OUTBOX index,
- * oldest first, and for each event and each enabled webhook of the account subscribed to
- * its type (for `webhook.test`: only the webhook under test) records a queued delivery and
- * sends one queue message; then it deletes the outbox item. An event is claimed
- * (`claimed_until`) before it is sent, so concurrent relays do not both send it; a relay
- * that dies between send and delete leaves the claim to lapse and the event is sent again
- * (at-least-once; the worker drops a delivery already done). Events of accounts without
- * webhooks are deleted without a claim.
+ * The outbox relay (docs/architecture.md, "Events"). A change writes its event into the table
+ * in the same transaction (lib/events/outbox.ts); the table's stream (NEW_IMAGE) carries the
+ * insert to the relay function, filtered to outbox and audit inserts (OUTBOX_STREAM). Nothing
+ * polls the table: an event leaves when its stream record arrives.
+ *
+ * For each outbox record, in stream order: for each enabled webhook of the account subscribed
+ * to its type (for `webhook.test`: only the webhook under test) a queued delivery is recorded
+ * and one queue message sent; then the outbox item is deleted. The item is the mark: a record
+ * whose item is gone was relayed already (a retried batch skips it), so a message is sent
+ * once unless the relay dies between send and delete (at-least-once; the worker drops a
+ * delivery already done).
+ *
+ * No overlapping relays: the mapping runs one invocation per stream shard at a time
+ * (ParallelizationFactor 1), and a shard holds every record of a partition key in order.
+ *
+ * Partial failures: at the first record that fails the relay stops and reports that record's
+ * sequence number (ReportBatchItemFailures). The mapping checkpoints before it and retries
+ * from it; the records before it are not sent again, the ones after were not sent yet.
+ *
+ * Audit sealing rides the same stream: the accounts with audit inserts in the batch are
+ * sealed (lib/audit/chain.ts, sealTenant: conditional on the chain head, so sealers on other
+ * shards cannot fork a chain). A seal that fails is reported as its account's first audit
+ * record, so the stream retries it; an entry is never left for a schedule to find.
  */
-const CLAIM_MS = 60_000;
+export const OUTBOX_STREAM = {
+  /** Lambda event filter patterns: outbox and audit inserts only (TTL deletes and every other item stay out). */
+  filters: [
+    { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: keys.outboxPrefix }] } } } },
+    { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: keys.auditPrefix }] } } } },
+  ],
+  batchSize: 100,
+  maxBatchingWindowSeconds: 1,
+  /** Stop a poisoned record after this many retries (it lands in the log and the failure alarm). */
+  retryAttempts: 10,
+  /** One concurrent invocation per shard: the relay never overlaps itself on a key. */
+  parallelizationFactor: 1,
+} as const;
 
-interface OutboxKey {
-  readonly pk: string;
-  readonly sk: string;
+/** The part of a DynamoDB stream record the relay reads (aws-lambda's DynamoDBRecord). */
+export interface StreamRecord {
+  readonly eventName?: string;
+  readonly dynamodb?: {
+    readonly Keys?: Record<string, { S?: string }>;
+    readonly SequenceNumber?: string;
+  };
 }
 
-async function claim(key: OutboxKey, now: number): Promise<Record<string, unknown> | undefined> {
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: key,
-        UpdateExpression: 'SET claimed_until = :until',
-        ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(claimed_until) OR claimed_until < :now)',
-        ExpressionAttributeValues: { ':until': now + CLAIM_MS, ':now': now },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return undefined;
-    throw error;
-  }
+export interface RelayOutcome {
+  readonly batchItemFailures: { itemIdentifier: string }[];
+  readonly events: number;
+  readonly messages: number;
+  readonly sealed: number;
 }
-
-const remove = (key: OutboxKey) => db().send(new DeleteCommand({ TableName: tableName(), Key: key }));
 
 function targetsOf(hooks: readonly Webhook[], event: Pick<WebhookEvent, 'type' | 'data'>): Webhook[] {
   if (event.type === 'webhook.test') return hooks.filter((h) => h.id === event.data.webhook_id);
   return hooks.filter((h) => h.enabled && subscribed(h.events, event.type));
 }
 
-/** One pass: up to `limit` pending events. Returns how many events and messages it handled. */
-async function relayOnce(limit = 200, now = Date.now()): Promise<{ events: number; messages: number }> {
-  const page = await readPage({ pk: 'OUTBOX', index: 'gsi1' }, limit);
-  const byTenant = new Map<string, OutboxKey[]>();
-  for (const i of page.items) {
-    const tid = (i.pk as string).slice(2);
-    byTenant.set(tid, [...(byTenant.get(tid) ?? []), { pk: i.pk as string, sk: i.sk as string }]);
-  }
-  let events = 0;
+const keyOf = (r: StreamRecord) => ({ pk: r.dynamodb?.Keys?.pk?.S ?? '', sk: r.dynamodb?.Keys?.sk?.S ?? '' });
+
+/** Relays one outbox event; returns the messages sent. */
+async function relayEvent(key: { pk: string; sk: string }, hooksOf: (tid: string) => Promise<Webhook[]>): Promise<number> {
+  const tid = key.pk.slice(2);
+  const hooks = await hooksOf(tid);
   let messages = 0;
-  const q = await queue();
-  for (const [tid, refs] of byTenant) {
-    const hooks = await listWebhooks(tid);
-    for (const ref of refs) {
-      if (hooks.length === 0) {
-        await remove(ref);
-        events++;
-        continue;
-      }
-      const item = await claim(ref, now);
-      if (!item) continue;
-      const event: WebhookEvent = {
-        id: item.id as string,
-        type: item.type as string,
-        timestamp: item.occurred_at as string,
-        tenant_id: tid,
-        data: (item.data ?? {}) as Record<string, unknown>,
-      };
-      for (const hook of targetsOf(hooks, event)) {
-        await deliveryQueued(tid, hook.id, event);
-        const message: DeliveryMessage = { v: 1, tenant_id: tid, webhook_id: hook.id, event };
-        await q.send(JSON.stringify(message));
-        messages++;
-      }
-      await remove(ref);
-      events++;
+  if (hooks.length > 0) {
+    const item = (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
+    if (!item) return 0; // relayed by an earlier attempt of this batch
+    const event: WebhookEvent = {
+      id: item.id as string,
+      type: item.type as string,
+      timestamp: item.occurred_at as string,
+      tenant_id: tid,
+      data: (item.data ?? {}) as Record<string, unknown>,
+    };
+    const q = await queue();
+    for (const hook of targetsOf(hooks, event)) {
+      await deliveryQueued(tid, hook.id, event);
+      const message: DeliveryMessage = { v: 1, tenant_id: tid, webhook_id: hook.id, event };
+      await q.send(JSON.stringify(message));
+      messages++;
     }
   }
-  return { events, messages };
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: key }));
+  return messages;
 }
 
-/**
- * Drains the outbox and seals recent audit entries, until nothing is pending or the time
- * budget is spent. The AWS relay function and the local runtime's timer both call this.
- */
-export async function relayPass(budgetMs = 10_000): Promise<{ events: number; messages: number; sealed: number }> {
-  const until = Date.now() + budgetMs;
-  const total = { events: 0, messages: 0, sealed: 0 };
-  for (;;) {
-    const r = await relayOnce();
-    total.events += r.events;
-    total.messages += r.messages;
-    if (r.events === 0 || Date.now() > until) break;
+/** Handles one batch of stream records (already filtered by OUTBOX_STREAM, or not: others are skipped). */
+export async function relayRecords(records: readonly StreamRecord[]): Promise<RelayOutcome> {
+  const hooks = new Map<string, Promise<Webhook[]>>();
+  const hooksOf = (tid: string) => {
+    let h = hooks.get(tid);
+    if (!h) {
+      h = listWebhooks(tid);
+      hooks.set(tid, h);
+    }
+    return h;
+  };
+  let events = 0;
+  let messages = 0;
+  let failedAt: number | undefined;
+  /** The accounts to seal and the index of their first audit record in the batch. */
+  const audited = new Map<string, number>();
+  for (const [i, record] of records.entries()) {
+    if (record.eventName !== 'INSERT') continue;
+    const key = keyOf(record);
+    if (key.sk.startsWith(keys.auditPrefix)) {
+      const tid = key.pk.slice(2);
+      if (!audited.has(tid)) audited.set(tid, i);
+      continue;
+    }
+    if (!key.sk.startsWith(keys.outboxPrefix)) continue;
+    try {
+      messages += await relayEvent(key, hooksOf);
+      events++;
+    } catch (error) {
+      logger.warn('outbox relay: event not relayed; the stream retries it', { error: error as Error, sk: key.sk });
+      failedAt = i;
+      break;
+    }
   }
-  try {
-    total.sealed = await sealRecent();
-  } catch (error) {
-    logger.warn('audit sealing failed', { error: error as Error });
+  let sealed = 0;
+  for (const [tid, first] of audited) {
+    if (failedAt !== undefined && first >= failedAt) continue; // retried with the failed record
+    try {
+      sealed += await sealTenant(tid);
+    } catch (error) {
+      logger.warn('audit sealing failed; the stream retries it', { error: error as Error });
+      failedAt = Math.min(failedAt ?? first, first);
+    }
   }
-  return total;
+  const failed = failedAt === undefined ? undefined : records[failedAt]?.dynamodb?.SequenceNumber;
+  return { batchItemFailures: failed ? [{ itemIdentifier: failed }] : [], events, messages, sealed };
 }

@@ -16,6 +16,8 @@ import type { ErrorCode } from './error-codes.js';
 import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, validationFailed, type FieldIssue } from './errors.js';
 import { idempotency } from './idempotency.js';
 import { logger } from './logger.js';
+import { flushMetrics, recordRequest, tracer } from './metrics.js';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import { errorResult, successResult, type Reply } from './responses.js';
 
 type Schema<T> = z.ZodType<T>;
@@ -98,11 +100,15 @@ const requestLog = (): Mw => {
     const s = state(request);
     if (s.meter) await s.meter;
     const status = request.response?.statusCode ?? 500;
+    const latency = Date.now() - s.started;
+    // metrics by route family only (never per account: lib/http/metrics.ts)
+    recordRequest(s.route?.family ?? 'unrouted', status, latency);
+    flushMetrics();
     logger.info('request', {
       request_id: s.requestId,
       route: s.route?.key ?? `${request.event.httpMethod} ${request.event.resource}`,
       status,
-      duration_ms: Date.now() - s.started,
+      duration_ms: latency,
       tenant_id: s.principal?.tenantId,
       principal: s.principal ? { kind: s.principal.kind, id: s.principal.id } : undefined,
       source_ip: request.event.requestContext?.identity?.sourceIp,
@@ -115,6 +121,8 @@ const requestLog = (): Mw => {
       const route = routeByKey(request.event.httpMethod, request.event.resource);
       if (!route) throw internalError(new Error(`no route for ${request.event.httpMethod} ${request.event.resource}`));
       state(request).route = route;
+      tracer.putAnnotation('family', route.family);
+      tracer.putAnnotation('route', route.key);
     },
     after: finish,
     onError: finish,
@@ -283,6 +291,8 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
     return successResult(final.value, s.requestId, wireOf(s.route));
   };
   const handler = middy<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>()
+    // a subsegment around the request; never the response (it may hold a secret)
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(requestLog())
     .use(errorHandler())
     .use(bodyLimit())

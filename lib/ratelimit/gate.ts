@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import { config } from '../config.js';
 import { forbidden, HttpError } from '../http/errors.js';
 import { logger } from '../http/logger.js';
+import { count, METRIC } from '../http/metrics.js';
 import type { Route } from '../routes.js';
 import { accountSettings, ipAllowed } from '../settings/settings.js';
 import { keys } from '../store/keys.js';
@@ -147,6 +148,7 @@ export function gate(route: Route, event: APIGatewayProxyEvent): Gate {
       const decisions = (await Promise.all([account, credential])).filter((d): d is Decision => !!d);
       const refused = decisions.find((d) => !d.allowed);
       binding = refused ?? decisions.sort((a, b) => a.remaining - b.remaining)[0] ?? null;
+      if (decisions.length > 0) count(refused ? METRIC.limiterDenied : METRIC.limiterAllowed);
       if (refused) throw rateLimited(refused);
     },
     headers: () => (binding ? rateHeaders(binding) : {}),

@@ -2,6 +2,7 @@ import { createHash, createPublicKey } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Handle, Mechanism, PKCS11, RsaPSS, Template } from 'pkcs11js';
 import { p256, p384 } from '@noble/curves/nist.js';
+import { count, METRIC } from '../http/metrics.js';
 import { ALGORITHMS, KEY_SPECS, PSS_SALT_LENGTH, SIGNING_ALGORITHMS, rsaBits, type KeySpec, type SigningAlgorithm } from './algorithms.js';
 import {
   BackendUnavailable,
@@ -345,6 +346,7 @@ export class Pkcs11Backend implements SigningBackend {
 
   /** Runs `fn` on a pooled session; a PKCS#11 failure becomes a DeviceError (never retried). */
   private async withSession<T>(what: string, fn: (c: Connection, session: Handle) => Promise<T>): Promise<T> {
+    count(METRIC.hsmCalls); // every HSM operation goes through here (one per request, retries aside)
     for (;;) {
       const c = await this.connection();
       let session: Handle | null;

@@ -4,6 +4,7 @@ import { config } from '../config.js';
 import type { SigningBackend } from './backend.js';
 import { CloudHsmDescription, cloudHsmPreparer } from './cloudhsm.js';
 import { KmsSigningBackend } from './kms.js';
+import { METRIC, observeClient } from '../http/metrics.js';
 import { Pkcs11Backend } from './pkcs11.js';
 
 /**
@@ -73,7 +74,7 @@ function build(): Map<string, SigningBackend> {
     pkcs11(cfg),
     new KmsSigningBackend({
       enabled: cfg.SIGNING_KMS_ENABLED ?? cfg.KEY_PROVIDER === 'kms',
-      client: () => (kms ??= new KMSClient({ region: cfg.AWS_REGION })),
+      client: () => (kms ??= observeClient(new KMSClient({ region: cfg.AWS_REGION }), METRIC.kmsCalls)),
     }),
   ];
   return new Map(list.map((b) => [b.name, b]));

@@ -26,13 +26,12 @@
  * | resource version    | T#<tid>            | V#<type>#<id>#<n, 10 digits>    |                                 |
  * | idempotency record  | T#<tid>            | IDEM#<sha256(principal + key)>  |                                 |
  * | audit entry         | T#<tid>            | AUDIT#<uuidv7>                  | AUDIT#<n> / <uuidv7>            |
- * | outbox event        | T#<tid>            | OUTBOX#<uuidv7>                 | OUTBOX / <uuidv7>               |
+ * | outbox event        | T#<tid>            | OUTBOX#<uuidv7>                 | (none: the stream relays it)    |
  * | audit chain head    | T#<tid>            | AUDITCHAIN                      |                                 |
  * | audit signing key   | T#<tid>            | AUDITKEY                        |                                 |
  * | webhook             | T#<tid>            | WEBHOOK#<id>                    |                                 |
  * | webhook delivery    | T#<tid>            | WHDLV#<webhook id>#<event id>   |                                 |
  * | rate limit per IP   | IP#<source ip>     | RATE                            |                                 |
- * | audit sealer mark   | SYS                | AUDITSEAL                       |                                 |
  * | operator mark       | SYS                | OPERATOR                        |                                 |
  * | share               | T#<tid>            | SHARE#<type>#<res id>#<share id>|                                 |
  * | share by id         | T#<tid>            | SHAREID#<share id>              |                                 |
@@ -169,11 +168,10 @@ export const keys = {
   /** Every partition key of the global AUDIT listing, to merge. */
   auditIndexPks: sharded('AUDIT'),
   outbox: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `OUTBOX#${id}` }),
-  outboxIndex: (id: string) => ({ gsi1pk: 'OUTBOX', gsi1sk: id }),
+  outboxPrefix: 'OUTBOX#',
   auditPrefix: 'AUDIT#',
   auditChain: (tid: string) => ({ pk: tenantPk(tid), sk: 'AUDITCHAIN' }),
   auditKey: (tid: string) => ({ pk: tenantPk(tid), sk: 'AUDITKEY' }),
-  auditSealMark: () => ({ pk: 'SYS', sk: 'AUDITSEAL' }),
   // written with the first platform-operator account (lib/operator/accounts.ts): its
   // conditional put is what keeps two concurrent first-operator runs from both succeeding
   operatorMark: () => ({ pk: 'SYS', sk: 'OPERATOR' }),
@@ -289,4 +287,6 @@ export const TABLE_DEFINITION = {
     ],
     Projection: { ProjectionType: 'KEYS_ONLY' as const },
   },
+  /** The table's stream: the outbox relay and the audit sealer read it (lib/events/relay.ts). */
+  streamViewType: 'NEW_IMAGE',
 } as const;

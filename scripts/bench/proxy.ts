@@ -29,8 +29,13 @@ function describe(op: string, body: Record<string, any>): { what: string; backgr
   if (op.startsWith('DynamoDBStreams')) return { what: op, background: true };
   const key = body.Key as Record<string, { S?: string }> | undefined;
   const short = (s: string | undefined) => (s ?? '?').replace(/^T#[0-9a-f-]{36}/, 'T#…').replace(/^(KEY|DEVICE)#[0-9a-f-]{16,}/, '$1#…');
-  // the audit sealer (a relay pass) reads chain heads and ranges of audit entries
-  if (key) return { what: `${short(key.pk?.S)}/${short(key.sk?.S)}`, background: key.pk?.S === 'SYS' || key.sk?.S === 'AUDITCHAIN' };
+  // the audit sealer (the stream relay) reads chain heads and ranges of audit entries
+  // the stream relay reads and deletes outbox items (lib/events/relay.ts)
+  if (key)
+    return {
+      what: `${short(key.pk?.S)}/${short(key.sk?.S)}`,
+      background: key.pk?.S === 'SYS' || key.sk?.S === 'AUDITCHAIN' || (key.sk?.S ?? '').startsWith('OUTBOX#'),
+    };
   if (op === 'Query') {
     const values = (body.ExpressionAttributeValues ?? {}) as Record<string, { S?: string }>;
     const pk = values[':pk']?.S ?? '?';
@@ -38,7 +43,9 @@ function describe(op: string, body: Record<string, any>): { what: string; backgr
     const sealer = Object.values(values).some((v) => /^(AUDIT|OUTBOX)#/.test(v.S ?? ''));
     return { what: `${body.IndexName ?? 'table'} ${short(pk)}`, background: listing || sealer };
   }
-  if (op === 'TransactWriteItems') return { what: `${(body.TransactItems as unknown[]).length} items`, background: false };
+  // the sealer's transaction moves the account's chain head
+  if (op === 'TransactWriteItems')
+    return { what: `${(body.TransactItems as unknown[]).length} items`, background: JSON.stringify(body.TransactItems).includes('"AUDITCHAIN"') };
   if (op === 'BatchGetItem')
     return { what: `${Object.values(body.RequestItems as Record<string, { Keys: unknown[] }>)[0]?.Keys.length ?? 0} keys`, background: false };
   return { what: '', background: false };

@@ -5,7 +5,7 @@
  * (scripts/bench/secrets.ts) in the same run. README "Benchmarks" shows the table.
  *
  * Each route is called TRIPS_REQUESTS times one request at a time after a warm-up, with a
- * quiet gap before each (the outbox relay's work after a write lands in the gap). The calls
+ * quiet gap before each (the stream relay's work after a write lands in the gap). The calls
  * a request made are the ones the proxy saw between its start and its answer, less the
  * background's own (the relay's and sweeper's listing queries, the streams API, SYS items).
  * Depth: the longest chain of calls each of which started after the one before had
@@ -23,7 +23,7 @@ import { type Call, countingProxy, depthOf } from './proxy.js';
 import { printSecretsBench, secretsBench } from './secrets.js';
 
 const REQUESTS = Number(process.env.TRIPS_REQUESTS ?? 5);
-const QUIET_MS = 1200;
+const QUIET_MS = 2000; // the stream relay (1 s batching window) and the sealer finish in the gap
 
 interface Row {
   readonly route: string;

@@ -7,6 +7,7 @@ import {
   DynamoDBClient,
   ListTablesCommand,
   ResourceNotFoundException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { TABLE_DEFINITION } from '../../lib/store/keys.js';
@@ -52,10 +53,16 @@ export async function waitForDynamo(endpoint: string, timeoutMs = 60_000): Promi
 }
 
 /** Creates the single table (and its TTL attribute) when missing. */
+const STREAM = { StreamEnabled: true, StreamViewType: TABLE_DEFINITION.streamViewType };
+
 export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
   const client = localClient(endpoint);
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    // a table from before the outbox moved to the stream (a kept DATA_DIR): turn its stream on
+    if (!Table?.StreamSpecification?.StreamEnabled) {
+      await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: STREAM }));
+    }
     return;
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
@@ -69,6 +76,7 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
       GlobalSecondaryIndexes: [
         { ...TABLE_DEFINITION.gsi1, KeySchema: [...TABLE_DEFINITION.gsi1.KeySchema] },
       ],
+      StreamSpecification: STREAM,
     }),
   );
   await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true } }));

@@ -48,6 +48,8 @@ async function main() {
 
   // Configuration of the handlers, read once by lib/config.ts.
   Object.assign(process.env, {
+    // CloudWatch metrics (EMF lines on stdout, lib/http/metrics.ts): only when asked for
+    POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     DOCUMENTS_BUCKET: LOCAL_DOCUMENTS_BUCKET,
     DOCUMENTS_S3_ENDPOINT: s3.endpoint,
     TABLE_NAME: process.env.TABLE_NAME ?? 'secrets',
@@ -71,7 +73,7 @@ async function main() {
 
   await waitForDynamo(endpoint);
   await ensureTable(endpoint, process.env.TABLE_NAME!);
-  const stopEvents = (await import('./events.js')).startLocalEvents(); // outbox relay + webhook worker, in-process
+  const stopEvents = (await import('./events.js')).startLocalEvents({ streamEndpoint: endpoint, tableName: process.env.TABLE_NAME! }); // outbox relay (the table's stream) + webhook worker, in-process
   const stopSweeper = (await import('./sweeper.js')).startLeaseSweeper(); // database lease expiry
   const stopJobs = (await import('./jobs.js')).startLocalJobs(); // extraction jobs, in-process (lib/tools/jobs.ts)
   const { seedRoot } = await import('./seed.js');

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { TABLE_DEFINITION } from '../../lib/store/keys.js';
+import { OUTBOX_STREAM } from '../../lib/events/relay.js';
 import {
   actionsOf,
   allOfType,
@@ -257,6 +258,36 @@ describe('the CDK app, synthesized offline with the default context', () => {
     expect(alarms.some((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Namespace === 'AWS/SQS')).toBe(true);
   });
 
+  it('alarms per route family on p99 latency and the 5xx rate (metric math) of the service metrics, and a dashboard', () => {
+    const families = [...new Set(ROUTES.map((r) => r.family))].sort();
+    const alarms = resourcesOfType(s.observability, 'AWS::CloudWatch::Alarm').map(([, a]) => a.Properties!);
+    expect(alarms).toHaveLength(2 * families.length);
+    for (const family of families) {
+      const dims = [
+        { Name: 'family', Value: family },
+        { Name: 'service', Value: 'secrets-api' },
+      ];
+      const latency = alarms.find((a) => a.MetricName === 'latency' && JSON.stringify(a.Dimensions) === JSON.stringify(dims));
+      expect(latency, family).toMatchObject({ Namespace: 'secrets-api', ExtendedStatistic: 'p99', Period: 300, EvaluationPeriods: 3, TreatMissingData: 'notBreaching' });
+      const rate = alarms.find((a) => a.Metrics?.some((m: any) => m.MetricStat?.Metric?.MetricName === 'errors' && JSON.stringify(m.MetricStat.Metric.Dimensions) === JSON.stringify(dims)));
+      expect(rate?.Metrics.find((m: any) => m.Expression)?.Expression, family).toBe('100 * errors / requests');
+      expect(rate?.Metrics.find((m: any) => m.Id === 'requests')?.MetricStat).toMatchObject({ Metric: { Namespace: 'secrets-api', MetricName: 'requests', Dimensions: dims }, Stat: 'Sum' });
+      expect(rate).toMatchObject({ Threshold: 5, ComparisonOperator: 'GreaterThanThreshold' });
+    }
+    // only low-cardinality dimensions on the service's metrics: never an account, a key or a name
+    const used = new Set(JSON.stringify(alarms).match(/"Name":"[a-zA-Z_]+"/g));
+    expect([...used].sort()).toEqual(['"Name":"family"', '"Name":"service"']);
+    // the dashboard shows each family's requests, 5xx rate and p99 latency, the limiter, KMS and HSM
+    const [[, dashboard]] = resourcesOfType(s.observability, 'AWS::CloudWatch::Dashboard') as [[string, CfnResource]];
+    const body = JSON.stringify(dashboard.Properties!.DashboardBody);
+    for (const text of ['limiter_denied', 'kms_calls', 'hsm_calls', 'p99', ...families.map((f) => `\\"family\\",\\"${f}\\"`)]) expect(body, text).toContain(text);
+    // the functions emit into the namespace the alarms read, traced
+    for (const { resource } of allOfType(s, 'AWS::Lambda::Function').filter((f) => f.resource.Properties!.Environment?.Variables?.TABLE_NAME)) {
+      expect(resource.Properties!.Environment.Variables.POWERTOOLS_METRICS_NAMESPACE).toBe('secrets-api');
+      expect(resource.Properties!.TracingConfig).toEqual({ Mode: 'Active' });
+    }
+  });
+
   it('keeps state in its own stack: the table of lib/store/keys.ts, a rotating key, encrypted queues', () => {
     const [[, table]] = resourcesOfType(s.data, 'AWS::DynamoDB::Table') as [[string, CfnResource]];
     const t = table.Properties!;
@@ -299,6 +330,29 @@ describe('the CDK app, synthesized offline with the default context', () => {
       if ('schedule' in job.trigger) {
         const rule = rules.find((r) => JSON.stringify(r.Targets).includes(JSON.stringify(ref)));
         expect(rule?.ScheduleExpression, job.id).toBe(job.trigger.schedule);
+      } else if ('stream' in job.trigger) {
+        // the table's stream, filtered to outbox and audit inserts, one invocation per shard, partial failures
+        const [[tableId, table]] = resourcesOfType(s.data, 'AWS::DynamoDB::Table') as [[string, CfnResource]];
+        expect(table.Properties!.StreamSpecification, job.id).toEqual({ StreamViewType: 'NEW_IMAGE' });
+        const mapping = mappings.find((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: id }))!;
+        expect(JSON.stringify(mapping.EventSourceArn), job.id).toContain(tableId);
+        expect(mapping, job.id).toMatchObject({
+          StartingPosition: 'TRIM_HORIZON',
+          BatchSize: OUTBOX_STREAM.batchSize,
+          MaximumBatchingWindowInSeconds: OUTBOX_STREAM.maxBatchingWindowSeconds,
+          ParallelizationFactor: 1,
+          MaximumRetryAttempts: OUTBOX_STREAM.retryAttempts,
+          BisectBatchOnFunctionError: true,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+        });
+        expect(mapping.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern))).toEqual([
+          { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'OUTBOX#' }] } } } },
+          { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'AUDIT#' }] } } } },
+        ]);
+        expect(rules.some((r) => JSON.stringify(r.Targets).includes(JSON.stringify(ref))), `${job.id}: no schedule`).toBe(false);
+        const extra = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
+        expect(actionsOf(s, { template: s.background, resource: f, local: true }), job.id).toEqual([...new Set([...expectedActions(job.grants, false), ...extra])].sort());
+        continue;
       } else {
         const mapping = mappings.find((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: id }));
         expect(mapping?.FunctionResponseTypes, job.id).toEqual(['ReportBatchItemFailures']);

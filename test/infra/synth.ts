@@ -36,6 +36,8 @@ export interface Synthesized {
   readonly nested: readonly SynthTemplate[];
   /** The nested stack of the background functions (infra/background.ts). */
   readonly background: SynthTemplate;
+  /** The nested stack of the per-family alarms and the dashboard (infra/alarms.ts, infra/dashboard.ts). */
+  readonly observability: SynthTemplate;
   /** The nested stacks of route families (with their OPTIONS methods when CORS is configured). */
   readonly families: readonly SynthTemplate[];
 }
@@ -75,8 +77,10 @@ export function synthesize(options: { context?: Record<string, unknown>; routes?
     .map((r) => load(r.Metadata!['aws:asset:path'] as string, (r.Properties?.Parameters ?? {}) as Record<string, any>));
   const background = nested.find((t) => t.file.includes('Background'));
   if (!background) throw new Error('no Background nested stack');
-  const families = nested.filter((t) => t !== background);
-  return { dir, deployment, templates: [data, api, ...nested], data, api, nested, background, families };
+  const observability = nested.find((t) => t.file.includes('Observability'));
+  if (!observability) throw new Error('no Observability nested stack');
+  const families = nested.filter((t) => t !== background && t !== observability);
+  return { dir, deployment, templates: [data, api, ...nested], data, api, nested, background, observability, families };
 }
 
 export function resourcesOfType(template: SynthTemplate, type: string): [string, CfnResource][] {

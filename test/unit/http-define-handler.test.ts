@@ -5,6 +5,7 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { table } from './table.js';
 import * as http from '../../lib/http/index.js';
 import { logger } from '../../lib/http/logger.js';
+import { metrics } from '../../lib/http/metrics.js';
 import { generateApiKey, hashApiKey } from '../../lib/auth/api-keys.js';
 
 /**
@@ -265,6 +266,39 @@ describe('defineHandler', () => {
     expect([59, 60]).toContain(wait);
     expect(res.headers).toMatchObject({ RateLimit: `"account";r=0;t=${wait}` });
     expect(handler).not.toHaveBeenCalled();
+  });
+
+  it('metrics per request: requests, errors and latency by route family, limiter decisions; never an account in a dimension', async () => {
+    // what each publish writes (the EMF document), captured instead of printed
+    const published: Record<string, any>[] = [];
+    vi.spyOn(metrics, 'publishStoredMetrics').mockImplementation(() => {
+      published.push(metrics.serializeMetrics() as Record<string, any>);
+      metrics.clearMetrics();
+      metrics.clearDimensions();
+      return metrics;
+    });
+    const { key, tenantId, keyId } = await credential(['secrets:write'], { quota: { requests_per_minute: 1 } });
+    const h = http.defineHandler({ body: Body, handler: async () => http.ok({}) });
+    const ev = () => event('POST', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ name: 'n', data: {} }) });
+    expect((await h(ev(), context)).statusCode).toBe(200);
+    expect((await h(ev(), context)).statusCode).toBe(429);
+    const boom = http.defineHandler({ handler: async () => Promise.reject(new Error('down')) });
+    const missing = await credential(['secrets:read']);
+    expect((await boom(event('GET', '/api/v1/secrets', { headers: { authorization: `Bearer ${missing.key}` } }), context)).statusCode).toBe(500);
+
+    expect(published).toHaveLength(3);
+    const [ok, limited, failed] = published.map((doc) => {
+      const directive = doc._aws.CloudWatchMetrics[0];
+      return { dimensions: directive.Dimensions[0].sort(), names: directive.Metrics.map((m: { Name: string }) => m.Name).sort(), doc };
+    });
+    expect(ok!.dimensions).toEqual(['family', 'service']);
+    expect(ok!.doc).toMatchObject({ family: 'secrets', service: 'secrets-api', requests: 1, limiter_allowed: 1 });
+    expect(ok!.names).toEqual(['latency', 'limiter_allowed', 'requests']);
+    expect(typeof ok!.doc.latency).toBe('number');
+    expect(limited!.doc).toMatchObject({ family: 'secrets', requests: 1, limiter_denied: 1, client_errors: 1 });
+    expect(failed!.doc).toMatchObject({ family: 'secrets', requests: 1, errors: 1 });
+    // no account, credential or request in any metric document
+    for (const id of [tenantId, keyId, missing.tenantId, missing.keyId]) expect(JSON.stringify(published)).not.toContain(id);
   });
 
   it('JSON bodies: the content type must be JSON (any +json suffix, any case), the text valid and not too deep', async () => {

@@ -2,8 +2,8 @@
  * What a deployment of the synthesized templates consists of, read back from them: every
  * function (code asset, handler string, runtime, timeout, layers, environment with its
  * intrinsics resolved), every API Gateway method with the path of its resource and the
- * function its proxy integration invokes, the gateway responses, the tables, queues, SQS
- * event-source mappings and scheduled rules.
+ * function its proxy integration invokes, the gateway responses, the tables, queues, SQS and
+ * DynamoDB stream event-source mappings and scheduled rules.
  *
  * Intrinsics (Ref, Fn::GetAtt, Fn::Join, Fn::Sub, Fn::Select, Fn::Split, Fn::ImportValue,
  * nested-stack parameters and outputs) are evaluated as CloudFormation would, with physical
@@ -77,6 +77,24 @@ export interface EventSourceSpec {
   readonly enabled: boolean;
 }
 
+/** A DynamoDB stream event-source mapping, as the template declares it (run by scripts/local/streams.ts). */
+export interface StreamSourceSpec {
+  readonly key: string;
+  /** The local table's name. */
+  readonly tableName: string;
+  readonly functionKey: string;
+  /** FilterCriteria.Filters[].Pattern, parsed. */
+  readonly filters: readonly unknown[];
+  readonly batchSize: number;
+  readonly maximumBatchingWindowSeconds: number;
+  readonly startingPosition: 'TRIM_HORIZON' | 'LATEST';
+  readonly reportBatchItemFailures: boolean;
+  readonly bisectBatchOnFunctionError: boolean;
+  readonly maximumRetryAttempts: number;
+  readonly parallelizationFactor: number;
+  readonly enabled: boolean;
+}
+
 export interface ScheduleSpec {
   readonly key: string;
   readonly expression: string;
@@ -90,6 +108,7 @@ export interface Deployment {
   readonly gatewayResponses: ReadonlyMap<string, GatewayResponseSpec>;
   readonly binaryMediaTypes: readonly string[];
   readonly eventSources: readonly EventSourceSpec[];
+  readonly streamSources: readonly StreamSourceSpec[];
   readonly schedules: readonly ScheduleSpec[];
 }
 
@@ -330,9 +349,31 @@ export function readDeployment(assembly: Assembly, world: World): Deployment {
   if (apis.length !== 1) throw new Error(`expected one RestApi, found ${apis.length}`);
   const binaryMediaTypes = ((apis[0]!.resource.Properties?.BinaryMediaTypes ?? []) as string[]).map((t) => t.replace(/~1/g, '/'));
 
-  const eventSources = ofType(assembly, 'AWS::Lambda::EventSourceMapping').map(({ template, id, resource }): EventSourceSpec => {
+  const mappings = ofType(assembly, 'AWS::Lambda::EventSourceMapping').map((m) => ({ ...m, arn: String(r.value(m.template, m.resource.Properties?.EventSourceArn)) }));
+  const isStream = (arn: string) => /^arn:aws:dynamodb:[^:]*:[^:]*:table\/[^/]+\/stream\//.test(arn);
+  const streamSources = mappings
+    .filter(({ arn }) => isStream(arn))
+    .map(({ template, id, resource, arn }): StreamSourceSpec => {
+      const p = resource.Properties ?? {};
+      const tableName = arn.split('/')[1]!;
+      if (![...world.tables.values()].includes(tableName)) throw new Error(`${keyOf(template, id)}: stream ${arn} is not a table of this deployment`);
+      return {
+        key: keyOf(template, id),
+        tableName,
+        functionKey: functionKey(r.value(template, p.FunctionName), keyOf(template, id)),
+        filters: ((p.FilterCriteria?.Filters ?? []) as { Pattern: string }[]).map((f) => JSON.parse(String(r.value(template, f.Pattern)))),
+        batchSize: Number(p.BatchSize ?? 100),
+        maximumBatchingWindowSeconds: Number(p.MaximumBatchingWindowInSeconds ?? 0),
+        startingPosition: p.StartingPosition === 'LATEST' ? 'LATEST' : 'TRIM_HORIZON',
+        reportBatchItemFailures: ((p.FunctionResponseTypes ?? []) as string[]).includes('ReportBatchItemFailures'),
+        bisectBatchOnFunctionError: p.BisectBatchOnFunctionError === true,
+        maximumRetryAttempts: Number(p.MaximumRetryAttempts ?? -1),
+        parallelizationFactor: Number(p.ParallelizationFactor ?? 1),
+        enabled: p.Enabled !== false,
+      };
+    });
+  const eventSources = mappings.filter(({ arn }) => !isStream(arn)).map(({ template, id, resource, arn }): EventSourceSpec => {
     const p = resource.Properties ?? {};
-    const arn = String(r.value(template, p.EventSourceArn));
     const queue = [...world.queues.entries()].find(([, url]) => url.endsWith(`/${arn.slice(arn.lastIndexOf(':') + 1)}`));
     if (!queue) throw new Error(`${keyOf(template, id)}: event source ${arn} is not a queue of this deployment`);
     return {
@@ -358,5 +399,5 @@ export function readDeployment(assembly: Assembly, world: World): Deployment {
       ),
     );
 
-  return { functions, methods, gatewayResponses, binaryMediaTypes, eventSources, schedules };
+  return { functions, methods, gatewayResponses, binaryMediaTypes, eventSources, streamSources, schedules };
 }

@@ -4,8 +4,9 @@
  * takes a prebuilt cloud assembly), then stands the templates up locally:
  *
  * - the table as the data stack declares it, on DynamoDB Local;
- * - the queues (with their redrive policy) on fauxqs, the SQS event-source mappings and the
- *   scheduled rules (scripts/local/artifact/sources.ts);
+ * - the queues (with their redrive policy) on fauxqs, the SQS event-source mappings, the
+ *   table stream's mapping on DynamoDB Local's streams API, and the scheduled rules
+ *   (scripts/local/artifact/sources.ts);
  * - API Gateway from the methods, integrations and gateway responses (gateway.ts);
  * - every function's code asset, handler string and environment as written in the template,
  *   in its own Node 22 process (host.ts).
@@ -41,8 +42,9 @@ export const LOCAL_WORLD: readonly string[] = [
   'CloudHSM -> SoftHSM2 token; the HSM layer -> a stand-in layer with the real pkcs11js addon (layer functions take turns: the file token is not safe for concurrent writers)',
   'CloudHSM API (DescribeClusters) -> a local stand-in whose cluster has one HSM on 127.0.0.1; every request recorded',
   'Secrets Manager (HSM PIN) -> PKCS11_PIN of the SoftHSM2 token',
-  'DynamoDB -> DynamoDB Local; SQS -> fauxqs; S3 buckets -> fauxqs (objects under DATA_DIR/s3); EventBridge schedules -> local timers',
+  'DynamoDB (and its stream) -> DynamoDB Local; SQS -> fauxqs; S3 buckets -> fauxqs (objects under DATA_DIR/s3); EventBridge schedules -> local timers',
   'API Gateway stage URL -> the local address (PUBLIC_BASE_URL)',
+  "X-Ray -> off (POWERTOOLS_TRACE_ENABLED=false: no daemon); CloudWatch metrics -> EMF lines on the functions' stdout, off unless POWERTOOLS_METRICS_DISABLED=false",
   'Secrets Manager (payment provider) -> the local payment provider (PAYMENT_PROVIDER=local) and its secret file under DATA_DIR',
 ];
 
@@ -142,6 +144,9 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     KMS_KEY_ID: undefined,
     LOCAL_MASTER_KEY_FILE: masterKeyFile,
     PUBLIC_BASE_URL: url,
+    // no X-Ray daemon here; metrics (EMF on stdout) only when asked for (POWERTOOLS_METRICS_DISABLED=false)
+    POWERTOOLS_TRACE_ENABLED: 'false',
+    POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     // the development settings of the source runtime (scripts/local/start.ts, events.ts)
     ACME_ALLOW_LOOPBACK: '1',
     DATABASE_ALLOW_LOOPBACK: '1',
@@ -181,7 +186,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const importFailures = modules.filter((m) => !m.ok).map((m) => ({ module: m.module, error: m.error! }));
 
   const gateway = await startArtifactGateway({ port: opts.port, deployment, functions, log });
-  const sources = startSources({ deployment, queues, functions, log });
+  const sources = startSources({ deployment, queues, dynamoEndpoint: endpoint, functions, log });
   if (root && !process.env.SECRETS_DEV_ROOT_KEY) log.write(`generated platform-operator root key (shown once, keep it):\n  ${root.key}\n`);
 
   return {

@@ -3,7 +3,9 @@
  * SQS-compatible engine; attributes and redrive policy from the template), a poller per
  * AWS::Lambda::EventSourceMapping with the mapping's batch size and, when the mapping
  * reports batch item failures, deletion of only the records the function did not report
- * (otherwise a failed invocation leaves the whole batch for redelivery), and every
+ * (otherwise a failed invocation leaves the whole batch for redelivery), each DynamoDB stream
+ * mapping with its filter criteria and batch settings on DynamoDB Local's streams API
+ * (scripts/local/streams.ts: one poll loop per shard), and every
  * scheduled AWS::Events::Rule run on a timer, compressed by `speedup` (rate(1 minute) runs
  * every 500 ms at the default 120) so that tests see the pipeline move.
  */
@@ -12,6 +14,7 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aw
 import type { QueueSpec } from './deployment.js';
 import { ACCOUNT, type Deployment, REGION } from './deployment.js';
 import type { FunctionHost } from './host.js';
+import { type StreamPoller, startStreamPoller } from '../streams.js';
 
 export interface Queues {
   readonly endpoint: string;
@@ -71,6 +74,8 @@ export interface Sources {
 export function startSources(opts: {
   deployment: Deployment;
   queues: Queues;
+  /** DynamoDB Local (its streams API). */
+  dynamoEndpoint: string;
   functions: FunctionHost;
   speedup?: number;
   log?: NodeJS.WritableStream;
@@ -151,6 +156,35 @@ export function startSources(opts: {
     loops.push(poll(), poll());
   }
 
+  const pollers: StreamPoller[] = [];
+  for (const source of deployment.streamSources.filter((s) => s.enabled)) {
+    const fn = deployment.functions.get(source.functionKey);
+    if (!fn) throw new Error(`stream source ${source.key}: unknown function ${source.functionKey}`);
+    pollers.push(
+      startStreamPoller({
+        endpoint: opts.dynamoEndpoint,
+        log,
+        name: `artifact stream source ${fn.functionName}`,
+        mapping: {
+          tableName: source.tableName,
+          filters: source.filters,
+          batchSize: source.batchSize,
+          maxBatchingWindowSeconds: source.maximumBatchingWindowSeconds,
+          startingPosition: source.startingPosition,
+          reportBatchItemFailures: source.reportBatchItemFailures,
+          bisectOnError: source.bisectBatchOnFunctionError,
+          retryAttempts: source.maximumRetryAttempts,
+          parallelizationFactor: source.parallelizationFactor,
+        },
+        invoke: async (event) => {
+          const outcome = await functions.invoke(fn, event);
+          count(fn.functionName, !outcome.ok);
+          return outcome;
+        },
+      }),
+    );
+  }
+
   for (const rule of deployment.schedules.filter((s) => s.enabled)) {
     const fn = deployment.functions.get(rule.functionKey);
     if (!fn) throw new Error(`schedule ${rule.key}: unknown function ${rule.functionKey}`);
@@ -189,7 +223,7 @@ export function startSources(opts: {
     async stop() {
       running = false;
       for (const t of timers) clearInterval(t);
-      await Promise.all(loops);
+      await Promise.all([...loops, ...pollers.map((p) => p.stop())]);
       sqs.destroy();
     },
   };

@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { table } from './table.js';
+import { relayRecords, type StreamRecord } from '../../lib/events/relay.js';
+import { memoryQueue } from '../../lib/events/memory-queue.js';
+import { setQueue } from '../../lib/events/queue.js';
+import { keys } from '../../lib/store/keys.js';
+
+/**
+ * lib/events/relay.ts on stream records as the table's stream delivers them, against the
+ * suite's table: the records it skips, an event already relayed by an earlier attempt, and a
+ * seal that fails (reported, so the stream retries it). The stream path end to end is
+ * test/api/stream-relay.test.ts.
+ */
+let t: Awaited<ReturnType<typeof table>>;
+const q = memoryQueue();
+
+beforeAll(async () => {
+  t = await table();
+  setQueue(q);
+});
+afterAll(() => setQueue(undefined));
+
+const record = (eventName: string, pk: string, sk: string, seq: string): StreamRecord => ({
+  eventName,
+  dynamodb: { Keys: { pk: { S: pk }, sk: { S: sk } }, SequenceNumber: seq },
+});
+
+async function webhook(tenantId: string) {
+  const id = randomUUID();
+  const at = new Date().toISOString();
+  await t.put({ ...keys.webhook(tenantId, id), id, url: 'https://hooks.example.com/in', events: ['*'], description: '', enabled: true, created_at: at, created_by: null, updated_at: at, secret: new Uint8Array([1]) });
+}
+
+describe('relayRecords', () => {
+  it('skips what is not an outbox or audit insert; an event of an account without webhooks is only deleted', async () => {
+    const tid = randomUUID();
+    const out = await relayRecords([
+      record('REMOVE', `T#${tid}`, `OUTBOX#${randomUUID()}`, '1'),
+      record('INSERT', `T#${tid}`, `WEBHOOK#${randomUUID()}`, '2'),
+      record('INSERT', `T#${tid}`, `OUTBOX#${randomUUID()}`, '3'),
+      {},
+    ]);
+    expect(out).toEqual({ batchItemFailures: [], events: 1, messages: 0, sealed: 0 });
+  });
+
+  it('an event whose item is gone was relayed by an earlier attempt: nothing is sent again', async () => {
+    const tid = randomUUID();
+    await webhook(tid);
+    const before = q.size();
+    const out = await relayRecords([record('INSERT', `T#${tid}`, `OUTBOX#${randomUUID()}`, '7')]);
+    expect(out).toEqual({ batchItemFailures: [], events: 1, messages: 0, sealed: 0 });
+    expect(q.size()).toBe(before);
+  });
+
+  it('a seal that fails is reported at the account\'s first audit record; the records before it are done', async () => {
+    const broken = randomUUID();
+    const fine = randomUUID();
+    // a chain head that does not parse: sealTenant throws for this account
+    await t.put({ ...keys.auditChain(broken), seq: 'not a number' });
+    const out = await relayRecords([
+      record('INSERT', `T#${fine}`, `OUTBOX#${randomUUID()}`, '10'),
+      record('INSERT', `T#${broken}`, `AUDIT#${randomUUID()}`, '11'),
+      record('INSERT', `T#${broken}`, `AUDIT#${randomUUID()}`, '12'),
+    ]);
+    expect(out.batchItemFailures).toEqual([{ itemIdentifier: '11' }]);
+    expect(out.events).toBe(1);
+    await t.remove(keys.auditChain(broken));
+  });
+});
