@@ -1,6 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { processMessage } from '../../lib/events/delivery.js';
 import { queue } from '../../lib/events/queue.js';
+import { flushMetrics } from '../../lib/http/metrics.js';
 
 /**
  * The webhook delivery worker in AWS: the SQS event source of the webhook queue (not a
@@ -25,5 +26,6 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
       if (!delivered) failed.push({ itemIdentifier: r.messageId });
     }),
   );
+  flushMetrics(); // the KMS calls that opened the signing secrets
   return { batchItemFailures: failed };
 }

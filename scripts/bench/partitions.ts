@@ -117,10 +117,9 @@ async function main() {
         `periodic: ${k} ${(n / SECONDS).toFixed(1)} w/s here; projected @10k: ${projected.toFixed(0)} w/s (audit entries/s ÷ 99 + batches/s)\n`,
       );
     }
-    const over = [
-      ...[...requestDriven].map(([k, n]) => ['item', k, n] as const),
-      ...[...perGsi].map(([k, n]) => ['gsi1', k, n] as const),
-    ].filter(([, , n]) => at10k(n) > BOUND);
+    const over = [...[...requestDriven].map(([k, n]) => ['item', k, n] as const), ...[...perGsi].map(([k, n]) => ['gsi1', k, n] as const)].filter(
+      ([, , n]) => at10k(n) > BOUND,
+    );
     if (over.length > 0) {
       for (const [what, k, n] of over) out.write(`OVER the bound of ${BOUND} w/s: ${what} ${k} ${at10k(n).toFixed(0)} w/s @10k\n`);
       process.exitCode = 1;

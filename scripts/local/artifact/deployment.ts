@@ -349,7 +349,10 @@ export function readDeployment(assembly: Assembly, world: World): Deployment {
   if (apis.length !== 1) throw new Error(`expected one RestApi, found ${apis.length}`);
   const binaryMediaTypes = ((apis[0]!.resource.Properties?.BinaryMediaTypes ?? []) as string[]).map((t) => t.replace(/~1/g, '/'));
 
-  const mappings = ofType(assembly, 'AWS::Lambda::EventSourceMapping').map((m) => ({ ...m, arn: String(r.value(m.template, m.resource.Properties?.EventSourceArn)) }));
+  const mappings = ofType(assembly, 'AWS::Lambda::EventSourceMapping').map((m) => ({
+    ...m,
+    arn: String(r.value(m.template, m.resource.Properties?.EventSourceArn)),
+  }));
   const isStream = (arn: string) => /^arn:aws:dynamodb:[^:]*:[^:]*:table\/[^/]+\/stream\//.test(arn);
   const streamSources = mappings
     .filter(({ arn }) => isStream(arn))
@@ -372,19 +375,21 @@ export function readDeployment(assembly: Assembly, world: World): Deployment {
         enabled: p.Enabled !== false,
       };
     });
-  const eventSources = mappings.filter(({ arn }) => !isStream(arn)).map(({ template, id, resource, arn }): EventSourceSpec => {
-    const p = resource.Properties ?? {};
-    const queue = [...world.queues.entries()].find(([, url]) => url.endsWith(`/${arn.slice(arn.lastIndexOf(':') + 1)}`));
-    if (!queue) throw new Error(`${keyOf(template, id)}: event source ${arn} is not a queue of this deployment`);
-    return {
-      queueKey: queue[0],
-      functionKey: functionKey(r.value(template, p.FunctionName), keyOf(template, id)),
-      batchSize: Number(p.BatchSize ?? 10),
-      reportBatchItemFailures: ((p.FunctionResponseTypes ?? []) as string[]).includes('ReportBatchItemFailures'),
-      maximumBatchingWindowSeconds: Number(p.MaximumBatchingWindowInSeconds ?? 0),
-      enabled: p.Enabled !== false,
-    };
-  });
+  const eventSources = mappings
+    .filter(({ arn }) => !isStream(arn))
+    .map(({ template, id, resource, arn }): EventSourceSpec => {
+      const p = resource.Properties ?? {};
+      const queue = [...world.queues.entries()].find(([, url]) => url.endsWith(`/${arn.slice(arn.lastIndexOf(':') + 1)}`));
+      if (!queue) throw new Error(`${keyOf(template, id)}: event source ${arn} is not a queue of this deployment`);
+      return {
+        queueKey: queue[0],
+        functionKey: functionKey(r.value(template, p.FunctionName), keyOf(template, id)),
+        batchSize: Number(p.BatchSize ?? 10),
+        reportBatchItemFailures: ((p.FunctionResponseTypes ?? []) as string[]).includes('ReportBatchItemFailures'),
+        maximumBatchingWindowSeconds: Number(p.MaximumBatchingWindowInSeconds ?? 0),
+        enabled: p.Enabled !== false,
+      };
+    });
 
   const schedules = ofType(assembly, 'AWS::Events::Rule')
     .filter(({ resource }) => resource.Properties?.ScheduleExpression)
