@@ -25,7 +25,7 @@ export const tokenEndpointOf = (headers: Readonly<Record<string, string>>): stri
  * set it; /api/v1/auth/oauth/authorize reads it and checks the token as every route does
  * (signature, expiry, the session still active), so signing out ends it too.
  */
-export const SESSION_COOKIE = 'sc_session';
+const SESSION_COOKIE = 'sc_session';
 
 export function sessionCookie(accessToken: string, maxAge: number, headers: Readonly<Record<string, string>>): string {
   const secure = publicBase(headers).startsWith('https:') ? '; Secure' : '';

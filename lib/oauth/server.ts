@@ -102,7 +102,7 @@ async function activeTenant(tenantId: string): Promise<Tenant> {
 
 // ---- client authentication (RFC 6749 §2.3, RFC 7523 §2.2) ----------------------------------
 
-export interface TokenRequest {
+interface TokenRequest {
   readonly grant_type: string;
   readonly client_id?: string | undefined;
   readonly client_secret?: string | undefined;
@@ -132,7 +132,7 @@ function basicCredentials(headers: Readonly<Record<string, string>>): { id: stri
 }
 
 /** The client of a token request, authenticated with its registered method; 401 `invalid_client` otherwise. */
-export async function authenticateClient(body: TokenRequest, headers: Readonly<Record<string, string>>, ctx: RequestFacts): Promise<Client> {
+async function authenticateClient(body: TokenRequest, headers: Readonly<Record<string, string>>, ctx: RequestFacts): Promise<Client> {
   const basic = basicCredentials(headers);
   const methods = [basic, body.client_secret, body.client_assertion].filter((m) => m !== undefined);
   if (methods.length > 1) throw badRequest('use exactly one client authentication method', undefined, 'invalid_request');
@@ -281,7 +281,7 @@ export interface AuthorizeQuery {
 }
 
 /** What the authorization endpoint answers: a redirect to the client, the sign-in page, or the consent page. */
-export type AuthorizeOutcome =
+type AuthorizeOutcome =
   | { readonly kind: 'redirect'; readonly location: string }
   | { readonly kind: 'sign_in'; readonly account: string }
   | {

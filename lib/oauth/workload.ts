@@ -17,15 +17,13 @@ import { openClientSession, type RequestFacts } from '../users/sessions.js';
  * match, its scopes (or the requested subset) for its lifetime. Every refusal of the subject
  * token is RFC 8693 §2.2.2 `invalid_request`; a scope beyond the binding is `invalid_scope`.
  */
-export const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const JWT_TYPES = ['urn:ietf:params:oauth:token-type:jwt', 'urn:ietf:params:oauth:token-type:id_token'];
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const AUDIENCE_PREFIX = 'urn:secrets-api:account:';
 const ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
-export const workloadAudience = (tenantId: string) => `${AUDIENCE_PREFIX}${tenantId}`;
-
-export interface ExchangeRequest {
+interface ExchangeRequest {
   readonly grant_type: string;
   readonly subject_token: string;
   readonly subject_token_type: string;

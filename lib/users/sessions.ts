@@ -111,7 +111,7 @@ export async function openSession(
  * `client_credentials` or workload session has no refresh token and lasts as long as its
  * one access token: its tokens are still a session's, revoked as sessions are.
  */
-export interface ClientGrant {
+interface ClientGrant {
   readonly client_id: string;
   readonly subject: string;
   readonly method: 'oauth_code' | 'client_credentials' | 'workload';

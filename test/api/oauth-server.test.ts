@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -65,8 +65,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   redirectServer?.close();
-  const leaks = await findLeaks({ dynamoEndpoint: inject('dynamoEndpoint'), tableName: inject('tableName'), logText: '', extra: exported });
+  const logText = readFileSync(inject('logFile'), 'utf8');
+  const leaks = await findLeaks({ dynamoEndpoint: inject('dynamoEndpoint'), tableName: inject('tableName'), logText, extra: exported });
   expect(leaks).toEqual([]);
+  // no issued token, refresh token or client secret in the runtime's log either
+  expect(exported.length).toBeGreaterThan(10);
+  expect(exported.filter((t) => logText.includes(t))).toEqual([]);
 });
 
 describe('discovery', () => {
@@ -142,6 +146,18 @@ describe('client_credentials', () => {
     const grant = await form('/api/v1/auth/oauth/token', { grant_type: 'password', client_id: c.client_id, client_secret: client_secret! });
     expect(grant.status).toBe(400);
     expect(oauthError(grant)).toBe('unsupported_grant_type');
+    const noCode = await form('/api/v1/auth/oauth/token', { grant_type: 'refresh_token', client_id: c.client_id, client_secret: client_secret! });
+    expect(oauthError(noCode)).toBe('unauthorized_client');
+    const mixed = await form('/api/v1/auth/oauth/token', { grant_type: 'client_credentials', client_id: c.client_id, client_secret: client_secret!, client_assertion: 'x' });
+    expect(oauthError(mixed)).toBe('invalid_request');
+    for (const bad of [
+      { client_assertion_type: 'urn:other', client_assertion: 'x' },
+      { client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: 'not-a-jwt' },
+    ]) {
+      const res = await form('/api/v1/auth/oauth/token', { grant_type: 'client_credentials', ...bad });
+      expect(res.status).toBe(401);
+      expect(oauthError(res)).toBe('invalid_client');
+    }
     const missing = await form('/api/v1/auth/oauth/token', { client_id: c.client_id });
     expect(missing.status).toBe(400);
     expect(oauthError(missing)).toBe('invalid_request');
@@ -330,7 +346,7 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
     expect(oauthError(wrong)).toBe('invalid_grant');
   }, 90_000);
 
-  it('deny answers access_denied to the client; more scopes ask again', async () => {
+  it('deny answers access_denied to the client; the consent ticket is single-use; the session cookie is HttpOnly, SameSite=Lax', async () => {
     const { client: c, client_secret } = await newClient(a, { grant_types: ['authorization_code'], redirect_uris: [REDIRECT], scopes: ['secrets:read', 'secrets:delete'] });
     const config = await discover(c.client_id, client.ClientSecretBasic(client_secret!));
     const url = client.buildAuthorizationUrl(config, {
@@ -340,11 +356,28 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
       code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
       code_challenge_method: 'S256',
     });
+    let form: Record<string, string> = {};
     const back = await browse(url, async (p) => {
       await p.waitForSelector('body[data-state="consent"]');
+      form = Object.fromEntries(await p.$$eval('input[type=hidden]', (els) => els.map((e) => [(e as HTMLInputElement).name, (e as HTMLInputElement).value])));
       await p.click('#deny');
     });
     expect(Object.fromEntries(back.searchParams)).toMatchObject({ error: 'access_denied', state: 's1', iss: issuer() });
+    // the browser holds the session as an HttpOnly, SameSite=Lax cookie scoped to /api/v1/auth
+    const cookie = (await context.cookies()).find((k) => k.name === 'sc_session')!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/api/v1/auth' });
+    // the consent ticket is single-use: replaying the form with "allow" is refused
+    const replay = await fetch(`${baseUrl()}/api/v1/auth/oauth/authorize?${new URLSearchParams({ ...form, decision: 'allow' })}`, {
+      redirect: 'manual',
+      headers: { cookie: `sc_session=${cookie.value}` },
+    });
+    expect(replay.status).toBe(400);
+    // a forged ticket too
+    const forged = await fetch(`${baseUrl()}/api/v1/auth/oauth/authorize?${new URLSearchParams({ ...form, ticket: 'x'.repeat(43), decision: 'allow' })}`, {
+      redirect: 'manual',
+      headers: { cookie: `sc_session=${cookie.value}` },
+    });
+    expect(forged.status).toBe(400);
   }, 60_000);
 });
 
@@ -477,6 +510,8 @@ describe('workload token exchange (RFC 8693)', () => {
       ['not a JWT', 'not-a-jwt', {}, 'invalid_request'],
       ['scope beyond', workloadJwt({ repository_owner: 'acme' }), { scope: 'secrets:write' }, 'invalid_scope'],
       ['token type', workloadJwt({ repository_owner: 'acme' }), { subject_token_type: 'urn:ietf:params:oauth:token-type:saml2' }, 'invalid_request'],
+      ['audience parameter', workloadJwt({ repository_owner: 'acme' }), { audience: `urn:secrets-api:account:${b.tenantId}` }, 'invalid_request'],
+      ['requested type', workloadJwt({ repository_owner: 'acme' }), { requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' }, 'invalid_request'],
     ];
     for (const [what, token, extra, error] of cases) {
       const res = await exchange(await token, extra);

@@ -19,6 +19,7 @@ describe('which routes speak a protocol', () => {
       'GET /api/v1/oidc/jwks/.well-known': 'document',
       'GET /api/v1/auth/oauth/.well-known/openid-configuration': 'document',
       'POST /api/v1/auth/oauth/token': 'oauth',
+      'POST /api/v1/auth/workload/token': 'oauth',
       'POST /api/v1/agent/oauth/device': 'oauth',
       'POST /api/v1/agent/oauth/token': 'oauth',
       'GET /api/v1/saml/metadata/{id}/xml': 'text',
