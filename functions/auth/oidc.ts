@@ -5,7 +5,8 @@ import { callbackUrl, finishLogin, startLogin } from '../../lib/sso/oidc.js';
 import { requestFacts } from '../../lib/users/sessions.js';
 import { signInPage } from '../../lib/users/sign-in-page.js';
 
-const LoginQuery = z.strictObject({ tenant_id: Uuid.optional() });
+/** `user_code`: a CLI login to approve (lib/users/cli-login.ts); the sign-in page reads it from its own URL. */
+const LoginQuery = z.strictObject({ tenant_id: Uuid.optional(), user_code: z.string().max(32).optional() });
 const CallbackQuery = z.strictObject({
   code: z.string().min(1).max(2048),
   state: z.string().min(16).max(512),
