@@ -25,7 +25,8 @@ export default defineConfig({
           name: 'source',
           include: ['test/**/*.test.ts'],
           exclude: ['test/artifact/**'],
-          globalSetup: ['test/setup/global.ts'],
+          globalSetup: ['test/setup/openapi.ts', 'test/setup/global.ts'],
+          setupFiles: ['test/setup/responses.ts'],
         },
       },
       {
@@ -33,7 +34,8 @@ export default defineConfig({
           ...shared,
           name: 'artifact',
           include: ['test/api/**/*.test.ts', 'test/artifact/**/*.test.ts'],
-          globalSetup: ['test/setup/artifact.ts'],
+          globalSetup: ['test/setup/openapi.ts', 'test/setup/artifact.ts'],
+          setupFiles: ['test/setup/responses.ts'],
           // the runtime builds and synthesizes first
         },
       },

@@ -46,3 +46,25 @@ export const listPage = <T>(key: string, items: readonly T[], nextCursor: string
   ...(paged ? { limit: paged.limit, offset: paged.offset } : {}),
   next_cursor: nextCursor ?? null,
 });
+
+/*
+ * Response atoms (the `responses` of lib/http/define-handler.ts `HandlerDoc`): what the API
+ * sends, for the OpenAPI document and the tests that hold every response to it.
+ */
+
+/** An instant as the API writes it (ISO 8601, UTC). */
+export const Timestamp = z.iso.datetime({ offset: true });
+
+/**
+ * The schema of a `listPage` answer: the items under `key`, `total`, `next_cursor`, and
+ * `limit`/`offset` when the list pages by offset (`paged`).
+ */
+export const ListPage = <K extends string, T extends z.ZodType>(key: K, item: T, options: { paged?: boolean; describe?: string } = {}) =>
+  z.object({
+    ...({ [key]: z.array(item).describe(options.describe ?? 'The items of this page.') } as Record<K, z.ZodArray<T>>),
+    total: z.int().min(0).describe('The number of items in this page.'),
+    ...(options.paged
+      ? { limit: z.int().min(1).describe('The page size asked for.'), offset: z.int().min(0).describe('Items skipped before this page.') }
+      : {}),
+    next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page.'),
+  });

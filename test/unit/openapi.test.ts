@@ -38,7 +38,7 @@ describe('OpenAPI wire formats', () => {
     const token = doc.paths['/api/v1/agent/oauth/token']!.post as any;
     expect(token['x-wire']).toBe('oauth');
     expect(Object.keys(token.requestBody.content)).toEqual(['application/x-www-form-urlencoded', 'application/json']);
-    expect(token.responses.default.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OAuthError' });
+    expect(token.responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OAuthError' });
     const jwks = doc.paths['/api/v1/.well-known/jwks.json']!.get as any;
     expect(jwks['x-wire']).toBe('document');
     expect(jwks.responses['200'].content['application/json'].schema).not.toEqual({ $ref: '#/components/schemas/Success' });
