@@ -181,7 +181,7 @@ describe('POST /api/v1/auth/cli/token', () => {
     expect(claims.sub).toBe(b.adminEmail);
     // A's secrets are not B's: a secret of A is a 404 for the CLI session of B
     const name = `cli-x-${Date.now()}`;
-    expect((await api('PUT', `/api/v1/secrets/${name}`, { key: a.adminKey, body: { data: { value: 'a-only' } } })).status).toBe(201);
+    expect((await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name, data: { value: 'a-only' } } })).status).toBe(201);
     expect((await api('GET', `/api/v1/secrets/${name}`, { key: issued.body.access_token })).status).toBe(404);
   });
 });
