@@ -8,7 +8,11 @@ const RefreshBody = z.strictObject({
 
 /** Rotates the refresh token: a new access token and a new refresh token; the old one is spent. */
 export const refresh = defineHandler({
+  summary: 'Renew a session\u2019s access token',
+  description:
+    'Rotates the refresh token: a new access token (15 minutes) and a new refresh token; the old one is spent. Presenting a spent refresh token again ends the whole session (401 refresh_token_reused).',
   body: RefreshBody,
+  errors: ['unauthorized', 'refresh_token_reused', 'tenant_suspended'],
   async handler(input) {
     return ok(await refreshSession(input.body.refresh_token, requestFacts(input)));
   },

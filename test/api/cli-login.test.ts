@@ -203,7 +203,9 @@ describe('POST /api/v1/auth/cli/revoke', () => {
     expect(res.text).toBe('');
     expect(await admitted(t.access_token)).toBe(false);
     expect((await refresh(t.refresh_token)).status).toBe(401);
-    const item = await table().send(new GetCommand({ TableName: inject('tableName'), Key: { pk: `T#${a.tenantId}`, sk: `SESSION#${t.session_id}` } }));
+    const item = await table().send(
+      new GetCommand({ TableName: inject('tableName'), Key: { pk: `T#${a.tenantId}`, sk: `SESSION#${t.session_id}` } }),
+    );
     expect(item.Item).toMatchObject({ status: 'revoked', revoked_reason: 'token_revocation' });
   });
 
