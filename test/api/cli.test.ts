@@ -91,7 +91,7 @@ describe('secrets CLI', () => {
 
     const who = await cli(['--json', 'whoami']);
     expect(who.code, who.stderr).toBe(0);
-    expect(JSON.parse(who.stdout)).toMatchObject({ kind: 'user_token', user: a.adminEmail, account_id: a.tenantId, via: 'login' });
+    expect(JSON.parse(who.stdout)).toMatchObject({ kind: 'access_token', user: a.adminEmail, account_id: a.tenantId, via: 'login' });
 
     // set (create), get, set again (update through the ETag it read)
     const name = unique('cli-e2e');
