@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createPublicKey, verify } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { chromium } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, baseUrl, canary, newAccount, type TestAccount, unique } from '../helpers/api.js';
 import { admitted, librarySession } from './sign-in.helpers.js';
@@ -42,14 +43,35 @@ function start(args: string[], env: NodeJS.ProcessEnv = baseEnv()): { child: Chi
   return { child, done };
 }
 
+/** The user code in the URL the CLI printed. */
+const printedCode = (url: string) => new URL(url).searchParams.get('user_code');
 const cli = (args: string[], env?: NodeJS.ProcessEnv) => start(args, env).done;
 
-/** The sign-in page's approval: GET /auth/cli/login?user_code=…&decision=approve with the page's session token. */
-async function approveAsThePage(url: string, accessToken: string) {
-  const userCode = new URL(url).searchParams.get('user_code')!;
-  const res = await api('GET', `/api/v1/auth/cli/login?${new URLSearchParams({ user_code: userCode, decision: 'approve' })}`, { key: accessToken });
-  expect(res.status, res.text).toBe(200);
-  expect(res.body.status).toBe('approved');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * The person's side, in headless Chromium: the sign-in page at the URL the CLI printed, the
+ * code prefilled from it, signed in (the page's token field, which its passkey sign-in
+ * fills), and the Approve button (the page calls GET /auth/cli/login?user_code&decision with
+ * the session's token under its Content-Security-Policy).
+ */
+async function approveInTheBrowser(url: string, accessToken: string): Promise<string> {
+  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  try {
+    const page = await browser.newPage();
+    await page.goto(url);
+    await page.waitForSelector('body[data-state="ready"]');
+    const shown = await page.inputValue('#user_code');
+    await page.fill('#token', accessToken);
+    await page.click('#cli-approve');
+    await page.waitForFunction(() => document.body.dataset.state !== 'ready', undefined, { timeout: 15_000 });
+    expect(await page.getAttribute('body', 'data-state'), (await page.textContent('#status')) ?? '').toBe('cli-approved');
+    expect(await page.textContent('#status')).toBe('CLI login approved: return to your terminal.');
+    return shown;
+  } finally {
+    await browser.close();
+  }
 }
 
 beforeAll(async () => {
@@ -78,7 +100,8 @@ describe('secrets CLI', () => {
     });
     expect(url.startsWith(`${baseUrl()}/api/v1/auth/oidc/login?user_code=`)).toBe(true);
     const page = await librarySession(a.tenantId, a.adminEmail);
-    await approveAsThePage(url, page.access_token);
+    const shown = await approveInTheBrowser(url, page.access_token);
+    expect(printedCode(url)).toBe(shown);
     const logged = await login.done;
     expect(logged.code, logged.stderr).toBe(0);
     expect(logged.stdout).toMatch(/^Logged in \(session [0-9a-f-]{36}\)/);
