@@ -4087,7 +4087,7 @@ var package_default = {
     lint: "biome check",
     coverage: "tsx scripts/coverage/run.ts",
     mutation: "stryker run stryker.config.mjs",
-    "cli:build": "esbuild cli/main.ts --bundle --platform=node --format=cjs --target=node20 --outfile=bin/secrets.cjs --banner:js='#!/usr/bin/env node' --log-level=warning"
+    "cli:build": "tsx scripts/cli-build.ts"
   },
   dependencies: {
     "@aws-lambda-powertools/logger": "^2.36.0",
