@@ -732,6 +732,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
+        /**
+         * Renew a session’s access token
+         * @description Rotates the refresh token: a new access token (15 minutes) and a new refresh token; the old one is spent. Presenting a spent refresh token again ends the whole session (401 refresh_token_reused).
+         */
         post: operations["POST_api_v1_auth_refresh"];
         delete?: never;
         options?: never;
@@ -9398,6 +9402,30 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "validation_failed" | "invalid_json" | "json_too_deep";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated: unauthorized, refresh_token_reused */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "unauthorized" | "refresh_token_reused";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: tenant_suspended */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "tenant_suspended";
                     } & components["schemas"]["Error"];
                 };
             };
