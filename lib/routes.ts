@@ -82,6 +82,9 @@ const PROTOCOL_WIRES: Readonly<Record<string, Exclude<Wire, 'envelope'>>> = {
   'POST /api/v1/auth/workload/token': 'oauth', // RFC 8693 §2
   'POST /api/v1/agent/oauth/device': 'oauth', // RFC 8628 §3.1
   'POST /api/v1/agent/oauth/token': 'oauth', // RFC 8628 §3.4
+  'GET /api/v1/auth/cli/login': 'oauth', // RFC 8628 §3.1-3.2 (the device authorization response; with user_code, the sign-in page's review or decision)
+  'POST /api/v1/auth/cli/token': 'oauth', // RFC 8628 §3.4-3.5
+  'POST /api/v1/auth/cli/revoke': 'oauth', // RFC 7009 §2
   'GET /api/v1/saml/metadata/{id}/xml': 'text', // SAML 2.0 Metadata
 };
 
@@ -379,9 +382,9 @@ export const ROUTES: readonly Route[] = [
   r("POST",   "/api/v1/saml/metadata",                               "bearer",     "saml:read saml:write",                "federation",   "federation/metadata.create", "table:write"),
   r("PUT",    "/api/v1/saml/metadata/{id}",                          "bearer",     "saml:read saml:write",                "federation",   "federation/metadata.update", "table:write"),
   r("DELETE", "/api/v1/saml/metadata/{id}",                          "bearer",     "saml:read saml:write",                "federation",   "federation/metadata.remove", "table:write"),
-  r("GET",    "/api/v1/auth/cli/login",                              "endpoint",   "-",                                   "auth",         null),
-  r("POST",   "/api/v1/auth/cli/revoke",                             "endpoint",   "-",                                   "auth",         null),
-  r("POST",   "/api/v1/auth/cli/token",                              "endpoint",   "-",                                   "auth",         null),
+  r("GET",    "/api/v1/auth/cli/login",                              "endpoint",   "-",                                   "auth",         "auth/cli.login", "table:write"),
+  r("POST",   "/api/v1/auth/cli/revoke",                             "endpoint",   "-",                                   "auth",         "auth/cli.revoke", "table:write"),
+  r("POST",   "/api/v1/auth/cli/token",                              "endpoint",   "-",                                   "auth",         "auth/cli.token", "table:write kms:encrypt"),
   r("GET",    "/api/v1/auth/oauth/.well-known/openid-configuration", "endpoint",   "-",                                   "auth",         "auth/oauth.discovery"),
   r("GET",    "/api/v1/auth/oauth/authorize",                        "endpoint",   "-",                                   "auth",         "auth/oauth.authorize", "table:write"),
   r("POST",   "/api/v1/auth/oauth/token",                            "endpoint",   "-",                                   "auth",         "auth/oauth.token", "table:write kms:encrypt"),

@@ -1,12 +1,6 @@
-import {
-  completeEnrolment,
-  decideAuthorization,
-  DEVICE_CODE_GRANT,
-  pollToken,
-  reviewAuthorization,
-  startAuthorization,
-} from '../../lib/agents/authorization.js';
+import { completeEnrolment, decideAuthorization, pollToken, reviewAuthorization, startAuthorization } from '../../lib/agents/authorization.js';
 import { publicKeyField, deviceView } from '../../lib/agents/admin.js';
+import { DEVICE_CODE_GRANT, publicUrl } from '../../lib/auth/device-flow.js';
 import { config } from '../../lib/config.js';
 import { badRequest, created, defineHandler, ok, protocol } from '../../lib/http/index.js';
 import {
@@ -22,14 +16,8 @@ import {
   TokenBody,
 } from './schemas.js';
 
-/** Where the user goes to review the request: the public base URL, else this request's host. */
-function verificationUri(headers: Readonly<Record<string, string>>): string {
-  const base = config().PUBLIC_BASE_URL;
-  if (base) return `${base.replace(/\/+$/, '')}/api/v1/agents/oauth/review`;
-  const host = headers.host ?? 'localhost';
-  const proto = headers['x-forwarded-proto'] ?? (/^(localhost|127\.|\[::1\])/.test(host) ? 'http' : 'https');
-  return `${proto}://${host}/api/v1/agents/oauth/review`;
-}
+/** Where the user goes to review the request. */
+const verificationUri = (headers: Readonly<Record<string, string>>) => publicUrl(headers, config().PUBLIC_BASE_URL, '/api/v1/agents/oauth/review');
 
 /** RFC 8628 §3.1–3.2: the device asks for authorization with its public key (wire `oauth`: the answer is the RFC's JSON object). */
 export const device = defineHandler({

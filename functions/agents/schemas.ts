@@ -1,4 +1,5 @@
 import * as z from 'zod/v4';
+import { ClientIdSchema, DeviceCodeSchema, UserCodeSchema } from '../../lib/auth/device-flow.js';
 import { ListPage, PageQuery, Timestamp } from '../../lib/schemas.js';
 import { GRANT_SERVICES } from '../../lib/agents/grants.js';
 
@@ -49,11 +50,7 @@ export type ProfileBody = z.infer<typeof ProfileBody>;
 export const CreateDeviceBody = z.strictObject({ name: Name, public_key: PublicKey, profile_id: Uuid });
 
 /** RFC 6749 §2.2 / Appendix A.1: a client identifier is 1+ visible ASCII characters (VSCHAR). */
-const ClientId = z
-  .string()
-  .min(1)
-  .max(255)
-  .regex(/^[\x20-\x7e]+$/, 'visible ASCII characters (RFC 6749 Appendix A.1)');
+const ClientId = ClientIdSchema;
 
 /**
  * RFC 8628 §3.1 device authorization request (form-encoded or JSON): `client_id` is the
@@ -69,7 +66,7 @@ export const DeviceAuthorizationBody = z.strictObject({
 
 /** RFC 8628 §3.4 device access token request; `grant_type`, when sent, must be the device-code grant. */
 export const TokenBody = z.strictObject({
-  device_code: z.string().min(16).max(128),
+  device_code: DeviceCodeSchema,
   grant_type: z.string().max(255).optional(),
   client_id: ClientId.optional(),
 });
@@ -77,10 +74,10 @@ export const TokenBody = z.strictObject({
 /** The enrolment token in the body; `Authorization: Bearer <token>` (RFC 6750 §2.1) may carry it instead. */
 export const EnrollBody = z.strictObject({ enrollment_token: z.string().min(16).max(128) }).optional();
 
-export const ReviewBody = z.strictObject({ user_code: z.string().min(1).max(32) });
+export const ReviewBody = z.strictObject({ user_code: UserCodeSchema });
 
 export const ApproveBody = z.strictObject({
-  user_code: z.string().min(1).max(32),
+  user_code: UserCodeSchema,
   decision: z.enum(['approve', 'deny']),
   profile_id: Uuid.optional(),
 });

@@ -7,7 +7,8 @@ import { SignedIn } from '../../lib/users/schemas.js';
 import { signInPage } from '../../lib/users/sign-in-page.js';
 import { sessionCookie } from '../../lib/oauth/base.js';
 
-const LoginQuery = z.strictObject({ tenant_id: Uuid.optional() });
+/** `user_code`: a CLI login to approve (lib/users/cli-login.ts); the sign-in page reads it from its own URL. */
+const LoginQuery = z.strictObject({ tenant_id: Uuid.optional(), user_code: z.string().max(32).optional() });
 const CallbackQuery = z.strictObject({
   code: z.string().min(1).max(2048),
   state: z.string().min(16).max(512),

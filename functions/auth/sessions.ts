@@ -11,10 +11,10 @@ const RefreshBody = z.strictObject({
 export const refresh = defineHandler({
   summary: 'Refresh a session',
   description:
-    'Rotates the refresh token: a new access token and refresh token; the old refresh token is spent. Presenting a spent one revokes the whole session (401 `refresh_token_reused`).',
+    'Rotates the refresh token: a new access token (15 minutes) and a new refresh token; the old refresh token is spent. Presenting a spent one ends the whole session (401 `refresh_token_reused`).',
   responses: { 200: SessionTokensSchema },
-  errors: ['unauthorized', 'refresh_token_reused', 'tenant_suspended'],
   body: RefreshBody,
+  errors: ['unauthorized', 'refresh_token_reused', 'tenant_suspended'],
   async handler(input) {
     return ok(await refreshSession(input.body.refresh_token, requestFacts(input)));
   },

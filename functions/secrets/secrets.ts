@@ -1,10 +1,22 @@
 import { defineHandler, ok, created } from '../../lib/http/index.js';
 import { listPage } from '../../lib/schemas.js';
-import { CreateSecretBody, ListSecretsQuery, SecretParams, UpdateSecretBody } from '../../lib/secrets/schemas.js';
+import {
+  CreateSecretBody,
+  ListSecretsQuery,
+  SecretAnswer,
+  SecretDeleted,
+  SecretList,
+  SecretParams,
+  UpdateSecretBody,
+} from '../../lib/secrets/schemas.js';
 import { createSecret, deleteSecret, etagOf, getSecret, listSecrets, updateSecret } from '../../lib/secrets/service.js';
 
 /** Metadata only; `total` is the number in this page (the spec), `next_cursor` continues. */
 export const list = defineHandler({
+  summary: 'List secrets',
+  description: 'The account’s secrets without their values, oldest first; page with `limit` and `offset` or `cursor`.',
+  responses: { 200: SecretList },
+  errors: ['invalid_cursor'],
   query: ListSecretsQuery,
   async handler({ ctx, query }) {
     const page = await listSecrets(ctx, query);
@@ -13,6 +25,10 @@ export const list = defineHandler({
 });
 
 export const create = defineHandler({
+  summary: 'Create a secret',
+  description: 'Stores named key/value data encrypted at rest. The answer carries the secret with its value and its ETag (version 1).',
+  responses: { 201: SecretAnswer },
+  errors: ['already_exists', 'quota_exceeded', 'not_found'],
   body: CreateSecretBody,
   async handler({ ctx, body }) {
     const secret = await createSecret(ctx, body);
@@ -21,6 +37,10 @@ export const create = defineHandler({
 });
 
 export const get = defineHandler({
+  summary: 'Read a secret',
+  description: 'The secret with its value, by name (or by id for a secret shared with the caller); the ETag names its version.',
+  responses: { 200: SecretAnswer },
+  errors: ['not_found'],
   params: SecretParams,
   async handler({ ctx, params }) {
     const secret = await getSecret(ctx, params.name);
@@ -29,6 +49,11 @@ export const get = defineHandler({
 });
 
 export const update = defineHandler({
+  summary: 'Update a secret',
+  description:
+    'Changes the given fields (`data` and `tags` replace the whole value) and makes a new version. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).',
+  responses: { 200: SecretAnswer },
+  errors: ['not_found', 'stale_etag', 'precondition_failed', 'bad_request'],
   params: SecretParams,
   body: UpdateSecretBody,
   async handler({ ctx, params, body, headers }) {
@@ -38,6 +63,10 @@ export const update = defineHandler({
 });
 
 export const remove = defineHandler({
+  summary: 'Delete a secret',
+  description: 'Deletes the secret and its versions. `If-Match` makes the delete conditional on the version read.',
+  responses: { 200: SecretDeleted },
+  errors: ['not_found', 'stale_etag', 'precondition_failed'],
   params: SecretParams,
   async handler({ ctx, params, headers }) {
     const secret = await deleteSecret(ctx, params.name, headers['if-match']);

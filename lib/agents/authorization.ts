@@ -1,11 +1,22 @@
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import {
+  checkPoll,
+  type DeviceAuthorizationResponse,
+  formatUserCode,
+  normaliseUserCode,
+  oauthError,
+  POLL_INTERVAL_SECONDS,
+  sha256,
+  startDeviceAuthorization,
+} from '../auth/device-flow.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { commit } from '../audit/audit.js';
-import { forbidden, HttpError, notFound, validationFailed } from '../http/errors.js';
+import { forbidden, notFound, validationFailed } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { actorName } from '../store/resources.js';
 import { getTenant } from '../store/tenants.js';
 import { transact, TxConditionFailed } from '../store/tx.js';
+
 import { enrolDevice } from './admin.js';
 import { displayFingerprint, type DevicePublicKey } from './public-key.js';
 import {
@@ -45,56 +56,16 @@ import {
  *    {enrollment_token}): binds the key to a new device in the approver's account and
  *    returns the device id, which is the `keyid` of its signed requests.
  */
-const AUTHORIZATION_TTL_SECONDS = 600;
-const POLL_INTERVAL_SECONDS = 5;
-const SLOW_DOWN_STEP_SECONDS = 5;
-export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
-
-/** 20 consonants without vowels (no words) and without look-alikes: RFC 8628 §6.1. */
-const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
-const USER_CODE_LENGTH = 8;
-
-const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-
-function newUserCode(): string {
-  let code = '';
-  for (let i = 0; i < USER_CODE_LENGTH; i++) code += USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)];
-  return code;
-}
-
-const formatUserCode = (code: string) => `${code.slice(0, 4)}-${code.slice(4)}`;
-
-/** What a user typed, normalised: case, spaces and dashes ignored; undefined when it cannot be a code. */
-function normaliseUserCode(input: string): string | undefined {
-  const code = input.toUpperCase().replace(/[\s-]/g, '');
-  return code.length === USER_CODE_LENGTH && [...code].every((c) => USER_CODE_ALPHABET.includes(c)) ? code : undefined;
-}
-
-/** RFC 8628 §3.5 / RFC 6749 §5.2 errors: on the OAuth routes the code is the `error` member, the message `error_description`. */
-const oauthError = (code: 'invalid_grant' | 'expired_token' | 'access_denied' | 'slow_down' | 'authorization_pending', message: string) =>
-  new HttpError(400, code, message);
-
-interface DeviceAuthorizationResponse {
-  readonly device_code: string;
-  readonly user_code: string;
-  readonly verification_uri: string;
-  readonly verification_uri_complete: string;
-  readonly expires_in: number;
-  readonly interval: number;
-}
 
 export async function startAuthorization(
   input: { name: string; key: DevicePublicKey; profile_id?: string | undefined; client_id?: string | undefined },
   verificationUri: string,
 ): Promise<DeviceAuthorizationResponse> {
-  const now = Math.floor(Date.now() / 1000);
-  for (let attempt = 0; ; attempt++) {
-    const deviceCode = randomBytes(32).toString('base64url');
-    const userCode = newUserCode();
+  return startDeviceAuthorization(({ codeHash, userCodeHash, expiresAt }) => {
     const rec: AuthorizationRecord = {
       id: newId(),
-      code_hash: sha256(deviceCode),
-      user_code_hash: sha256(userCode),
+      code_hash: codeHash,
+      user_code_hash: userCodeHash,
       name: input.name,
       public_key: input.key.jwk,
       algorithm: input.key.algorithm,
@@ -103,7 +74,7 @@ export async function startAuthorization(
       client_id: input.client_id ?? null,
       status: 'pending',
       created_at: nowIso(),
-      expires_at: now + AUTHORIZATION_TTL_SECONDS,
+      expires_at: expiresAt,
       interval: POLL_INTERVAL_SECONDS,
       last_poll_at: 0,
       tenant_id: null,
@@ -113,23 +84,9 @@ export async function startAuthorization(
       token_hash: null,
       device_id: null,
     };
-    try {
-      // kept a day past expiry so that late polls still get expired_token, then removed by TTL
-      await transact(authorizationPuts(rec, rec.expires_at + 86_400));
-    } catch (error) {
-      // a user code still held by another live request: draw again
-      if (error instanceof TxConditionFailed && attempt < 4) continue;
-      throw error;
-    }
-    return {
-      device_code: deviceCode,
-      user_code: formatUserCode(userCode),
-      verification_uri: verificationUri,
-      verification_uri_complete: `${verificationUri}?user_code=${formatUserCode(userCode)}`,
-      expires_in: AUTHORIZATION_TTL_SECONDS,
-      interval: POLL_INTERVAL_SECONDS,
-    };
-  }
+    // kept a day past expiry so that late polls still get expired_token, then removed by TTL
+    return authorizationPuts(rec, rec.expires_at + 86_400);
+  }, verificationUri);
 }
 
 interface TokenResponse {
@@ -142,21 +99,12 @@ interface TokenResponse {
 /** One poll of the token endpoint (RFC 8628 §3.4–3.5). `clientId`: the client_id the poll names, if any. */
 export async function pollToken(deviceCode: string, clientId?: string, nowMs = Date.now()): Promise<TokenResponse> {
   const now = Math.floor(nowMs / 1000);
-  const rec = await getAuthorization(sha256(deviceCode));
-  if (!rec) throw oauthError('invalid_grant', 'unknown device code');
-  // RFC 6749 §4.1.3 by analogy: the code is bound to the client it was issued to
-  if (rec.client_id !== null && clientId !== undefined && clientId !== rec.client_id)
-    throw oauthError('invalid_grant', 'this device code was issued to another client_id');
-  if (rec.status === 'issued' || rec.status === 'enrolled') throw oauthError('invalid_grant', 'this device code has already been used');
-  if (now >= rec.expires_at) throw oauthError('expired_token', 'the device code has expired: start a new device authorization');
-  if (rec.status === 'denied') throw oauthError('access_denied', 'the request was denied');
-  if (rec.status === 'pending') {
-    const tooSoon = rec.last_poll_at > 0 && nowMs - rec.last_poll_at < rec.interval * 1000;
-    const interval = tooSoon ? rec.interval + SLOW_DOWN_STEP_SECONDS : rec.interval;
-    const recorded = await recordPoll(rec.code_hash, rec.last_poll_at, nowMs, interval);
-    if (tooSoon || !recorded) throw oauthError('slow_down', `polling too fast: wait at least ${interval} s between polls`);
-    throw oauthError('authorization_pending', 'the request has not been approved yet: poll again after the interval');
-  }
+  const rec = await checkPoll(
+    await getAuthorization(sha256(deviceCode)),
+    clientId,
+    (p) => recordPoll(p.codeHash, p.previous, p.at, p.interval),
+    nowMs,
+  );
   // approved: hand out the one-time enrolment token
   const token = randomBytes(32).toString('base64url');
   const tokenHash = sha256(token);

@@ -1,6 +1,7 @@
 import * as z from 'zod/v4';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { recordPollAt, statusUpdate, userCodePointerDelete, userCodePointerPut } from '../auth/device-flow.js';
 import { db, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
@@ -345,48 +346,15 @@ export function authorizationPuts(rec: AuthorizationRecord, ttl: number): TxItem
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },
-    {
-      Put: {
-        TableName: tableName(),
-        Item: { ...keys.userCode(rec.user_code_hash), code_hash: rec.code_hash, ttl: rec.expires_at },
-        // a user code may be reused once its previous holder has expired
-        ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now',
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
-      },
-    },
+    userCodePointerPut(keys.userCode(rec.user_code_hash), rec.code_hash, rec.expires_at),
   ];
 }
 
 /** A conditional status change of an authorization, with extra SET clauses. */
-export function authorizationUpdate(codeHash: string, from: AuthorizationStatus, set: Record<string, unknown>): TxItem {
-  const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = { ':from': from };
-  const clauses = Object.entries(set).map(([k, v], i) => {
-    names[`#f${i}`] = k;
-    values[`:v${i}`] = v;
-    return `#f${i} = :v${i}`;
-  });
-  return {
-    Update: {
-      TableName: tableName(),
-      Key: keys.deviceAuthorization(codeHash),
-      UpdateExpression: `SET ${clauses.join(', ')}`,
-      ConditionExpression: '#status = :from',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    },
-  };
-}
+export const authorizationUpdate = (codeHash: string, from: AuthorizationStatus, set: Record<string, unknown>): TxItem =>
+  statusUpdate(keys.deviceAuthorization(codeHash), from, set);
 
-export const userCodeDelete = (userCodeHash: string, codeHash: string): TxItem => ({
-  Delete: {
-    TableName: tableName(),
-    Key: keys.userCode(userCodeHash),
-    ConditionExpression: 'code_hash = :c',
-    ExpressionAttributeValues: { ':c': codeHash },
-  },
-});
+export const userCodeDelete = (userCodeHash: string, codeHash: string): TxItem => userCodePointerDelete(keys.userCode(userCodeHash), codeHash);
 
 export const enrolmentTokenPut = (tokenHash: string, codeHash: string, ttl: number): TxItem => ({
   Put: {
@@ -400,26 +368,6 @@ export const enrolmentTokenDelete = (tokenHash: string): TxItem => ({
   Delete: { TableName: tableName(), Key: keys.enrolmentToken(tokenHash), ConditionExpression: 'attribute_exists(pk)' },
 });
 
-/**
- * Records a poll of a pending authorization (optimistic on the previous poll time, so two
- * concurrent polls cannot both pass); `interval` is the new polling interval. False when
- * the record changed meanwhile.
- */
-export async function recordPoll(codeHash: string, previous: number, at: number, interval: number): Promise<boolean> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.deviceAuthorization(codeHash),
-        UpdateExpression: 'SET last_poll_at = :at, #interval = :interval',
-        ConditionExpression: '#status = :pending AND last_poll_at = :prev',
-        ExpressionAttributeNames: { '#status': 'status', '#interval': 'interval' },
-        ExpressionAttributeValues: { ':at': at, ':interval': interval, ':pending': 'pending', ':prev': previous },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
-}
+/** Records a poll of a pending authorization (lib/auth/device-flow.ts). */
+export const recordPoll = (codeHash: string, previous: number, at: number, interval: number): Promise<boolean> =>
+  recordPollAt(keys.deviceAuthorization(codeHash), previous, at, interval);

@@ -5,6 +5,7 @@ import { ownOrShared } from '../sharing/access.js';
 import { etagOf } from '../store/resources.js';
 import { assertCanRead } from './access.js';
 import { describeType, type CredentialType, type Fields, type TypeSpec } from './model.js';
+import { collectionResponses } from './schemas.js';
 import { createTyped, deleteTyped, listTyped, openTyped, show, updateTyped, type TypedRecord } from './service.js';
 
 /**
@@ -18,10 +19,16 @@ import { createTyped, deleteTyped, listTyped, openTyped, show, updateTyped, type
  */
 export function collectionHandlers(spec: TypeSpec) {
   const def: CredentialType = describeType(spec);
+  const responses = collectionResponses(def);
+  const a = `${/^([aeiou]|LDAP|NTLM|SSH)/i.test(def.label) ? 'an' : 'a'} ${def.label}`;
   return {
     /** The type joined with its catalogue entry, for the module's own extra routes. */
     def,
     list: defineHandler({
+      summary: `List ${def.label}s`,
+      description: `${def.summary} The list shows metadata only: \`secret_fields\` names the secret fields that are set.`,
+      responses: { 200: responses.list },
+      errors: ['invalid_cursor'],
       query: PageQuery,
       async handler({ ctx, query }) {
         const page = await listTyped(ctx, def, query);
@@ -36,6 +43,10 @@ export function collectionHandlers(spec: TypeSpec) {
       },
     }),
     create: defineHandler({
+      summary: `Create ${a}`,
+      description: `${def.summary} The answer carries the resource with its secret fields and its ETag.`,
+      responses: { 201: responses.one },
+      errors: ['already_exists', 'quota_exceeded', 'not_found'],
       body: def.createBody as z.ZodType<Fields>,
       async handler({ ctx, body }) {
         const { record, secret } = await createTyped(ctx, def, body);
@@ -43,6 +54,10 @@ export function collectionHandlers(spec: TypeSpec) {
       },
     }),
     get: defineHandler({
+      summary: `Read ${a}`,
+      description: 'The resource with its secret fields (a withheld key part only through its export route) and its ETag.',
+      responses: { 200: responses.one },
+      errors: ['not_found'],
       params: IdParams,
       async handler({ ctx, route, params }) {
         const authorize = route.handlerScopes ? (rec: TypedRecord) => assertCanRead(ctx, def, rec) : undefined;
@@ -52,6 +67,10 @@ export function collectionHandlers(spec: TypeSpec) {
       },
     }),
     update: defineHandler({
+      summary: `Update ${a}`,
+      description: `${def.updateSemantics} Send \`If-Match\` with the ETag read to refuse a lost update (409 \`stale_etag\`).`,
+      responses: { 200: responses.one },
+      errors: ['not_found', 'stale_etag', 'precondition_failed', 'immutable_field', 'already_exists'],
       params: IdParams,
       body: def.updateBody as z.ZodType<Fields>,
       async handler({ ctx, params, body, headers }) {
@@ -60,6 +79,10 @@ export function collectionHandlers(spec: TypeSpec) {
       },
     }),
     remove: defineHandler({
+      summary: `Delete ${a}`,
+      description: 'Deletes the resource and its versions; `If-Match` makes the delete conditional on the version read.',
+      responses: { 200: responses.deleted },
+      errors: ['not_found', 'stale_etag', 'precondition_failed'],
       params: IdParams,
       async handler({ ctx, params, headers }) {
         const record = await deleteTyped(ctx, def, params.id, headers['if-match']);

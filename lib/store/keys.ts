@@ -66,6 +66,8 @@
  * | grant by grantee    | DOCGRANTEE#<email> | <doc id> (ttl)                  |                                 |
  * | sign-in session     | T#<tid>            | SESSION#<sid> (ttl)             |                                 |
  * | refresh token (auth)| REFRESH#<sha256>   | REFRESH (ttl)                   |                                 |
+ * | CLI login (RFC 8628)| CLILOGIN#<sha256(device code)> | CLILOGIN (ttl)      |                                 |
+ * | CLI login user code | CLICODE#<sha256(user code)> | CLICODE (ttl)          |                                 |
  * | password reset token| PWRESET#<sha256>   | PWRESET (ttl)                   |                                 |
  * | SRP challenge       | SRPCHAL#<id>       | SRPCHAL (ttl)                   |                                 |
  * | SSO configuration   | T#<tid>            | SSO                             |                                 |
@@ -252,6 +254,9 @@ export const keys = {
   session: (tid: string, sid: string) => ({ pk: tenantPk(tid), sk: `SESSION#${sid}` }),
   sessionPrefix: 'SESSION#',
   refreshToken: (hash: string) => ({ pk: `REFRESH#${hash}`, sk: 'REFRESH' }),
+  // CLI login (lib/users/cli-login.ts): the poll carries a device code, the approval a user code
+  cliLogin: (deviceCodeHash: string) => ({ pk: `CLILOGIN#${deviceCodeHash}`, sk: 'CLILOGIN' }),
+  cliUserCode: (userCodeHash: string) => ({ pk: `CLICODE#${userCodeHash}`, sk: 'CLICODE' }),
   passwordReset: (hash: string) => ({ pk: `PWRESET#${hash}`, sk: 'PWRESET' }),
   srpChallenge: (id: string) => ({ pk: `SRPCHAL#${id}`, sk: 'SRPCHAL' }),
   ssoConfig: (tid: string) => ({ pk: tenantPk(tid), sk: 'SSO' }),

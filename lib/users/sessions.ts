@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { commit } from '../audit/audit.js';
-import { issueAccessToken } from '../auth/jwt.js';
+import { issueAccessToken, verifyAccessToken } from '../auth/jwt.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../http/errors.js';
@@ -29,7 +29,8 @@ export const REFRESH_TOKEN_RE = /^scr_[A-Za-z0-9_-]{43}$/;
 const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 const epoch = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 
-type SignInMethod = 'password' | 'sso' | 'passkey';
+/** How the session was opened; `cli`: a CLI login (lib/users/cli-login.ts) approved from a session of the same person. */
+type SignInMethod = 'password' | 'sso' | 'passkey' | 'cli';
 
 /** The request facts of a sign-in route (no principal yet). */
 export type RequestFacts = Omit<CallContext, 'principal'>;
@@ -221,7 +222,7 @@ async function revoke(
   ctx: CallContext,
   tenantId: string,
   sessionId: string,
-  reason: 'sign_out' | 'refresh_token_reuse' | 'password_reset',
+  reason: 'sign_out' | 'refresh_token_reuse' | 'password_reset' | 'token_revocation',
 ): Promise<void> {
   await commit(
     ctx,
@@ -337,4 +338,35 @@ export async function signOut(ctx: CallContext): Promise<{ session_id: string }>
   if (!session) throw notFound('session');
   await revoke(ctx, p.tenantId, p.id, 'sign_out');
   return { session_id: p.id };
+}
+
+/**
+ * Token revocation (RFC 7009) of a session's refresh token (`scr_…`) or access token: the
+ * whole session ends (its every token is refused from the next request on), audited as the
+ * session's own act. Whoever holds a token of the session may end it. A token of no live
+ * session (unknown, expired, already revoked, not a session's) changes nothing and is no
+ * error (RFC 7009 §2.2): the answer never tells whether a token was valid.
+ */
+export async function revokeSessionByToken(token: string, request: RequestFacts): Promise<void> {
+  let tenantId: string | undefined;
+  let sessionId: string | undefined;
+  if (REFRESH_TOKEN_RE.test(token)) {
+    const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.refreshToken(hashToken(token)), ConsistentRead: true }));
+    tenantId = out.Item?.tenant_id as string | undefined;
+    sessionId = out.Item?.session_id as string | undefined;
+  } else {
+    const claims = await verifyAccessToken(token);
+    // tokenId is the session id for a session's access token (lib/auth/jwt.ts); other tokens name no session
+    if (claims) [tenantId, sessionId] = [claims.tenantId, claims.tokenId];
+  }
+  if (!tenantId || !sessionId) return;
+  const [tenant, session] = await Promise.all([getTenant(tenantId), readSession(tenantId, sessionId)]);
+  if (!tenant || !session || session.status !== 'active') return;
+  const user = await getUser(tenantId, session.user);
+  const ctx = sessionContext(tenant, session.user, sessionId, user ? scopesOf(user) : [], request);
+  try {
+    await revoke(ctx, tenantId, sessionId, 'token_revocation');
+  } catch (error) {
+    if (!(error instanceof TxConditionFailed)) throw error;
+  }
 }

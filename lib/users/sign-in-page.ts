@@ -5,7 +5,10 @@ import { createHash } from 'node:crypto';
  * small script, no framework. A person names the account, then signs in with the
  * account's identity provider (the browser goes to the login route, which redirects to the
  * provider) or with a passkey (WebAuthn through the /api/v1/auth/webauthn routes); a signed
- * in person can add a passkey. The session's tokens stay in the tab's sessionStorage. The
+ * in person can add a passkey, and approve or deny a CLI login (lib/users/cli-login.ts): the
+ * CLI sends the person here with `?user_code=…`; the page shows the code to compare with the
+ * terminal's and decides with `GET /api/v1/auth/cli/login?user_code=…&decision=…` and the
+ * session's access token in the Authorization header (never a cookie: CSRF-safe). The session's tokens stay in the tab's sessionStorage. The
  * page's Content-Security-Policy admits exactly this script (by its hash) and requests to
  * this origin.
  */
@@ -39,6 +42,20 @@ $('passkey').addEventListener('click', async () => {
     signedIn(await post('/auth/webauthn/authentication/finish', { challenge_id: begin.challenge_id, response: credential.toJSON() }));
   } catch (e) { say('Passkey sign-in failed: ' + e.message); document.body.dataset.state = 'failed'; }
 });
+async function decideCli(decision) {
+  try {
+    const token = $('token').value.trim();
+    const query = new URLSearchParams({ user_code: $('user_code').value.trim(), decision });
+    const res = await fetch(api + '/auth/cli/login?' + query, { headers: { authorization: 'Bearer ' + token } });
+    const json = await res.json();
+    if (!res.ok) throw new Error(json.error_description || json.error || ('HTTP ' + res.status));
+    say(decision === 'approve' ? 'CLI login approved: return to your terminal.' : 'CLI login denied.');
+    document.body.dataset.state = 'cli-' + json.status;
+  } catch (e) { say('CLI login failed: ' + e.message); document.body.dataset.state = 'failed'; }
+}
+$('user_code').value = new URLSearchParams(location.search).get('user_code') || '';
+$('cli-approve').addEventListener('click', () => decideCli('approve'));
+$('cli-deny').addEventListener('click', () => decideCli('deny'));
 $('register').addEventListener('click', async () => {
   try {
     const token = $('token').value.trim();
@@ -70,6 +87,11 @@ const HTML = `<!doctype html>
 <p><label>Access token <input id="token" autocomplete="off" size="40"></label>
 <label>Name <input id="name" autocomplete="off"></label>
 <button id="register" type="button">Register a passkey</button></p>
+<h2>Approve a CLI login</h2>
+<p>Sign in first, then check that this code is the one your terminal shows.</p>
+<p><label>Code <input id="user_code" autocomplete="off" size="12"></label>
+<button id="cli-approve" type="button">Approve</button>
+<button id="cli-deny" type="button">Deny</button></p>
 <p id="status" role="status"></p>
 </main>
 <script>${SCRIPT}</script>

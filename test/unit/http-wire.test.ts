@@ -11,7 +11,7 @@ import { ROUTES, wireOf } from '../../lib/routes.js';
  * how an OAuth route reads a form-encoded body.
  */
 describe('which routes speak a protocol', () => {
-  it('every JWKS, discovery, OAuth token/device, ACME challenge and SAML metadata XML route has its wire; all others the envelope', () => {
+  it('every JWKS, discovery, OAuth token/device, CLI login, ACME challenge and SAML metadata XML route has its wire; all others the envelope', () => {
     const wires = Object.fromEntries(ROUTES.filter((r) => wireOf(r) !== 'envelope').map((r) => [r.key, wireOf(r)]));
     expect(wires).toEqual({
       'GET /.well-known/acme-challenge/{token}': 'text',
@@ -22,10 +22,13 @@ describe('which routes speak a protocol', () => {
       'POST /api/v1/auth/workload/token': 'oauth',
       'POST /api/v1/agent/oauth/device': 'oauth',
       'POST /api/v1/agent/oauth/token': 'oauth',
+      'GET /api/v1/auth/cli/login': 'oauth',
+      'POST /api/v1/auth/cli/token': 'oauth',
+      'POST /api/v1/auth/cli/revoke': 'oauth',
       'GET /api/v1/saml/metadata/{id}/xml': 'text',
     });
     // no standard endpoint is left behind: every path that names one is a protocol route
-    for (const r of ROUTES.filter((x) => /\.well-known|\/oauth\/(token|device)$|\/metadata\/\{id\}\/xml$/.test(x.path)))
+    for (const r of ROUTES.filter((x) => /\.well-known|\/oauth\/(token|device)$|\/auth\/cli\/|\/metadata\/\{id\}\/xml$/.test(x.path)))
       expect(wireOf(r), r.key).not.toBe('envelope');
     expect(wireOf(undefined)).toBe('envelope');
   });
