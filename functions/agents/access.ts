@@ -13,7 +13,7 @@ export const access = defineHandler({
   description:
     'A signed device request. A `secret.read` grant answers the resource’s value; a `database.issue` grant issues a database lease (`ttl_seconds` capped by the role). Every access is audited with the device as the actor; an alias the profile does not grant is 403 `not_granted` (audited as denied).',
   responses: { 200: AccessAnswer },
-  errors: ['not_granted', 'not_found'],
+  errors: ['not_granted', 'profile_disabled', 'not_found', 'bad_request', 'service_unavailable'],
   params: AliasParams,
   body: AccessBody,
   async handler({ ctx, params, body }) {

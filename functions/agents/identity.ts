@@ -7,6 +7,7 @@ export const identity = defineHandler({
   summary: 'Read the calling device’s identity (device)',
   description: 'A signed device request: the device, its profile and the aliases it may use (audited).',
   responses: { 200: Identity },
+  errors: ['profile_disabled'],
   async handler({ ctx }) {
     return ok({ identity: await readIdentity(ctx) });
   },

@@ -124,7 +124,7 @@ export const DeviceSchema = z.object({
   revoked_at: Timestamp.nullable(),
   revoked_by: z.string().nullable(),
 });
-export const DevicePage = ListPage('devices', DeviceSchema, { paged: true });
+export const DevicePage = ListPage('devices', DeviceSchema);
 export const DeviceAnswer = z.object({ device: DeviceSchema });
 export const DeviceRevoked = z.object({ device: DeviceSchema, note: z.string().describe('What revocation does not withdraw.') });
 
@@ -139,7 +139,7 @@ const ProfileSchema = z.object({
   created_by: z.string().nullable(),
   updated_by: z.string().nullable(),
 });
-export const ProfilePage = ListPage('profiles', ProfileSchema, { paged: true });
+export const ProfilePage = ListPage('profiles', ProfileSchema);
 export const ProfileAnswer = z.object({ profile: ProfileSchema });
 
 /** RFC 8628 §3.2 device authorization response. */

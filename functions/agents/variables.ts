@@ -7,6 +7,7 @@ export const resolveVariables = defineHandler({
   summary: 'Resolve variables over granted credentials (device)',
   description: 'A signed device request, as POST /api/v1/variables/resolve, limited to variables bound to credentials the device’s profile grants.',
   responses: { 200: ResolvedVariables },
+  errors: ['profile_disabled', 'not_found', 'bad_request'],
   body: VariablesBody,
   async handler({ ctx, body }) {
     return ok(await resolveGrantedVariables(ctx, body));

@@ -39,7 +39,7 @@ export const callback = defineHandler({
   description:
     'The identity provider’s redirect back: the code is exchanged, the ID token validated (issuer, audience, nonce, signature) and a session opened for an admitted e-mail domain. The state is single use.',
   responses: { 200: SignedIn },
-  errors: ['sign_in_failed', 'idp_failed', 'not_found', 'tenant_suspended'],
+  errors: ['sign_in_failed', 'idp_failed', 'not_found', 'forbidden', 'tenant_suspended'],
   query: CallbackQuery,
   async handler(input) {
     const session = await finishLogin(input.query.code, input.query.state, requestFacts(input));

@@ -41,7 +41,7 @@ export const verify = defineHandler({
   description:
     'Step 1 `{tenant_id, email, client_public}` answers `{challenge_id, salt, server_public}`; step 2 `{challenge_id, client_proof}` answers the server proof and a session. The password never leaves the client.',
   responses: { 200: PasswordVerify },
-  errors: ['sign_in_failed', 'tenant_suspended'],
+  errors: ['sign_in_failed', 'tenant_suspended', 'bad_request'],
   body: VerifyBody,
   async handler(input) {
     const { body } = input;

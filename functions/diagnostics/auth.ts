@@ -14,6 +14,7 @@ export const explain = defineHandler({
   description:
     'Says why the presented Authorization header is or is not accepted, and with `route` whether it would pass that route’s scope and operator checks. Never echoes the credential.',
   responses: { 200: AuthDiagnosis },
+  errors: ['bad_request'],
   query: DiagnoseQuery,
   async handler({ query, headers }) {
     return ok(await diagnoseAuth(headers, query.route));

@@ -18,7 +18,7 @@ export const create = defineHandler({
   summary: 'Grant a document to a user',
   description: 'An expiring grant to a user of any account, by e-mail, with its own download and render permissions (within the document’s).',
   responses: { 201: DocumentGrantAnswer },
-  errors: ['not_found', 'bad_request', 'conflict', 'insufficient_scope'],
+  errors: ['not_found', 'bad_request', 'already_exists', 'conflict', 'insufficient_scope'],
   params: IdParams,
   body: GrantBody,
   async handler({ ctx, params, body }) {

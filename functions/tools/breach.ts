@@ -7,7 +7,7 @@ export const check = defineHandler({
   summary: 'Check a password against known breaches',
   description: 'A password, or a stored credential’s, checked with k-anonymity: only the first 5 hex characters of its SHA-1 leave the service.',
   responses: { 200: BreachCheck },
-  errors: ['not_found', 'service_unavailable'],
+  errors: ['not_found', 'bad_request', 'service_unavailable'],
   body: CheckBreachBody,
   async handler({ ctx, body }) {
     return ok(await checkBreach(ctx, body));

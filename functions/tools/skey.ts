@@ -26,6 +26,7 @@ export const create = defineHandler({
   summary: 'Create an S/KEY sequence',
   description: 'RFC 2289 one-time passwords: from a passphrase (used once, never stored) or the OTP of the starting count.',
   responses: { 201: SkeyAnswer },
+  errors: ['bad_request'],
   body: CreateSkeyBody,
   async handler({ ctx, body }) {
     return created({ skey_otp: await createSkey(ctx, body) });

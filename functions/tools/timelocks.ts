@@ -9,7 +9,7 @@ export const action = defineHandler({
   description:
     '`seal` (201) seals a value until `release_at`, optionally with break-glass (an early release after a delay, vetoable; veto shares returned once). `request_release` starts the break-glass delay; `veto` stops it (an admin, or enough veto shares).',
   responses: { 200: TimelockAnswer, 201: TimelockAnswer },
-  errors: ['not_found', 'bad_request', 'conflict', 'forbidden'],
+  errors: ['not_found', 'bad_request', 'shares_invalid', 'conflict', 'forbidden'],
   body: TimelockBody,
   async handler({ ctx, body }) {
     const out = await timelockAction(ctx, body);

@@ -54,7 +54,7 @@ export const PasswordVerify = z.union([
       .describe('B = kv + g^b mod N'),
     expires_at: Timestamp,
   }),
-  SignedIn.extend({
+  SessionTokensSchema.extend({
     server_proof: z
       .string()
       .regex(/^[0-9a-f]+$/i)
