@@ -48,3 +48,89 @@ describe('OpenAPI wire formats', () => {
     });
   });
 });
+
+describe('OpenAPI responses, headers, security and servers', () => {
+  it('every operation has a summary, a description, its family tag (declared with a description) and a 2xx plus its error statuses', async () => {
+    const doc = await buildOpenApi();
+    const tags = new Map(doc.tags.map((t) => [t.name, t.description]));
+    const { ROUTES } = await import('../../lib/routes.js');
+    for (const route of ROUTES) {
+      const op = (doc.paths[route.path] as any)[route.method.toLowerCase()];
+      expect(op.summary, route.key).toMatch(/\S/);
+      expect(op.description, route.key).toMatch(/\S/);
+      expect(tags.get(op.tags[0]), route.key).toMatch(/\S/);
+      expect(
+        Object.keys(op.responses).some((s) => s.startsWith('2')),
+        route.key,
+      ).toBe(true);
+      expect(op.responses['500']['x-error-codes'], route.key).toContain('internal_error');
+    }
+  });
+
+  it('derives the error statuses from the route: auth, path parameters, body, If-Match, Idempotency-Key, rate limits', async () => {
+    const doc = await buildOpenApi();
+    const put = (doc.paths['/api/v1/secrets/{name}'] as any).put;
+    const codes = (status: number) => put.responses[String(status)]['x-error-codes'];
+    expect(codes(401)).toEqual(expect.arrayContaining(['unauthorized', 'credentials_expired']));
+    expect(codes(403)).toEqual(expect.arrayContaining(['insufficient_scope', 'tenant_suspended']));
+    expect(codes(404)).toContain('not_found');
+    expect(codes(400)).toEqual(expect.arrayContaining(['validation_failed', 'invalid_json', 'invalid_idempotency_key']));
+    expect(codes(409)).toEqual(expect.arrayContaining(['stale_etag', 'idempotency_key_reused']));
+    expect(codes(412)).toEqual(['precondition_failed']);
+    expect(codes(413)).toEqual(['payload_too_large']);
+    expect(codes(415)).toEqual(['unsupported_media_type']);
+    expect(Object.keys(put.responses['429'].headers)).toEqual(
+      expect.arrayContaining(['Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id']),
+    );
+    // each error status's body only admits its own codes
+    expect(put.responses['412'].content['application/json'].schema).toEqual({
+      allOf: [{ $ref: '#/components/schemas/Error' }],
+      properties: { code: { enum: ['precondition_failed'] } },
+    });
+    const params = put.parameters.map((p: any) => p.$ref ?? p.name);
+    expect(params).toEqual(['name', '#/components/parameters/IfMatch', '#/components/parameters/IdempotencyKey']);
+    expect(put.security).toEqual([{ bearerAuth: ['secrets:write'] }]);
+    // public routes: no credential, no 401/403/429
+    const health = (doc.paths['/health'] as any).get;
+    expect(health.security).toEqual([]);
+    expect(Object.keys(health.responses).filter((s) => s.startsWith('4'))).toEqual([]);
+    // device routes: the signature scheme and its headers
+    const { ROUTES } = await import('../../lib/routes.js');
+    const device = ROUTES.find((r) => r.auth === 'device')!;
+    const op = (doc.paths[device.path] as any)[device.method.toLowerCase()];
+    expect(op.security).toEqual([{ deviceSignature: [] }]);
+    expect(op.parameters.map((p: any) => p.$ref)).toEqual(
+      expect.arrayContaining([
+        '#/components/parameters/Signature',
+        '#/components/parameters/SignatureInput',
+        '#/components/parameters/ContentDigest',
+      ]),
+    );
+    expect(op.responses['401']['x-error-codes']).toContain('invalid_signature');
+    // the temporary access token is the path's credential
+    const temp = (doc.paths['/api/v1/t/{token}'] as any).get;
+    expect(temp.parameters[0].description).toMatch(/temporary access token/);
+  });
+
+  it('servers: a {scheme}://{host} server with variables by default, or the given URLs', async () => {
+    const saved = process.env.OPENAPI_SERVER_URL;
+    delete process.env.OPENAPI_SERVER_URL;
+    try {
+      const doc = await buildOpenApi();
+      expect(doc.servers).toEqual([
+        expect.objectContaining({ url: '{scheme}://{host}', variables: expect.objectContaining({ host: expect.anything() }) }),
+      ]);
+      expect((await buildOpenApi({ servers: ['https://api.example.test'] })).servers).toEqual([{ url: 'https://api.example.test' }]);
+      process.env.OPENAPI_SERVER_URL = 'https://a.example.test,https://b.example.test';
+      expect((await buildOpenApi()).servers.map((s) => s.url)).toEqual(['https://a.example.test', 'https://b.example.test']);
+    } finally {
+      if (saved === undefined) delete process.env.OPENAPI_SERVER_URL;
+      else process.env.OPENAPI_SERVER_URL = saved;
+    }
+  });
+
+  it('Error.details items are typed (path, message)', async () => {
+    const doc = await buildOpenApi();
+    expect(doc.components.schemas.Error.properties.details.items).toMatchObject({ type: 'object', required: ['path', 'message'] });
+  });
+});
