@@ -7,6 +7,8 @@ import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { newId, nowIso } from '../ids.js';
 import { kmsKeyProvider } from './kms.js';
+import { tenantCredentials } from '../tenancy/credentials.js';
+import { currentScope, TenantScopeViolation } from '../tenancy/scope.js';
 import { loadMasterKey, localKeyring } from './keyring.js';
 import type { KeyProvider } from './provider.js';
 
@@ -39,13 +41,35 @@ let provider: KeyProvider | undefined;
 const cache = new Map<string, CachedKey>();
 const MAX_CACHED_TENANTS = 5000;
 
+let serviceKms: KMSClient | undefined;
+const tenantKms = new Map<string, KMSClient>();
+
+/**
+ * The KMS client of the current scope (docs/architecture.md, "Tenancy in IAM"): inside a
+ * tenant scope whose tenant is known, a client holding the tenant's STS session, whose role
+ * may use the envelope key only with an encryption context naming that tenant; otherwise
+ * the function's own client (GET /ready's DescribeKey, the background workers).
+ */
+export function kmsClient(): KMSClient {
+  const cfg = config();
+  const tenantId = currentScope()?.tenantId;
+  if (tenantId === undefined || !cfg.TENANT_ROLE_ARN) return (serviceKms ??= new KMSClient({ region: cfg.AWS_REGION }));
+  let client = tenantKms.get(tenantId);
+  if (!client) {
+    client = new KMSClient({ region: cfg.AWS_REGION, credentials: () => tenantCredentials(tenantId) });
+    if (tenantKms.size >= MAX_CACHED_TENANTS) tenantKms.delete(tenantKms.keys().next().value as string);
+    tenantKms.set(tenantId, client);
+  }
+  return client;
+}
+
 export function keyProvider(): KeyProvider {
   if (!provider) {
     const cfg = config();
     provider =
       cfg.KEY_PROVIDER === 'local'
         ? localKeyring(loadMasterKey(cfg.LOCAL_MASTER_KEY_FILE!))
-        : kmsKeyProvider(new KMSClient({ region: cfg.AWS_REGION }), cfg.KMS_KEY_ID!);
+        : kmsKeyProvider({ send: (command) => kmsClient().send(command) }, cfg.KMS_KEY_ID!);
   }
   return provider;
 }
@@ -58,6 +82,9 @@ const uuidString = (b: Buffer) => {
 };
 
 async function loadTenantKey(tenantId: string): Promise<CachedKey> {
+  // in a tenant scope, only that tenant's key: the process's key cache is not a way around the tenant role
+  const scoped = currentScope()?.tenantId;
+  if (scoped !== undefined && scoped !== tenantId) throw new TenantScopeViolation(`a request of tenant ${scoped} cannot use another tenant's data key`);
   const hit = cache.get(tenantId);
   if (hit && hit.expires > Date.now()) return hit;
   const context = { tenant_id: tenantId };
