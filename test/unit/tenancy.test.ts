@@ -213,3 +213,39 @@ describe('tenant-scoped credentials', () => {
     for (const attr of ['value', 'name', 'status', 'wrapped']) expect(like(attr), attr).toBe(false);
   });
 });
+
+describe('partitionKeys: the leading keys of a request, as IAM reads them', () => {
+  it('reads every request shape, marshalled or not, and gives up (undefined) on what it cannot tell', async () => {
+    const { partitionKeys } = await import('../../lib/tenancy/leading-keys.js');
+    expect(partitionKeys('GetItemCommand', { Key: { pk: 'T#a', sk: 'x' } })).toEqual(['T#a']);
+    expect(partitionKeys('DeleteItemCommand', { Key: { pk: { S: 'T#a' } } })).toEqual(['T#a']);
+    expect(partitionKeys('PutItemCommand', { Item: { pk: 'KEY#h' } })).toEqual(['KEY#h']);
+    expect(partitionKeys('PutItemCommand', { Item: { sk: 'x' } })).toBeUndefined();
+    expect(partitionKeys('QueryCommand', { KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :sk)', ExpressionAttributeNames: { '#pk': 'pk' }, ExpressionAttributeValues: { ':pk': 'T#a' } })).toEqual(['T#a']);
+    expect(partitionKeys('QueryCommand', { IndexName: 'gsi1', KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'gsi1pk' }, ExpressionAttributeValues: { ':pk': { S: 'T#a' } } })).toEqual(['T#a']);
+    // a key condition on the wrong attribute, or of another shape: cannot tell
+    expect(partitionKeys('QueryCommand', { IndexName: 'gsi1', KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'pk' }, ExpressionAttributeValues: { ':pk': 'T#a' } })).toBeUndefined();
+    expect(partitionKeys('QueryCommand', { KeyConditionExpression: 'begins_with(pk, :p)' })).toBeUndefined();
+    expect(partitionKeys('QueryCommand', {})).toBeUndefined();
+    expect(partitionKeys('BatchGetItemCommand', { RequestItems: { t: { Keys: [{ pk: 'T#a' }, { pk: 'T#b' }] } } })).toEqual(['T#a', 'T#b']);
+    expect(partitionKeys('BatchGetItemCommand', { RequestItems: {} })).toBeUndefined();
+    expect(partitionKeys('BatchWriteItemCommand', { RequestItems: { t: [{ PutRequest: { Item: { pk: 'T#a' } } }, { DeleteRequest: { Key: { pk: 'T#b' } } }] } })).toEqual(['T#a', 'T#b']);
+    expect(
+      partitionKeys('TransactWriteItemsCommand', {
+        TransactItems: [{ Put: { Item: { pk: 'T#a' } } }, { Update: { Key: { pk: 'T#a' } } }, { Delete: { Key: { pk: 'KEY#h' } } }, { ConditionCheck: { Key: { pk: 'T#a' } } }],
+      }),
+    ).toEqual(['T#a', 'T#a', 'KEY#h', 'T#a']);
+    expect(partitionKeys('TransactGetItemsCommand', { TransactItems: [{ Get: { Key: { pk: 'T#a' } } }] })).toEqual(['T#a']);
+    expect(partitionKeys('TransactWriteItemsCommand', { TransactItems: [{}] })).toBeUndefined();
+    expect(partitionKeys('ScanCommand', { TableName: 't' })).toBeUndefined();
+    expect(partitionKeys('ExecuteStatementCommand', { Statement: 'SELECT * FROM t' })).toBeUndefined();
+  });
+
+  it('a tenant scope needs a tenant; outside any scope identifyTenant does nothing', async () => {
+    const { withTenant, identifyTenant, currentScope } = await import('../../lib/tenancy/scope.js');
+    expect(() => withTenant('', () => 1)).toThrow(/needs a tenant id/);
+    identifyTenant('t');
+    expect(currentScope()).toBeUndefined();
+    expect(withTenant('t', () => currentScope()?.tenantId)).toBe('t');
+  });
+});
