@@ -338,7 +338,7 @@ export class ApiStack extends Stack {
       functionName: `${settings.name}-cors-preflight`,
       description: 'CORS preflight: OPTIONS on every path (lib/http/cors.ts)',
       handler: CORS_PREFLIGHT,
-      role: roles.roleFor({ grants: [] } as unknown as Route),
+      role: roles.ownRole([]),
       code: new CodeAssets(assetDir).forHandler(CORS_PREFLIGHT),
       settings,
       environment: defaults.environment,

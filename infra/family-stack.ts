@@ -46,6 +46,7 @@ export class FamilyStack extends NestedStack {
       const fn = new RouteFunction(this, id, {
         route,
         role: props.roles.roleFor(route),
+        tenantRole: props.roles.tenantRoleFor(route),
         code: codes.forHandler(lambdaEntry(route).handler),
         layer: props.layer,
         defaults: props.defaults,

@@ -5,7 +5,9 @@ import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { acknowledge } from './nag.js';
 import { Construct } from 'constructs';
-import { GRANTS, type Grant, type Route } from '../lib/routes.js';
+import { GRANTS, tenancyOf, type Grant, type Route } from '../lib/routes.js';
+import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES } from '../lib/tenancy/attributes.js';
+import { LOOKUP_PREFIXES } from '../lib/tenancy/lookups.js';
 import { TABLE_KEYS } from '../lib/store/keys.js';
 import { documentsBucketName } from './naming.js';
 import { hsmConfigured, type Settings } from './settings.js';
@@ -33,6 +35,30 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | documents:read  | s3:GetObject; kms:Decrypt only via S3 for this bucket (SSE-KMS)        | the documents bucket's objects / the key |
  * | documents:write | documents:read + s3:PutObject, s3:DeleteObject; kms:GenerateDataKey via S3 | the documents bucket's objects / the key |
  * | kms:sign     | (not in lib/routes.ts yet) kms:CreateKey+TagResource for SIGN_VERIFY keys tagged tenant_id; Sign, GetPublicKey, ScheduleKeyDeletion on keys tagged tenant_id | * / key/* |
+ * | table:ready  | dynamodb:GetItem on the partition SYS only (GET /ready's probe item)      | the table |
+ * | kms:describe | kms:DescribeKey                                                          | the envelope key |
+ *
+ * Tenancy in IAM (docs/architecture.md, "Tenancy in IAM"; lib/routes.ts `tenancyOf`). A
+ * TENANT route's table and envelope-key grants are not on its function's role: per grant set
+ * there is an EXECUTION role (what authentication needs before the account is known, plus
+ * the route's other grants: queues, documents, HSM, payment) and a TENANT-ACCESS role the
+ * execution role may assume with a `tenant_id` session tag (lib/tenancy/credentials.ts):
+ *
+ * | role      | sid               | actions                                 | condition |
+ * |-----------|-------------------|-----------------------------------------|-----------|
+ * | execution | CredentialRead    | dynamodb:GetItem                        | LeadingKeys only credential items (KEY#, APITOKEN#, DEVICE#) |
+ * | execution | AccountRead       | dynamodb:GetItem                        | LeadingKeys T#*, Attributes only ACCOUNT_ATTRIBUTES, Select SPECIFIC_ATTRIBUTES |
+ * | execution | DeviceNonce       | dynamodb:PutItem (device routes)        | LeadingKeys only NONCE# |
+ * | execution | AssumeTenantRole  | sts:AssumeRole, sts:TagSession          | the tenant-access role; one tag, tenant_id |
+ * | tenant    | TenantRead        | GetItem, BatchGetItem, Query (table, gsi1) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} |
+ * | tenant    | TenantLookups     | the read actions (+ the write actions with table:write) | LeadingKeys only the global lookup prefixes (lib/tenancy/lookups.ts) |
+ * | tenant    | TenantWrite       | PutItem, UpdateItem, DeleteItem, ConditionCheckItem (table:write) | same |
+ * | tenant    | TenantMeter       | UpdateItem (read-only routes)           | same, and Attributes only METERING_ATTRIBUTES |
+ * | tenant    | TenantAudit       | UpdateItem (read-only routes)           | same, and Attributes only AUDIT_ATTRIBUTES (denied requests, sensitive reads) |
+ * | tenant    | TenantDataKeys    | kms:Decrypt (+ GenerateDataKey with kms:encrypt) | kms:EncryptionContext:tenant_id = ${aws:PrincipalTag/tenant_id} |
+ *
+ * Operator, self-authenticating and cross-tenant routes keep the grants above on their own
+ * role (the documented exceptions, docs/architecture.md).
  */
 export function grantSetKey(grants: readonly Grant[]): string {
   return [...grants].sort((a, b) => GRANTS.indexOf(a) - GRANTS.indexOf(b)).join(' ') || 'none';
@@ -47,8 +73,15 @@ export interface RoleTargets {
   readonly jobsDeadLetterQueue: sqs.IQueue;
 }
 
+/** Execution and tenant-access role of a tenant route's grant set. */
+interface TenantRoles {
+  readonly execution: iam.Role;
+  readonly tenant: iam.Role;
+}
+
 export class RouteRoles extends Construct {
   private readonly roles = new Map<string, iam.Role>();
+  private readonly tenantRoles = new Map<string, TenantRoles>();
 
   constructor(scope: Construct, id: string, private readonly props: { routes: readonly Route[]; targets: RoleTargets; settings: Settings }) {
     super(scope, id);
@@ -60,21 +93,192 @@ export class RouteRoles extends Construct {
     return this.roles;
   }
 
+  /** Tenant-access roles by `tenant <grant set>[ device]` key. */
+  get tenantAccess(): ReadonlyMap<string, iam.Role> {
+    return new Map([...this.tenantRoles].map(([k, v]) => [k, v.tenant]));
+  }
+
+  /** The function's role: a tenant route's execution role, else the role of its grant set. */
   roleFor(route: Route): iam.Role {
-    const key = grantSetKey(route.grants);
+    if (tenancyOf(route) === 'tenant') return this.tenantRolesFor(route).execution;
+    return this.ownRole(route.grants);
+  }
+
+  /** The role of a grant set used as the function's own (operator, self-authenticating, cross-tenant routes; the CORS preflight). */
+  ownRole(grants: readonly Grant[]): iam.Role {
+    const key = grantSetKey(grants);
     let role = this.roles.get(key);
     if (!role) {
-      role = this.create(key, route.grants);
+      role = this.create(key, grants);
       this.roles.set(key, role);
     }
     return role;
   }
 
+  /** The tenant-access role a tenant route's function assumes per account (undefined for other routes). */
+  tenantRoleFor(route: Route): iam.Role | undefined {
+    return tenancyOf(route) === 'tenant' ? this.tenantRolesFor(route).tenant : undefined;
+  }
+
+  private tenantRolesFor(route: Route): TenantRoles {
+    const device = route.auth === 'device';
+    const key = `tenant ${grantSetKey(route.grants)}${device ? ' device' : ''}`;
+    let roles = this.tenantRoles.get(key);
+    if (!roles) {
+      const { targets, settings } = this.props;
+      const id = `Tenant${roleId(grantSetKey(route.grants))}${device ? 'Device' : ''}`;
+      roles = tenantRoles(this, id, `${settings.name} tenant route functions with grants: ${grantSetKey(route.grants)}${device ? ' (signed device requests)' : ''}`, route.grants, device, targets, settings);
+      this.tenantRoles.set(key, roles);
+      this.roles.set(key, roles.execution);
+    }
+    return roles;
+  }
+
   private create(key: string, grants: readonly Grant[]): iam.Role {
     const { targets, settings } = this.props;
-    const id = key === 'none' ? 'NoGrants' : key.split(' ').map((g) => g.split(/[^a-z]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')).join('');
-    return grantedRole(this, id, `${settings.name} route functions with grants: ${key}`, grants, targets, settings);
+    return grantedRole(this, roleId(key), `${settings.name} route functions with grants: ${key}`, grants, targets, settings);
   }
+}
+
+const roleId = (key: string) => (key === 'none' ? 'NoGrants' : key.split(' ').map((g) => g.split(/[^a-z]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')).join(''));
+
+/** The partition key condition of the tenant-access role: the session's own account only. */
+export const TENANT_PARTITION = 'T#${aws:PrincipalTag/tenant_id}';
+/** Credential items authentication looks up by hash or id before it knows the account (lib/store/keys.ts). */
+export const CREDENTIAL_PARTITIONS = ['KEY#*', 'APITOKEN#*', 'DEVICE#*'] as const;
+
+/**
+ * A tenant route's two roles (the table at the top of this file): the execution role the
+ * function runs with, and the tenant-access role it assumes with a `tenant_id` session tag.
+ */
+function tenantRoles(scope: Construct, id: string, description: string, grants: readonly Grant[], device: boolean, targets: RoleTargets, settings: Settings): TenantRoles {
+  const execution = new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
+  const tenant = new iam.Role(scope, `${id}Access`, {
+    assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(execution.roleArn)),
+    description: `${description}: tenant access (assumed per account with a tenant_id session tag)`,
+  });
+  const own = grantStatements(
+    grants.filter((g) => !TENANT_SCOPED_GRANTS.has(g)),
+    targets,
+    settings,
+  );
+  const tableArn = targets.table.tableArn;
+  const execStatements = [
+    ...own.statements,
+    new iam.PolicyStatement({
+      sid: 'CredentialRead',
+      actions: ['dynamodb:GetItem'],
+      resources: [tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...CREDENTIAL_PARTITIONS] } },
+    }),
+    new iam.PolicyStatement({
+      sid: 'AccountRead',
+      actions: ['dynamodb:GetItem'],
+      resources: [tableArn],
+      conditions: {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...ACCOUNT_ATTRIBUTES] },
+        StringEquals: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+      },
+    }),
+    ...(device
+      ? [
+          new iam.PolicyStatement({
+            sid: 'DeviceNonce',
+            actions: ['dynamodb:PutItem'],
+            resources: [tableArn],
+            conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['NONCE#*'] } },
+          }),
+        ]
+      : []),
+    new iam.PolicyStatement({
+      sid: 'AssumeTenantRole',
+      actions: ['sts:AssumeRole', 'sts:TagSession'],
+      resources: [tenant.roleArn],
+      conditions: {
+        Null: { 'aws:RequestTag/tenant_id': 'false' },
+        'ForAllValues:StringEquals': { 'aws:TagKeys': ['tenant_id'] },
+      },
+    }),
+  ];
+  execution.attachInlinePolicy(new iam.Policy(execution, 'Grants', { statements: execStatements }));
+  acknowledge(execution, own.acknowledgments);
+  tenant.attachInlinePolicy(new iam.Policy(tenant, 'Grants', { statements: tenantAccessStatements(grants, targets) }));
+  return { execution, tenant };
+}
+
+/** Grants a tenant route holds through its tenant-access role, not its execution role. */
+const TENANT_SCOPED_GRANTS: ReadonlySet<Grant> = new Set(['table:read', 'table:meter', 'table:write', 'kms:decrypt', 'kms:encrypt']);
+
+/** The tenant-access role's statements: every one conditioned on the session's account. */
+export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<RoleTargets, 'table' | 'key'>): iam.PolicyStatement[] {
+  const has = (g: Grant) => grants.includes(g);
+  const tableArn = targets.table.tableArn;
+  const leading = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [TENANT_PARTITION] } };
+  const statements: iam.PolicyStatement[] = [];
+  if (has('table:read') || has('table:write')) {
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'TenantRead',
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+        resources: [tableArn, `${tableArn}/index/${TABLE_KEYS.gsi1.name}`],
+        conditions: leading,
+      }),
+    );
+  }
+  // the global lookup items written beside the account's (lib/tenancy/lookups.ts): read-only
+  // routes only read them
+  const lookups = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': LOOKUP_PREFIXES.map((p) => `${p}*`) } };
+  if (has('table:read') || has('table:write')) {
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'TenantLookups',
+        actions: has('table:write')
+          ? ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem']
+          : ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+        resources: [tableArn],
+        conditions: lookups,
+      }),
+    );
+  }
+  if (has('table:write')) {
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'TenantWrite',
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+        resources: [tableArn],
+        conditions: leading,
+      }),
+    );
+  } else if (has('table:meter')) {
+    // LeadingKeys sees only the partition key, and usage items share the account's partition:
+    // the read-only routes' writes are confined by the attributes they may name
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'TenantMeter',
+        actions: ['dynamodb:UpdateItem'],
+        resources: [tableArn],
+        conditions: { ...leading, 'ForAllValues:StringLike': { 'dynamodb:Attributes': [...METERING_ATTRIBUTES] } },
+      }),
+      new iam.PolicyStatement({
+        sid: 'TenantAudit',
+        actions: ['dynamodb:UpdateItem'],
+        resources: [tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [TENANT_PARTITION], 'dynamodb:Attributes': [...AUDIT_ATTRIBUTES] } },
+      }),
+    );
+  }
+  if (has('kms:decrypt') || has('kms:encrypt')) {
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'TenantDataKeys',
+        actions: has('kms:encrypt') ? ['kms:Decrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt'],
+        resources: [targets.key.keyArn],
+        conditions: { StringEquals: { 'kms:EncryptionContext:tenant_id': '${aws:PrincipalTag/tenant_id}' } },
+      }),
+    );
+  }
+  return statements;
 }
 
 /**
@@ -125,6 +329,19 @@ export function grantStatements(
     );
   } else if (has('table:meter')) {
     statements.push(new iam.PolicyStatement({ sid: 'TableMeter', actions: ['dynamodb:UpdateItem'], resources: [tableArn] }));
+  }
+  if (has('table:ready')) {
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'ReadinessProbe',
+        actions: ['dynamodb:GetItem'],
+        resources: [tableArn],
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SYS'] } },
+      }),
+    );
+  }
+  if (has('kms:describe')) {
+    statements.push(new iam.PolicyStatement({ sid: 'KeyDescribe', actions: ['kms:DescribeKey'], resources: [targets.key.keyArn] }));
   }
   if (has('kms:decrypt') || has('kms:encrypt')) {
     statements.push(

@@ -119,10 +119,10 @@ export class RouteFunction extends Construct {
   constructor(
     scope: Construct,
     id: string,
-    props: { route: Route; role: iam.IRole; code: lambda.Code; layer?: lambda.ILayerVersion; defaults: FunctionDefaults },
+    props: { route: Route; role: iam.IRole; tenantRole?: iam.IRole; code: lambda.Code; layer?: lambda.ILayerVersion; defaults: FunctionDefaults },
   ) {
     super(scope, id);
-    const { route, role, code, layer, defaults } = props;
+    const { route, role, tenantRole, code, layer, defaults } = props;
     const { settings } = defaults;
     const signing = route.grants.includes('hsm');
     const inVpc = signing && hsmConfigured(settings.hsm) && defaults.hsmSecurityGroupId !== undefined;
@@ -143,6 +143,8 @@ export class RouteFunction extends Construct {
         ...(route.grants.includes('hsm:describe') ? defaults.hsmDescribeEnvironment : {}),
         ...(usesKmsSigning(route.grants) ? { SIGNING_KMS_ENABLED: '1' } : {}),
         ...(route.grants.includes('payment') ? defaults.paymentEnvironment : {}),
+        // tenant routes: the role assumed per account after authentication (lib/tenancy)
+        ...(tenantRole ? { TENANT_ROLE_ARN: tenantRole.roleArn } : {}),
         // the integrator helpers answer only where the deployment turns them on (context mockRoutes)
         ...(settings.mockRoutes && route.path.startsWith('/api/v1/mock/') ? { MOCK_ROUTES_ENABLED: '1' } : {}),
       },

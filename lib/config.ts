@@ -14,6 +14,15 @@ const Env = z
     /** `kms` in AWS; `local` for the embedded runtime (a master key file wraps data keys). */
     KEY_PROVIDER: z.enum(['kms', 'local']).default('kms'),
     KMS_KEY_ID: z.string().optional(),
+    /**
+     * The tenant-access role of this function (infra/grants.ts): after authentication, the
+     * table and KMS calls of a tenant route use an STS session of it tagged with the tenant
+     * (lib/tenancy). Unset (the source runtime): the function's own credentials, with the
+     * same partition rule enforced in code.
+     */
+    TENANT_ROLE_ARN: z.string().optional(),
+    /** Set only for the local STS stand-in (the artifact runtime and tests). */
+    STS_ENDPOINT: z.url().optional(),
     LOCAL_MASTER_KEY_FILE: z.string().optional(),
     /** How long an unwrapped tenant data key stays in memory. */
     DATA_KEY_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(300),

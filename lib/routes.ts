@@ -36,13 +36,19 @@ type AuthKind = (typeof AUTH_KINDS)[number];
  * - payment       the payment provider (lib/billing): GetSecretValue on the provider's secret (context paymentSecretArn), PAYMENT_PROVIDER/PAYMENT_SECRET_ID
  * - documents:read   S3 GetObject on the documents bucket (sealed PDFs, lib/documents/storage.ts), with its SSE-KMS key through S3
  * - documents:write  documents:read + PutObject and DeleteObject on that bucket
+ * - table:ready   GetItem on the readiness probe item (SYS / READY) only: GET /ready
+ * - kms:describe  KMS DescribeKey on the envelope key only: GET /ready
+ * Tenant routes (tenancyOf below) hold their table and envelope-key grants through the
+ * tenant-access role, conditioned on the caller's account (infra/grants.ts).
  */
 export const GRANTS = [
   'table:read',
+  'table:ready',
   'table:meter',
   'table:write',
   'kms:decrypt',
   'kms:encrypt',
+  'kms:describe',
   'queue:send',
   'jobs:send',
   'hsm',
@@ -90,6 +96,57 @@ const PROTOCOL_WIRES: Readonly<Record<string, Exclude<Wire, 'envelope'>>> = {
 
 /** The route's wire format; `envelope` when it has none of its own (or when no route is known). */
 export const wireOf = (route: Pick<Route, 'key'> | undefined): Wire => (route ? (PROTOCOL_WIRES[route.key] ?? 'envelope') : 'envelope');
+
+/**
+ * Whose credentials a route's function works with after authentication (docs/architecture.md,
+ * "Tenancy in IAM"; infra/grants.ts builds the roles from it):
+ * - `tenant`: bearer and device routes. Authentication runs on the function's narrow
+ *   execution role (credential lookup, the projected account read); from the moment the
+ *   credential names the account, every table and KMS call uses an STS session of the
+ *   route's tenant-access role tagged with that account (lib/tenancy), which reaches only
+ *   the partition `T#<account>` and data keys whose encryption context names it.
+ * - `operator`: the platform operator's routes, cross-tenant by design: the function's own
+ *   role, with the route's grants on the whole table.
+ * - `self`: routes that authenticate themselves inside the handler (public, endpoint,
+ *   temp-token: sign-in and sign-up flows, inbound webhooks, temporary access, protocol
+ *   endpoints) find the account from a global item (an e-mail, a token hash, a client id)
+ *   first: the function's own role, with the route's grants.
+ * - `cross-tenant`: the bearer routes of crossTenantReason (below), which read what other
+ *   accounts shared with the caller: as `self`.
+ */
+export type Tenancy = 'tenant' | 'operator' | 'self' | 'cross-tenant';
+
+const READ_SHARE = "a read share: the recipient reads (and opens) the owner account's resource (lib/sharing/access.ts)";
+const DOCUMENT_GRANT = "a document grant: the grantee reads the owner account's document (lib/documents/access.ts)";
+
+/**
+ * Bearer routes that reach other accounts' items by design, each with why (docs/architecture.md
+ * lists them; test/infra/tenancy.test.ts enumerates them): the share-aware item GETs (the
+ * secrets GET and every typed credential or password GET, lib/sharing/access.ts
+ * SHARE_AWARE_GET_HANDLERS), the secrets PUT (write shares) and the document reads that
+ * honour grants.
+ */
+const CROSS_TENANT_KEYS: Readonly<Record<string, string>> = {
+  'GET /api/v1/secrets/{name}': READ_SHARE,
+  'PUT /api/v1/secrets/{name}': "a write share: the recipient updates the owner account's secret (lib/secrets/service.ts)",
+  'GET /api/v1/documents/{id}': DOCUMENT_GRANT,
+  'GET /api/v1/documents/{id}/download': DOCUMENT_GRANT,
+  'GET /api/v1/documents/{id}/pages/{page}': DOCUMENT_GRANT,
+};
+
+/** Why a bearer route reaches other accounts' items, or undefined (a tenant route). */
+export function crossTenantReason(route: Pick<Route, 'key' | 'method' | 'handler'>): string | undefined {
+  if (CROSS_TENANT_KEYS[route.key]) return CROSS_TENANT_KEYS[route.key];
+  // the item GET of every typed credential and password collection honours read shares
+  if (route.method === 'GET' && route.handler && /^(credentials|passwords)\/[a-z-]+\.get$/.test(route.handler)) return READ_SHARE;
+  return undefined;
+}
+
+export function tenancyOf(route: Pick<Route, 'key' | 'auth' | 'method' | 'handler'>): Tenancy {
+  if (route.auth === 'operator') return 'operator';
+  if (route.auth === 'public' || route.auth === 'endpoint' || route.auth === 'temp-token') return 'self';
+  return crossTenantReason(route) !== undefined ? 'cross-tenant' : 'tenant';
+}
 
 export interface Route {
   /** `METHOD /path/{param}`: the route's key, unique. */
@@ -205,7 +262,7 @@ export const ROUTES: readonly Route[] = [
   r("GET",    "/.well-known/acme-challenge/{token}",                 "public",     "-",                                   "certificates", "certificates/challenge.challenge", "table:read"),
   r("GET",    "/health",                                             "public",     "-",                                   "public",       "public/health.health"),
   r("GET",    "/healthz",                                            "public",     "-",                                   "public",       "public/health.healthz"),
-  r("GET",    "/ready",                                              "public",     "-",                                   "public",       "public/health.ready", "table:read kms:encrypt"),
+  r("GET",    "/ready",                                              "public",     "-",                                   "public",       "public/health.ready", "table:ready kms:describe"),
   r("POST",   "/webhooks/{payment_provider}",                        "endpoint",   "-",                                   "billing",      "billing/webhooks.receive", "table:write payment"),
   r("GET",    "/api/v1/billing/pricing",                             "public",     "-",                                   "billing",      "billing/pricing.pricing"),
   r("GET",    "/api/v1/diagnostics/auth",                            "endpoint",   "-",                                   "diagnostics",  "diagnostics/auth.explain"),

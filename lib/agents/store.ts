@@ -1,8 +1,8 @@
 import * as z from 'zod/v4';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { recordPollAt, statusUpdate, userCodePointerDelete, userCodePointerPut } from '../auth/device-flow.js';
-import { db, tableName } from '../store/client.js';
+import { db, serviceDb, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import { queryPage } from '../store/pagination.js';
@@ -204,7 +204,8 @@ export function deviceRevokeItems(tenantId: string, id: string, at: string, by: 
  */
 export async function claimNonce(deviceId: string, nonce: string, keepUntilEpochSeconds: number, nowEpochSeconds: number): Promise<boolean> {
   try {
-    await db().send(
+    // the function's own credentials: nonces are not tenant items (execution role, `DeviceNonce`)
+    await serviceDb().send(
       new PutCommand({
         TableName: tableName(),
         Item: { ...keys.deviceNonce(deviceId, nonce), ttl: keepUntilEpochSeconds },

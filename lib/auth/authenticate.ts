@@ -2,7 +2,8 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { Route } from '../routes.js';
 import { forbidden, unauthorized } from '../http/errors.js';
 import { getApiKeyAuth } from '../store/api-keys.js';
-import { getTenant, type Tenant } from '../store/tenants.js';
+import { readAccount, type Tenant } from '../store/tenants.js';
+import { identifyTenant } from '../tenancy/scope.js';
 import { hashApiKey } from './api-keys.js';
 import { API_TOKEN_RE, authenticateApiToken } from './api-tokens.js';
 import { authenticateSignedRequest } from './device-signature.js';
@@ -56,7 +57,7 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
   if (JWT_RE.test(token)) {
     const claims = await verifyAccessToken(token);
     if (!claims) throw unauthorized();
-    const read = getTenant(claims.tenantId);
+    const read = readAccount(claims.tenantId);
     onIdentified?.(claims.tenantId, claims.tokenId, read, { kind: 'user_token', tenantId: claims.tenantId, id: claims.tokenId, user: claims.subject, scopes: claims.scopes });
     const tenant = activeTenant(await read);
     return {
@@ -73,7 +74,8 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
   if (API_TOKEN_RE.test(token)) {
     // personal API token (lib/auth/api-tokens.ts): never a platform-operator credential
     const auth = await authenticateApiToken(token, now);
-    const read = getTenant(auth.tenant_id);
+    const read = readAccount(auth.tenant_id);
+    identifyTenant(auth.tenant_id);
     onIdentified?.(auth.tenant_id, auth.token_id, read, { kind: 'api_token', tenantId: auth.tenant_id, id: auth.token_id, user: auth.created_by, scopes: auth.scopes });
     const tenant = activeTenant(await read);
     return { kind: 'api_token', tenantId: tenant.id, tenant, id: auth.token_id, user: auth.created_by, scopes: auth.scopes, operator: false };
@@ -82,7 +84,8 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
   const record = await getApiKeyAuth(hashApiKey(token));
   if (!record) throw unauthorized();
   if (record.expires_at && Date.parse(record.expires_at) <= now) throw unauthorized('API key has expired', 'credentials_expired');
-  const read = getTenant(record.tenant_id);
+  const read = readAccount(record.tenant_id);
+  identifyTenant(record.tenant_id);
   onIdentified?.(record.tenant_id, record.key_id, read, { kind: 'api_key', tenantId: record.tenant_id, id: record.key_id, user: record.created_by, scopes: record.scopes });
   const tenant = activeTenant(await read);
   return {

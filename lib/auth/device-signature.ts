@@ -5,7 +5,8 @@ import { publicKeyObject, type DeviceAlgorithm, type PublicJwk } from '../agents
 import { claimNonce, getDeviceAuth, getProfile, type DeviceAuthRecord, type ProfileRecord } from '../agents/store.js';
 import { forbidden, HttpError } from '../http/errors.js';
 import { UUID_RE } from '../ids.js';
-import { getTenant, type Tenant } from '../store/tenants.js';
+import { readAccount, type Tenant } from '../store/tenants.js';
+import { identifyTenant } from '../tenancy/scope.js';
 import type { Principal } from './principal.js';
 
 /**
@@ -313,7 +314,8 @@ export async function authenticateSignedRequest(
   const device = UUID_RE.test(keyid) ? await getDeviceAuth(keyid) : undefined;
   if (!device) throw signatureError('unknown or revoked device key', 'unauthorized');
   if (!signatureVerifies(req, parsed, device.public_key, device.algorithm)) throw signatureError('signature does not verify');
-  const tenantRead = getTenant(device.tenant_id);
+  const tenantRead = readAccount(device.tenant_id);
+  identifyTenant(device.tenant_id);
   const profileRead = getProfile(device.tenant_id, device.profile_id);
   onIdentified?.(device.tenant_id, device.device_id, tenantRead);
   const keepUntil = Math.max(parsed.created, now) + SIGNATURE_MAX_AGE_SECONDS + SIGNATURE_CLOCK_SKEW_SECONDS;

@@ -6,6 +6,7 @@ import { queryFirst } from '../store/pagination.js';
 import { newId, nowIso, UUID_RE } from '../ids.js';
 import { openJson, sealJson } from '../crypto/envelope.js';
 import { sessionState } from '../users/session-state.js';
+import { identifyTenant } from '../tenancy/scope.js';
 
 /**
  * Access tokens (JWT, ES256) signed by a per-tenant token-signing key. The public JWK is
@@ -116,6 +117,9 @@ export async function checkAccessToken(token: string): Promise<TokenVerdict> {
   if (header.alg !== ALG) return refuse('unsupported_algorithm');
   if (typeof header.kid !== 'string' || typeof tid !== 'string' || !UUID_RE.test(tid)) return refuse('unknown_key');
   if (sid !== undefined && (typeof sid !== 'string' || !UUID_RE.test(sid))) return refuse('malformed');
+  // the token names its account: its key and session are read with that account's credentials
+  // (lib/tenancy; a forged `tid` reaches only that account's public key, and then fails)
+  identifyTenant(tid);
   const [out, state] = await Promise.all([
     db().send(new GetCommand({ TableName: tableName(), Key: keys.tokenKey(tid, header.kid), ConsistentRead: true })),
     sid === undefined ? undefined : sessionState(tid, sid),

@@ -8,6 +8,8 @@ import { keys } from '../store/keys.js';
 import { newId, nowIso } from '../ids.js';
 import { kmsKeyProvider } from './kms.js';
 import { METRIC, observeClient } from '../http/metrics.js';
+import { tenantCredentials } from '../tenancy/credentials.js';
+import { currentScope, TenantScopeViolation } from '../tenancy/scope.js';
 import { loadMasterKey, localKeyring } from './keyring.js';
 import type { KeyProvider } from './provider.js';
 
@@ -40,13 +42,35 @@ let provider: KeyProvider | undefined;
 const cache = new Map<string, CachedKey>();
 const MAX_CACHED_TENANTS = 5000;
 
+let serviceKms: KMSClient | undefined;
+const tenantKms = new Map<string, KMSClient>();
+
+/**
+ * The KMS client of the current scope (docs/architecture.md, "Tenancy in IAM"): inside a
+ * tenant scope whose tenant is known, a client holding the tenant's STS session, whose role
+ * may use the envelope key only with an encryption context naming that tenant; otherwise
+ * the function's own client (GET /ready's DescribeKey, the background workers).
+ */
+export function kmsClient(): KMSClient {
+  const cfg = config();
+  const tenantId = currentScope()?.tenantId;
+  if (tenantId === undefined || !cfg.TENANT_ROLE_ARN) return (serviceKms ??= observeClient(new KMSClient({ region: cfg.AWS_REGION }), METRIC.kmsCalls));
+  let client = tenantKms.get(tenantId);
+  if (!client) {
+    client = observeClient(new KMSClient({ region: cfg.AWS_REGION, credentials: () => tenantCredentials(tenantId) }), METRIC.kmsCalls);
+    if (tenantKms.size >= MAX_CACHED_TENANTS) tenantKms.delete(tenantKms.keys().next().value as string);
+    tenantKms.set(tenantId, client);
+  }
+  return client;
+}
+
 export function keyProvider(): KeyProvider {
   if (!provider) {
     const cfg = config();
     provider =
       cfg.KEY_PROVIDER === 'local'
         ? localKeyring(loadMasterKey(cfg.LOCAL_MASTER_KEY_FILE!))
-        : kmsKeyProvider(observeClient(new KMSClient({ region: cfg.AWS_REGION }), METRIC.kmsCalls), cfg.KMS_KEY_ID!);
+        : kmsKeyProvider({ send: (command) => kmsClient().send(command) }, cfg.KMS_KEY_ID!);
   }
   return provider;
 }
@@ -59,6 +83,9 @@ const uuidString = (b: Buffer) => {
 };
 
 async function loadTenantKey(tenantId: string): Promise<CachedKey> {
+  // in a tenant scope, only that tenant's key: the process's key cache is not a way around the tenant role
+  const scoped = currentScope()?.tenantId;
+  if (scoped !== undefined && scoped !== tenantId) throw new TenantScopeViolation(`a request of tenant ${scoped} cannot use another tenant's data key`);
   const hit = cache.get(tenantId);
   if (hit && hit.expires > Date.now()) return hit;
   const context = { tenant_id: tenantId };

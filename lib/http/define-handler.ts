@@ -2,12 +2,12 @@ import middy, { type MiddlewareObj, type Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type * as z from 'zod/v4';
 import { config } from '../config.js';
-import { routeByKey, wireOf, type Route } from '../routes.js';
+import { routeByKey, tenancyOf, wireOf, type Route } from '../routes.js';
+import { tenantScope } from '../tenancy/scope.js';
 import { authenticate, type CredentialFacts, type Headers } from '../auth/authenticate.js';
 import { ADMIN_SCOPE, missingScopes } from '../auth/scopes.js';
 import type { Tenant } from '../store/tenants.js';
-import { db } from '../store/client.js';
-import { guardWrites, speculate, speculativePrincipal } from './admission.js';
+import { speculate, speculativePrincipal } from './admission.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { gate, withHeaders, type Gate } from '../ratelimit/gate.js';
 import { parseRequestBody } from './body.js';
@@ -203,7 +203,6 @@ const authentication = (): Mw => ({
     if (!first) return; // admitted (or failed) before a speculative start
     s.principal ??= first; // the verified principal, when admission has already set it
     s.admission = admission;
-    guardWrites(db());
   },
   after: (request) => {
     const h = state(request).gate?.headers();
@@ -307,7 +306,13 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
     .handler(core);
   // CORS outermost, around the whole stack: errors and early answers (idempotent replays,
   // for which middy runs no `after`) carry the headers too.
-  const outer = withCors(handler, () => config().CORS_ALLOWED_ORIGINS);
+  const cors = withCors(handler, () => config().CORS_ALLOWED_ORIGINS);
+  // a tenant route's whole request runs in a tenant scope (lib/tenancy/scope.ts): authentication
+  // names the account, and from then on its table and KMS calls use that account's credentials
+  const outer = (event: APIGatewayProxyEvent, context: Context) => {
+    const route = routeByKey(event.httpMethod, event.resource);
+    return route && tenancyOf(route) === 'tenant' ? tenantScope(() => cors(event, context)) : cors(event, context);
+  };
   const { summary, description, responses, errors, params, query, body } = spec;
   return Object.assign(outer, { schemas: { summary, description, responses, errors, params, query, body } }) as LambdaHandler;
 }

@@ -5,37 +5,109 @@ import { Agent } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
 import { config } from '../config.js';
 import { observeClient } from '../http/metrics.js'; // X-Ray subsegment per call (issue 25)
+import { guardWrites } from '../http/admission.js';
+import { tenantCredentials } from '../tenancy/credentials.js';
+import { partitionKeys } from '../tenancy/leading-keys.js';
+import { isLookupPartition } from '../tenancy/lookups.js';
+import { currentScope } from '../tenancy/scope.js';
 
-let doc: DynamoDBDocumentClient | undefined;
+/**
+ * The table's document clients (docs/architecture.md, "Tenancy in IAM"): the function's own
+ * (service) client, and one client per tenant holding that tenant's STS session
+ * (lib/tenancy/credentials.ts), all module singletons reused across warm invocations and
+ * sharing one connection pool. `db()` picks: inside a tenant scope whose tenant
+ * authentication has named, the tenant's client; otherwise the service client.
+ *
+ * The rule the tenant role's `dynamodb:LeadingKeys` condition enforces in AWS is enforced
+ * here too (so the local runtimes, whose DynamoDB ignores credentials, fail the same way):
+ * - a tenant client touches only the partition `T#<its tenant>` and the global lookup
+ *   partitions of lib/tenancy/lookups.ts;
+ * - inside a tenant scope, the service client touches no tenant partition except the
+ *   projected read of the account item (authentication's account check).
+ */
+let service: DynamoDBDocumentClient | undefined;
+const tenants = new Map<string, DynamoDBDocumentClient>();
+/** Tenant clients kept per container (the least recently created goes first). */
+const MAX_TENANT_CLIENTS = 500;
+let handler: NodeHttpHandler | undefined;
 
-/** The document client, a module singleton reused across warm invocations. */
-export function db(): DynamoDBDocumentClient {
-  if (!doc) {
-    const cfg = config();
-    const local = cfg.DYNAMODB_ENDPOINT !== undefined;
-    const client = observeClient(
-      new DynamoDBClient({
-        region: cfg.AWS_REGION,
-        ...(local
-          ? {
-              endpoint: cfg.DYNAMODB_ENDPOINT,
-              credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-            }
-          : {}),
-        maxAttempts: 3,
-        requestHandler: new NodeHttpHandler({
-          httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
-          httpsAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
-          connectionTimeout: 2000,
-          requestTimeout: 5000,
-        }),
-      }),
-    );
-    doc = DynamoDBDocumentClient.from(client, {
-      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
-    });
+export class TenantAccessDenied extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AccessDeniedException';
   }
+}
+
+function create(
+  credentials: DynamoDBClient['config']['credentials'] | undefined,
+  check: (command: string, input: Record<string, unknown>) => void,
+): DynamoDBDocumentClient {
+  const cfg = config();
+  const local = cfg.DYNAMODB_ENDPOINT !== undefined;
+  handler ??= new NodeHttpHandler({
+    httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
+    httpsAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
+    connectionTimeout: 2000,
+    requestTimeout: 5000,
+  });
+  const client = observeClient(
+    new DynamoDBClient({
+      region: cfg.AWS_REGION,
+      ...(local ? { endpoint: cfg.DYNAMODB_ENDPOINT } : {}),
+      ...(credentials ? { credentials } : local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+      maxAttempts: 3,
+      requestHandler: handler,
+    }),
+  );
+  const doc = DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  });
+  doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      check(String(context.commandName), args.input as Record<string, unknown>);
+      return next(args);
+    },
+    { step: 'initialize', name: 'tenantPartitions', priority: 'high' },
+  );
+  guardWrites(doc);
   return doc;
+}
+
+const isAccountRead = (command: string, input: Record<string, unknown>) =>
+  command === 'GetItemCommand' && (input.Key as { sk?: unknown } | undefined)?.sk === 'TENANT' && typeof input.ProjectionExpression === 'string';
+
+/** The function's own client: credential lookups, the account read, and everything outside a tenant scope. */
+export function serviceDb(): DynamoDBDocumentClient {
+  service ??= create(undefined, (command, input) => {
+    if (!currentScope()) return;
+    const touched = partitionKeys(command, input);
+    if (touched?.some((pk) => pk.startsWith('T#')) === false) return;
+    if (isAccountRead(command, input)) return;
+    throw new TenantAccessDenied(`${command} on tenant data outside the tenant's credentials`);
+  });
+  return service;
+}
+
+/** The client holding `tenantId`'s STS session (the function's own credentials where no tenant role is configured). */
+export function tenantDb(tenantId: string): DynamoDBDocumentClient {
+  let client = tenants.get(tenantId);
+  if (!client) {
+    const own = `T#${tenantId}`;
+    client = create(config().TENANT_ROLE_ARN ? () => tenantCredentials(tenantId) : undefined, (command, input) => {
+      const touched = partitionKeys(command, input);
+      if (touched && touched.every((pk) => pk === own || isLookupPartition(pk))) return;
+      throw new TenantAccessDenied(`${command} outside tenant ${tenantId}'s partition`);
+    });
+    if (tenants.size >= MAX_TENANT_CLIENTS) tenants.delete(tenants.keys().next().value as string);
+    tenants.set(tenantId, client);
+  }
+  return client;
+}
+
+/** The document client for the current scope: the tenant's once authentication named it, else the service client. */
+export function db(): DynamoDBDocumentClient {
+  const tenantId = currentScope()?.tenantId;
+  return tenantId === undefined ? serviceDb() : tenantDb(tenantId);
 }
 
 export const tableName = (): string => config().TABLE_NAME;

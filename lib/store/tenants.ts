@@ -2,10 +2,11 @@ import { entity } from './entity.js';
 import * as z from 'zod/v4';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { badRequest } from '../http/errors.js';
-import { db, tableName } from './client.js';
+import { db, serviceDb, tableName } from './client.js';
 import { keys } from './keys.js';
 import { getMany } from './pagination.js';
 import { mergeShards } from './shards.js';
+import { ACCOUNT_ATTRIBUTES } from '../tenancy/attributes.js';
 
 export type TenantStatus = 'active' | 'suspended';
 
@@ -51,7 +52,29 @@ const TenantItem = entity(
   }),
 );
 
+/** The entity's fields (what the account read projects: lib/tenancy/attributes.ts). */
+export const TENANT_FIELDS: readonly string[] = TenantItem.fields;
+
 const toTenant = (item: Record<string, unknown>): Tenant => TenantItem.parse(item) as Tenant;
+
+/**
+ * The account check of authentication, on the function's own credentials (before the
+ * tenant's session is needed): one consistent GetItem projecting ACCOUNT_ATTRIBUTES, the only
+ * read of a tenant partition the execution roles allow (infra/grants.ts, `AccountRead`).
+ */
+export async function readAccount(tenantId: string): Promise<Tenant | undefined> {
+  const names = Object.fromEntries(ACCOUNT_ATTRIBUTES.map((f, i) => [`#a${i}`, f]));
+  const out = await serviceDb().send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: keys.tenant(tenantId),
+      ConsistentRead: true,
+      ProjectionExpression: Object.keys(names).join(', '),
+      ExpressionAttributeNames: names,
+    }),
+  );
+  return out.Item ? toTenant(out.Item) : undefined;
+}
 
 export async function getTenant(tenantId: string): Promise<Tenant | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.tenant(tenantId), ConsistentRead: true }));

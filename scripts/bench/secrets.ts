@@ -5,7 +5,8 @@
  * round trips they allow (the key item; then the account item, the rate-limit/usage write
  * and the secret's head together; for PUT then the transaction). Reports throughput,
  * p50/p99 and the API/floor throughput ratio (target: >= 0.75). `npm run bench:trips`
- * prints the same figures beside the round trips per route.
+ * prints the same figures beside the round trips per route. Then the cost of tenancy by IAM:
+ * the first table call of a tenant per container against a warm one (scripts/bench/tenancy.ts).
  *
  *   npm run bench            (BENCH_SECONDS=10 BENCH_CONCURRENCY=16 by default)
  */
@@ -19,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { generateApiKey, hashApiKey } from '../../lib/auth/api-keys.js';
 import { keys } from '../../lib/store/keys.js';
 import { closedLoop, fmt, http, startRuntime, type Result } from './harness.js';
+import { printTenancyBench, tenancyBench, type TenancyBench } from './tenancy.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -28,6 +30,8 @@ export interface SecretsBench {
   readonly results: Result[];
   readonly ratioGet: number;
   readonly ratioPut: number;
+  /** The first table call of a tenant per container vs a warm one (lib/tenancy). */
+  readonly tenancy: TenancyBench;
   readonly concurrency: number;
   readonly seconds: number;
 }
@@ -114,7 +118,8 @@ export async function secretsBench(): Promise<SecretsBench> {
     results.push(await closedLoop('api    PUT /api/v1/secrets/{name}', apiPut, opts));
 
     const [fg, ag, fp, ap] = results as [Result, Result, Result, Result];
-    return { results, ratioGet: ag.throughput / fg.throughput, ratioPut: ap.throughput / fp.throughput, concurrency: CONCURRENCY, seconds: SECONDS };
+    const tenancy = await tenancyBench(rt.dynamoEndpoint);
+    return { results, tenancy, ratioGet: ag.throughput / fg.throughput, ratioPut: ap.throughput / fp.throughput, concurrency: CONCURRENCY, seconds: SECONDS };
   } finally {
     rt.stop();
   }
@@ -124,6 +129,7 @@ export function printSecretsBench(b: SecretsBench): void {
   process.stdout.write(`\nsecrets benchmark: ${b.concurrency} concurrent clients, ${b.seconds} s per phase, DynamoDB Local, ${new Date().toISOString()}\n`);
   for (const r of b.results) process.stdout.write(`${fmt(r)}\n`);
   process.stdout.write(`ratio GET api/floor: ${b.ratioGet.toFixed(2)}   ratio PUT api/floor: ${b.ratioPut.toFixed(2)}   (target >= 0.75)\n`);
+  printTenancyBench(b.tenancy);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES } from '../../lib/routes.js';
+import { ROUTES, tenancyOf } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { TABLE_DEFINITION } from '../../lib/store/keys.js';
 import { OUTBOX_STREAM } from '../../lib/events/relay.js';
@@ -159,8 +159,9 @@ describe('the CDK app, synthesized offline with the default context', () => {
     const roleBySet = new Map<string, string>();
     for (const route of ROUTES) {
       const fn = fns.get(route.key)!;
-      expect(actionsOf(s, fn), route.key).toEqual(expectedActions(route.grants, false));
-      const set = [...route.grants].sort().join(' ');
+      expect(actionsOf(s, fn), route.key).toEqual(expectedActions(route.grants, false, false, false, route));
+      // tenant routes have their own execution roles (and device routes theirs: the nonce write)
+      const set = `${tenancyOf(route) === 'tenant' ? `tenant${route.auth === 'device' ? ' device' : ''} ` : ''}${[...route.grants].sort().join(' ')}`;
       const role = parentRef(fn.template, fn.resource.Properties!.Role);
       expect(roleBySet.get(set) ?? role, `${route.key} shares the role of its grant set`).toBe(role);
       roleBySet.set(set, role);

@@ -21,7 +21,7 @@ describe('billing and mock settings', () => {
       const fn = fns.get(route.key)!;
       expect(env(fn), route.key).not.toHaveProperty('PAYMENT_PROVIDER');
       expect(env(fn), route.key).not.toHaveProperty('MOCK_ROUTES_ENABLED');
-      expect(actionsOf(s, fn), route.key).toEqual(expectedActions(route.grants, false));
+      expect(actionsOf(s, fn), route.key).toEqual(expectedActions(route.grants, false, false, false, route));
     }
     expect(roleStatements(s).some(({ statement }) => [statement.Action].flat().includes('secretsmanager:GetSecretValue'))).toBe(false);
   });
@@ -42,7 +42,7 @@ describe('billing and mock settings', () => {
       if (pays) expect(env(fn), route.key).toMatchObject({ PAYMENT_PROVIDER: 'stripe', PAYMENT_SECRET_ID: SECRET });
       else expect(env(fn), route.key).not.toHaveProperty('PAYMENT_SECRET_ID');
       expect(env(fn).MOCK_ROUTES_ENABLED, route.key).toBe(route.path.startsWith('/api/v1/mock/') ? '1' : undefined);
-      expect(actionsOf(s, fn), route.key).toEqual(expectedActions(route.grants, false, false, true));
+      expect(actionsOf(s, fn), route.key).toEqual(expectedActions(route.grants, false, false, true, route));
     }
     const statements = roleStatements(s).filter(({ statement }) => [statement.Action].flat().includes('secretsmanager:GetSecretValue'));
     expect(statements.length).toBeGreaterThan(0);

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import { ROUTES, type Grant, type Route } from '../../lib/routes.js';
+import { ROUTES, tenancyOf, type Grant, type Route } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { assetId, handlerModules } from '../../infra/handlers.js';
 import { addStacks, type Deployment } from '../../infra/stacks.js';
@@ -132,13 +132,23 @@ export const STAR_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetry
 
 /** What each grant of lib/routes.ts allows, restated independently of infra/grants.ts. */
 /** `hsm`: the deployment has the CloudHSM context; `pin`: a PIN secret is configured; `payment`: a payment provider secret is. */
-export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = false, payment = false): string[] {
+/**
+ * With `route`: a tenant route (lib/routes.ts tenancyOf) holds its table and data-key actions
+ * through its tenant-access role (actionsOf adds that role's), its execution role the account
+ * read, the device nonce (device routes) and sts:AssumeRole/TagSession; no kms:DescribeKey.
+ */
+export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = false, payment = false, route?: Route): string[] {
   const has = (g: Grant) => grants.includes(g);
+  const tenant = route !== undefined && tenancyOf(route) === 'tenant';
   const a = new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
+  if (tenant) ['dynamodb:GetItem', 'sts:AssumeRole', 'sts:TagSession'].forEach((x) => a.add(x));
+  if (tenant && route.auth === 'device') a.add('dynamodb:PutItem');
   if (has('table:read') || has('table:write')) ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].forEach((x) => a.add(x));
+  if (has('table:ready')) a.add('dynamodb:GetItem');
+  if (has('kms:describe')) a.add('kms:DescribeKey');
   if (has('table:meter') || has('table:write')) a.add('dynamodb:UpdateItem');
   if (has('table:write')) ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'].forEach((x) => a.add(x));
-  if (has('kms:decrypt') || has('kms:encrypt')) ['kms:Decrypt', 'kms:DescribeKey'].forEach((x) => a.add(x));
+  if (has('kms:decrypt') || has('kms:encrypt')) (tenant ? ['kms:Decrypt'] : ['kms:Decrypt', 'kms:DescribeKey']).forEach((x) => a.add(x));
   if (has('kms:encrypt')) a.add('kms:GenerateDataKey');
   if (has('documents:read') || has('documents:write')) ['s3:GetObject', 'kms:Decrypt'].forEach((x) => a.add(x));
   if (has('documents:write')) ['s3:PutObject', 's3:DeleteObject', 'kms:GenerateDataKey'].forEach((x) => a.add(x));
@@ -154,7 +164,8 @@ export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = fa
 }
 
 
-interface Statement {
+export interface Statement {
+  Sid?: string;
   Effect: string;
   Action: string | string[];
   Resource: unknown;
@@ -193,11 +204,28 @@ export function functionsByRoute(s: Synthesized): Map<string, { template: SynthT
  * (passed to the nested stack as parameters); `local` roles live next to the function.
  */
 export function actionsOf(s: Synthesized, fn: { template: SynthTemplate; resource: CfnResource; local?: boolean }): string[] {
+  const actions = new Set<string>();
+  for (const { statement } of functionStatements(s, fn)) list(statement.Action).forEach((a) => actions.add(a));
+  return [...actions].sort();
+}
+
+/**
+ * The statements a function works with: its own role's, and (a tenant route, env
+ * TENANT_ROLE_ARN) its tenant-access role's, each with the role it belongs to.
+ */
+export function functionStatements(
+  s: Synthesized,
+  fn: { template: SynthTemplate; resource: CfnResource; local?: boolean },
+): { role: 'own' | 'tenant'; roleId: string; statement: Statement }[] {
   const roleRef = fn.resource.Properties!.Role;
   const [home, role] = fn.local ? [fn.template, roleRef['Fn::GetAtt'][0] as string] : [s.api, parentRef(fn.template, roleRef)];
-  const actions = new Set<string>();
+  const tenantRef = fn.resource.Properties!.Environment?.Variables?.TENANT_ROLE_ARN;
+  const tenantRole = tenantRef === undefined ? undefined : fn.local ? (tenantRef['Fn::GetAtt'][0] as string) : parentRef(fn.template, tenantRef);
+  const out: { role: 'own' | 'tenant'; roleId: string; statement: Statement }[] = [];
   for (const { template, roles, statement } of roleStatements(s)) {
-    if (template === home && roles.includes(role)) list(statement.Action).forEach((a) => actions.add(a));
+    if (template !== home) continue;
+    if (roles.includes(role)) out.push({ role: 'own', roleId: role, statement });
+    if (tenantRole && roles.includes(tenantRole)) out.push({ role: 'tenant', roleId: tenantRole, statement });
   }
-  return [...actions].sort();
+  return out;
 }

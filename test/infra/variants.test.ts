@@ -250,7 +250,7 @@ describe('the CloudHSM variant', () => {
   it('grants every route exactly its grants: ENI actions and the PIN only to signing, DescribeClusters to signing and describing', () => {
     const fns = functionsByRoute(s);
     for (const route of ROUTES) {
-      expect(actionsOf(s, fns.get(route.key)!), route.key).toEqual(expectedActions(route.grants, true, route.grants.includes('hsm')));
+      expect(actionsOf(s, fns.get(route.key)!), route.key).toEqual(expectedActions(route.grants, true, route.grants.includes('hsm'), false, route));
     }
     const pin = roleStatements(s).filter(({ statement }) => [statement.Action].flat().includes('secretsmanager:GetSecretValue'));
     expect(pin.length).toBe(new Set(ROUTES.filter((r) => r.grants.includes('hsm')).map((r) => [...r.grants].sort().join(' '))).size);

@@ -26,6 +26,7 @@ import { localClient, startDynamoLocal, waitForDynamo } from '../dynamodb.js';
 import { DEFAULT_TOKEN_LABEL, prepareSoftHsm, softHsmModule } from '../softhsm.js';
 import { readAssembly, synthesizeArtifact } from './assembly.js';
 import { LOCAL_CLUSTER_ID, type RecordedRequest, startCloudHsmControlPlane } from './cloudhsm-control-plane.js';
+import { startSts } from './sts.js';
 import { startBuckets } from './buckets.js';
 import { bucketsOf, type FunctionSpec, queuesOf, readDeployment, tablesOf } from './deployment.js';
 import { startArtifactGateway } from './gateway.js';
@@ -130,6 +131,11 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const masterKeyFile = join(opts.dataDir, 'keyring', 'master.key');
   const softhsm = prepareSoftHsm(opts.dataDir);
   const controlPlane = await startCloudHsmControlPlane();
+  // tenant routes assume their tenant-access role per account (lib/tenancy): only those roles
+  const tenantRoles = new Set(
+    [...deployment.functions.values()].map((f) => f.environment.TENANT_ROLE_ARN).filter((a): a is string => typeof a === 'string'),
+  );
+  const sts = await startSts((arn) => tenantRoles.has(arn));
   log.write(`artifact: ${deployment.functions.size} functions, ${deployment.methods.length} methods from ${assemblyDir}\n`);
   for (const line of LOCAL_WORLD) log.write(`artifact: local world: ${line}\n`);
   if (!softhsm.ok) log.write(`artifact: SoftHSM2 unavailable (${softhsm.reason}); signing answers 503\n`);
@@ -143,6 +149,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     KEY_PROVIDER: 'local',
     KMS_KEY_ID: undefined,
     LOCAL_MASTER_KEY_FILE: masterKeyFile,
+    ...(fn.environment.TENANT_ROLE_ARN ? { STS_ENDPOINT: sts.endpoint } : {}),
     PUBLIC_BASE_URL: url,
     // no X-Ray daemon here; metrics (EMF on stdout) only when asked for (POWERTOOLS_METRICS_DISABLED=false)
     POWERTOOLS_TRACE_ENABLED: 'false',
@@ -219,6 +226,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
       await queues.stop();
       await buckets.stop();
       await controlPlane.stop();
+      await sts.close();
       await new Promise<void>((ok) => {
         dynamo.once('exit', () => ok());
         dynamo.kill('SIGTERM');

@@ -1,0 +1,37 @@
+/**
+ * The attributes the writes of a read-only route may touch (infra/grants.ts conditions the
+ * tenant-access role's UpdateItem on them with `dynamodb:Attributes`; `dynamodb:LeadingKeys`
+ * sees only the partition key, and usage items share the account's partition `T#<tid>`):
+ * - METERING_ATTRIBUTES: the rate-limit buckets and usage count of lib/ratelimit/bucket.ts
+ *   (`<bucket>ts`, `<bucket>tok`, `<bucket>cap` with buckets `rl_` and `rl_<credential>_`,
+ *   `requests`, `ttl`), as StringLike patterns;
+ * - AUDIT_ATTRIBUTES: one audit entry (lib/audit/audit.ts `recordAudit`: a denied request, a
+ *   sensitive read), as exact names.
+ * test/unit/tenancy.test.ts holds both lists to the items the code writes.
+ */
+export const METERING_ATTRIBUTES = ['pk', 'sk', 'rl_*', 'requests', 'ttl'] as const;
+
+export const AUDIT_ATTRIBUTES = [
+  'pk',
+  'sk',
+  'gsi1pk',
+  'gsi1sk',
+  'id',
+  'at',
+  'tenant_id',
+  'actor',
+  'action',
+  'resource',
+  'outcome',
+  'request_id',
+  'source_ip',
+  'user_agent',
+  'detail',
+] as const;
+
+/**
+ * The attributes authentication reads of the account item (lib/store/tenants.ts
+ * `readAccount`): the tenant entity's fields, never its keys or anything else stored on it.
+ * The execution roles' `AccountRead` allows GetItem on tenant partitions only with these.
+ */
+export const ACCOUNT_ATTRIBUTES = ['id', 'name', 'admin_email', 'status', 'operator', 'quota', 'settings', 'created_at', 'updated_at'] as const;

@@ -1,0 +1,81 @@
+import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
+import { config } from '../config.js';
+
+/**
+ * A tenant's credentials: an STS session of the tenant-access role (config TENANT_ROLE_ARN)
+ * tagged `tenant_id`, whose policy resolves `${aws:PrincipalTag/tenant_id}` in its
+ * `dynamodb:LeadingKeys` and `kms:EncryptionContext:tenant_id` conditions
+ * (infra/grants.ts). One AssumeRole per tenant per container while the session lasts:
+ * sessions are kept until REFRESH_MARGIN_MS before they expire (the first call of a tenant
+ * in a container pays one STS round trip; `npm run bench` measures it).
+ */
+export interface SessionCredentials {
+  readonly accessKeyId: string;
+  readonly secretAccessKey: string;
+  readonly sessionToken: string;
+  readonly expiration: Date;
+}
+
+/** The shortest session STS grants: a leaked session is useless soon. */
+export const TENANT_SESSION_SECONDS = 900;
+// above the SDK's own refresh window (5 minutes before expiry), so a cached session is never handed out stale
+const REFRESH_MARGIN_MS = 360_000;
+/** Sessions kept per container (the oldest goes first). */
+const MAX_SESSIONS = 1000;
+
+const sessions = new Map<string, Promise<SessionCredentials>>();
+let sts: STSClient | undefined;
+let assumed = 0;
+
+function stsClient(): STSClient {
+  if (!sts) {
+    const cfg = config();
+    sts = new STSClient({
+      region: cfg.AWS_REGION,
+      ...(cfg.STS_ENDPOINT ? { endpoint: cfg.STS_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+      maxAttempts: 3,
+    });
+  }
+  return sts;
+}
+
+/** RoleSessionName allows [\w+=,.@-], at most 64 characters: the tenant id fits as it is. */
+const sessionName = (tenantId: string) => `tenant-${tenantId}`.replace(/[^\w+=,.@-]/g, '_').slice(0, 64);
+
+async function assume(roleArn: string, tenantId: string): Promise<SessionCredentials> {
+  assumed++;
+  const out = await stsClient().send(
+    new AssumeRoleCommand({
+      RoleArn: roleArn,
+      RoleSessionName: sessionName(tenantId),
+      Tags: [{ Key: 'tenant_id', Value: tenantId }],
+      TransitiveTagKeys: ['tenant_id'],
+      DurationSeconds: TENANT_SESSION_SECONDS,
+    }),
+  );
+  const c = out.Credentials;
+  if (!c?.AccessKeyId || !c.SecretAccessKey || !c.SessionToken || !c.Expiration) throw new Error('STS AssumeRole returned no credentials');
+  return { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken, expiration: new Date(c.Expiration) };
+}
+
+/** The tenant's session, from this container's cache while it has more than the margin left. */
+export function tenantCredentials(tenantId: string): Promise<SessionCredentials> {
+  const roleArn = config().TENANT_ROLE_ARN;
+  if (!roleArn) return Promise.reject(new Error('TENANT_ROLE_ARN is not configured'));
+  const cached = sessions.get(tenantId);
+  if (cached) return cached;
+  if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
+  const session = assume(roleArn, tenantId);
+  sessions.set(tenantId, session);
+  const forget = () => {
+    if (sessions.get(tenantId) === session) sessions.delete(tenantId);
+  };
+  session.then((s) => {
+    // dropped before it runs out; an unref'd timer does not keep the process alive
+    setTimeout(forget, Math.max(0, s.expiration.getTime() - Date.now() - REFRESH_MARGIN_MS)).unref();
+  }, forget);
+  return session;
+}
+
+/** AssumeRole calls this container made (bench and tests). */
+export const assumedSessions = (): number => assumed;

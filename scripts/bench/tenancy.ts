@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { startSts } from '../local/artifact/sts.js';
+
+/**
+ * The cost of tenancy by IAM (lib/tenancy): the first table call of a tenant in a container
+ * (AssumeRole, a new client, the call) beside a warm one (the cached session), in this
+ * process against the bench's DynamoDB Local and the STS stand-in on loopback. In AWS the
+ * first call adds STS's own round trip (typically tens of milliseconds) once per tenant per
+ * container per session (15 minutes, renewed 6 minutes before expiry).
+ */
+export interface TenancyBench {
+  readonly tenants: number;
+  readonly firstP50Ms: number;
+  readonly firstP99Ms: number;
+  readonly warmP50Ms: number;
+  readonly warmP99Ms: number;
+  readonly ratio: number;
+  readonly assumeRoles: number;
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+
+export async function tenancyBench(dynamoEndpoint: string, tenants = Number(process.env.BENCH_TENANTS ?? 200)): Promise<TenancyBench> {
+  const role = 'arn:aws:iam::123456789012:role/bench-tenant-access';
+  const sts = await startSts((arn) => arn === role);
+  try {
+    Object.assign(process.env, {
+      TABLE_NAME: 'secrets',
+      DYNAMODB_ENDPOINT: dynamoEndpoint,
+      TENANT_ROLE_ARN: role,
+      STS_ENDPOINT: sts.endpoint,
+      KEY_PROVIDER: 'local',
+      LOCAL_MASTER_KEY_FILE: '/nonexistent/bench-does-not-seal',
+      AWS_REGION: 'us-east-1',
+    });
+    const { withTenant } = await import('../../lib/tenancy/scope.js');
+    const { db, tableName } = await import('../../lib/store/client.js');
+    const call = (tid: string) => withTenant(tid, () => db().send(new GetCommand({ TableName: tableName(), Key: { pk: `T#${tid}`, sk: 'COUNTERS' } })));
+    await call(randomUUID()); // the process's own warm-up (module load, connection pool)
+    const first: number[] = [];
+    const warm: number[] = [];
+    for (let i = 0; i < tenants; i++) {
+      const tid = randomUUID();
+      let t = performance.now();
+      await call(tid);
+      first.push(performance.now() - t);
+      t = performance.now();
+      await call(tid);
+      warm.push(performance.now() - t);
+    }
+    const r = {
+      tenants,
+      firstP50Ms: pct(first, 50),
+      firstP99Ms: pct(first, 99),
+      warmP50Ms: pct(warm, 50),
+      warmP99Ms: pct(warm, 99),
+      assumeRoles: sts.calls.length - 1,
+    };
+    return { ...r, ratio: r.firstP50Ms / r.warmP50Ms };
+  } finally {
+    await sts.close();
+  }
+}
+
+export function printTenancyBench(b: TenancyBench): void {
+  process.stdout.write(
+    `\ntenancy (lib/tenancy): first table call of a tenant per container vs warm, ${b.tenants} tenants, STS stand-in on loopback\n` +
+      `first  p50 ${b.firstP50Ms.toFixed(2)} ms  p99 ${b.firstP99Ms.toFixed(2)} ms  (AssumeRole + new client + GetItem; ${b.assumeRoles} AssumeRole calls)\n` +
+      `warm   p50 ${b.warmP50Ms.toFixed(2)} ms  p99 ${b.warmP99Ms.toFixed(2)} ms  (cached session)\n` +
+      `ratio first/warm (p50): ${b.ratio.toFixed(2)}   in AWS add one STS round trip to "first"\n`,
+  );
+}

@@ -1,0 +1,191 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { crossTenantReason, ROUTES, tenancyOf, type Route } from '../../lib/routes.js';
+import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
+import { LOOKUP_PREFIXES } from '../../lib/tenancy/lookups.js';
+import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, synthesize, type Statement, type Synthesized } from './synth.js';
+
+/**
+ * Tenancy enforced by IAM (docs/architecture.md, "Tenancy in IAM"; infra/grants.ts): every
+ * synthesized route function's statements, one by one.
+ */
+const TENANT = 'T#${aws:PrincipalTag/tenant_id}';
+const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+const actions = (st: Statement) => list(st.Action);
+const WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:BatchWriteItem'];
+const DATA_KEY = ['kms:Decrypt', 'kms:GenerateDataKey', 'kms:Encrypt', 'kms:ReEncryptFrom', 'kms:ReEncryptTo'];
+const leadingKeys = (st: Statement): string[] | undefined => {
+  for (const op of Object.values(st.Condition ?? {}) as Record<string, unknown>[]) if (op['dynamodb:LeadingKeys']) return list(op['dynamodb:LeadingKeys'] as string[]);
+  return undefined;
+};
+const attributes = (st: Statement): string[] | undefined => {
+  for (const op of Object.values(st.Condition ?? {}) as Record<string, unknown>[]) if (op['dynamodb:Attributes']) return list(op['dynamodb:Attributes'] as string[]);
+  return undefined;
+};
+
+/** The exceptions: bearer routes that reach other accounts by design (docs/architecture.md lists them). */
+const CROSS_TENANT = [
+  'GET /api/v1/secrets/{name}',
+  'PUT /api/v1/secrets/{name}',
+  'GET /api/v1/documents/{id}',
+  'GET /api/v1/documents/{id}/download',
+  'GET /api/v1/documents/{id}/pages/{page}',
+];
+
+describe('tenancy in IAM: the synthesized roles, statement by statement', () => {
+  let s: Synthesized;
+  let fns: ReturnType<typeof functionsByRoute>;
+  beforeAll(() => {
+    s = synthesize();
+    fns = functionsByRoute(s);
+  }, 240_000);
+
+  const tenantRoutes = () => ROUTES.filter((r) => tenancyOf(r) === 'tenant');
+
+  it('classifies every route: bearer and device routes are tenant routes, except the enumerated cross-tenant ones', () => {
+    const cross = ROUTES.filter((r) => tenancyOf(r) === 'cross-tenant');
+    const byKey = cross.filter((r) => CROSS_TENANT.includes(r.key)).map((r) => r.key);
+    expect(byKey.sort()).toEqual([...CROSS_TENANT].sort());
+    // the rest: the share-aware item GETs of every typed credential and password collection
+    for (const r of cross.filter((c) => !CROSS_TENANT.includes(c.key))) {
+      expect(r.method, r.key).toBe('GET');
+      expect(r.handler, r.key).toMatch(/^(credentials|passwords)\/[a-z-]+\.get$/);
+      expect(crossTenantReason(r), r.key).toMatch(/read share/);
+    }
+    for (const r of ROUTES) {
+      const expected = r.auth === 'operator' ? 'operator' : ['public', 'endpoint', 'temp-token'].includes(r.auth) ? 'self' : crossTenantReason(r) ? 'cross-tenant' : 'tenant';
+      expect(tenancyOf(r), r.key).toBe(expected);
+    }
+    expect(tenantRoutes().length).toBeGreaterThan(150);
+  });
+
+  it('no tenant-data statement of a tenant route without a LeadingKeys or encryption-context condition', () => {
+    for (const route of tenantRoutes()) {
+      const fn = fns.get(route.key)!;
+      expect(fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN, route.key).toBeDefined();
+      for (const { role, statement } of functionStatements(s, fn)) {
+        const where = `${route.key} ${role} ${statement.Sid}`;
+        if (actions(statement).some((a) => a.startsWith('dynamodb:'))) {
+          const keys = leadingKeys(statement);
+          expect(keys, where).toBeDefined();
+          if (role === 'tenant') {
+            // the account's own partition, or the global lookup items (never another T#)
+            const lookups = LOOKUP_PREFIXES.map((p) => `${p}*`);
+            expect(keys!.every((k) => k === TENANT || lookups.includes(k)), where).toBe(true);
+            expect(Object.keys(statement.Condition!).some((op) => op.startsWith('ForAllValues:')), where).toBe(true);
+          } else {
+            // the execution role: credential items, the projected account read, device nonces
+            expect(['CredentialRead', 'AccountRead', 'DeviceNonce'], where).toContain(statement.Sid);
+          }
+        }
+        if (actions(statement).some((a) => DATA_KEY.includes(a))) {
+          const c = statement.Condition ?? {};
+          const context = (c.StringEquals as Record<string, string> | undefined)?.['kms:EncryptionContext:tenant_id'];
+          const via = (c.StringEquals as Record<string, string> | undefined)?.['kms:ViaService'];
+          if (role === 'tenant') expect(context, where).toBe('${aws:PrincipalTag/tenant_id}');
+          else expect(via, `${where}: the execution role opens data keys only through SQS or S3`).toBeDefined();
+        }
+      }
+    }
+  });
+
+  it('the execution role reads credential items and the account item projected to what authentication needs, and assumes only its tenant role with one tenant_id tag', () => {
+    for (const route of tenantRoutes()) {
+      const fn = fns.get(route.key)!;
+      const own = functionStatements(s, fn).filter((x) => x.role === 'own').map((x) => x.statement);
+      const sid = (id: string) => own.find((st) => st.Sid === id);
+      expect(sid('CredentialRead'), route.key).toMatchObject({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'APITOKEN#*', 'DEVICE#*'] } } });
+      expect(sid('AccountRead'), route.key).toMatchObject({
+        Action: 'dynamodb:GetItem',
+        Condition: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
+          'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...ACCOUNT_ATTRIBUTES] },
+          StringEquals: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+        },
+      });
+      expect(Boolean(sid('DeviceNonce')), route.key).toBe(route.auth === 'device');
+      const assume = sid('AssumeTenantRole')!;
+      expect(assume, route.key).toMatchObject({
+        Action: ['sts:AssumeRole', 'sts:TagSession'],
+        Condition: { Null: { 'aws:RequestTag/tenant_id': 'false' }, 'ForAllValues:StringEquals': { 'aws:TagKeys': ['tenant_id'] } },
+      });
+      const tenantRole = parentRef(fn.template, fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN);
+      expect(assume.Resource, route.key).toEqual({ 'Fn::GetAtt': [tenantRole, 'Arn'] });
+      // the tenant-access role trusts exactly that execution role, with session tags
+      const trust = list(s.api.resources[tenantRole]!.Properties!.AssumeRolePolicyDocument.Statement as Statement[]);
+      const execution = parentRef(fn.template, fn.resource.Properties!.Role);
+      expect(trust, route.key).toEqual([
+        { Action: ['sts:AssumeRole', 'sts:TagSession'], Effect: 'Allow', Principal: { AWS: { 'Fn::GetAtt': [execution, 'Arn'] } } },
+      ]);
+    }
+  });
+
+  it('the tenant-access role of each grant set: exactly its statements', () => {
+    for (const route of tenantRoutes()) {
+      const tenant = functionStatements(s, fns.get(route.key)!).filter((x) => x.role === 'tenant').map((x) => x.statement);
+      const has = (g: string) => (route.grants as readonly string[]).includes(g);
+      const expected = [
+        'TenantRead',
+        'TenantLookups',
+        ...(has('table:write') ? ['TenantWrite'] : ['TenantMeter', 'TenantAudit']),
+        ...(has('kms:decrypt') || has('kms:encrypt') ? ['TenantDataKeys'] : []),
+      ];
+      expect(tenant.map((st) => st.Sid).sort(), route.key).toEqual(expected.sort());
+      for (const st of tenant) expect(st.Effect).toBe('Allow');
+    }
+  });
+
+  it('no write permission on read-only routes beyond metering (and the audit entry of a denial or sensitive read)', () => {
+    // GET routes that declare table:write (exports, key downloads that record a version) are writers by declaration
+    const readOnly = tenantRoutes().filter((r) => r.method === 'GET' && !r.grants.includes('table:write'));
+    expect(readOnly.length).toBeGreaterThan(60);
+    for (const route of readOnly) {
+      for (const { role, statement } of functionStatements(s, fns.get(route.key)!)) {
+        const writes = actions(statement).filter((a) => WRITES.includes(a));
+        if (writes.length === 0) continue;
+        const where = `${route.key} ${role} ${statement.Sid}`;
+        if (statement.Sid === 'DeviceNonce') {
+          expect(leadingKeys(statement), where).toEqual(['NONCE#*']);
+          continue;
+        }
+        expect(writes, where).toEqual(['dynamodb:UpdateItem']);
+        expect(role, where).toBe('tenant');
+        expect(leadingKeys(statement), where).toEqual([TENANT]);
+        const attrs = attributes(statement);
+        if (statement.Sid === 'TenantMeter') {
+          expect(attrs, where).toEqual([...METERING_ATTRIBUTES]);
+          expect(statement.Condition!['ForAllValues:StringLike'], where).toEqual({ 'dynamodb:Attributes': [...METERING_ATTRIBUTES] });
+        } else {
+          expect(statement.Sid, where).toBe('TenantAudit');
+          expect(attrs, where).toEqual([...AUDIT_ATTRIBUTES]);
+        }
+      }
+    }
+  });
+
+  it('GET /ready holds only GetItem on the SYS partition and kms:DescribeKey', () => {
+    const fn = fns.get('GET /ready')!;
+    expect(fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN).toBeUndefined();
+    expect(actionsOf(s, fn)).toEqual(['dynamodb:GetItem', 'kms:DescribeKey', 'logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTelemetryRecords', 'xray:PutTraceSegments']);
+    const own = functionStatements(s, fn).map((x) => x.statement);
+    const dynamo = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo).toHaveLength(1);
+    expect(dynamo[0]).toMatchObject({ Sid: 'ReadinessProbe', Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['SYS'] } } });
+    expect(own.filter((st) => actions(st).some((a) => a.startsWith('kms:')))).toEqual([expect.objectContaining({ Sid: 'KeyDescribe', Action: 'kms:DescribeKey' })]);
+  });
+
+  it('the exceptions keep their route grants on their own role, and are exactly the operator, self-authenticating and cross-tenant routes', () => {
+    const exceptions = ROUTES.filter((r) => tenancyOf(r) !== 'tenant');
+    const byKind = (k: string) => exceptions.filter((r) => tenancyOf(r) === k).length;
+    expect(byKind('operator')).toBe(ROUTES.filter((r) => r.auth === 'operator').length);
+    expect(byKind('self')).toBe(ROUTES.filter((r) => ['public', 'endpoint', 'temp-token'].includes(r.auth)).length);
+    for (const route of exceptions) {
+      const fn = fns.get(route.key)!;
+      expect(fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN, route.key).toBeUndefined();
+      expect(functionStatements(s, fn).every((x) => x.role === 'own'), route.key).toBe(true);
+    }
+    // every tenant-access role in the app is assumed by a tenant route's function
+    const assumed = new Set(tenantRoutes().map((r: Route) => parentRef(fns.get(r.key)!.template, fns.get(r.key)!.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN)));
+    const tenantRoles = allOfType(s, 'AWS::IAM::Role').filter((r) => JSON.stringify(r.resource.Properties!.AssumeRolePolicyDocument).includes('sts:TagSession'));
+    expect(tenantRoles.map((r) => r.id).sort()).toEqual([...assumed].sort());
+  });
+});

@@ -1,0 +1,251 @@
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useRuntimeConfig } from '../helpers/in-process.js';
+
+/**
+ * Tenancy by IAM, in the code (lib/tenancy, lib/store/client.ts): after authentication every
+ * table call goes out with the tenant's STS session credentials. The STS stand-in (STS has
+ * no engine here) answers AssumeRole and records each request exactly; a recording proxy in
+ * front of DynamoDB Local sees which credentials signed each request (DynamoDB Local ignores
+ * them, so the test checks them on the wire).
+ */
+const ROLE = 'arn:aws:iam::123456789012:role/secrets-api-tenant-access';
+const keyFor = (tenantId: string) => `ASIA${tenantId.replace(/-/g, '').slice(-16).toUpperCase()}`;
+
+interface StsCall {
+  readonly params: Record<string, string>;
+}
+interface DynamoCall {
+  readonly accessKey: string | undefined;
+  readonly token: string | undefined;
+  readonly target: string;
+  readonly body: Record<string, any>;
+}
+
+const listen = (server: Server) => new Promise<string>((ok) => server.listen(0, '127.0.0.1', () => ok(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+const bodyOf = (req: import('node:http').IncomingMessage) =>
+  new Promise<Buffer>((ok) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => ok(Buffer.concat(chunks)));
+  });
+
+const sts: StsCall[] = [];
+const dynamo: DynamoCall[] = [];
+let stsServer: Server;
+let proxy: Server;
+
+beforeAll(async () => {
+  useRuntimeConfig();
+  const upstream = new URL(process.env.DYNAMODB_ENDPOINT!);
+  stsServer = createServer(async (req, res) => {
+    const params = Object.fromEntries(new URLSearchParams((await bodyOf(req)).toString('utf8')));
+    sts.push({ params });
+    const tenant = params['Tags.member.1.Value'] ?? 'none';
+    const expiration = new Date(Date.now() + 900_000).toISOString();
+    res.writeHead(200, { 'content-type': 'text/xml' });
+    res.end(
+      `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials><AccessKeyId>${keyFor(tenant)}</AccessKeyId><SecretAccessKey>secret-${tenant}</SecretAccessKey><SessionToken>token-${tenant}</SessionToken><Expiration>${expiration}</Expiration></Credentials><AssumedRoleUser><Arn>${ROLE}/tenant-${tenant}</Arn><AssumedRoleId>AROA:tenant-${tenant}</AssumedRoleId></AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+    );
+  });
+  proxy = createServer(async (req, res) => {
+    const body = await bodyOf(req);
+    dynamo.push({
+      accessKey: /Credential=([^/]+)\//.exec(String(req.headers.authorization))?.[1],
+      token: req.headers['x-amz-security-token'] as string | undefined,
+      target: String(req.headers['x-amz-target']).split('.').pop()!,
+      body: JSON.parse(body.toString('utf8') || '{}'),
+    });
+    const out = request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (up) => {
+      res.writeHead(up.statusCode!, up.headers);
+      up.pipe(res);
+    });
+    out.end(body);
+  });
+  const [stsUrl, proxyUrl] = await Promise.all([listen(stsServer), listen(proxy)]);
+  Object.assign(process.env, { TENANT_ROLE_ARN: ROLE, STS_ENDPOINT: stsUrl, DYNAMODB_ENDPOINT: proxyUrl });
+});
+
+afterAll(async () => {
+  await Promise.all([new Promise((ok) => stsServer?.close(ok)), new Promise((ok) => proxy?.close(ok))]);
+});
+
+async function newTenant() {
+  const { tenantItems } = await import('../../lib/operator/accounts.js');
+  const { transact } = await import('../../lib/store/tx.js');
+  const prepared = tenantItems({ name: `t-${randomBytes(4).toString('hex')}`, admin_email: `a-${randomBytes(4).toString('hex')}@example.test` });
+  await transact(prepared.items);
+  return { tenantId: prepared.result.tenant.id, key: prepared.result.api_key.key };
+}
+
+const event = (method: string, resource: string, key: string, path: Record<string, string> | null, body?: unknown): APIGatewayProxyEvent =>
+  ({
+    httpMethod: method,
+    resource,
+    path: resource,
+    headers: { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' },
+    multiValueHeaders: {},
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    pathParameters: path,
+    stageVariables: null,
+    body: body === undefined ? null : JSON.stringify(body),
+    isBase64Encoded: false,
+    requestContext: { requestId: randomBytes(8).toString('hex'), identity: { sourceIp: '203.0.113.7', userAgent: 'test' } },
+  }) as unknown as APIGatewayProxyEvent;
+const context = { awsRequestId: 'aws-request' } as Context;
+
+const pkOf = (call: DynamoCall): string[] => {
+  const b = call.body;
+  const keys: unknown[] = [b.Key?.pk, b.Item?.pk, b.ExpressionAttributeValues?.[':pk'], ...(b.TransactItems ?? []).map((t: any) => (t.Put?.Item ?? t.Update?.Key ?? t.Delete?.Key ?? t.ConditionCheck?.Key)?.pk)];
+  return keys.filter(Boolean).map((k: any) => k.S as string);
+};
+
+describe('tenant-scoped credentials', () => {
+  it('a handler request: authentication on the function\'s own credentials, every later call with the tenant session (one AssumeRole of the exact shape, cached)', async () => {
+    const { create, list } = await import('../../functions/secrets/secrets.js');
+    const a = await newTenant();
+    const stsBefore = sts.length;
+    const from = dynamo.length;
+    const name = `s-${randomBytes(4).toString('hex')}`;
+    const created = await create(event('POST', '/api/v1/secrets', a.key, null, { name, data: { value: 'tenancy-value' } }), context);
+    expect(created.statusCode, created.body).toBe(201);
+    // (GET /api/v1/secrets/{name} honours read shares: a cross-tenant route, lib/routes.ts)
+    const listed = await list(event('GET', '/api/v1/secrets', a.key, null), context);
+    expect(listed.statusCode, listed.body).toBe(200);
+    expect(listed.body).toContain(name);
+
+    // exactly one AssumeRole for the tenant, with the exact request
+    const calls = sts.slice(stsBefore);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]!.params).toEqual({
+      Action: 'AssumeRole',
+      Version: '2011-06-15',
+      RoleArn: ROLE,
+      RoleSessionName: `tenant-${a.tenantId}`,
+      'Tags.member.1.Key': 'tenant_id',
+      'Tags.member.1.Value': a.tenantId,
+      'TransitiveTagKeys.member.1': 'tenant_id',
+      DurationSeconds: '900',
+    });
+
+    const mine = dynamo.slice(from);
+    const service = mine.filter((c) => c.accessKey === 'local');
+    const scoped = mine.filter((c) => c.accessKey !== 'local');
+    // the function's own credentials: the API key lookup and the projected account read, nothing else
+    for (const c of service) {
+      expect(c.target, JSON.stringify(c.body)).toBe('GetItem');
+      const pk = c.body.Key.pk.S as string;
+      if (pk.startsWith('T#')) {
+        expect(c.body.Key.sk.S).toBe('TENANT');
+        expect(c.body.ProjectionExpression).toBeTruthy();
+      } else expect(pk).toMatch(/^KEY#/);
+    }
+    expect(service.length).toBe(4); // two requests: key lookup + account read each
+    expect(scoped.length).toBeGreaterThan(4);
+    for (const c of scoped) {
+      expect(c.accessKey, c.target).toBe(keyFor(a.tenantId));
+      expect(c.token).toBe(`token-${a.tenantId}`);
+      for (const pk of pkOf(c)) expect(pk, c.target).toBe(`T#${a.tenantId}`);
+    }
+    expect(scoped.map((c) => c.target)).toEqual(expect.arrayContaining(['TransactWriteItems', 'GetItem', 'UpdateItem']));
+  });
+
+  it('each tenant gets its own session; a session is reused until near expiry', async () => {
+    const { withTenant } = await import('../../lib/tenancy/scope.js');
+    const { db, tableName } = await import('../../lib/store/client.js');
+    const { GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { assumedSessions } = await import('../../lib/tenancy/credentials.js');
+    const [a, b] = await Promise.all([newTenant(), newTenant()]);
+    const before = assumedSessions();
+    const from = dynamo.length;
+    for (const t of [a, b, a, b]) await withTenant(t.tenantId, () => db().send(new GetCommand({ TableName: tableName(), Key: { pk: `T#${t.tenantId}`, sk: 'COUNTERS' } })));
+    expect(assumedSessions() - before).toBe(2);
+    expect(dynamo.slice(from).map((c) => c.accessKey)).toEqual([a, b, a, b].map((t) => keyFor(t.tenantId)));
+  });
+
+  it('fails closed: another tenant\'s partition, tenant data before the tenant is known, a scan, another tenant\'s data key', async () => {
+    const { withTenant, tenantScope, identifyTenant } = await import('../../lib/tenancy/scope.js');
+    const { db, serviceDb, tableName } = await import('../../lib/store/client.js');
+    const { GetCommand, ScanCommand, QueryCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { seal } = await import('../../lib/crypto/envelope.js');
+    const { readAccount } = await import('../../lib/store/tenants.js');
+    const [a, b] = await Promise.all([newTenant(), newTenant()]);
+    const from = dynamo.length;
+    const get = (pk: string, sk = 'COUNTERS') => db().send(new GetCommand({ TableName: tableName(), Key: { pk, sk } }));
+    await expect(withTenant(a.tenantId, () => get(`T#${b.tenantId}`))).rejects.toThrow(/outside tenant/);
+    await expect(withTenant(a.tenantId, () => get(`T#${a.tenantId}X`))).rejects.toThrow(/outside tenant/);
+    await expect(withTenant(a.tenantId, () => db().send(new ScanCommand({ TableName: tableName() })))).rejects.toThrow(/outside tenant/);
+    await expect(
+      withTenant(a.tenantId, () => db().send(new QueryCommand({ TableName: tableName(), IndexName: 'gsi1', KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'gsi1pk' }, ExpressionAttributeValues: { ':pk': 'TENANTS#1' } }))),
+    ).rejects.toThrow(/outside tenant/);
+    await expect(withTenant(a.tenantId, () => seal({ tenantId: b.tenantId, type: 'secret', id: 'x', version: 1 }, 'v'))).rejects.toThrow(/another tenant's data key/);
+    // in a request scope before authentication named the tenant: only credential items and the projected account read
+    await tenantScope(async () => {
+      await expect(get(`T#${a.tenantId}`)).rejects.toThrow(/outside the tenant's credentials/);
+      await expect(serviceDb().send(new GetCommand({ TableName: tableName(), Key: { pk: `T#${a.tenantId}`, sk: 'TENANT' } }))).rejects.toThrow(/outside the tenant's credentials/);
+      expect((await readAccount(a.tenantId))?.id).toBe(a.tenantId);
+      identifyTenant(a.tenantId);
+      expect(() => identifyTenant(b.tenantId)).toThrow(/two tenants/);
+      await get(`T#${a.tenantId}`);
+    });
+    // nothing refused reached the table
+    const reached = dynamo.slice(from);
+    expect(reached.map((c) => [c.target, c.accessKey])).toEqual([
+      ['GetItem', 'local'],
+      ['GetItem', keyFor(a.tenantId)],
+    ]);
+  });
+
+  it('the attribute lists of the IAM conditions are what the code writes and reads', async () => {
+    const { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES } = await import('../../lib/tenancy/attributes.js');
+    const { TENANT_FIELDS } = await import('../../lib/store/tenants.js');
+    const { auditPut } = await import('../../lib/audit/audit.js');
+    expect([...ACCOUNT_ATTRIBUTES].sort()).toEqual([...TENANT_FIELDS].sort());
+    const principal = { kind: 'api_key', tenantId: 't', id: 'k', user: 'u', scopes: [], operator: false } as any;
+    const entry = auditPut({ principal, requestId: 'r', sourceIp: null, userAgent: null }, 't', { action: 'access.denied', outcome: 'denied', resource: { type: 'route', id: 'x' }, detail: { code: 'c' } });
+    for (const attr of Object.keys(entry.item.Put!.Item!)) expect(AUDIT_ATTRIBUTES as readonly string[]).toContain(attr);
+    const like = (attr: string) => METERING_ATTRIBUTES.some((p) => (p.endsWith('*') ? attr.startsWith(p.slice(0, -1)) : attr === p));
+    for (const attr of ['rl_ts', 'rl_tok', 'rl_cap', 'rl_api_key:k1_ts', 'requests', 'ttl', 'pk', 'sk']) expect(like(attr), attr).toBe(true);
+    for (const attr of ['value', 'name', 'status', 'wrapped']) expect(like(attr), attr).toBe(false);
+  });
+});
+
+describe('partitionKeys: the leading keys of a request, as IAM reads them', () => {
+  it('reads every request shape, marshalled or not, and gives up (undefined) on what it cannot tell', async () => {
+    const { partitionKeys } = await import('../../lib/tenancy/leading-keys.js');
+    expect(partitionKeys('GetItemCommand', { Key: { pk: 'T#a', sk: 'x' } })).toEqual(['T#a']);
+    expect(partitionKeys('DeleteItemCommand', { Key: { pk: { S: 'T#a' } } })).toEqual(['T#a']);
+    expect(partitionKeys('PutItemCommand', { Item: { pk: 'KEY#h' } })).toEqual(['KEY#h']);
+    expect(partitionKeys('PutItemCommand', { Item: { sk: 'x' } })).toBeUndefined();
+    expect(partitionKeys('QueryCommand', { KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :sk)', ExpressionAttributeNames: { '#pk': 'pk' }, ExpressionAttributeValues: { ':pk': 'T#a' } })).toEqual(['T#a']);
+    expect(partitionKeys('QueryCommand', { IndexName: 'gsi1', KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'gsi1pk' }, ExpressionAttributeValues: { ':pk': { S: 'T#a' } } })).toEqual(['T#a']);
+    // a key condition on the wrong attribute, or of another shape: cannot tell
+    expect(partitionKeys('QueryCommand', { IndexName: 'gsi1', KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'pk' }, ExpressionAttributeValues: { ':pk': 'T#a' } })).toBeUndefined();
+    expect(partitionKeys('QueryCommand', { KeyConditionExpression: 'begins_with(pk, :p)' })).toBeUndefined();
+    expect(partitionKeys('QueryCommand', {})).toBeUndefined();
+    expect(partitionKeys('BatchGetItemCommand', { RequestItems: { t: { Keys: [{ pk: 'T#a' }, { pk: 'T#b' }] } } })).toEqual(['T#a', 'T#b']);
+    expect(partitionKeys('BatchGetItemCommand', { RequestItems: {} })).toBeUndefined();
+    expect(partitionKeys('BatchWriteItemCommand', { RequestItems: { t: [{ PutRequest: { Item: { pk: 'T#a' } } }, { DeleteRequest: { Key: { pk: 'T#b' } } }] } })).toEqual(['T#a', 'T#b']);
+    expect(
+      partitionKeys('TransactWriteItemsCommand', {
+        TransactItems: [{ Put: { Item: { pk: 'T#a' } } }, { Update: { Key: { pk: 'T#a' } } }, { Delete: { Key: { pk: 'KEY#h' } } }, { ConditionCheck: { Key: { pk: 'T#a' } } }],
+      }),
+    ).toEqual(['T#a', 'T#a', 'KEY#h', 'T#a']);
+    expect(partitionKeys('TransactGetItemsCommand', { TransactItems: [{ Get: { Key: { pk: 'T#a' } } }] })).toEqual(['T#a']);
+    expect(partitionKeys('TransactWriteItemsCommand', { TransactItems: [{}] })).toBeUndefined();
+    expect(partitionKeys('ScanCommand', { TableName: 't' })).toBeUndefined();
+    expect(partitionKeys('ExecuteStatementCommand', { Statement: 'SELECT * FROM t' })).toBeUndefined();
+  });
+
+  it('a tenant scope needs a tenant; outside any scope identifyTenant does nothing', async () => {
+    const { withTenant, identifyTenant, currentScope } = await import('../../lib/tenancy/scope.js');
+    expect(() => withTenant('', () => 1)).toThrow(/needs a tenant id/);
+    identifyTenant('t');
+    expect(currentScope()).toBeUndefined();
+    expect(withTenant('t', () => currentScope()?.tenantId)).toBe('t');
+  });
+});
