@@ -1,6 +1,6 @@
 import * as z from 'zod/v4';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { recordPollAt, statusUpdate, userCodePointerDelete, userCodePointerPut } from '../auth/device-flow.js';
 import { db, serviceDb, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
