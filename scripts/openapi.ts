@@ -13,7 +13,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as z from 'zod/v4';
-import type { HandlerDoc, LambdaHandler } from '../lib/http/define-handler.js';
+import type { HandlerDoc, LambdaHandler, SuccessStatus } from '../lib/http/define-handler.js';
 import { ERROR_CODES, type ErrorCode } from '../lib/http/error-codes.js';
 import { KNOWN_SCOPES, ROUTES, type Route, wireOf, type Wire } from '../lib/routes.js';
 import { loadHandlers } from './local/gateway.js';
@@ -133,6 +133,10 @@ const HEADERS = {
     schema: { type: 'string' },
   },
   'RateLimit-Policy': { description: 'draft-ietf-httpapi-ratelimit-headers: `"<policy>";q=<requests>;w=60`.', schema: { type: 'string' } },
+  Location: {
+    description: 'Where a redirect sends the browser (the client\u2019s redirect URI with the code or error, or the identity provider).',
+    schema: { type: 'string', format: 'uri-reference' },
+  },
   'Idempotent-Replayed': {
     description: '`true` when the answer is the stored answer to an earlier request with the same Idempotency-Key.',
     schema: { type: 'string', const: 'true' },
@@ -212,6 +216,14 @@ const STATUS_TEXT: Record<number, string> = {
   503: 'A dependency is unavailable',
 };
 
+const SUCCESS_TEXT: Readonly<Record<`${SuccessStatus}`, string>> = {
+  200: 'Success',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No content',
+  302: 'Found: a browser redirect (see Location)',
+};
+
 /** The success body of a status in the route's wire format. */
 function successContent(wire: Wire, schema: z.ZodType | null | undefined, untyped: boolean): Json | undefined {
   const data = schema ? jsonSchema(schema, 'output') : undefined;
@@ -235,9 +247,10 @@ function responsesOf(route: Route, schemas: Schemas | undefined): Json {
   const declared = schemas?.responses as HandlerDoc['responses'] | undefined;
   const successes = declared && Object.keys(declared).length > 0 ? Object.entries(declared) : [['200', undefined] as const];
   for (const [status, schema] of successes) {
-    const content = status === '204' ? undefined : successContent(wire, schema, schema === null);
+    const content = status === '204' || status === '302' ? undefined : successContent(wire, schema, schema === null);
     const headers = {
       ...header('X-Request-Id'),
+      ...(status === '302' ? header('Location') : {}),
       ...(rateLimited(route) ? { ...header('RateLimit'), ...header('RateLimit-Policy') } : {}),
       ...(etagged(route) ? header('ETag') : {}),
       ...(takesIdempotencyKey(route) ? header('Idempotent-Replayed') : {}),
@@ -245,7 +258,7 @@ function responsesOf(route: Route, schemas: Schemas | undefined): Json {
     const example = EXAMPLES[route.key]?.response;
     if (content && example !== undefined) (Object.values(content)[0] as Json).example = example;
     out[status] = {
-      description: status === '201' ? 'Created' : status === '202' ? 'Accepted' : status === '204' ? 'No content' : 'Success',
+      description: SUCCESS_TEXT[status as `${SuccessStatus}`],
       headers,
       ...(content ? { content } : {}),
     };

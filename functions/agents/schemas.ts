@@ -110,7 +110,7 @@ const DevicePublicJwk = z.union([
   z.object({ kty: z.literal('EC'), crv: z.literal('P-256'), x: z.string(), y: z.string() }),
 ]);
 
-export const DeviceSchema = z.object({
+const DeviceSchema = z.object({
   id: z.uuid().describe('Also the key id of the device’s signatures.'),
   name: z.string(),
   profile_id: z.uuid(),

@@ -57,7 +57,7 @@ export type AuditExportQuery = z.infer<typeof AuditExportQuery>;
 /* Responses */
 
 /** An audit entry as listed (lib/audit/canonical.ts `AuditEntry` plus its chain link): metadata only. */
-export const AuditEntrySchema = z.object({
+const AuditEntrySchema = z.object({
   id: z.string(),
   time: Timestamp,
   tenant_id: z.uuid(),

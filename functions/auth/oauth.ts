@@ -51,7 +51,7 @@ export const authorize = defineHandler({
   summary: 'Authorize a client (authorization code with PKCE)',
   description:
     'The browser step of the authorization code flow: response_type=code, the client_id, a registered redirect_uri (exact match), PKCE (code_challenge_method=S256), optional scope and state. Without a sign-in session (the HttpOnly `sc_session` cookie the sign-in routes set, path /api/v1/auth) it answers the sign-in page, which comes back here once signed in; without consent to the scopes, the consent page. It ends with a 302 to the redirect URI carrying `code`, `state` and `iss`, or an RFC 6749 §4.1.2.1 error. An unknown client or a redirect URI not registered is a 400 shown, never redirected.',
-  responses: { 200: null },
+  responses: { 200: null, 302: null },
   query: AuthorizeQuery,
   async handler(input): Promise<Reply> {
     const out = await authorizeRequest(input.query, input.headers, requestFacts(input));

@@ -20,7 +20,7 @@ const CallbackQuery = z.strictObject({
 export const login = defineHandler({
   summary: 'Start single sign-on',
   description: 'Without `tenant_id`: the sign-in page (HTML). With it: a redirect (302) to the account’s OpenID Connect provider.',
-  responses: { 200: null },
+  responses: { 200: null, 302: null },
   errors: ['not_found', 'tenant_suspended', 'idp_failed'],
   query: LoginQuery,
   async handler({ query, headers }): Promise<Reply> {

@@ -25,7 +25,7 @@ export const TestBody = z.strictObject({}).optional();
 
 /* Responses */
 
-export const WebhookSchema = z.object({
+const WebhookSchema = z.object({
   id: z.uuid(),
   url: z.string().describe('The delivery URL as normalised at create.'),
   events: z.array(z.string()).describe('Event types or patterns (`secret.*`, `*`) delivered to the URL.'),
@@ -55,7 +55,7 @@ const Attempt = z.looseObject({
   error: z.string().nullable(),
 });
 
-export const DeliverySchema = z.object({
+const DeliverySchema = z.object({
   id: z.string().describe('The event id (one delivery per event and webhook).'),
   webhook_id: z.uuid(),
   event_id: z.string(),

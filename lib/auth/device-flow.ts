@@ -16,7 +16,7 @@ import { transact, TxConditionFailed, type TxItem } from '../store/tx.js';
  */
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 /** How long a device code and its user code live. */
-export const AUTHORIZATION_TTL_SECONDS = 600;
+const AUTHORIZATION_TTL_SECONDS = 600;
 export const POLL_INTERVAL_SECONDS = 5;
 const SLOW_DOWN_STEP_SECONDS = 5;
 
@@ -40,7 +40,7 @@ export const UserCodeSchema = z.string().min(1).max(32);
 export const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 
 /** A fresh device code (256 random bits) and user code (8 letters, ~34.6 bits). */
-export function newCodes(): { deviceCode: string; userCode: string } {
+function newCodes(): { deviceCode: string; userCode: string } {
   let userCode = '';
   for (let i = 0; i < USER_CODE_LENGTH; i++) userCode += USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)];
   return { deviceCode: randomBytes(32).toString('base64url'), userCode };
@@ -112,7 +112,7 @@ export const userCodePointerPut = (key: { pk: string; sk: string }, codeHash: st
 });
 
 /** What polling reads of an authorization, whatever the flow. */
-export interface PollState {
+interface PollState {
   readonly code_hash: string;
   readonly client_id: string | null;
   readonly status: string;

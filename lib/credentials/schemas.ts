@@ -33,7 +33,7 @@ function fieldsShape(def: CredentialType, option: z.ZodObject): Record<string, z
 }
 
 /** One resource of the type as the API shows it. */
-export function resourceSchema(def: CredentialType): z.ZodType {
+function resourceSchema(def: CredentialType): z.ZodType {
   const base = {
     ...RESOURCE_BASE,
     type: z.literal(def.type),

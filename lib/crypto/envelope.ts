@@ -51,7 +51,7 @@ const tenantKms = new Map<string, KMSClient>();
  * may use the envelope key only with an encryption context naming that tenant; otherwise
  * the function's own client (GET /ready's DescribeKey, the background workers).
  */
-export function kmsClient(): KMSClient {
+function kmsClient(): KMSClient {
   const cfg = config();
   const tenantId = currentScope()?.tenantId;
   if (tenantId === undefined || !cfg.TENANT_ROLE_ARN) return (serviceKms ??= observeClient(new KMSClient({ region: cfg.AWS_REGION }), METRIC.kmsCalls));

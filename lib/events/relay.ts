@@ -56,7 +56,7 @@ export interface StreamRecord {
   };
 }
 
-export interface RelayOutcome {
+interface RelayOutcome {
   readonly batchItemFailures: { itemIdentifier: string }[];
   readonly events: number;
   readonly messages: number;

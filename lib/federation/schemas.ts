@@ -192,7 +192,7 @@ const CreatedBy = z.string().nullable();
 const Deleted = z.literal(true);
 
 /** A public JWK (RFC 7517): its members as given, never a private part. */
-export const PublicJwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional() });
+const PublicJwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional() });
 
 /** RFC 7517 §5: a JWK set document. */
 export const JwkSetDocument = z.object({ keys: z.array(PublicJwkSchema) });
@@ -216,7 +216,7 @@ const JwkSetMeta = z.object({
   updated_at: Timestamp,
   created_by: CreatedBy,
 });
-export const JwkSetSchema = JwkSetMeta.extend({ keys: z.array(PublicJwkSchema) });
+const JwkSetSchema = JwkSetMeta.extend({ keys: z.array(PublicJwkSchema) });
 export const JwkSetPage = ListPage('jwks', JwkSetMeta, { paged: true });
 export const JwkSetAnswer = z.object({ jwks: JwkSetSchema });
 export const JwkSetDeleted = z.object({ deleted: Deleted, jwks: z.object({ id: z.uuid(), name: z.string() }) });

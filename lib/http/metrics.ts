@@ -16,7 +16,7 @@ import { Tracer } from '@aws-lambda-powertools/tracer';
  * outside the Lambda execution environment, or with POWERTOOLS_TRACE_ENABLED=false, the
  * tracer does nothing and a captured client is returned as it is).
  */
-export const SERVICE = process.env.SERVICE_NAME ?? 'secrets-api';
+const SERVICE = process.env.SERVICE_NAME ?? 'secrets-api';
 
 /** Metric names (CloudWatch): one meaning each. */
 export const METRIC = {

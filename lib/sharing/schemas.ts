@@ -72,7 +72,7 @@ const Meta = z.record(z.string(), z.unknown()).describe('The resource’s public
 const CreatedBy = z.string().nullable();
 
 /** The public view of a resource's head (lib/sharing/views.ts): never the sealed value. */
-export const ResourceViewSchema = z.object({
+const ResourceViewSchema = z.object({
   type: z.string(),
   id: z.uuid(),
   name: z.string(),

@@ -31,7 +31,7 @@ const tenants = new Map<string, DynamoDBDocumentClient>();
 const MAX_TENANT_CLIENTS = 500;
 let handler: NodeHttpHandler | undefined;
 
-export class TenantAccessDenied extends Error {
+class TenantAccessDenied extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'AccessDeniedException';
@@ -89,7 +89,7 @@ export function serviceDb(): DynamoDBDocumentClient {
 }
 
 /** The client holding `tenantId`'s STS session (the function's own credentials where no tenant role is configured). */
-export function tenantDb(tenantId: string): DynamoDBDocumentClient {
+function tenantDb(tenantId: string): DynamoDBDocumentClient {
   let client = tenants.get(tenantId);
   if (!client) {
     const own = `T#${tenantId}`;

@@ -9,7 +9,7 @@ import { config } from '../config.js';
  * sessions are kept until REFRESH_MARGIN_MS before they expire (the first call of a tenant
  * in a container pays one STS round trip; `npm run bench` measures it).
  */
-export interface SessionCredentials {
+interface SessionCredentials {
   readonly accessKeyId: string;
   readonly secretAccessKey: string;
   readonly sessionToken: string;
@@ -17,7 +17,7 @@ export interface SessionCredentials {
 }
 
 /** The shortest session STS grants: a leaked session is useless soon. */
-export const TENANT_SESSION_SECONDS = 900;
+const TENANT_SESSION_SECONDS = 900;
 // above the SDK's own refresh window (5 minutes before expiry), so a cached session is never handed out stale
 const REFRESH_MARGIN_MS = 360_000;
 /** Sessions kept per container (the oldest goes first). */

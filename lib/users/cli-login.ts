@@ -135,7 +135,7 @@ const view = (rec: CliLogin, userCode: string, status: Status) => ({
   created_at: rec.created_at,
   expires_at: new Date(rec.expires_at * 1000).toISOString(),
 });
-export type CliLoginView = ReturnType<typeof view>;
+type CliLoginView = ReturnType<typeof view>;
 
 /** Only a person's sign-in session may review or decide: the CLI session will be that person's. */
 function person(ctx: CallContext): { tenantId: string; email: string } {

@@ -43,9 +43,11 @@ describe('OpenAPI wire formats', () => {
     expect(jwks['x-wire']).toBe('document');
     expect(jwks.responses['200'].content['application/json'].schema).not.toEqual({ $ref: '#/components/schemas/Success' });
     expect(Object.keys((doc.paths['/.well-known/acme-challenge/{token}']!.get as any).responses['200'].content)).toEqual(['text/plain']);
-    expect((doc.paths['/api/v1/secrets']!.get as any).responses['200'].content['application/json'].schema).toEqual({
-      $ref: '#/components/schemas/Success',
-    });
+    // the envelope wire: {success: true, data: <the handler's declared schema>}
+    const list = (doc.paths['/api/v1/secrets']!.get as any).responses['200'].content['application/json'].schema;
+    expect(list.properties.success).toEqual({ const: true });
+    expect(list.required).toEqual(['success', 'data']);
+    expect(list.properties.data.required).toContain('secrets');
   });
 });
 
