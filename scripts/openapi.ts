@@ -42,6 +42,9 @@ export const takesIfMatch = (route: Route) =>
   route.auth === 'bearer' && (route.method === 'PUT' || route.method === 'PATCH' || route.method === 'DELETE') && /\{\w+\}$/.test(route.path);
 /** Mutations of an authenticated caller honour Idempotency-Key (lib/http/idempotency.ts). */
 export const takesIdempotencyKey = (route: Route) => MUTATIONS.has(route.method) && ['bearer', 'operator', 'device'].includes(route.auth);
+/** Reads and writes of one resource answer its ETag. */
+export const etagged = (route: Route) =>
+  route.auth === 'bearer' && route.method !== 'DELETE' && (route.method === 'POST' || /\{\w+\}$/.test(route.path));
 /** Every caller-identified route passes the rate limits (lib/ratelimit/gate.ts); public routes are left to API Gateway's throttling. */
 export const rateLimited = (route: Route) => route.auth !== 'public';
 
@@ -70,7 +73,10 @@ export function errorCodesOf(route: Route, schemas: Schemas | undefined): ErrorC
     for (const c of ['unauthorized', 'invalid_signature', 'forbidden', 'insufficient_scope', 'tenant_suspended'] as const) codes.add(c);
   if (rateLimited(route)) codes.add('rate_limited');
   if (pathParams(route).length > 0) codes.add('not_found');
-  if (schemas?.query || schemas?.params) codes.add('validation_failed');
+  if (schemas?.query || schemas?.params) {
+    codes.add('validation_failed');
+    codes.add('bad_request');
+  }
   if (schemas?.body || MUTATIONS.has(route.method)) {
     for (const c of ['validation_failed', 'invalid_json', 'json_too_deep', 'payload_too_large', 'unsupported_media_type'] as const) codes.add(c);
   }
@@ -83,6 +89,111 @@ export function errorCodesOf(route: Route, schemas: Schemas | undefined): ErrorC
   for (const c of schemas?.errors ?? []) codes.add(c);
   return [...codes];
 }
+
+/** One tag per family of the route table, with what it holds (docs/api.md has the guide to each). */
+export const FAMILY_TAGS: Readonly<Record<string, string>> = {
+  public: 'Health, pricing and the service\u2019s public documents.',
+  auth: 'Sign-in: users, sessions, refresh tokens, passkeys, SSO, CLI and workload tokens, zero-knowledge passwords.',
+  account: 'The account: its API keys, settings, quotas and usage.',
+  operator: 'Platform operators: accounts (tenants) and their lifecycle.',
+  secrets: 'Generic secrets: versioned name/value data with ETags and history.',
+  credentials: 'Typed credentials: one collection per credential type, each with its own schema.',
+  passwords: 'Passwords: generation, strength, the password vault and policies.',
+  tokens: 'API tokens kept for third-party services.',
+  containers: 'Containers that group resources.',
+  keys: 'Keys: SSH, PGP, age, OpenSSL and other key kinds, import, export and conversions.',
+  certificates: 'Certificates: a private CA, CSRs, issuance, revocation, CRLs and ACME.',
+  signing: 'Operation-only signing on the HSM (PKCS#11: SoftHSM2 locally, CloudHSM in AWS).',
+  database: 'Database leases: short-lived database credentials, rotation and revocation.',
+  variables: 'Variables: non-secret configuration values.',
+  agents: 'Agents (device identities): enrolment, the device flow, signed device requests, leases.',
+  sharing: 'History, sharing, temporary access links and lookup.',
+  documents: 'Protected documents: sealed PDFs, grants, rendering and downloads.',
+  federation: 'Federation: OIDC clients, JWK sets and tokens; SAML metadata and assertions.',
+  audit: 'The audit trail.',
+  webhooks: 'Webhooks: subscriptions and deliveries of events.',
+  billing: 'Billing through the payment provider.',
+  diagnostics: 'Diagnostics and integrator helpers.',
+  tools: 'Tools: S/KEY, time-locks, escrow, steganography, transforms, exports, breach checks, LDAP, IPFS, extraction.',
+};
+
+/** Response headers (components/headers). */
+const HEADERS = {
+  'X-Request-Id': {
+    description: 'The request\u2019s id, also in the error body\u2019s `request_id`: quote it when reporting a problem.',
+    schema: { type: 'string' },
+  },
+  ETag: {
+    description: 'The strong version tag `"<id>.<version>"` of the resource: send it in If-Match to update or delete that version.',
+    schema: { type: 'string' },
+  },
+  'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 1 } },
+  RateLimit: {
+    description: 'draft-ietf-httpapi-ratelimit-headers: `"<policy>";r=<requests left>;t=<seconds until full>`.',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': { description: 'draft-ietf-httpapi-ratelimit-headers: `"<policy>";q=<requests>;w=60`.', schema: { type: 'string' } },
+  'Idempotent-Replayed': {
+    description: '`true` when the answer is the stored answer to an earlier request with the same Idempotency-Key.',
+    schema: { type: 'string', const: 'true' },
+  },
+} as const;
+const header = (name: keyof typeof HEADERS) => ({ [name]: { $ref: `#/components/headers/${name}` } });
+
+/** Request header parameters (components/parameters). */
+const PARAMETERS = {
+  IfMatch: {
+    name: 'If-Match',
+    in: 'header',
+    required: false,
+    description:
+      'The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`.',
+    schema: { type: 'string' },
+  },
+  IdempotencyKey: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description:
+      'Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`.',
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
+  },
+  Signature: {
+    name: 'Signature',
+    in: 'header',
+    required: true,
+    description: 'RFC 9421: `sig1=:<base64 signature over the signature base>:`.',
+    schema: { type: 'string' },
+  },
+  SignatureInput: {
+    name: 'Signature-Input',
+    in: 'header',
+    required: true,
+    description: 'RFC 9421: `sig1=("@method" "@path" "@query" "content-digest");created=<unix s>;nonce="<nonce>";keyid="<device id>";alg="ed25519"`.',
+    schema: { type: 'string' },
+  },
+  ContentDigest: {
+    name: 'Content-Digest',
+    in: 'header',
+    required: true,
+    description: 'RFC 9530: `sha-256=:<base64 of SHA-256(body bytes)>:` (of the empty string for an empty body).',
+    schema: { type: 'string' },
+  },
+} as const;
+const param = (name: keyof typeof PARAMETERS) => ({ $ref: `#/components/parameters/${name}` });
+
+/** Examples of the main flows, by route key: request bodies and success answers (README walk-through). */
+const EXAMPLES: Readonly<Record<string, { request?: unknown; response?: unknown }>> = {
+  'POST /api/v1/secrets': {
+    request: { name: 'db-password', data: { value: 's3cr3t' } },
+  },
+  'PUT /api/v1/secrets/{name}': { request: { data: { value: 'n3w' } } },
+  'POST /api/v1/api-keys': { request: { name: 'ci', scopes: ['secrets:read', 'secrets:write'] } },
+  'POST /api/v1/admin/tenants': { request: { name: 'acme', admin_email: 'alice@acme.example' } },
+  'POST /api/v1/crypto/sign': {
+    request: { backend: 'pkcs11', key_id: '0190f5c2-7a1e-7c3b-9d4e-2f6a8b1c3d5e', message: 'aGVsbG8=', purpose: 'release v1.2.0' },
+  },
+};
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'The request is invalid',
@@ -125,8 +236,17 @@ function responsesOf(route: Route, schemas: Schemas | undefined): Json {
   const successes = declared && Object.keys(declared).length > 0 ? Object.entries(declared) : [['200', undefined] as const];
   for (const [status, schema] of successes) {
     const content = status === '204' ? undefined : successContent(wire, schema, schema === null);
+    const headers = {
+      ...header('X-Request-Id'),
+      ...(rateLimited(route) ? { ...header('RateLimit'), ...header('RateLimit-Policy') } : {}),
+      ...(etagged(route) ? header('ETag') : {}),
+      ...(takesIdempotencyKey(route) ? header('Idempotent-Replayed') : {}),
+    };
+    const example = EXAMPLES[route.key]?.response;
+    if (content && example !== undefined) (Object.values(content)[0] as Json).example = example;
     out[status] = {
       description: status === '201' ? 'Created' : status === '202' ? 'Accepted' : status === '204' ? 'No content' : 'Success',
+      headers,
       ...(content ? { content } : {}),
     };
   }
@@ -138,12 +258,50 @@ function responsesOf(route: Route, schemas: Schemas | undefined): Json {
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const body = wire === 'oauth' ? ref('OAuthError') : { allOf: [ref('Error')], properties: { code: { enum: codes } } };
     out[String(status)] = {
-      description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes.join(', ')}`,
+      description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes.map((c) => `\`${c}\` (${ERROR_CODES[c][1]})`).join('; ')}`,
       'x-error-codes': codes,
+      headers: {
+        ...header('X-Request-Id'),
+        ...(status === 429 ? { ...header('Retry-After'), ...header('RateLimit'), ...header('RateLimit-Policy') } : {}),
+        ...(status === 503 ? header('Retry-After') : {}),
+      },
       content: json(body),
     };
   }
   return out;
+}
+
+/** A summary from the route itself while its handler declares none (issue 23: the handlers' own are being written). */
+function fallbackSummary(route: Route): string {
+  const verb = { GET: 'Read', POST: 'Create or run', PUT: 'Update', PATCH: 'Change', DELETE: 'Delete' }[route.method];
+  return `${verb} ${route.path.replace(/^\/api\/v1\//, '')}`;
+}
+
+const AUTH_TEXT: Record<Route['auth'], string> = {
+  public: 'No authentication.',
+  endpoint: 'Authenticates itself (a sign-in flow, a protocol endpoint or a provider\u2019s signed callback); rate-limited per source address.',
+  'temp-token': 'Authenticated by the temporary access token in the path.',
+  bearer: 'A bearer credential: an API key (`scm_…`) or a JWT access token.',
+  operator: 'A platform operator\u2019s bearer credential.',
+  device: 'A signed device request (RFC 9421 HTTP Message Signatures with an RFC 9530 Content-Digest).',
+};
+
+function descriptionOf(route: Route, schemas: Schemas | undefined): string {
+  const parts = [
+    route.handler
+      ? (schemas?.description ?? schemas?.summary ?? fallbackSummary(route))
+      : 'Not implemented yet: answers 501 after authentication and the scope check.',
+  ];
+  parts.push(`**Authentication:** ${AUTH_TEXT[route.auth]}`);
+  if (route.handlerScopes) parts.push('**Scopes:** checked by the handler, for the resource it acts on.');
+  else if (route.scopes.length > 0) parts.push(`**Scopes:** ${route.scopes.map((s) => `\`${s}\``).join(', ')}.`);
+  return parts.join('\n\n');
+}
+
+function securityOf(route: Route): Json[] {
+  if (route.auth === 'bearer' || route.auth === 'operator') return [{ bearerAuth: route.scopes }];
+  if (route.auth === 'device') return [{ deviceSignature: [] }];
+  return [];
 }
 
 export interface OpenApiOptions {
@@ -172,34 +330,44 @@ export async function buildOpenApi(opts: OpenApiOptions = {}) {
     const query = jsonSchema(schemas?.query) as { properties?: Record<string, unknown>; required?: string[] } | undefined;
     const body = jsonSchema(schemas?.body);
     const wire = wireOf(route);
-    const bearer = route.auth === 'bearer' || route.auth === 'operator';
+    const example = EXAMPLES[route.key]?.request;
     (paths[route.path] ??= {})[route.method.toLowerCase()] = {
       operationId: route.key.replace(/[^A-Za-z0-9]+/g, '_'),
+      summary: schemas?.summary ?? fallbackSummary(route),
+      description: descriptionOf(route, schemas),
       tags: [route.family],
-      ...(schemas?.summary ? { summary: schemas.summary } : {}),
-      ...(route.handler
-        ? schemas?.description
-          ? { description: schemas.description }
-          : {}
-        : { description: 'Not implemented yet: answers 501 after authentication and the scope check.' }),
       'x-auth': route.auth,
       'x-scopes': route.handlerScopes ? 'checked in the handler' : route.scopes,
-      security: bearer ? [{ bearer: route.scopes }] : [],
+      security: securityOf(route),
       parameters: [
-        ...pathParams(route).map((name) => ({ name, in: 'path', required: true, schema: params?.properties?.[name] ?? { type: 'string' } })),
+        ...pathParams(route).map((name) => ({
+          name,
+          in: 'path',
+          required: true,
+          ...(route.auth === 'temp-token' && name === 'token'
+            ? { description: 'The temporary access token (the link\u2019s secret part): it authenticates the request.' }
+            : {}),
+          schema: params?.properties?.[name] ?? { type: 'string' },
+        })),
         ...Object.entries(query?.properties ?? {}).map(([name, s]) => ({
           name,
           in: 'query',
           required: query?.required?.includes(name) ?? false,
           schema: s,
         })),
+        ...(takesIfMatch(route) ? [param('IfMatch')] : []),
+        ...(takesIdempotencyKey(route) ? [param('IdempotencyKey')] : []),
+        ...(route.auth === 'device' ? [param('Signature'), param('SignatureInput'), param('ContentDigest')] : []),
       ],
       'x-wire': wire,
       ...(body
         ? {
             requestBody: {
               required: true,
-              content: wire === 'oauth' ? { 'application/x-www-form-urlencoded': { schema: body }, ...json(body) } : json(body),
+              content:
+                wire === 'oauth'
+                  ? { 'application/x-www-form-urlencoded': { schema: body }, ...json(body) }
+                  : { 'application/json': { schema: body, ...(example !== undefined ? { example } : {}) } },
             },
           }
         : {}),
@@ -208,10 +376,34 @@ export async function buildOpenApi(opts: OpenApiOptions = {}) {
   }
   return {
     openapi: '3.1.0',
-    info: { title: 'secrets-api', version: '0.1.0' },
+    info: {
+      title: 'secrets-api',
+      version: '0.1.0',
+      description:
+        'Multi-tenant secrets and credentials management. Every answer is the JSON envelope `{"success": true, "data": …}` or `{"success": false, "error", "code", "request_id"}` (the protocol endpoints speak their standard\u2019s format: `x-wire`). The error codes are listed in `x-error-codes` with their status and meaning; each operation lists the codes it can answer per status.',
+      license: { name: 'UNLICENSED', identifier: 'UNLICENSED' },
+      contact: { name: 'secrets-api maintainers' },
+    },
     servers: serversOf(opts),
+    tags: Object.entries(FAMILY_TAGS).map(([name, description]) => ({ name, description })),
+    security: [],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API key (scm_...) or JWT access token' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `An API key (\`scm_…\`, created with POST /api/v1/api-keys) or a JWT access token (a session\u2019s or a workload\u2019s). An operation\u2019s security requirement lists the scopes the credential must hold (OpenAPI 3.1 roles; \`admin:*\` holds them all). Scopes: ${KNOWN_SCOPES.map((s) => `\`${s}\``).join(', ')}.`,
+        },
+        deviceSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Signature',
+          description:
+            'A signed device request (docs/api.md "Signed device requests"): RFC 9421 `Signature` and `Signature-Input` over `@method`, `@path`, `@query` and the RFC 9530 `Content-Digest` of the body, with the enrolled device\u2019s key (`keyid` = device id), a fresh nonce and `created` time.',
+        },
+      },
+      headers: HEADERS,
+      parameters: PARAMETERS,
       schemas: {
         Success: { type: 'object', required: ['success', 'data'], properties: { success: { const: true }, data: {} } },
         OAuthError: {
@@ -228,7 +420,18 @@ export async function buildOpenApi(opts: OpenApiOptions = {}) {
             error: { type: 'string' },
             code: { type: 'string', enum: Object.keys(ERROR_CODES), description: 'lib/http/error-codes.ts: see x-error-codes' },
             request_id: { type: 'string' },
-            details: { type: 'array', items: { type: 'object' } },
+            details: {
+              type: 'array',
+              description: 'On `validation_failed`: one entry per field problem.',
+              items: {
+                type: 'object',
+                required: ['path', 'message'],
+                properties: {
+                  path: { type: 'string', description: 'Where: `body`, `query` or `params`, then the field\u2019s path (dots between levels)' },
+                  message: { type: 'string' },
+                },
+              },
+            },
           },
         },
       },
