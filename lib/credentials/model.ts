@@ -63,6 +63,11 @@ export interface TypeSpec {
    * ("handler" in lib/routes.ts): the owner, a share recipient, or a holder of the read scope.
    */
   readonly ownerRead?: boolean;
+  /**
+   * Stored fields whose answer differs from what the request sends (derived by `prepare`),
+   * as the answer shows them: lib/credentials/schemas.ts takes these over the request fields.
+   */
+  readonly shown?: Readonly<Record<string, z.ZodType>>;
   /** Served by its own module instead of the generic collection handlers (api tokens). */
   readonly ownRoutes?: boolean;
 }

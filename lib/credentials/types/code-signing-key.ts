@@ -116,3 +116,18 @@ export const codeSigningKey: TypeSpec = {
     return { ...f, ...chainFacts(createPublicKey(f.public_key as string), chain) };
   },
 };
+
+/* Responses of the code-signing collection's own route (functions/credentials/code-signing-keys.ts). */
+export const CodeSigningExport = z.strictObject({
+  code_signing_key: z.strictObject({
+    id: z.uuid(),
+    name: z.string(),
+    backend: z.string().describe('Where the private key lives.'),
+    algorithm: z.string(),
+    public_key: z.string().describe('The public key (PEM).'),
+    fingerprint_sha256: z.string(),
+    certificate_chain: z.string().nullable().describe('The PEM certificate chain, when one was stored.'),
+    exportable: z.boolean(),
+    private_key: z.string().optional().describe('The PKCS#8 private key (PEM), with `include_private_key=true` only.'),
+  }),
+});
