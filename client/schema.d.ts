@@ -2950,8 +2950,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read key-catalog
-         * @description Read key-catalog
+         * List the account’s keys of every kind
+         * @description Every key-like resource (SSH, GPG, OpenSSL, the key kinds, certificates, code-signing keys…) with its public facts only; `type` filters, `cursor` continues.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4270,8 +4270,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read s/{container}/{key}
-         * @description Read s/{container}/{key}
+         * Read a resource by its key in a container
+         * @description The resource named `key` in the container (by id or name), whatever its type, with its value and ETag. Needs the read scope of the type the key resolves to.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4294,8 +4294,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read s/{container}/{key}/{version}
-         * @description Read s/{container}/{key}/{version}
+         * Read a version of a resource by its key in a container
+         * @description One version of the resource named `key`; a version other than the current one also needs `history:read`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4504,8 +4504,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run search/semantic
-         * @description Create or run search/semantic
+         * Search resources by meaning
+         * @description Ranks the account’s resources of every type (or of `types`) against a free-text query over their names, descriptions, tags and types; never over values. Only types whose read scope the caller holds are searched.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -29334,7 +29334,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The items of this page. */
+                            keys: {
+                                algorithm: string | null;
+                                bits: number | null;
+                                container_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                curve: string | null;
+                                expires_at: string | null;
+                                fingerprint: string | null;
+                                has_private_key: boolean | null;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                status: string | null;
+                                /** @enum {string} */
+                                type: "code_signing_key" | "jks_keystore" | "crypto_wallet" | "ssh_key" | "gpg_key" | "openssl_key" | "age_key" | "dkim_key" | "jwt_signing_key" | "minisign_key" | "piv_key" | "smime_key" | "wireguard_key" | "certificate";
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -39885,7 +39914,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            container: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                            /** @description The resource’s secret part as its type stores it (a secret’s fields, a credential’s secret fields); null when none. */
+                            data: unknown;
+                            key: string;
+                            resource: {
+                                container_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The resource’s public metadata. */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                name: string;
+                                /**
+                                 * @description The resource’s type (lib/catalog.ts).
+                                 * @enum {string}
+                                 */
+                                type: "secret" | "container" | "computer_credential" | "code_signing_key" | "disk_credential" | "integration" | "jks_keystore" | "ldap_bind_credential" | "ntlm" | "radius_credential" | "root_credential" | "service_config" | "social_credential" | "software_license" | "totp_token" | "vpn_credential" | "wifi_credential" | "windows_credential" | "yubikey" | "password" | "crypto_wallet" | "api_token" | "ssh_key" | "gpg_key" | "openssl_key" | "age_key" | "dkim_key" | "jwt_signing_key" | "minisign_key" | "piv_key" | "smime_key" | "wireguard_key" | "certificate";
+                                /** Format: date-time */
+                                updated_at: string;
+                                updated_by: string | null;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -39994,7 +40058,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            container: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                            current_version: number;
+                            /** @description The resource’s secret part as its type stores it (a secret’s fields, a credential’s secret fields); null when none. */
+                            data: unknown;
+                            key: string;
+                            resource: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                name: string;
+                                /**
+                                 * @description The resource’s type (lib/catalog.ts).
+                                 * @enum {string}
+                                 */
+                                type: "secret" | "container" | "computer_credential" | "code_signing_key" | "disk_credential" | "integration" | "jks_keystore" | "ldap_bind_credential" | "ntlm" | "radius_credential" | "root_credential" | "service_config" | "social_credential" | "software_license" | "totp_token" | "vpn_credential" | "wifi_credential" | "windows_credential" | "yubikey" | "password" | "crypto_wallet" | "api_token" | "ssh_key" | "gpg_key" | "openssl_key" | "age_key" | "dkim_key" | "jwt_signing_key" | "minisign_key" | "piv_key" | "smime_key" | "wireguard_key" | "certificate";
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -41549,7 +41644,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            query: string;
+                            /** @description The ranking method. */
+                            ranker: string;
+                            results: {
+                                container_id: string | null;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                score: number;
+                                tags: string[];
+                                /**
+                                 * @description The resource’s type (lib/catalog.ts).
+                                 * @enum {string}
+                                 */
+                                type: "secret" | "container" | "computer_credential" | "code_signing_key" | "disk_credential" | "integration" | "jks_keystore" | "ldap_bind_credential" | "ntlm" | "radius_credential" | "root_credential" | "service_config" | "social_credential" | "software_license" | "totp_token" | "vpn_credential" | "wifi_credential" | "windows_credential" | "yubikey" | "password" | "crypto_wallet" | "api_token" | "ssh_key" | "gpg_key" | "openssl_key" | "age_key" | "dkim_key" | "jwt_signing_key" | "minisign_key" | "piv_key" | "smime_key" | "wireguard_key" | "certificate";
+                            }[];
+                            searched: {
+                                /** @description How many resources were ranked. */
+                                documents: number;
+                                /** @description True when the account holds more resources than one search ranks (10 000). */
+                                truncated: boolean;
+                                /** @description The types searched: those asked for whose read scope the caller holds. */
+                                types: ("secret" | "container" | "computer_credential" | "code_signing_key" | "disk_credential" | "integration" | "jks_keystore" | "ldap_bind_credential" | "ntlm" | "radius_credential" | "root_credential" | "service_config" | "social_credential" | "software_license" | "totp_token" | "vpn_credential" | "wifi_credential" | "windows_credential" | "yubikey" | "password" | "crypto_wallet" | "api_token" | "ssh_key" | "gpg_key" | "openssl_key" | "age_key" | "dkim_key" | "jwt_signing_key" | "minisign_key" | "piv_key" | "smime_key" | "wireguard_key" | "certificate")[];
+                            };
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -49663,7 +49789,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -49672,7 +49798,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -51013,7 +51139,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -51022,7 +51148,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };

@@ -33,7 +33,7 @@ export const importUris = defineHandler({
   description:
     'One URI (`uri`, optional `name`) or up to 50 (`uris`). Every URI is validated before anything is stored: one bad URI fails the batch, naming its index. The name defaults to `issuer:account`.',
   responses: { 201: ImportAnswer },
-  errors: ['already_exists', 'quota_exceeded', 'not_found'],
+  errors: ['bad_request', 'already_exists', 'quota_exceeded', 'not_found'],
   body: ImportBody,
   async handler({ ctx, body }) {
     const uris = 'uris' in body ? body.uris : [body.uri];

@@ -71,7 +71,7 @@ export const resolve = defineHandler({
   description:
     'The values of the named variables, or a template with its `${{ vars.NAME }}` references replaced. Needs `variables:read` and the read scope of every bound credential’s type; a failure names each variable that could not be resolved (403 when one was denied, else 404). Audited, names only.',
   responses: { 200: Resolved },
-  errors: ['forbidden', 'not_found'],
+  errors: ['forbidden', 'not_found', 'bad_request'],
   body: ResolveBody,
   async handler({ ctx, body }) {
     requireScopes(ctx.principal, ['variables:read']);
