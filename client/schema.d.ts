@@ -1931,8 +1931,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete database/leases/{id}
-         * @description Delete database/leases/{id}
+         * Revoke a database lease
+         * @description Drops the lease’s database user; revoking a revoked lease answers 200 with `already_revoked: true`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1954,8 +1954,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run database/roles/{id}/credentials
-         * @description Create or run database/roles/{id}/credentials
+         * Issue database credentials
+         * @description Creates a database user for the role with a lease (`ttl_seconds`, default the role’s, at most its maximum); the password is in this answer only. The user is dropped when the lease is revoked or expires.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1978,8 +1978,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run database/roles/{id}/rotate
-         * @description Create or run database/roles/{id}/rotate
+         * Rotate a database connection’s password
+         * @description Changes the admin password of the role’s connection; outstanding leases keep working.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -19247,7 +19247,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            lease: {
+                                already_revoked: boolean;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** Format: uuid */
+                                lease_id: string;
+                                /** Format: date-time */
+                                revoked_at: string;
+                                /** Format: uuid */
+                                role_id: string;
+                                /** @constant */
+                                status: "revoked";
+                                username: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -19383,6 +19402,20 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     POST_api_v1_database_roles_id_credentials: {
@@ -19405,8 +19438,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -19416,7 +19449,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            expires_at: string;
+                            /** Format: uuid */
+                            lease_id: string;
+                            /** @description Its password: in this answer only. */
+                            password: string;
+                            ttl_seconds: number;
+                            /** @description The database user created for this lease. */
+                            username: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -19536,6 +19583,20 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -19570,7 +19631,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            rotation: {
+                                /** Format: uuid */
+                                connection_id: string;
+                                connection_version: number;
+                                /**
+                                 * @description Rotation never revokes leases.
+                                 * @constant
+                                 */
+                                leases_revoked: false;
+                                note: string;
+                                outstanding_leases: number;
+                                /** Format: uuid */
+                                role_id: string;
+                                /** Format: date-time */
+                                rotated_at: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -19625,7 +19707,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `rotation_in_progress` (A rotation of this connection is running.); `stale_etag` (If-Match names an older version, or a concurrent write won.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19634,7 +19716,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "rotation_in_progress" | "stale_etag";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -19690,6 +19772,20 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
