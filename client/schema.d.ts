@@ -1856,8 +1856,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read crypto/backends
-         * @description Read crypto/backends
+         * List signing backends
+         * @description The signing backends of this deployment (HSM over PKCS#11, KMS…) with their live status, key specs and algorithms.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1882,8 +1882,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run crypto/sign
-         * @description Create or run crypto/sign
+         * Sign a message
+         * @description Signs the base64 message (1 byte to 1 MiB) with an account key inside its backend; audited with its purpose. Never retried.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1904,8 +1904,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read crypto/signing-keys
-         * @description Read crypto/signing-keys
+         * List signing keys
+         * @description The account’s key handles in the signing backends (public facts only); `backend` filters.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -18912,7 +18912,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            backends: {
+                                algorithms: ("ECDSA_P256_SHA256" | "ECDSA_P384_SHA384" | "ED25519" | "RSA_PKCS1_SHA256" | "RSA_PSS_SHA256")[];
+                                configured: boolean;
+                                key_specs: ("EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096")[];
+                                /** @description The PKCS#11 mechanisms signing uses that the token offers. */
+                                mechanisms?: string[];
+                                /** @enum {string} */
+                                name: "pkcs11" | "kms";
+                                reachable: boolean;
+                                /** @description Why it is not available, and what to do. */
+                                reason?: string;
+                                /** @enum {string} */
+                                status: "available" | "unavailable" | "error";
+                                token_label?: string;
+                            }[];
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.) */
@@ -19014,10 +19035,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            algorithm: "ECDSA_P256_SHA256" | "ECDSA_P384_SHA384" | "ED25519" | "RSA_PKCS1_SHA256" | "RSA_PSS_SHA256";
+                            /** @description The audit entry recording this signature. */
+                            audit_id: string;
+                            /** Format: uuid */
+                            key_id: string;
+                            /** @description The signature, base64. */
+                            signature: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -19026,7 +19060,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -19124,6 +19158,33 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency failed: `device_error` (The signing device failed.) */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "device_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     GET_api_v1_crypto_signing_keys: {
@@ -19148,7 +19209,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description The items of this page. */
+                            signing_keys: {
+                                /** @enum {string} */
+                                algorithm: "ECDSA_P256_SHA256" | "ECDSA_P384_SHA384" | "ED25519" | "RSA_PKCS1_SHA256" | "RSA_PSS_SHA256";
+                                /** @enum {string} */
+                                backend: "pkcs11" | "kms";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                fingerprint_sha256: string;
+                                /** Format: uuid */
+                                key_id: string;
+                                /** @enum {string} */
+                                key_spec: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                                name: string;
+                                /** @description The public key (PEM). */
+                                public_key: string;
+                                token_label?: string;
+                            }[];
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
