@@ -14928,6 +14928,8 @@ export interface operations {
                         data: {
                             /** @description The code-signing key resources of this page, without their secret fields. */
                             code_signing_keys: (({
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "software";
                                 certificate_chain?: string;
@@ -14967,8 +14969,8 @@ export interface operations {
                             } & {
                                 [key: string]: unknown;
                             }) | ({
-                                /** @enum {string} */
-                                algorithm?: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "pkcs11";
                                 /** @description The container holding the resource; null when none. */
@@ -15002,8 +15004,8 @@ export interface operations {
                             } & {
                                 [key: string]: unknown;
                             }) | ({
-                                /** @enum {string} */
-                                algorithm?: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "kms";
                                 /** @description The container holding the resource; null when none. */
@@ -15192,6 +15194,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             code_signing_key: ({
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "software";
                                 certificate_chain?: string;
@@ -15231,8 +15235,8 @@ export interface operations {
                             } & {
                                 [key: string]: unknown;
                             }) | ({
-                                /** @enum {string} */
-                                algorithm?: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "pkcs11";
                                 /** @description The container holding the resource; null when none. */
@@ -15266,8 +15270,8 @@ export interface operations {
                             } & {
                                 [key: string]: unknown;
                             }) | ({
-                                /** @enum {string} */
-                                algorithm?: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "kms";
                                 /** @description The container holding the resource; null when none. */
@@ -15427,6 +15431,33 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency failed: `device_error` (The signing device failed.) */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "device_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     GET_api_v1_code_signing_keys_id_: {
@@ -15453,6 +15484,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             code_signing_key: ({
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "software";
                                 certificate_chain?: string;
@@ -15492,8 +15525,8 @@ export interface operations {
                             } & {
                                 [key: string]: unknown;
                             }) | ({
-                                /** @enum {string} */
-                                algorithm?: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "pkcs11";
                                 /** @description The container holding the resource; null when none. */
@@ -15527,8 +15560,8 @@ export interface operations {
                             } & {
                                 [key: string]: unknown;
                             }) | ({
-                                /** @enum {string} */
-                                algorithm?: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "kms";
                                 /** @description The container holding the resource; null when none. */
@@ -15693,6 +15726,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             code_signing_key: ({
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "software";
                                 certificate_chain?: string;
@@ -15732,8 +15767,8 @@ export interface operations {
                             } & {
                                 [key: string]: unknown;
                             }) | ({
-                                /** @enum {string} */
-                                algorithm?: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "pkcs11";
                                 /** @description The container holding the resource; null when none. */
@@ -15767,8 +15802,8 @@ export interface operations {
                             } & {
                                 [key: string]: unknown;
                             }) | ({
-                                /** @enum {string} */
-                                algorithm?: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                                /** @description The signing algorithm (a software or imported key: its key algorithm). */
+                                algorithm?: string;
                                 /** @constant */
                                 backend: "kms";
                                 /** @description The container holding the resource; null when none. */
@@ -19087,6 +19122,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };

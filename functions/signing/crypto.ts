@@ -33,7 +33,7 @@ export const sign = defineHandler({
   summary: 'Sign a message',
   description: 'Signs the base64 message (1 byte to 1 MiB) with an account key inside its backend; audited with its purpose. Never retried.',
   responses: { 200: SignResult },
-  errors: ['bad_request', 'service_unavailable', 'device_error'],
+  errors: ['bad_request', 'not_found', 'service_unavailable', 'device_error'],
   body: SignBody,
   async handler({ ctx, body }) {
     return ok(await signMessage(ctx, body));

@@ -48,7 +48,7 @@ export function collectionHandlers(spec: TypeSpec) {
       summary: `Create ${a}`,
       description: `${def.summary} The answer carries the resource with its secret fields and its ETag.`,
       responses: { 201: responses.one },
-      errors: ['already_exists', 'quota_exceeded', 'not_found'],
+      errors: ['already_exists', 'quota_exceeded', 'not_found', ...(def.createErrors ?? [])],
       body: def.createBody as z.ZodType<Fields>,
       async handler({ ctx, body }) {
         const { record, secret } = await createTyped(ctx, def, body);
