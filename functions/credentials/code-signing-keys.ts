@@ -2,7 +2,7 @@ import * as z from 'zod/v4';
 import { hasScope } from '../../lib/auth/scopes.js';
 import { defineHandler, forbidden, ok } from '../../lib/http/index.js';
 import { etagOf } from '../../lib/store/resources.js';
-import { codeSigningKey } from '../../lib/credentials/types/code-signing-key.js';
+import { CodeSigningExport, codeSigningKey } from '../../lib/credentials/types/code-signing-key.js';
 import { collectionHandlers } from '../../lib/credentials/handlers.js';
 import { IdParams } from '../../lib/schemas.js';
 import { openTyped } from '../../lib/credentials/service.js';
@@ -19,6 +19,11 @@ const def = crud.def;
  * a key whose private half lives in an HSM has none to give).
  */
 export const exportKey = defineHandler({
+  summary: 'Export a code-signing key',
+  description:
+    'The public material (public key, fingerprint, certificate chain); with `include_private_key=true` also the PKCS#8 private key, only for a key imported as exportable and a caller holding `export:read`.',
+  responses: { 200: CodeSigningExport },
+  errors: ['not_exportable', 'insufficient_scope'],
   params: IdParams,
   query: z.strictObject({ include_private_key: z.enum(['true', 'false']).default('false') }),
   async handler({ ctx, params, query }) {

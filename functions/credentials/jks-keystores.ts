@@ -4,7 +4,17 @@ import { etagOf } from '../../lib/store/resources.js';
 import { buildPkcs12 } from '../../lib/pki/pkcs12.js';
 import { collectionHandlers } from '../../lib/credentials/handlers.js';
 import { IdParams } from '../../lib/schemas.js';
-import { Alias, EntryInput, toStoredEntry, type StoredEntry, jksKeystore } from '../../lib/credentials/types/jks-keystore.js';
+import {
+  Alias,
+  EntryInput,
+  JksEntries,
+  JksEntryAdded,
+  JksEntryRemoved,
+  JksExport,
+  jksKeystore,
+  type StoredEntry,
+  toStoredEntry,
+} from '../../lib/credentials/types/jks-keystore.js';
 import { mutateTyped, openTyped, readTyped } from '../../lib/credentials/service.js';
 
 /** Entries and export of /api/v1/jks-keystores/{id} (and the five CRUD routes, from lib/credentials/handlers.ts). */
@@ -15,6 +25,9 @@ const def = crud.def;
 const entriesOf = (meta: Record<string, unknown>) => (meta.entries ?? []) as StoredEntry[];
 
 export const listEntries = defineHandler({
+  summary: 'List a keystore’s entries',
+  description: 'Each entry’s alias, kind, certificates and leaf facts; never a private key.',
+  responses: { 200: JksEntries },
   params: IdParams,
   async handler({ ctx, params }) {
     const record = await readTyped(ctx.principal.tenantId, def, params.id);
@@ -25,6 +38,11 @@ export const listEntries = defineHandler({
 
 /** Adds an entry as a new version of the keystore; an alias in use is 409. */
 export const addEntry = defineHandler({
+  summary: 'Add a keystore entry',
+  description:
+    'Adds a private-key entry (the key must match the first certificate) or a trusted certificate as a new version of the keystore; an alias in use is 409.',
+  responses: { 201: JksEntryAdded },
+  errors: ['already_exists', 'stale_etag', 'precondition_failed'],
   params: IdParams,
   body: EntryInput,
   async handler({ ctx, params, body, headers }) {
@@ -46,6 +64,9 @@ export const addEntry = defineHandler({
 });
 
 export const removeEntry = defineHandler({
+  summary: 'Remove a keystore entry',
+  responses: { 200: JksEntryRemoved },
+  errors: ['stale_etag', 'precondition_failed'],
   params: z.strictObject({ id: z.uuid(), alias: Alias }),
   async handler({ ctx, params, headers }) {
     const { record } = await mutateTyped(
@@ -71,6 +92,9 @@ const der = (pem: string) => Buffer.from(pem.replace(/-----(BEGIN|END) [A-Z ]+--
  * Java 9+ reads PKCS#12 wherever it reads JKS (keystore.type.compat), so only PKCS#12.
  */
 export const exportKeystore = defineHandler({
+  summary: 'Export a keystore as PKCS#12',
+  description: 'The keystore with its private keys as PKCS#12 (base64), protected by its store password; `keytool -list -storetype PKCS12` reads it.',
+  responses: { 200: JksExport },
   params: IdParams,
   query: z.strictObject({ format: z.enum(['pkcs12']).default('pkcs12') }),
   async handler({ ctx, params }) {

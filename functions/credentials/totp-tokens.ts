@@ -5,13 +5,15 @@ import { etagOf } from '../../lib/store/resources.js';
 import { collectionHandlers } from '../../lib/credentials/handlers.js';
 import { IdParams } from '../../lib/schemas.js';
 import { createTyped, openTyped, show } from '../../lib/credentials/service.js';
-import { codeAt, fieldsFromUri, totpOf, totpToken } from '../../lib/credentials/types/totp-token.js';
+import { codeAt, fieldsFromUri, TotpCode, TotpExport, totpOf, totpToken } from '../../lib/credentials/types/totp-token.js';
 
 /** POST /api/v1/totp-tokens/import, POST /{id}/generate, GET /{id}/export. */
 const crud = collectionHandlers(totpToken);
 /** The collection's five CRUD routes. */
 export const { list, create, get, update, remove } = crud;
 const def = crud.def;
+/** The import answer: the created tokens under the list key, as create shows each. */
+const ImportAnswer = z.strictObject({ [def.listKey]: z.array(crud.responses.resource), total: z.int().min(1) });
 
 const Uri = z.string().min(10).max(4096).startsWith('otpauth://', 'an otpauth:// URI');
 const Common = { tags: z.array(z.string()).max(50).optional(), container_id: z.uuid().nullable().optional() };
@@ -27,6 +29,11 @@ export const ImportBody = z.union([
  * Each token is then created in its own transaction; the name defaults to "issuer:account".
  */
 export const importUris = defineHandler({
+  summary: 'Import TOTP tokens from otpauth:// URIs',
+  description:
+    'One URI (`uri`, optional `name`) or up to 50 (`uris`). Every URI is validated before anything is stored: one bad URI fails the batch, naming its index. The name defaults to `issuer:account`.',
+  responses: { 201: ImportAnswer },
+  errors: ['bad_request', 'already_exists', 'quota_exceeded', 'not_found'],
   body: ImportBody,
   async handler({ ctx, body }) {
     const uris = 'uris' in body ? body.uris : [body.uri];
@@ -48,6 +55,10 @@ const At = z.union([z.number().int().min(0).max(253402300799), z.iso.datetime({ 
 
 /** The current code (or the code at `at`: Unix seconds or ISO-8601) and the seconds it stays valid. */
 export const generate = defineHandler({
+  summary: 'Generate a TOTP code',
+  description: 'The current code (or the code at `at`: Unix seconds or ISO 8601) and how long it stays valid.',
+  responses: { 200: TotpCode },
+  errors: ['bad_request'],
   params: IdParams,
   body: z.strictObject({ at: At.optional() }).optional(),
   async handler({ ctx, params, body }) {
@@ -60,6 +71,9 @@ export const generate = defineHandler({
 
 /** The otpauth:// URI (it contains the secret) and, unless `qr=false`, a QR code PNG of it. */
 export const exportUri = defineHandler({
+  summary: 'Export a TOTP token as an otpauth:// URI',
+  description: 'The otpauth:// URI (it contains the secret) and, unless `qr=false`, a QR code of it as a PNG.',
+  responses: { 200: TotpExport },
   params: IdParams,
   query: z.strictObject({ qr: z.enum(['true', 'false']).default('true') }),
   async handler({ ctx, params, query }) {

@@ -7,7 +7,7 @@ import { TxConditionFailed } from '../../lib/store/tx.js';
 import { collectionHandlers } from '../../lib/credentials/handlers.js';
 import { IdParams } from '../../lib/schemas.js';
 import { openTyped } from '../../lib/credentials/service.js';
-import { decodeOtp, Otp, yubikey } from '../../lib/credentials/types/yubikey.js';
+import { decodeOtp, Otp, YubikeyValidation, yubikey } from '../../lib/credentials/types/yubikey.js';
 
 const crud = collectionHandlers(yubikey);
 /** The collection's five CRUD routes. */
@@ -23,6 +23,11 @@ const def = crud.def;
  * with the same OTP exactly one succeeds.
  */
 export const validate = defineHandler({
+  summary: 'Validate a YubiKey OTP',
+  description:
+    'Checks a Yubico OTP against the key: 200 with its decoded counters when it is genuine and newer than every OTP accepted before; 400 `otp_invalid` when it is not this key’s; 409 `otp_replayed` when its counter is not above the last accepted one.',
+  responses: { 200: YubikeyValidation },
+  errors: ['otp_invalid', 'otp_replayed', 'concurrent_validation'],
   params: IdParams,
   body: z.strictObject({ otp: Otp }),
   async handler({ ctx, params, body }) {

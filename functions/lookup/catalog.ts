@@ -3,7 +3,7 @@ import { badRequest, defineHandler, ok } from '../../lib/http/index.js';
 import { RESOURCE_TYPES } from '../../lib/catalog.js';
 import { readPage } from '../../lib/store/pagination.js';
 import { keys } from '../../lib/store/keys.js';
-import { KeyCatalogQuery } from './schemas.js';
+import { KeyCatalogPage, KeyCatalogQuery } from './schemas.js';
 
 /**
  * GET /api/v1/key-catalog: one listing of every key-like resource of the account — each
@@ -92,6 +92,11 @@ async function keyCatalog(ctx: CallContext, query: KeyCatalogQuery) {
 }
 
 export const list = defineHandler({
+  summary: 'List the account’s keys of every kind',
+  description:
+    'Every key-like resource (SSH, GPG, OpenSSL, the key kinds, certificates, code-signing keys…) with its public facts only; `type` filters, `cursor` continues.',
+  responses: { 200: KeyCatalogPage },
+  errors: ['bad_request'],
   query: KeyCatalogQuery,
   async handler({ ctx, query }) {
     return ok(await keyCatalog(ctx, query));

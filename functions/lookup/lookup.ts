@@ -8,7 +8,7 @@ import { resourceView } from '../../lib/sharing/views.js';
 import { findMember } from '../../lib/store/membership.js';
 import { etagOf, openSecret, readVersion } from '../../lib/store/resources.js';
 import { containerByRef } from '../../lib/containers/service.js';
-import { LookupParams, LookupVersionParams } from './schemas.js';
+import { LookupAnswer, LookupParams, LookupVersionAnswer, LookupVersionParams } from './schemas.js';
 
 /**
  * GET /api/v1/s/{container}/{key}[/{version}]: a resource found by its key (its name) inside
@@ -66,6 +66,10 @@ async function lookupVersion(ctx: CallContext, containerRef: string, key: string
 }
 
 export const get = defineHandler({
+  summary: 'Read a resource by its key in a container',
+  description:
+    'The resource named `key` in the container (by id or name), whatever its type, with its value and ETag. Needs the read scope of the type the key resolves to.',
+  responses: { 200: LookupAnswer },
   params: LookupParams,
   async handler({ ctx, params }) {
     const { etag, ...found } = await lookup(ctx, params.container, params.key);
@@ -74,6 +78,9 @@ export const get = defineHandler({
 });
 
 export const getVersion = defineHandler({
+  summary: 'Read a version of a resource by its key in a container',
+  description: 'One version of the resource named `key`; a version other than the current one also needs `history:read`.',
+  responses: { 200: LookupVersionAnswer },
   params: LookupVersionParams,
   async handler({ ctx, params }) {
     return ok(await lookupVersion(ctx, params.container, params.key, params.version));

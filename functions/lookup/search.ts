@@ -5,7 +5,7 @@ import { RESOURCE_TYPES, resourceType } from '../../lib/catalog.js';
 import { keys } from '../../lib/store/keys.js';
 import { queryAll } from '../../lib/store/pagination.js';
 import { tfidfRanker, type SearchDocument, type SearchRanker } from './ranker.js';
-import { SemanticSearchBody } from './schemas.js';
+import { SearchAnswer, SemanticSearchBody } from './schemas.js';
 
 /**
  * POST /api/v1/search/semantic: ranks the account's resources of every type against a
@@ -76,6 +76,10 @@ async function semanticSearch(ctx: CallContext, body: SemanticSearchBody) {
 }
 
 export const search = defineHandler({
+  summary: 'Search resources by meaning',
+  description:
+    'Ranks the account’s resources of every type (or of `types`) against a free-text query over their names, descriptions, tags and types; never over values. Only types whose read scope the caller holds are searched.',
+  responses: { 200: SearchAnswer },
   body: SemanticSearchBody,
   async handler({ ctx, body }) {
     return ok(await semanticSearch(ctx, body));

@@ -27,12 +27,29 @@ export const GenerateBody = z.discriminatedUnion('mode', [
   }),
 ]);
 
+/** The answer: the generated values (never stored) with their entropy and strength. */
+export const Generated = z.strictObject({
+  mode: z.enum(['characters', 'words']),
+  passwords: z.array(
+    z.strictObject({
+      password: z.string().describe('The generated password or passphrase: in this answer only.'),
+      entropy_bits: z.number().min(0).describe('Its entropy under the policy, in bits (one decimal).'),
+      strength: z.enum(['weak', 'fair', 'strong', 'very-strong']).describe('Below 40 bits weak, below 64 fair, below 100 strong.'),
+    }),
+  ),
+});
+
 /**
  * POST /api/v1/passwords/generate: passwords (characters mode, the default) or passphrases
  * (words mode) from a policy, with their entropy in bits and a strength label. Nothing is
  * stored; the values are in this response only.
  */
 export const generate = defineHandler({
+  summary: 'Generate passwords or passphrases',
+  description:
+    'Passwords (`mode: characters`, the default) or passphrases (`mode: words`) from a policy, up to 20 at once, with their entropy and a strength label. Nothing is stored.',
+  responses: { 200: Generated },
+  errors: ['bad_request'],
   body: z.preprocess(
     (b) => (b === undefined ? {} : b),
     z.preprocess((b) => (typeof b === 'object' && b !== null && !('mode' in b) ? { ...b, mode: 'characters' } : b), GenerateBody),

@@ -16,7 +16,7 @@ export const list = defineHandler({
   summary: 'List secrets',
   description: 'The account’s secrets without their values, oldest first; page with `limit` and `offset` or `cursor`.',
   responses: { 200: SecretList },
-  errors: ['invalid_cursor'],
+  errors: ['bad_request'],
   query: ListSecretsQuery,
   async handler({ ctx, query }) {
     const page = await listSecrets(ctx, query);

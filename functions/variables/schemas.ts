@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { PageQuery } from '../../lib/schemas.js';
+import { ListPage, PageQuery, Timestamp } from '../../lib/schemas.js';
 import { VARIABLE_NAME_RE } from '../../lib/variables/store.js';
 import { MAX_NAMES, MAX_TEMPLATE_BYTES } from '../../lib/variables/resolve.js';
 
@@ -25,3 +25,33 @@ export const ResolveBody = z
       .optional(),
   })
   .refine((b) => (b.names === undefined) !== (b.template === undefined), { message: 'send either names or template' });
+
+/* Responses (lib/http/define-handler.ts `HandlerDoc`): what the variable routes answer. */
+
+/** A variable: a name bound to one field of a credential (lib/variables/store.ts `Variable`). */
+export const Variable = z.strictObject({
+  name: VariableName,
+  credential_id: z.uuid().describe('The bound credential.'),
+  credential_type: z.string().describe('The bound credential’s type (lib/catalog.ts).'),
+  field: z.string().describe('The credential field the variable resolves to.'),
+  description: z.string(),
+  version: z.int().min(1),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  created_by: z.string().nullable(),
+  updated_by: z.string().nullable(),
+});
+export const VariableAnswer = z.strictObject({ variable: Variable });
+export const VariableList = ListPage('variables', Variable, { paged: true });
+export const VariableDeleted = z.strictObject({ deleted: z.literal(true), variable: z.strictObject({ name: VariableName }) });
+/** The values by name, or the rendered template; `variables` names those resolved. */
+export const Resolved = z.union([
+  z.strictObject({
+    values: z.record(z.string(), z.string()).describe('Each requested variable’s value.'),
+    variables: z.array(VariableName),
+  }),
+  z.strictObject({
+    result: z.string().describe('The template with every reference replaced by its value.'),
+    variables: z.array(VariableName),
+  }),
+]);

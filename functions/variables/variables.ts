@@ -5,9 +5,22 @@ import { listPage } from '../../lib/schemas.js';
 import { logger } from '../../lib/http/logger.js';
 import { resolveVariables, scopeAccess, VariableResolutionError } from '../../lib/variables/resolve.js';
 import { deleteVariable, getVariable, listVariables, putVariable } from '../../lib/variables/store.js';
-import { ListVariablesQuery, PutVariableBody, ResolveBody, VariableParams } from './schemas.js';
+import {
+  ListVariablesQuery,
+  PutVariableBody,
+  ResolveBody,
+  Resolved,
+  VariableAnswer,
+  VariableDeleted,
+  VariableList,
+  VariableParams,
+} from './schemas.js';
 
 export const list = defineHandler({
+  summary: 'List variables',
+  description: 'The account’s variables: names bound to credential fields (never their values).',
+  responses: { 200: VariableList },
+  errors: ['bad_request'],
   query: ListVariablesQuery,
   async handler({ ctx, query }) {
     const page = await listVariables(ctx, query);
@@ -16,6 +29,9 @@ export const list = defineHandler({
 });
 
 export const get = defineHandler({
+  summary: 'Read a variable',
+  description: 'The binding of a variable name (the credential and field it resolves to), not its value.',
+  responses: { 200: VariableAnswer },
   params: VariableParams,
   async handler({ ctx, params }) {
     return ok({ variable: await getVariable(ctx, params.name) });
@@ -24,6 +40,10 @@ export const get = defineHandler({
 
 /** Binds (201) or rebinds (200) a name to a credential's field. */
 export const put = defineHandler({
+  summary: 'Bind a variable',
+  description: 'Binds the name to a field of a credential: 201 when the name is new, 200 when it is rebound.',
+  responses: { 200: VariableAnswer, 201: VariableAnswer },
+  errors: ['bad_request', 'conflict'],
   params: VariableParams,
   body: PutVariableBody,
   async handler({ ctx, params, body }) {
@@ -33,6 +53,8 @@ export const put = defineHandler({
 });
 
 export const remove = defineHandler({
+  summary: 'Delete a variable',
+  responses: { 200: VariableDeleted },
   params: VariableParams,
   async handler({ ctx, params }) {
     const v = await deleteVariable(ctx, params.name);
@@ -45,6 +67,11 @@ export const remove = defineHandler({
  * and for each credential the read scope of its type. Audited (names, never values).
  */
 export const resolve = defineHandler({
+  summary: 'Resolve variables',
+  description:
+    'The values of the named variables, or a template with its `${{ vars.NAME }}` references replaced. Needs `variables:read` and the read scope of every bound credential’s type; a failure names each variable that could not be resolved (403 when one was denied, else 404). Audited, names only.',
+  responses: { 200: Resolved },
+  errors: ['forbidden', 'not_found', 'bad_request'],
   body: ResolveBody,
   async handler({ ctx, body }) {
     requireScopes(ctx.principal, ['variables:read']);

@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { Description, Tags } from '../schemas.js';
+import { Description, ListPage, Tags, Timestamp } from '../schemas.js';
 import { PageQuery } from '../schemas.js';
 
 /** A container's name: unique in its account, usable as the `{container}` of /api/v1/s/{container}/{key}. */
@@ -29,3 +29,37 @@ export const ContainerParams = z.strictObject({ id: z.uuid() });
 
 export const ListContainersQuery = PageQuery;
 export type ListContainersQuery = z.infer<typeof ListContainersQuery>;
+
+/* Responses (lib/http/define-handler.ts `HandlerDoc`): what the container routes answer. */
+
+/** A container as lists show it (lib/containers/service.ts `containerView`). */
+export const Container = z.strictObject({
+  id: z.uuid(),
+  name: ContainerName,
+  description: z.string().describe('Free text; empty when none.'),
+  tags: z.array(z.string()),
+  version: z.int().min(1).describe('Increases by one on every update; the ETag is `"<id>.<version>"`.'),
+  member_count: z.int().min(0).describe('How many resources the container holds.'),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  created_by: z.string().nullable(),
+  updated_by: z.string().nullable(),
+});
+
+/** A container with its members (their key, type and id; never values). */
+export const ContainerWithMembers = Container.extend({
+  members: z
+    .array(
+      z.strictObject({
+        key: z.string().describe('The member’s name, its key in /api/v1/s/{container}/{key}.'),
+        type: z.string().describe('The member’s resource type (lib/catalog.ts).'),
+        id: z.uuid(),
+      }),
+    )
+    .describe('Up to 1000 members.'),
+});
+
+export const ContainerAnswer = z.strictObject({ container: Container });
+export const ContainerDetail = z.strictObject({ container: ContainerWithMembers });
+export const ContainerList = ListPage('containers', Container, { paged: true });
+export const ContainerDeleted = z.strictObject({ deleted: z.literal(true), container: z.strictObject({ id: z.uuid(), name: z.string() }) });

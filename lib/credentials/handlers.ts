@@ -24,11 +24,13 @@ export function collectionHandlers(spec: TypeSpec) {
   return {
     /** The type joined with its catalogue entry, for the module's own extra routes. */
     def,
+    /** The collection's response schemas (lib/credentials/schemas.ts), for the module's own extra routes. */
+    responses,
     list: defineHandler({
       summary: `List ${def.label}s`,
       description: `${def.summary} The list shows metadata only: \`secret_fields\` names the secret fields that are set.`,
       responses: { 200: responses.list },
-      errors: ['invalid_cursor'],
+      errors: ['bad_request'],
       query: PageQuery,
       async handler({ ctx, query }) {
         const page = await listTyped(ctx, def, query);
@@ -46,7 +48,7 @@ export function collectionHandlers(spec: TypeSpec) {
       summary: `Create ${a}`,
       description: `${def.summary} The answer carries the resource with its secret fields and its ETag.`,
       responses: { 201: responses.one },
-      errors: ['already_exists', 'quota_exceeded', 'not_found'],
+      errors: ['already_exists', 'quota_exceeded', 'not_found', ...(def.createErrors ?? [])],
       body: def.createBody as z.ZodType<Fields>,
       async handler({ ctx, body }) {
         const { record, secret } = await createTyped(ctx, def, body);

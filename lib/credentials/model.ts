@@ -1,6 +1,7 @@
 import * as z from 'zod/v4';
 import { Description, Tags } from '../schemas.js';
 import type { CallContext } from '../auth/principal.js';
+import type { ErrorCode } from '../http/error-codes.js';
 import { validationFailed, type FieldIssue } from '../http/errors.js';
 import { resourceType, type CatalogEntry } from '../catalog.js';
 import type { ResourceRecord } from '../store/resources.js';
@@ -63,6 +64,13 @@ export interface TypeSpec {
    * ("handler" in lib/routes.ts): the owner, a share recipient, or a holder of the read scope.
    */
   readonly ownerRead?: boolean;
+  /**
+   * Stored fields whose answer differs from what the request sends (derived by `prepare`),
+   * as the answer shows them: lib/credentials/schemas.ts takes these over the request fields.
+   */
+  readonly shown?: Readonly<Record<string, z.ZodType>>;
+  /** Error codes the type's create raises beyond every collection's (a key generated in a signing backend: the backend's). */
+  readonly createErrors?: readonly ErrorCode[];
   /** Served by its own module instead of the generic collection handlers (api tokens). */
   readonly ownRoutes?: boolean;
 }

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as OTPAuth from 'otpauth';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { dataOf, errorOf, idempotency } from '../../client/index.js';
 import { api, canary, errorCode, newAccount, unique, type TestAccount } from '../helpers/api.js';
+import { client } from '../helpers/client.js';
 import { expectNotStored, opensslCert, pemBody, yubikeyDevice } from './credentials-helpers.js';
 
 /**
@@ -85,9 +87,9 @@ describe('totp-tokens', () => {
         .replace(/[^\x20-\x7e]/g, 'x'),
     );
     const uri = `otpauth://totp/GitHub:alice%40example.test?secret=${secret}&issuer=GitHub&algorithm=SHA256&digits=8&period=60`;
-    const one = await api('POST', '/api/v1/totp-tokens/import', { key, body: { uri } });
-    expect(one.status, one.text).toBe(201);
-    const t = one.body.data.totp_tokens[0];
+    const one = await client(key).POST('/api/v1/totp-tokens/import', { body: { uri }, headers: idempotency() });
+    expect(one.response.status, JSON.stringify(one.error)).toBe(201);
+    const t = dataOf(one).totp_tokens[0]!;
     expect(t).toMatchObject({
       name: 'GitHub:alice@example.test',
       issuer: 'GitHub',
@@ -98,9 +100,10 @@ describe('totp-tokens', () => {
       secret,
     });
 
-    const exported = await api('GET', `/api/v1/totp-tokens/${t.id}/export`, { key: await a.key(['credentials:read']) });
-    expect(exported.status).toBe(200);
-    const back = OTPAuth.URI.parse(exported.body.data.uri) as OTPAuth.TOTP;
+    const path = { path: { id: t.id as string } };
+    const exported = await client(await a.key(['credentials:read'])).GET('/api/v1/totp-tokens/{id}/export', { params: path });
+    expect(exported.response.status).toBe(200);
+    const back = OTPAuth.URI.parse(dataOf(exported).uri) as OTPAuth.TOTP;
     expect([back.issuer, back.label, back.secret.base32, back.algorithm, back.digits, back.period]).toEqual([
       'GitHub',
       'alice@example.test',
@@ -109,10 +112,13 @@ describe('totp-tokens', () => {
       8,
       60,
     ]);
-    expect(Buffer.from(exported.body.data.qr_png_base64, 'base64').subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
-    const noQr = await api('GET', `/api/v1/totp-tokens/${t.id}/export?qr=false`, { key });
-    expect(noQr.body.data.qr_png_base64).toBeNull();
-    expect((await api('GET', `/api/v1/totp-tokens/${t.id}/export`, { key: b.adminKey })).status).toBe(404);
+    expect(Buffer.from(dataOf(exported).qr_png_base64!, 'base64').subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+    const noQr = await client(key).GET('/api/v1/totp-tokens/{id}/export', { params: { ...path, query: { qr: 'false' } } });
+    expect(dataOf(noQr).qr_png_base64).toBeNull();
+    expect(errorOf(await client(b.adminKey).GET('/api/v1/totp-tokens/{id}/export', { params: path }))).toMatchObject({
+      status: 404,
+      code: 'not_found',
+    });
 
     const batch = await api('POST', '/api/v1/totp-tokens/import', {
       key,

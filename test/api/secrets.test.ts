@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ApiError, dataOf, errorOf, etagOf, idempotency, ifMatch } from '../../client/index.js';
 import { api, canary, errorCode, newAccount, unique, type TestAccount } from '../helpers/api.js';
+import { client } from '../helpers/client.js';
 
 let a: TestAccount;
 let b: TestAccount;
@@ -11,36 +13,51 @@ beforeAll(async () => {
   [reader, writer] = await Promise.all([a.key(['secrets:read']), a.key(['secrets:read', 'secrets:write', 'secrets:delete'])]);
 });
 
-async function createSecret(key: string, body: Record<string, unknown> = {}) {
-  const name = (body.name as string) ?? unique('s');
-  const res = await api('POST', '/api/v1/secrets', { key, body: { name, data: { value: canary('create') }, ...body } });
-  expect(res.status, res.text).toBe(201);
-  return { name, res };
+type NewSecret = { name?: string; description?: string; data?: Record<string, string>; tags?: string[] };
+
+/** Creates a secret through the typed client. */
+async function createSecret(key: string, body: NewSecret = {}) {
+  const name = body.name ?? unique('s');
+  const res = await client(key).POST('/api/v1/secrets', { body: { name, data: { value: canary('create') }, ...body } });
+  expect(res.response.status, JSON.stringify(res.error)).toBe(201);
+  return { name, secret: dataOf(res).secret, etag: etagOf(res)! };
 }
+
+const read = (key: string, name: string) => client(key).GET('/api/v1/secrets/{name}', { params: { path: { name } } });
 
 describe('POST /api/v1/secrets', () => {
   it('creates a secret: 201, the secret with its value, an ETag', async () => {
     const value = canary('v');
-    const res = await api('POST', '/api/v1/secrets', {
-      key: writer,
+    const res = await client(writer).POST('/api/v1/secrets', {
       body: { name: unique('db'), description: 'primary db', data: { value, user: 'app' }, tags: ['prod', 'db'] },
+      headers: idempotency(),
     });
-    expect(res.status).toBe(201);
-    expect(res.body.success).toBe(true);
-    const s = res.body.data.secret;
+    expect(res.response.status).toBe(201);
+    const s = dataOf(res).secret;
     expect(s).toMatchObject({ description: 'primary db', data: { value, user: 'app' }, tags: ['prod', 'db'], version: 1, container_id: null });
     expect(s.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(res.headers.get('etag')).toBe(`"${s.id}.1"`);
+    expect(etagOf(res)).toBe(`"${s.id}.1"`);
   });
 
   it('409 on a duplicate name, and the first secret is untouched', async () => {
     const { name } = await createSecret(writer);
-    const before = await api('GET', `/api/v1/secrets/${name}`, { key: reader });
-    const dup = await api('POST', '/api/v1/secrets', { key: writer, body: { name, data: { value: canary('dup') } } });
-    expect(dup.status).toBe(409);
-    expect(errorCode(dup)).toBe('already_exists');
-    const after = await api('GET', `/api/v1/secrets/${name}`, { key: reader });
-    expect(after.body.data.secret).toEqual(before.body.data.secret);
+    const before = dataOf(await read(reader, name)).secret;
+    const dup = await client(writer).POST('/api/v1/secrets', { body: { name, data: { value: canary('dup') } } });
+    const error = errorOf(dup);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 409, code: 'already_exists' });
+    expect(dataOf(await read(reader, name)).secret).toEqual(before);
+  });
+
+  it('a retry with the same Idempotency-Key answers the first outcome; a new key is a new operation', async () => {
+    const once = idempotency();
+    const body = { name: unique('idem'), data: { value: canary('idem') } };
+    const first = await client(writer).POST('/api/v1/secrets', { body, headers: once });
+    const retry = await client(writer).POST('/api/v1/secrets', { body, headers: once });
+    expect(retry.response.status).toBe(201);
+    expect(dataOf(retry).secret.id).toBe(dataOf(first).secret.id);
+    const again = await client(writer).POST('/api/v1/secrets', { body, headers: idempotency() });
+    expect(errorOf(again)).toMatchObject({ status: 409, code: 'already_exists' });
   });
 
   it('the same name may exist in two accounts', async () => {
@@ -112,10 +129,10 @@ describe('GET /api/v1/secrets/{name}', () => {
   it('returns the value and a strong ETag', async () => {
     const value = canary('get');
     const { name } = await createSecret(writer, { data: { value } });
-    const res = await api('GET', `/api/v1/secrets/${name}`, { key: reader });
-    expect(res.status).toBe(200);
-    expect(res.body.data.secret.data).toEqual({ value });
-    expect(res.headers.get('etag')).toMatch(/^"[0-9a-f-]{36}\.1"$/);
+    const res = await read(reader, name);
+    expect(res.response.status).toBe(200);
+    expect(dataOf(res).secret.data).toEqual({ value });
+    expect(etagOf(res)).toMatch(/^"[0-9a-f-]{36}\.1"$/);
   });
 
   it("404 for a missing secret and for another account's secret, with the same body", async () => {
@@ -145,28 +162,29 @@ describe('GET /api/v1/secrets', () => {
     const acct = await newAccount('list');
     const names = [];
     for (let i = 0; i < 5; i++) names.push((await createSecret(acct.adminKey, { name: `item-${i}` })).name);
-    const all = await api('GET', '/api/v1/secrets', { key: acct.adminKey });
-    expect(all.status).toBe(200);
-    expect(all.body.data.total).toBe(5);
-    expect(all.body.data.secrets.map((s: any) => s.name)).toEqual(names);
-    for (const s of all.body.data.secrets) expect(s).not.toHaveProperty('data');
-    expect(all.text).not.toContain('CANARY');
+    const list = (query: { limit?: number; offset?: number; cursor?: string } = {}) =>
+      client(acct.adminKey).GET('/api/v1/secrets', { params: { query } });
+    const all = await list();
+    expect(all.response.status).toBe(200);
+    expect(dataOf(all).total).toBe(5);
+    expect(dataOf(all).secrets.map((s) => s.name)).toEqual(names);
+    for (const s of dataOf(all).secrets) expect(s).not.toHaveProperty('data');
+    expect(JSON.stringify(all.data)).not.toContain('CANARY');
 
-    const page1 = await api('GET', '/api/v1/secrets?limit=2', { key: acct.adminKey });
-    expect(page1.body.data.secrets.map((s: any) => s.name)).toEqual(names.slice(0, 2));
-    expect(page1.body.data.total).toBe(2);
-    const page2 = await api('GET', `/api/v1/secrets?limit=2&cursor=${page1.body.data.next_cursor}`, { key: acct.adminKey });
-    expect(page2.body.data.secrets.map((s: any) => s.name)).toEqual(names.slice(2, 4));
-    const offset = await api('GET', '/api/v1/secrets?limit=2&offset=3', { key: acct.adminKey });
-    expect(offset.body.data.secrets.map((s: any) => s.name)).toEqual(names.slice(3, 5));
-    const beyond = await api('GET', '/api/v1/secrets?offset=10', { key: acct.adminKey });
-    expect(beyond.body.data).toMatchObject({ secrets: [], total: 0 });
+    const page1 = dataOf(await list({ limit: 2 }));
+    expect(page1.secrets.map((s) => s.name)).toEqual(names.slice(0, 2));
+    expect(page1.total).toBe(2);
+    const page2 = dataOf(await list({ limit: 2, cursor: page1.next_cursor! }));
+    expect(page2.secrets.map((s) => s.name)).toEqual(names.slice(2, 4));
+    const offset = dataOf(await list({ limit: 2, offset: 3 }));
+    expect(offset.secrets.map((s) => s.name)).toEqual(names.slice(3, 5));
+    expect(dataOf(await list({ offset: 10 }))).toMatchObject({ secrets: [], total: 0 });
   });
 
   it("never lists another account's secrets", async () => {
     const { name } = await createSecret(b.adminKey);
-    const res = await api('GET', '/api/v1/secrets?limit=1000', { key: a.adminKey });
-    expect(res.body.data.secrets.map((s: any) => s.name)).not.toContain(name);
+    const res = await client(a.adminKey).GET('/api/v1/secrets', { params: { query: { limit: 1000 } } });
+    expect(dataOf(res).secrets.map((s) => s.name)).not.toContain(name);
   });
 
   it.each(['limit=0', 'limit=1001', 'limit=abc', 'offset=-1', 'cursor=garbage', 'unknown=1'])('400 on %s', async (q) => {
@@ -175,8 +193,7 @@ describe('GET /api/v1/secrets', () => {
   });
 
   it('accepts the limits 1 and 1000', async () => {
-    expect((await api('GET', '/api/v1/secrets?limit=1', { key: reader })).status).toBe(200);
-    expect((await api('GET', '/api/v1/secrets?limit=1000', { key: reader })).status).toBe(200);
+    for (const limit of [1, 1000]) expect((await client(reader).GET('/api/v1/secrets', { params: { query: { limit } } })).response.status).toBe(200);
   });
 });
 
@@ -184,18 +201,15 @@ describe('PUT /api/v1/secrets/{name}', () => {
   it('partial update keeps absent fields, bumps the version and the ETag', async () => {
     const value = canary('old');
     const { name } = await createSecret(writer, { data: { value }, description: 'd1', tags: ['t'] });
-    const get = await api('GET', `/api/v1/secrets/${name}`, { key: reader });
-    const res = await api('PUT', `/api/v1/secrets/${name}`, {
-      key: writer,
-      body: { description: 'd2' },
-      headers: { 'if-match': get.headers.get('etag')! },
-    });
-    expect(res.status).toBe(200);
-    expect(res.body.data.secret).toMatchObject({ description: 'd2', data: { value }, tags: ['t'], version: 2 });
-    expect(res.headers.get('etag')).toBe(`"${get.body.data.secret.id}.2"`);
+    const get = await read(reader, name);
+    const path = { params: { path: { name } } };
+    const res = await client(writer).PUT('/api/v1/secrets/{name}', { ...path, body: { description: 'd2' }, headers: ifMatch(etagOf(get)!) });
+    expect(res.response.status).toBe(200);
+    expect(dataOf(res).secret).toMatchObject({ description: 'd2', data: { value }, tags: ['t'], version: 2 });
+    expect(etagOf(res)).toBe(`"${dataOf(get).secret.id}.2"`);
     const newValue = canary('new');
-    const upd = await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { data: { value: newValue } } });
-    expect(upd.body.data.secret).toMatchObject({ data: { value: newValue }, version: 3, description: 'd2' });
+    const upd = await client(writer).PUT('/api/v1/secrets/{name}', { ...path, body: { data: { value: newValue } } });
+    expect(dataOf(upd).secret).toMatchObject({ data: { value: newValue }, version: 3, description: 'd2' });
   });
 
   it('409 on a stale If-Match, 412 on a malformed one or a missing secret', async () => {
@@ -248,9 +262,9 @@ describe('DELETE /api/v1/secrets/{name}', () => {
   it('deletes; then 404; the name can be reused and the old ETag does not match the new secret', async () => {
     const { name } = await createSecret(writer);
     const oldTag = (await api('GET', `/api/v1/secrets/${name}`, { key: reader })).headers.get('etag')!;
-    const del = await api('DELETE', `/api/v1/secrets/${name}`, { key: writer });
-    expect(del.status).toBe(200);
-    expect(del.body.data).toMatchObject({ deleted: true, secret: { name } });
+    const del = await client(writer).DELETE('/api/v1/secrets/{name}', { params: { path: { name } }, headers: ifMatch(oldTag) });
+    expect(del.response.status).toBe(200);
+    expect(dataOf(del)).toMatchObject({ deleted: true, secret: { name } });
     expect((await api('GET', `/api/v1/secrets/${name}`, { key: reader })).status).toBe(404);
     expect((await api('DELETE', `/api/v1/secrets/${name}`, { key: writer })).status).toBe(404);
     await createSecret(writer, { name });

@@ -1,6 +1,8 @@
 import * as z from 'zod/v4';
 import { ScopeName } from '../../auth/scope-names.js';
+import { ListPage } from '../../schemas.js';
 import { Timestamp } from '../fields.js';
+import { RESOURCE_BASE } from '../schemas.js';
 import type { TypeSpec } from '../model.js';
 
 export const Scope = ScopeName;
@@ -42,3 +44,28 @@ export const apiToken: TypeSpec = {
   expires: 'expires_at',
   ownRoutes: true,
 };
+
+/* Responses (lib/http/define-handler.ts `HandlerDoc`): what the API token routes answer. */
+
+/** A token as the API shows it: never its hashes; `token` itself only in the create and rotate answers. */
+export const ApiTokenView = z.strictObject({
+  ...RESOURCE_BASE,
+  type: z.literal('api_token'),
+  prefix: z.string().describe('The token’s first characters, to recognise it.'),
+  scopes: z.array(z.string()).describe('The scopes the token carries.'),
+  expires_at: Timestamp,
+  expired: z.boolean().describe('Whether `expires_at` is past.'),
+  previous_prefix: z.string().optional().describe('The replaced token’s prefix, after a rotation.'),
+  previous_valid_until: Timestamp.optional().describe('Until when the replaced token still works (the rotation’s grace period).'),
+  rotated_at: Timestamp.optional(),
+});
+/** The create and rotate answers: the token value, shown once. */
+export const ApiTokenIssued = z.strictObject({
+  api_token: ApiTokenView.extend({ token: z.string().describe('The token: shown in this answer only, store it now.') }),
+});
+export const ApiTokenAnswer = z.strictObject({ api_token: ApiTokenView });
+export const ApiTokenList = ListPage('api_tokens', ApiTokenView);
+export const ApiTokenDeleted = z.strictObject({
+  deleted: z.literal(true),
+  api_token: z.strictObject({ id: z.uuid(), name: z.string(), prefix: z.string() }),
+});

@@ -110,9 +110,26 @@ export const codeSigningKey: TypeSpec = {
   updateSemantics:
     'Partial update: name, description, tags, platform and certificate_chain (a renewed certificate for the same key; null removes it) change when given; the key, its backend and exportable never change.',
   expires: 'expires_at',
+  shown: { algorithm: z.string().describe('The signing algorithm (a software or imported key: its key algorithm).') },
+  createErrors: ['service_unavailable', 'device_error'],
   async prepare(ctx, f, current) {
     if (current === undefined) return CODE_SIGNING_BACKENDS[f.backend as string]!.create(ctx, f);
     const chain = f.certificate_chain === null ? undefined : (f.certificate_chain as string | undefined);
     return { ...f, ...chainFacts(createPublicKey(f.public_key as string), chain) };
   },
 };
+
+/* Responses of the code-signing collection's own route (functions/credentials/code-signing-keys.ts). */
+export const CodeSigningExport = z.strictObject({
+  code_signing_key: z.strictObject({
+    id: z.uuid(),
+    name: z.string(),
+    backend: z.string().describe('Where the private key lives.'),
+    algorithm: z.string(),
+    public_key: z.string().describe('The public key (PEM).'),
+    fingerprint_sha256: z.string(),
+    certificate_chain: z.string().nullable().describe('The PEM certificate chain, when one was stored.'),
+    exportable: z.boolean(),
+    private_key: z.string().optional().describe('The PKCS#8 private key (PEM), with `include_private_key=true` only.'),
+  }),
+});

@@ -318,3 +318,19 @@ export const serviceConfig: TypeSpec = {
     return f;
   },
 };
+
+/* Responses of GET /api/v1/integration-providers (functions/credentials/integrations.ts). */
+export const ProviderList = z.strictObject({
+  providers: z.array(
+    z.strictObject({
+      id: z.string(),
+      name: z.string(),
+      category: z.enum(['database', 'directory', 'storage', 'payment', 'hsm', 'email', 'cloud']),
+      description: z.string(),
+      fields: z.record(z.string(), z.unknown()).describe('The JSON Schema of each field an integration of this provider takes.'),
+      required: z.array(z.string()),
+      secret_fields: z.array(z.string()),
+    }),
+  ),
+  total: z.int().min(0),
+});

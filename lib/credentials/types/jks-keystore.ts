@@ -43,6 +43,20 @@ export interface StoredEntry {
   readonly key_algorithm: string;
 }
 
+/** An entry as the API shows it (`StoredEntry`): its certificates and the leaf's facts, never its private key. */
+export const ShownEntry = z.strictObject({
+  alias: z.string(),
+  kind: z.enum(['private-key', 'trusted-certificate']),
+  certificate_chain: z.array(z.string()).describe('PEM certificates, the leaf first.'),
+  subject: z.string(),
+  issuer: z.string(),
+  serial_number: z.string(),
+  not_before: z.iso.datetime({ offset: true }),
+  not_after: z.iso.datetime({ offset: true }),
+  fingerprint_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  key_algorithm: z.string().describe('The leaf key’s algorithm (RSA, EC, ED25519).'),
+});
+
 /** Parses an entry: the certificates, and for a key entry the key, which must match the first certificate. */
 export function toStoredEntry(input: EntryInput, at = 'body'): { entry: StoredEntry; privateKey?: string } {
   const certs = parseCertificates(input.kind === 'private-key' ? input.certificate_chain : input.certificate);
@@ -117,6 +131,10 @@ export const jksKeystore: TypeSpec = {
   updateSemantics:
     'Partial update like generic secrets: name, description, tags and store_password change when given, everything else is kept; entries change through /entries. GET returns an ETag; If-Match on PUT, POST /entries and DELETE /entries/{alias} makes them conditional (stale → 409, missing → 412).',
   expires: 'expires_at',
+  shown: {
+    entries: z.array(ShownEntry),
+    expires_at: z.iso.datetime({ offset: true }).describe('The earliest `not_after` of the entries.'),
+  },
   prepare(_ctx, f, current) {
     if (current !== undefined) return { ...f, expires_at: earliest(f.entries as StoredEntry[]) };
     const entries: StoredEntry[] = [];
@@ -130,3 +148,15 @@ export const jksKeystore: TypeSpec = {
     return { store_type: f.store_type, store_password: f.store_password, entries, private_keys: privateKeys, expires_at: earliest(entries) };
   },
 };
+
+/* Responses of the keystore's own routes (functions/credentials/jks-keystores.ts). */
+export const JksEntries = z.strictObject({ entries: z.array(ShownEntry), total: z.int().min(0) });
+export const JksEntryAdded = z.strictObject({ entry: ShownEntry, version: z.int().min(1).describe('The keystore’s new version.') });
+export const JksEntryRemoved = z.strictObject({ deleted: z.literal(true), alias: z.string(), version: z.int().min(1) });
+export const JksExport = z.strictObject({
+  id: z.uuid(),
+  format: z.literal('pkcs12'),
+  filename: z.string().describe('A file name for the keystore (`<name>.p12`).'),
+  entries: z.int().min(0).describe('How many entries the keystore holds.'),
+  keystore_base64: z.string().describe('The PKCS#12 keystore, protected by the store password, in base64.'),
+});

@@ -79,3 +79,24 @@ export function fieldsFromUri(uri: string, at: string): Fields {
   if (!parsed.success) throw badRequest('the otpauth:// URI has invalid parameters', fieldIssues(at, parsed.error.issues));
   return parsed.data;
 }
+
+/* Responses of the TOTP collection's own routes (functions/credentials/totp-tokens.ts). */
+export const TotpCode = z.strictObject({
+  id: z.uuid(),
+  code: z
+    .string()
+    .regex(/^\d{6,8}$/)
+    .describe('The one-time password.'),
+  digits: z.int(),
+  algorithm: z.enum(['SHA1', 'SHA256', 'SHA512']),
+  period: z.int().describe('Seconds a code is valid.'),
+  counter: z.int().min(0).describe('The time step (RFC 6238 T).'),
+  valid_from: z.iso.datetime({ offset: true }),
+  valid_until: z.iso.datetime({ offset: true }),
+  seconds_remaining: z.int().min(0),
+});
+export const TotpExport = z.strictObject({
+  id: z.uuid(),
+  uri: z.string().startsWith('otpauth://').describe('The otpauth:// URI (it contains the secret).'),
+  qr_png_base64: z.string().nullable().describe('A QR code of the URI as a PNG in base64; null with `qr=false`.'),
+});

@@ -81,3 +81,15 @@ export const yubikey: TypeSpec = {
     'PUT replaces serial, slot and model; public_id, private_id and aes_key cannot change (they may be repeated unchanged or left out: a reprogrammed slot is a new YubiKey credential, with a fresh OTP counter).',
   extraDeletes: (tenantId, id) => [{ Delete: { TableName: tableName(), Key: keys.otpCounter(tenantId, id) } }],
 };
+
+/* Responses of the YubiKey collection's own route (functions/credentials/yubikeys.ts). */
+export const YubikeyValidation = z.strictObject({
+  valid: z.literal(true),
+  status: z.literal('OK'),
+  id: z.uuid(),
+  public_id: z.string().describe('The OTP’s public id (modhex).'),
+  usage_counter: z.int().min(0),
+  session_counter: z.int().min(0),
+  timestamp: z.int().min(0),
+  counter: z.int().min(0).describe('The combined counter the next OTP must exceed.'),
+});
