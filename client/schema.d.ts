@@ -12,8 +12,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read /
-         * @description Read /
+         * Describe the service
+         * @description Describe the service
          *
          *     **Authentication:** No authentication.
          */
@@ -80,8 +80,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read {type}/{id}/history
-         * @description Read {type}/{id}/history
+         * List a resource’s versions
+         * @description The kept versions, newest first (metadata only).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -104,8 +104,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read {type}/{id}/history-settings
-         * @description Read {type}/{id}/history-settings
+         * Get a resource’s history settings
+         * @description Get a resource’s history settings
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -113,8 +113,8 @@ export interface paths {
          */
         get: operations["GET_api_v1_type_id_history_settings"];
         /**
-         * Update {type}/{id}/history-settings
-         * @description Update {type}/{id}/history-settings
+         * Set how many versions a resource keeps
+         * @description Versions outside the new window are deleted at once (`pruned_versions`). Not a new version of the resource: its ETag does not change.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -136,8 +136,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read {type}/{id}/history/{version}
-         * @description Read {type}/{id}/history/{version}
+         * Get one version of a resource
+         * @description Its value only with the type’s read scope; otherwise `value_redacted` with the missing scopes.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -160,8 +160,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read {type}/{id}/shares
-         * @description Read {type}/{id}/shares
+         * List a resource’s shares
+         * @description List a resource’s shares
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -170,8 +170,8 @@ export interface paths {
         get: operations["GET_api_v1_type_id_shares"];
         put?: never;
         /**
-         * Create or run {type}/{id}/shares
-         * @description Create or run {type}/{id}/shares
+         * Share a resource with a user
+         * @description Shares one of the caller’s resources (which the caller can read) with a user of any account, by e-mail; `write` shares only for generic secrets. Containers are not shared.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -192,8 +192,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read {type}/{id}/temp-access
-         * @description Read {type}/{id}/temp-access
+         * List a resource’s temporary access grants
+         * @description Never a token.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -202,8 +202,8 @@ export interface paths {
         get: operations["GET_api_v1_type_id_temp_access"];
         put?: never;
         /**
-         * Create or run {type}/{id}/temp-access
-         * @description Create or run {type}/{id}/temp-access
+         * Create a temporary access link
+         * @description A grant to read the resource’s value through a URL, until `expires_at` (capped by the account setting) and optionally once. The token and URL are in this response only.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -224,8 +224,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read admin/audit
-         * @description Read admin/audit
+         * List audit log entries of every account
+         * @description For the platform operator: every account’s entries newest first, or one account’s with `tenant_id`, with the filters of the account listing.
          *
          *     **Authentication:** A platform operator’s bearer credential.
          *
@@ -248,8 +248,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read admin/tenants
-         * @description Read admin/tenants
+         * List accounts
+         * @description List accounts
          *
          *     **Authentication:** A platform operator’s bearer credential.
          *
@@ -258,8 +258,8 @@ export interface paths {
         get: operations["GET_api_v1_admin_tenants"];
         put?: never;
         /**
-         * Create or run admin/tenants
-         * @description Create or run admin/tenants
+         * Create an account
+         * @description Creates the account and its first admin API key, which is in this response only.
          *
          *     **Authentication:** A platform operator’s bearer credential.
          *
@@ -286,8 +286,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change admin/tenants/{id}/activate
-         * @description Change admin/tenants/{id}/activate
+         * Reactivate an account
+         * @description Reactivate an account
          *
          *     **Authentication:** A platform operator’s bearer credential.
          *
@@ -305,8 +305,8 @@ export interface paths {
         };
         get?: never;
         /**
-         * Update admin/tenants/{id}/quota
-         * @description Update admin/tenants/{id}/quota
+         * Set an account’s quota
+         * @description Each value given replaces that limit; the others are kept.
          *
          *     **Authentication:** A platform operator’s bearer credential.
          *
@@ -329,8 +329,8 @@ export interface paths {
         };
         get?: never;
         /**
-         * Update admin/tenants/{id}/sso
-         * @description Update admin/tenants/{id}/sso
+         * Set an account’s single sign-on
+         * @description The account’s OpenID Connect provider, admitted e-mail domains and claim-to-scope mappings. The client secret is sealed and never shown again.
          *
          *     **Authentication:** A platform operator’s bearer credential.
          *
@@ -358,8 +358,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change admin/tenants/{id}/suspend
-         * @description Change admin/tenants/{id}/suspend
+         * Suspend an account
+         * @description Every credential of the account is refused (403 `tenant_suspended`) until it is reactivated. An operator cannot suspend its own account.
          *
          *     **Authentication:** A platform operator’s bearer credential.
          *
@@ -376,8 +376,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read admin/tenants/{id}/users
-         * @description Read admin/tenants/{id}/users
+         * List an account’s users
+         * @description The admin named at creation and those who signed in (never a password verifier).
          *
          *     **Authentication:** A platform operator’s bearer credential.
          *
@@ -402,8 +402,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run admin/users/reset-password
-         * @description Create or run admin/users/reset-password
+         * Reset a user’s password
+         * @description Removes the user’s password and ends their open sessions; the single-use reset token is in this response only. Audited in the user’s account.
          *
          *     **Authentication:** A platform operator’s bearer credential.
          *
@@ -426,8 +426,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run agent/access/{alias}
-         * @description Create or run agent/access/{alias}
+         * Use a granted alias (device)
+         * @description A signed device request. A `secret.read` grant answers the resource’s value; a `database.issue` grant issues a database lease (`ttl_seconds` capped by the role). Every access is audited with the device as the actor; an alias the profile does not grant is 403 `not_granted` (audited as denied).
          *
          *     **Authentication:** A signed device request (RFC 9421 HTTP Message Signatures with an RFC 9530 Content-Digest).
          */
@@ -446,8 +446,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read agent/identity
-         * @description Read agent/identity
+         * Read the calling device’s identity (device)
+         * @description A signed device request: the device, its profile and the aliases it may use (audited).
          *
          *     **Authentication:** A signed device request (RFC 9421 HTTP Message Signatures with an RFC 9530 Content-Digest).
          */
@@ -470,8 +470,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run agent/oauth/device
-         * @description Create or run agent/oauth/device
+         * Start a device authorization (RFC 8628)
+         * @description The device asks for authorization with its public key; the answer is the RFC 8628 §3.2 object (no envelope). A user of the account reviews and approves the user code.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -492,8 +492,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run agent/oauth/enroll
-         * @description Create or run agent/oauth/enroll
+         * Enrol the device with its enrolment token
+         * @description The token (Authorization: Bearer, or `enrollment_token`) binds the key: a new device of the approver’s account, once.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -514,8 +514,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run agent/oauth/token
-         * @description Create or run agent/oauth/token
+         * Poll for the device’s enrolment token (RFC 8628)
+         * @description RFC 8628 §3.4–3.5: `authorization_pending` and `slow_down` until a decision; once approved, a one-time enrolment token (the RFC 6749 token response, no envelope).
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -536,8 +536,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run agent/variables/resolve
-         * @description Create or run agent/variables/resolve
+         * Resolve variables over granted credentials (device)
+         * @description A signed device request, as POST /api/v1/variables/resolve, limited to variables bound to credentials the device’s profile grants.
          *
          *     **Authentication:** A signed device request (RFC 9421 HTTP Message Signatures with an RFC 9530 Content-Digest).
          */
@@ -556,8 +556,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read agents/devices
-         * @description Read agents/devices
+         * List agent devices
+         * @description List agent devices
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -566,8 +566,8 @@ export interface paths {
         get: operations["GET_api_v1_agents_devices"];
         put?: never;
         /**
-         * Create or run agents/devices
-         * @description Create or run agents/devices
+         * Register an agent device
+         * @description Enrols a device with account credentials: its public key (Ed25519 or ECDSA P-256, as a JWK or PEM SPKI) under a profile of the account. A private key is refused.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -591,8 +591,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete agents/devices/{id}
-         * @description Delete agents/devices/{id}
+         * Revoke an agent device
+         * @description The device’s key is deleted at once, so its next request fails. Values it already read and leases it obtained are not withdrawn (see `note`).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -614,8 +614,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run agents/oauth/approve
-         * @description Create or run agents/oauth/approve
+         * Approve or deny a device authorization
+         * @description Approve or deny a device authorization
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -638,8 +638,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run agents/oauth/review
-         * @description Create or run agents/oauth/review
+         * Review a pending device authorization
+         * @description What the device asked for (name, key fingerprint, requested profile), by the user code it shows.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -660,8 +660,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read agents/profiles
-         * @description Read agents/profiles
+         * List agent profiles
+         * @description List agent profiles
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -685,8 +685,8 @@ export interface paths {
         };
         get?: never;
         /**
-         * Update agents/profiles/{id}
-         * @description Update agents/profiles/{id}
+         * Create or replace an agent profile
+         * @description The profile with this client-chosen UUID: 201 when created, 200 when replaced. Each grant names one existing resource of the account by id (no patterns); aliases are unique per profile.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -708,8 +708,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read api-keys
-         * @description Read api-keys
+         * List API keys
+         * @description Every API key of the account, active and revoked (metadata only).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -718,8 +718,8 @@ export interface paths {
         get: operations["GET_api_v1_api_keys"];
         put?: never;
         /**
-         * Create or run api-keys
-         * @description Create or run api-keys
+         * Create an API key
+         * @description The key is in this response only; the service keeps its hash. A key cannot hold scopes its creator lacks.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -743,8 +743,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete api-keys/{id}
-         * @description Delete api-keys/{id}
+         * Revoke an API key
+         * @description The next request with the key fails; its metadata stays listed as revoked.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -852,8 +852,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read audit/logs
-         * @description Read audit/logs
+         * List audit log entries
+         * @description The account’s audit entries, newest first, filtered by actor, action (a trailing `*` matches a prefix), resource, outcome and time range. A page may hold fewer than `limit` entries when a selective filter reaches the scan budget: follow `next_cursor`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -876,8 +876,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read audit/logs/export
-         * @description Read audit/logs/export
+         * Export the audit log
+         * @description A time range (by default the last 24 hours) in chain order, as JSON Lines whose last line is the signed digest, or as CSV with the digest in the `Audit-Digest` header (base64url JSON). At most 5,000 entries per response; `X-Next-Cursor` continues. Verify with scripts/audit-verify.ts.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -900,8 +900,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read auth/cli/login
-         * @description Not implemented yet: answers 501 after authentication and the scope check.
+         * Start a CLI login, or review or decide one from the sign-in page
+         * @description Without `user_code` (and without credentials): starts a device-style login (RFC 8628 §3.1) and answers the device authorization response: the CLI shows `user_code` and `verification_uri` (the sign-in page) and polls POST /api/v1/auth/cli/token every `interval` seconds. With `user_code` and `Authorization: Bearer <access token of a sign-in session>`: the signed-in person reviews the pending login (no `decision`) or decides it (`decision=approve|deny`); the CLI session will be this person’s, in this account. Only a sign-in session may decide (403 for an API key). The credential travels in the Authorization header only, so no other site can make a browser decide (no cookies).
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -924,8 +924,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/cli/revoke
-         * @description Not implemented yet: answers 501 after authentication and the scope check.
+         * End a CLI session (token revocation)
+         * @description RFC 7009 (form-encoded or JSON): `token` is the session’s refresh token (`scr_…`) or access token; the whole session ends, its every token is refused from the next request on. 200 with an empty body whatever the token was (unknown, expired, already revoked): the answer tells nothing about the token.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -946,8 +946,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/cli/token
-         * @description Not implemented yet: answers 501 after authentication and the scope check.
+         * Poll for the tokens of a CLI login
+         * @description RFC 8628 §3.4 device access token request (form-encoded or JSON): `grant_type=urn:ietf:params:oauth:grant-type:device_code`, `device_code`, and the `client_id` of the login if it named one. Until the person decides: 400 `authorization_pending`, or `slow_down` when polled sooner than the interval (which grows by 5 s). Then 400 `access_denied`, `expired_token` (after 10 minutes) or `invalid_grant` (unknown or used code); once approved, 200 with the tokens of a new sign-in session of the approver, answered once: an access token (15 minutes; renew at POST /api/v1/auth/refresh with the rotating `refresh_token`).
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -966,8 +966,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read auth/oauth/.well-known/openid-configuration
-         * @description Not implemented yet: answers 501 after authentication and the scope check.
+         * Discover the authorization server (OpenID Provider Metadata)
+         * @description A plain OpenID Connect Discovery 1.0 document: issuer `<base>/api/v1/auth/oauth`, the authorization and token endpoints, PKCE S256, the client authentication methods and the scopes. The account is named by the client_id (`<account id>.<client id>`).
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -988,8 +988,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read auth/oauth/authorize
-         * @description Not implemented yet: answers 501 after authentication and the scope check.
+         * Authorize a client (authorization code with PKCE)
+         * @description The browser step of the authorization code flow: response_type=code, the client_id, a registered redirect_uri (exact match), PKCE (code_challenge_method=S256), optional scope and state. Without a sign-in session (the HttpOnly `sc_session` cookie the sign-in routes set, path /api/v1/auth) it answers the sign-in page, which comes back here once signed in; without consent to the scopes, the consent page. It ends with a 302 to the redirect URI carrying `code`, `state` and `iss`, or an RFC 6749 §4.1.2.1 error. An unknown client or a redirect URI not registered is a 400 shown, never redirected.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1012,8 +1012,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/oauth/token
-         * @description Not implemented yet: answers 501 after authentication and the scope check.
+         * Issue tokens to a registered client
+         * @description Form-encoded (or JSON) RFC 6749 token requests: `authorization_code` (with the PKCE code_verifier and the same redirect_uri), `refresh_token` (the refresh token is spent and a new one returned; a used one revokes the whole grant) and `client_credentials`. Clients authenticate with their registered method: client_secret_basic, client_secret_post or private_key_jwt (RFC 7523, signed by a key of the client’s JWK set, aud = the issuer or this endpoint, jti once). Answers and errors are RFC 6749 §5 JSON, not the envelope. Access tokens carry exactly the granted scopes and are refused once their grant is revoked.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1032,8 +1032,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read auth/oidc/callback
-         * @description Read auth/oidc/callback
+         * Finish single sign-on
+         * @description The identity provider’s redirect back: the code is exchanged, the ID token validated (issuer, audience, nonce, signature) and a session opened for an admitted e-mail domain. The state is single use.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1054,8 +1054,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read auth/oidc/login
-         * @description Read auth/oidc/login
+         * Start single sign-on
+         * @description Without `tenant_id`: the sign-in page (HTML). With it: a redirect (302) to the account’s OpenID Connect provider.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1078,8 +1078,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/oidc/logout
-         * @description Create or run auth/oidc/logout
+         * Sign out
+         * @description Ends the caller’s session (a session access token, not an API key): its access and refresh tokens are refused from the next request on.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          */
@@ -1100,8 +1100,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/refresh
-         * @description Create or run auth/refresh
+         * Refresh a session
+         * @description Rotates the refresh token: a new access token (15 minutes) and a new refresh token; the old refresh token is spent. Presenting a spent one ends the whole session (401 `refresh_token_reused`).
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1122,8 +1122,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/webauthn/authentication/begin
-         * @description Create or run auth/webauthn/authentication/begin
+         * Begin signing in with a passkey
+         * @description WebAuthn request options for navigator.credentials.get().
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1144,8 +1144,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/webauthn/authentication/finish
-         * @description Create or run auth/webauthn/authentication/finish
+         * Finish signing in with a passkey
+         * @description Verifies the assertion (signature and counter) and opens a session.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1166,8 +1166,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/webauthn/registration/begin
-         * @description Create or run auth/webauthn/registration/begin
+         * Begin registering a passkey
+         * @description In the user’s own sign-in session: WebAuthn creation options for navigator.credentials.create().
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          */
@@ -1188,8 +1188,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/webauthn/registration/finish
-         * @description Create or run auth/webauthn/registration/finish
+         * Finish registering a passkey
+         * @description Finish registering a passkey
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          */
@@ -1210,8 +1210,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/workload/token
-         * @description Not implemented yet: answers 501 after authentication and the scope check.
+         * Exchange a workload JWT for an access token (RFC 8693)
+         * @description grant_type=urn:ietf:params:oauth:grant-type:token-exchange, subject_token = a JWT of an issuer whose keys are in one of the account’s JWK sets, its aud `urn:secrets-api:account:<account id>`, subject_token_type urn:ietf:params:oauth:token-type:jwt (or id_token). The first workload binding of that JWK set matching the token’s sub and claims gives the scopes (or the requested subset, `scope`) and the lifetime. An expired or unverifiable token, a wrong audience, an unknown issuer or no matching binding is `invalid_request` (RFC 8693 §2.2.2); a scope beyond the binding `invalid_scope`.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1232,8 +1232,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/zkp/register
-         * @description Create or run auth/zkp/register
+         * Set a password (SRP-6a verifier)
+         * @description The user’s SRP salt and verifier, never the password: with a reset token from an operator, or in the user’s own session.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1254,8 +1254,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run auth/zkp/verify
-         * @description Create or run auth/zkp/verify
+         * Sign in with a password (SRP-6a)
+         * @description Step 1 `{tenant_id, email, client_public}` answers `{challenge_id, salt, server_public}`; step 2 `{challenge_id, client_proof}` answers the server proof and a session. The password never leaves the client.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1276,8 +1276,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run billing/checkout
-         * @description Create or run billing/checkout
+         * Start a checkout for a paid plan
+         * @description A checkout session of the payment provider; the customer pays at `url`, and the plan applies when the provider’s event arrives. Refused when the account already has a subscription.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1298,8 +1298,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read billing/pricing
-         * @description Read billing/pricing
+         * List plans and prices
+         * @description The plans, their monthly prices and the quota each sets. Public.
          *
          *     **Authentication:** No authentication.
          */
@@ -1322,8 +1322,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run billing/subscription/cancel
-         * @description Create or run billing/subscription/cancel
+         * Cancel the subscription
+         * @description Ends the subscription; the account falls back to the free plan’s quota.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1346,8 +1346,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run billing/subscription/update
-         * @description Create or run billing/subscription/update
+         * Change the subscription’s plan
+         * @description Another paid plan; the quota follows at once.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1520,8 +1520,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read cli/sync
-         * @description Read cli/sync
+         * Sync the account’s metadata to the CLI
+         * @description Without `since`: a full snapshot of the account’s secrets, resources, API keys and webhooks (metadata; generic secrets’ values only with include_values=true, audited), paged by `cursor`. With `since=<sync_token>`: what changed since, and what was deleted. A token of another account is refused.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2000,8 +2000,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read diagnostics
-         * @description Read diagnostics
+         * Report service health and the caller’s credential
+         * @description Dependency probes (table, key provider, signing device, queue, storage, payment provider), versions, the redacted configuration and the caller’s scopes.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2024,8 +2024,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read diagnostics/auth
-         * @description Read diagnostics/auth
+         * Explain whether a credential is accepted
+         * @description Says why the presented Authorization header is or is not accepted, and with `route` whether it would pass that route’s scope and operator checks. Never echoes the credential.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -2048,8 +2048,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run diagnostics/trace
-         * @description Create or run diagnostics/trace
+         * Trace a read of one of your resources
+         * @description Reads the resource (and opens its sealed part unless `open` is false) and times each phase with its DynamoDB and key-provider calls. The value is never returned.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2142,8 +2142,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read documents
-         * @description Read documents
+         * List protected documents
+         * @description The account’s documents (documents:read), or with `shared=true` the unexpired ones other accounts granted to the caller’s user.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2152,8 +2152,8 @@ export interface paths {
         get: operations["GET_api_v1_documents"];
         put?: never;
         /**
-         * Create or run documents
-         * @description Create or run documents
+         * Upload a protected document
+         * @description A PDF as base64 (password-protected ones with their password), validated by opening it, sealed and stored. Only application/pdf.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2174,8 +2174,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read documents/{id}
-         * @description Read documents/{id}
+         * Get a protected document
+         * @description Its metadata and what the caller may do with it (as owner, or through a grant).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2198,8 +2198,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read documents/{id}/download
-         * @description Read documents/{id}/download
+         * Download a protected document
+         * @description The original PDF (base64), when the document and the caller’s grant allow downloading; audited.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2222,8 +2222,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read documents/{id}/grants
-         * @description Read documents/{id}/grants
+         * List a document’s grants
+         * @description List a document’s grants
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2232,8 +2232,8 @@ export interface paths {
         get: operations["GET_api_v1_documents_id_grants"];
         put?: never;
         /**
-         * Create or run documents/{id}/grants
-         * @description Create or run documents/{id}/grants
+         * Grant a document to a user
+         * @description An expiring grant to a user of any account, by e-mail, with its own download and render permissions (within the document’s).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2257,8 +2257,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete documents/{id}/grants/{grant}
-         * @description Delete documents/{id}/grants/{grant}
+         * Revoke a document grant
+         * @description Revoke a document grant
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2278,8 +2278,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read documents/{id}/pages/{page}
-         * @description Read documents/{id}/pages/{page}
+         * Render a page of a document
+         * @description One page as a PNG (base64) watermarked with the viewer and the time, when the document and the caller’s grant allow rendering; audited.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2304,8 +2304,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run escrow/combine
-         * @description Create or run escrow/combine
+         * Combine escrow shares
+         * @description Recovers the secret from at least `threshold` shares of one split.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2328,8 +2328,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run escrow/split
-         * @description Create or run escrow/split
+         * Split a secret into escrow shares
+         * @description Shamir m-of-n: any `threshold` of the `shares` recover the secret. The shares are returned once and never stored; audited (counts only).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2352,8 +2352,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run export/credential-manager
-         * @description Create or run export/credential-manager
+         * Export credentials as Chrome/Edge password CSV
+         * @description The stored credentials the caller may read, as a file to import into the password manager; with `passphrase` encrypted (age for CSV). Types the caller cannot read are listed in `skipped_types`. Audited.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2376,8 +2376,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run export/json
-         * @description Create or run export/json
+         * Export credentials as Bitwarden JSON
+         * @description The stored credentials the caller may read, as a file to import into the password manager; with `passphrase` encrypted (age for CSV). Types the caller cannot read are listed in `skipped_types`. Audited.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2400,8 +2400,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run export/keychain
-         * @description Create or run export/keychain
+         * Export credentials as Apple Passwords CSV
+         * @description The stored credentials the caller may read, as a file to import into the password manager; with `passphrase` encrypted (age for CSV). Types the caller cannot read are listed in `skipped_types`. Audited.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2424,8 +2424,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run extraction/db
-         * @description Create or run extraction/db
+         * Start a database extraction job
+         * @description Reads rows of a database integration into credentials, asynchronously: 202 with the job, then follow GET /extraction/jobs/{id}. A query of your own needs admin:*; otherwise name a table and its columns.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2446,8 +2446,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read extraction/jobs/{id}
-         * @description Read extraction/jobs/{id}
+         * Get a database extraction job
+         * @description Get a database extraction job
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2728,8 +2728,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run intelligence/check-breach
-         * @description Create or run intelligence/check-breach
+         * Check a password against known breaches
+         * @description A password, or a stored credential’s, checked with k-anonymity: only the first 5 hex characters of its SHA-1 leave the service.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2752,8 +2752,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run ipfs/fetch
-         * @description Create or run ipfs/fetch
+         * Fetch and decrypt content from IPFS
+         * @description The content of a CID stored through this service, checked against its CID and decrypted.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2776,8 +2776,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run ipfs/store
-         * @description Create or run ipfs/store
+         * Store encrypted content on IPFS
+         * @description Encrypts the content (with the account’s key, or a key of your own) and adds it to IPFS; the CID is the one any IPFS node computes for the encrypted bytes.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3408,8 +3408,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run ldap/connections/{id}/search
-         * @description Create or run ldap/connections/{id}/search
+         * Search an LDAP directory
+         * @description Through an integration of provider `ldap`; password attributes are withheld.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3430,8 +3430,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read ldap/export
-         * @description Read ldap/export
+         * Export an LDAP directory as LDIF
+         * @description Export an LDAP directory as LDIF
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3456,8 +3456,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run ldap/import
-         * @description Create or run ldap/import
+         * Import LDIF into an LDAP directory
+         * @description Applies content and change records in order (`dry_run` says what would apply); each record’s outcome is listed. Audited.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3480,8 +3480,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run mock/configure
-         * @description Create or run mock/configure
+         * Seed the sandbox account with fixtures
+         * @description Creates a `sandbox` container and `sandbox-secret-1..n`; idempotent (fixtures already there are listed under `existing`). Only when mock routes are enabled.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3502,8 +3502,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read mock/templates/{type}
-         * @description Read mock/templates/{type}
+         * Get an example create body for a resource type
+         * @description Only when mock routes are enabled (otherwise 404 `route_not_found`).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3598,8 +3598,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read oidc/clients
-         * @description Read oidc/clients
+         * List OIDC clients
+         * @description List OIDC clients
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3608,8 +3608,8 @@ export interface paths {
         get: operations["GET_api_v1_oidc_clients"];
         put?: never;
         /**
-         * Create or run oidc/clients
-         * @description Create or run oidc/clients
+         * Register an OIDC client
+         * @description A client authenticating with a secret gets one (`ocs_…`) in this response only; only its hash is stored. A private_key_jwt client names a JWK set of the account.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3630,8 +3630,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read oidc/clients/{id}
-         * @description Read oidc/clients/{id}
+         * Get an OIDC client
+         * @description Get an OIDC client
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3639,8 +3639,8 @@ export interface paths {
          */
         get: operations["GET_api_v1_oidc_clients_id_"];
         /**
-         * Update oidc/clients/{id}
-         * @description Update oidc/clients/{id}
+         * Update an OIDC client
+         * @description Switching to a secret-based authentication method issues a secret, in this response only.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3649,8 +3649,8 @@ export interface paths {
         put: operations["PUT_api_v1_oidc_clients_id_"];
         post?: never;
         /**
-         * Delete oidc/clients/{id}
-         * @description Delete oidc/clients/{id}
+         * Delete an OIDC client
+         * @description Delete an OIDC client
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3672,8 +3672,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run oidc/clients/{id}/rotate-secret
-         * @description Create or run oidc/clients/{id}/rotate-secret
+         * Rotate an OIDC client’s secret
+         * @description The new secret is in this response only; the previous one stays valid for `grace_seconds`, so deployed clients can switch over.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3694,8 +3694,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read oidc/jwks
-         * @description Read oidc/jwks
+         * List trusted JWK sets
+         * @description Key ids only, not the keys.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3704,8 +3704,8 @@ export interface paths {
         get: operations["GET_api_v1_oidc_jwks"];
         put?: never;
         /**
-         * Create or run oidc/jwks
-         * @description Create or run oidc/jwks
+         * Add a trusted JWK set
+         * @description Public keys given inline or fetched from `jwks_uri` (through the outbound guard), validated key by key. One set per issuer in an account.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3726,8 +3726,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read oidc/jwks/.well-known
-         * @description Read oidc/jwks/.well-known
+         * Get the account’s published JWK set
+         * @description The keys of the sets marked `publish`, as a plain RFC 7517 JWK set document (application/jwk-set+json, no envelope).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3750,8 +3750,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read oidc/jwks/{id}
-         * @description Read oidc/jwks/{id}
+         * Get a trusted JWK set
+         * @description Get a trusted JWK set
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3759,8 +3759,8 @@ export interface paths {
          */
         get: operations["GET_api_v1_oidc_jwks_id_"];
         /**
-         * Update oidc/jwks/{id}
-         * @description Update oidc/jwks/{id}
+         * Update a trusted JWK set
+         * @description `refresh` refetches a URL set now.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3769,8 +3769,8 @@ export interface paths {
         put: operations["PUT_api_v1_oidc_jwks_id_"];
         post?: never;
         /**
-         * Delete oidc/jwks/{id}
-         * @description Delete oidc/jwks/{id}
+         * Delete a trusted JWK set
+         * @description Delete a trusted JWK set
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3790,8 +3790,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read oidc/tokens
-         * @description Read oidc/tokens
+         * List stored OIDC tokens
+         * @description Metadata only, never the tokens.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3800,8 +3800,8 @@ export interface paths {
         get: operations["GET_api_v1_oidc_tokens"];
         put?: never;
         /**
-         * Create or run oidc/tokens
-         * @description Create or run oidc/tokens
+         * Store an OIDC token
+         * @description The JWT is sealed; its claims are recorded and its signature checked against the account’s JWK set for its issuer (`verification`).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3822,8 +3822,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read oidc/tokens/{id}
-         * @description Read oidc/tokens/{id}
+         * Get a stored OIDC token
+         * @description The raw token only while it is active.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3833,8 +3833,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete oidc/tokens/{id}
-         * @description Delete oidc/tokens/{id}
+         * Delete a stored OIDC token
+         * @description Delete a stored OIDC token
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3856,8 +3856,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run oidc/tokens/{id}/revoke
-         * @description Create or run oidc/tokens/{id}/revoke
+         * Revoke a stored OIDC token
+         * @description Revoke a stored OIDC token
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4102,8 +4102,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read quotas
-         * @description Read quotas
+         * Get the account’s quotas and rate limits
+         * @description Get the account’s quotas and rate limits
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4318,8 +4318,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read saml/assertions
-         * @description Read saml/assertions
+         * List verified SAML assertions
+         * @description List verified SAML assertions
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4328,8 +4328,8 @@ export interface paths {
         get: operations["GET_api_v1_saml_assertions"];
         put?: never;
         /**
-         * Create or run saml/assertions
-         * @description Create or run saml/assertions
+         * Verify and record a SAML assertion
+         * @description Verified against the signing certificates of the stored metadata whose entityID is the assertion’s issuer (wrapping attacks refused), refused when expired or not yet valid (60 s skew). Only the assertion’s SHA-256 is kept.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4350,8 +4350,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read saml/assertions/{id}
-         * @description Read saml/assertions/{id}
+         * Get a recorded SAML assertion
+         * @description Get a recorded SAML assertion
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4361,8 +4361,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete saml/assertions/{id}
-         * @description Delete saml/assertions/{id}
+         * Delete a recorded SAML assertion
+         * @description Delete a recorded SAML assertion
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4384,8 +4384,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run saml/assertions/check-replay
-         * @description Create or run saml/assertions/check-replay
+         * Check a SAML assertion for replay
+         * @description The first check of an (issuer, assertion id) is fresh; every later one, concurrent ones included, is 409 `assertion_replayed` until the assertion expires.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4406,8 +4406,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read saml/metadata
-         * @description Read saml/metadata
+         * List SAML metadata
+         * @description List SAML metadata
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4416,8 +4416,8 @@ export interface paths {
         get: operations["GET_api_v1_saml_metadata"];
         put?: never;
         /**
-         * Create or run saml/metadata
-         * @description Create or run saml/metadata
+         * Store SAML metadata
+         * @description One md:EntityDescriptor (XML, or base64 of it), kept byte for byte with what was parsed from it: entityID (unique in the account), roles, endpoints, certificates. DTDs and entity declarations are refused.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4438,8 +4438,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read saml/metadata/{id}
-         * @description Read saml/metadata/{id}
+         * Get SAML metadata
+         * @description Get SAML metadata
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4447,8 +4447,8 @@ export interface paths {
          */
         get: operations["GET_api_v1_saml_metadata_id_"];
         /**
-         * Update saml/metadata/{id}
-         * @description Update saml/metadata/{id}
+         * Update SAML metadata
+         * @description Update SAML metadata
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4457,8 +4457,8 @@ export interface paths {
         put: operations["PUT_api_v1_saml_metadata_id_"];
         post?: never;
         /**
-         * Delete saml/metadata/{id}
-         * @description Delete saml/metadata/{id}
+         * Delete SAML metadata
+         * @description Delete SAML metadata
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4478,8 +4478,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read saml/metadata/{id}/xml
-         * @description Read saml/metadata/{id}/xml
+         * Get SAML metadata as XML
+         * @description The metadata XML exactly as stored (application/samlmetadata+xml).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4671,8 +4671,8 @@ export interface paths {
         };
         get?: never;
         /**
-         * Update settings
-         * @description Update settings
+         * Update account settings
+         * @description Each setting present replaces that setting (`webhooks` as a whole); null resets it to its default. Answers the effective settings. An API-key IP allow-list that would lock out the calling key is refused.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4694,8 +4694,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read shared-with-me
-         * @description Read shared-with-me
+         * List resources shared with me
+         * @description What other users shared with the caller’s user (metadata; read each through its `read_path`). No scope needed.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4721,8 +4721,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete shares/{share_id}
-         * @description Delete shares/{share_id}
+         * Revoke a share
+         * @description Revoke a share
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4742,8 +4742,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read skey-otps
-         * @description Read skey-otps
+         * List S/KEY sequences
+         * @description List S/KEY sequences
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4752,8 +4752,8 @@ export interface paths {
         get: operations["GET_api_v1_skey_otps"];
         put?: never;
         /**
-         * Create or run skey-otps
-         * @description Create or run skey-otps
+         * Create an S/KEY sequence
+         * @description RFC 2289 one-time passwords: from a passphrase (used once, never stored) or the OTP of the starting count.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4774,8 +4774,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read skey-otps/{id}
-         * @description Read skey-otps/{id}
+         * Get an S/KEY sequence
+         * @description Its next challenge (needs secrets:read).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4785,8 +4785,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete skey-otps/{id}
-         * @description Delete skey-otps/{id}
+         * Delete an S/KEY sequence
+         * @description Delete an S/KEY sequence
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4808,8 +4808,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run skey-otps/{id}/verify
-         * @description Create or run skey-otps/{id}/verify
+         * Verify an S/KEY one-time password
+         * @description The OTP (16 hex digits or six dictionary words) must hash to the last accepted one; a success moves the sequence down. Of concurrent verifications of one OTP exactly one succeeds (needs secrets:read).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5112,8 +5112,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run steg/decode
-         * @description Create or run steg/decode
+         * Recover a payload hidden in a PNG image
+         * @description Recover a payload hidden in a PNG image
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5136,8 +5136,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run steg/encode
-         * @description Create or run steg/encode
+         * Hide a payload in a PNG image
+         * @description The payload is sealed with the passphrase and hidden in the carrier image’s pixels.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5158,8 +5158,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read t/{token}
-         * @description Read t/{token}
+         * Redeem a temporary access link
+         * @description The token in the path is the only credential. A token never issued is 404; one expired, revoked or already used (single-use) is 410. A single-use token yields its value once, also under concurrent requests.
          *
          *     **Authentication:** Authenticated by the temporary access token in the path.
          */
@@ -5183,8 +5183,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete temp-access/{grant_id}
-         * @description Delete temp-access/{grant_id}
+         * Revoke a temporary access grant
+         * @description Idempotent: revoking a revoked grant answers it as it is.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5206,8 +5206,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run timelocks
-         * @description Create or run timelocks
+         * Seal a time-lock, or request or veto its early release
+         * @description `seal` (201) seals a value until `release_at`, optionally with break-glass (an early release after a delay, vetoable; veto shares returned once). `request_release` starts the break-glass delay; `veto` stops it (an admin, or enough veto shares).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5228,8 +5228,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read timelocks/{id}
-         * @description Read timelocks/{id}
+         * Read a time-lock
+         * @description Its state, and its value once released (audited).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5398,8 +5398,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run transform/decode
-         * @description Create or run transform/decode
+         * Decode text, or a JWT without verifying it
+         * @description A JWT is decoded but NOT verified: do not trust its claims.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5422,8 +5422,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run transform/detect
-         * @description Create or run transform/detect
+         * Detect encodings and secrets in text
+         * @description The encodings the input decodes as, and likely secrets in it (redacted previews).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5446,8 +5446,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run transform/encode
-         * @description Create or run transform/encode
+         * Encode bytes
+         * @description Base64, base64url, hex, base32, URL, PEM or quoted-printable.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5468,8 +5468,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read usage
-         * @description Read usage
+         * Get the account’s usage
+         * @description Counts against each quota, and requests today, over the last 30 days and by day.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5652,8 +5652,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read webauthn/credentials
-         * @description Read webauthn/credentials
+         * List passkeys
+         * @description The caller’s own in a session; every user’s with admin:*.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5679,8 +5679,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete webauthn/credentials/{id}
-         * @description Delete webauthn/credentials/{id}
+         * Delete a passkey
+         * @description Delete a passkey
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5700,8 +5700,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read webhooks
-         * @description Read webhooks
+         * List webhooks
+         * @description List webhooks
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5710,8 +5710,8 @@ export interface paths {
         get: operations["GET_api_v1_webhooks"];
         put?: never;
         /**
-         * Create or run webhooks
-         * @description Create or run webhooks
+         * Create a webhook
+         * @description Registers a URL to receive the account’s events (Standard Webhooks signatures). The URL must resolve to a public address. The signing secret is returned in this response only.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5732,8 +5732,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read webhooks/{id}/deliveries
-         * @description Read webhooks/{id}/deliveries
+         * List webhook deliveries
+         * @description The deliveries of one webhook, newest first, with each attempt (status code, latency, error).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5758,8 +5758,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run webhooks/{id}/test
-         * @description Create or run webhooks/{id}/test
+         * Send a test event to a webhook
+         * @description Queues a `webhook.test` event for this webhook only; it is delivered like any event (see its deliveries).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -6020,8 +6020,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read /health
-         * @description Read /health
+         * Check liveness
+         * @description Answers as soon as the function runs; no dependency is touched.
          *
          *     **Authentication:** No authentication.
          */
@@ -6042,8 +6042,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read /healthz
-         * @description Read /healthz
+         * Check liveness
+         * @description Answers as soon as the function runs; no dependency is touched.
          *
          *     **Authentication:** No authentication.
          */
@@ -6064,8 +6064,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read /ready
-         * @description Read /ready
+         * Check readiness
+         * @description Probes the table and the key provider (a wrap and unwrap); 503 names the failed checks.
          *
          *     **Authentication:** No authentication.
          */
@@ -6088,8 +6088,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run /webhooks/{payment_provider}
-         * @description Create or run /webhooks/{payment_provider}
+         * Receive a payment provider event
+         * @description For the payment provider only: the event is verified against its signature header (Stripe-Signature) on the raw body and applied once; redeliveries answer `duplicate`, events about nothing tracked `ignored`.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -6109,7 +6109,7 @@ export interface components {
              * @description lib/http/error-codes.ts: see x-error-codes
              * @enum {string}
              */
-            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_request" | "unsupported_grant_type" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "unauthorized" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "would_lock_out" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
+            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_scope" | "unauthorized_client" | "invalid_request" | "unsupported_grant_type" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "unauthorized" | "invalid_client" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "would_lock_out" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
             /** @description On `validation_failed`: one entry per field problem. */
             details?: {
                 message: string;
@@ -6151,6 +6151,8 @@ export interface components {
         ETag: string;
         /** @description `true` when the answer is the stored answer to an earlier request with the same Idempotency-Key. */
         "Idempotent-Replayed": "true";
+        /** @description Where a redirect sends the browser (the client’s redirect URI with the code or error, or the identity provider). */
+        Location: string;
         /** @description draft-ietf-httpapi-ratelimit-headers: `"<policy>";r=<requests left>;t=<seconds until full>`. */
         RateLimit: string;
         /** @description draft-ietf-httpapi-ratelimit-headers: `"<policy>";q=<requests>;w=60`. */
@@ -6180,7 +6182,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description The base path of the API.
+                             * @constant
+                             */
+                            api: "/api/v1";
+                            /** @constant */
+                            health: "/health";
+                            /** @constant */
+                            ready: "/ready";
+                            /** @description The service name. */
+                            service: string;
+                            /** @description The deployed version. */
+                            version: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Internal error: `internal_error` (An internal error (never with internals).) */
@@ -6359,7 +6379,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            current_version: number;
+                            /** Format: uuid */
+                            id: string;
+                            keep_versions: number;
+                            name: string;
+                            total: number;
+                            type: string;
+                            versions: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                current: boolean;
+                                has_value: boolean;
+                                /** @description The resource’s public metadata. */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                name: string;
+                                version: number;
+                            }[];
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -6466,7 +6511,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            settings: {
+                                current_version: number;
+                                default_keep_versions: number;
+                                /** Format: uuid */
+                                id: string;
+                                keep_versions: number;
+                                max_keep_versions: number;
+                                stored_versions: number;
+                                type: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -6583,7 +6643,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            settings: {
+                                current_version: number;
+                                /** Format: uuid */
+                                id: string;
+                                keep_versions: number;
+                                previous_keep_versions: number;
+                                /** @description The versions deleted because they fall outside the new window. */
+                                pruned_versions: number[];
+                                type: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -6638,7 +6713,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `conflict` (The request conflicts with the current state.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6647,7 +6722,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "conflict";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -6731,7 +6806,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            version: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** @description The version’s value, with the type’s read scope. */
+                                data?: unknown;
+                                has_value: boolean;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The resource’s public metadata. */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                missing_scopes?: string[];
+                                name: string;
+                                type: string;
+                                /** @description True when the caller lacks the type’s read scope (`missing_scopes`). */
+                                value_redacted: boolean;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -6838,7 +6938,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            shares: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                permission: "read" | "write";
+                                /** Format: uuid */
+                                resource_id: string;
+                                resource_name: string;
+                                shared_with_email: string;
+                                type: string;
+                            }[];
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -6950,8 +7070,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -6961,7 +7081,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            share: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                permission: "read" | "write";
+                                /** Format: uuid */
+                                resource_id: string;
+                                resource_name: string;
+                                shared_with_email: string;
+                                type: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -7016,7 +7155,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.); `conflict` (The request conflicts with the current state.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -7025,7 +7164,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists" | "conflict";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -7107,7 +7246,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            grants: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: date-time */
+                                expires_at: string;
+                                first_used_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                last_used_at: string | null;
+                                /** Format: uuid */
+                                resource_id: string;
+                                resource_name: string;
+                                revoked_at: string | null;
+                                single_use: boolean;
+                                /** @enum {string} */
+                                status: "active" | "expired" | "revoked" | "used";
+                                type: string;
+                                uses: number;
+                            }[];
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -7216,8 +7381,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -7227,7 +7392,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            grant: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: date-time */
+                                expires_at: string;
+                                first_used_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                last_used_at: string | null;
+                                /** Format: uuid */
+                                resource_id: string;
+                                resource_name: string;
+                                revoked_at: string | null;
+                                single_use: boolean;
+                                /** @enum {string} */
+                                status: "active" | "expired" | "revoked" | "used";
+                                type: string;
+                                uses: number;
+                            };
+                            /** @description The token in the URL; shown in this response only. */
+                            token: string;
+                            /** @description The redemption URL (GET, no other credential); shown in this response only. */
+                            url: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -7382,7 +7576,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The items of this page. */
+                            entries: {
+                                /** @description What was done, e.g. `secret.read`. */
+                                action: string;
+                                actor: {
+                                    id: string;
+                                    /** @description The actor’s own account, when it is not the entry’s (an operator). */
+                                    tenant_id?: string;
+                                    /** @enum {string} */
+                                    type: "api_key" | "user_token" | "api_token" | "device" | "temp_token" | "operator" | "system";
+                                    /** @description The signed-in user, when the actor acted for one. */
+                                    user?: string | null;
+                                };
+                                /** @description The entry’s place in the account’s hash chain; null until sealed. */
+                                chain: {
+                                    hash: string;
+                                    seq: number;
+                                } | null;
+                                /** @description Action-specific metadata (never a value, key or token). */
+                                detail?: {
+                                    [key: string]: unknown;
+                                };
+                                id: string;
+                                /** @enum {string} */
+                                outcome: "success" | "denied" | "failure";
+                                request_id: string | null;
+                                resource: {
+                                    id: string;
+                                    name?: string;
+                                    type: string;
+                                };
+                                source_ip: string | null;
+                                /** Format: uuid */
+                                tenant_id: string;
+                                /** Format: date-time */
+                                time: string;
+                                user_agent: string | null;
+                            }[];
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -7476,7 +7717,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description The items of this page. */
+                            tenants: {
+                                admin_email: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description A platform-operator account. */
+                                operator: boolean;
+                                quota: {
+                                    max_api_keys?: number;
+                                    max_devices?: number;
+                                    max_secrets?: number;
+                                    max_webhooks?: number;
+                                    requests_per_minute?: number;
+                                    /** @description Per credential within the account; absent: the account’s rate. */
+                                    requests_per_minute_per_credential?: number;
+                                };
+                                /** @description Settings set with PUT /api/v1/settings (absent: defaults). */
+                                settings?: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "suspended";
+                                /** Format: date-time */
+                                updated_at: string;
+                            }[];
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -7583,8 +7861,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     RateLimit: components["headers"]["RateLimit"];
@@ -7593,7 +7871,57 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The account’s first admin API key; shown in this response only. */
+                            api_key: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                expires_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The API key; shown in this response only (only its hash is stored). */
+                                key: string;
+                                name: string;
+                                /** @description The key’s public prefix, to recognise it. */
+                                prefix: string;
+                                revoked_at: string | null;
+                                scopes: string[];
+                                /** @enum {string} */
+                                status: "active" | "revoked";
+                            };
+                            tenant: {
+                                admin_email: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description A platform-operator account. */
+                                operator: boolean;
+                                quota: {
+                                    max_api_keys?: number;
+                                    max_devices?: number;
+                                    max_secrets?: number;
+                                    max_webhooks?: number;
+                                    requests_per_minute?: number;
+                                    /** @description Per credential within the account; absent: the account’s rate. */
+                                    requests_per_minute_per_credential?: number;
+                                };
+                                /** @description Settings set with PUT /api/v1/settings (absent: defaults). */
+                                settings?: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "suspended";
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -7729,7 +8057,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            tenant: {
+                                admin_email: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description A platform-operator account. */
+                                operator: boolean;
+                                quota: {
+                                    max_api_keys?: number;
+                                    max_devices?: number;
+                                    max_secrets?: number;
+                                    max_webhooks?: number;
+                                    requests_per_minute?: number;
+                                    /** @description Per credential within the account; absent: the account’s rate. */
+                                    requests_per_minute_per_credential?: number;
+                                };
+                                /** @description Settings set with PUT /api/v1/settings (absent: defaults). */
+                                settings?: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "suspended";
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -7889,7 +8249,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            tenant: {
+                                admin_email: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description A platform-operator account. */
+                                operator: boolean;
+                                quota: {
+                                    max_api_keys?: number;
+                                    max_devices?: number;
+                                    max_secrets?: number;
+                                    max_webhooks?: number;
+                                    requests_per_minute?: number;
+                                    /** @description Per credential within the account; absent: the account’s rate. */
+                                    requests_per_minute_per_credential?: number;
+                                };
+                                /** @description Settings set with PUT /api/v1/settings (absent: defaults). */
+                                settings?: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "suspended";
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -8056,7 +8448,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            sso: {
+                                allowed_domains: string[];
+                                claim_mappings: {
+                                    claim: string;
+                                    scopes: string[];
+                                    value: string;
+                                }[];
+                                client_id: string;
+                                /**
+                                 * @description The client secret is sealed and never shown.
+                                 * @constant
+                                 */
+                                client_secret_set: true;
+                                default_scopes: string[];
+                                issuer: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -8205,10 +8620,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            tenant: {
+                                admin_email: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description A platform-operator account. */
+                                operator: boolean;
+                                quota: {
+                                    max_api_keys?: number;
+                                    max_devices?: number;
+                                    max_secrets?: number;
+                                    max_webhooks?: number;
+                                    requests_per_minute?: number;
+                                    /** @description Per credential within the account; absent: the account’s rate. */
+                                    requests_per_minute_per_credential?: number;
+                                };
+                                /** @description Settings set with PUT /api/v1/settings (absent: defaults). */
+                                settings?: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                status: "active" | "suspended";
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `self_suspension` (An operator cannot suspend its own account.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8217,7 +8664,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "self_suspension";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -8350,7 +8797,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            total: number;
+                            users: {
+                                /** Format: date-time */
+                                created_at: string;
+                                email: string;
+                                last_sign_in_at: string | null;
+                                /** @description Whether the user has a password (never the verifier). */
+                                password: boolean;
+                                /** @enum {string} */
+                                role: "admin" | "member" | "viewer";
+                                /** @description The scopes the user’s sessions carry. */
+                                scopes: string[];
+                                /**
+                                 * @description `admin`: named at creation; `sso`: admitted by the identity provider.
+                                 * @enum {string}
+                                 */
+                                source: "admin" | "sso";
+                            }[];
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -8467,7 +8937,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            email: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                            /** @description Single-use; shown in this response only. */
+                            reset_token: string;
+                            /** @description The user’s open sessions ended by the reset. */
+                            sessions_ended: number;
+                            /** Format: uuid */
+                            tenant_id: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -8506,6 +8990,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "operator_required";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -8615,7 +9112,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            alias: string;
+                            audit_id: string;
+                            /** @description The resource’s value (its sealed fields), or null. */
+                            data: unknown;
+                            metadata: {
+                                [key: string]: unknown;
+                            };
+                            resource: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                type: string;
+                                version: number;
+                            };
+                            /** @constant */
+                            service: "secret.read";
+                        } | {
+                            alias: string;
+                            audit_id: string;
+                            lease: {
+                                /** Format: date-time */
+                                expires_at: string;
+                                lease_id: string;
+                                password: string;
+                                ttl_seconds: number;
+                                username: string;
+                            };
+                            resource: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                type: string;
+                            };
+                            /** @constant */
+                            service: "database.issue";
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -8644,7 +9181,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `not_granted` (The device profile grants no such alias.); `profile_disabled` (The device profile is disabled.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8653,7 +9190,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "not_granted" | "profile_disabled";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -8738,6 +9275,20 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     GET_api_v1_agent_identity: {
@@ -8765,7 +9316,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            identity: {
+                                /** @enum {string} */
+                                algorithm: "ed25519" | "ecdsa-p256-sha256";
+                                /** Format: uuid */
+                                device_id: string;
+                                grants: {
+                                    alias: string;
+                                    resource_type: string;
+                                    /** @enum {string} */
+                                    service: "secret.read" | "database.issue";
+                                }[];
+                                name: string;
+                                profile: {
+                                    enabled: boolean;
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string;
+                                };
+                                /** Format: uuid */
+                                tenant_id: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `invalid_signature` (The device request signature does not verify.) */
@@ -8781,7 +9358,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `profile_disabled` (The device profile is disabled.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8790,7 +9367,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "profile_disabled";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -8864,7 +9441,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        device_code: string;
+                        expires_in: number;
+                        interval: number;
+                        user_code: string;
+                        verification_uri: string;
+                        verification_uri_complete: string;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
@@ -8937,8 +9521,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8946,10 +9530,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            device: {
+                                /** @enum {string} */
+                                algorithm: "ed25519" | "ecdsa-p256-sha256";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** @enum {string} */
+                                enrolled_via: "device_authorization" | "account_credentials";
+                                /** @description `SHA256:` + the RFC 7638 thumbprint of the public key. */
+                                fingerprint: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Also the key id of the device’s signatures.
+                                 */
+                                id: string;
+                                name: string;
+                                /** Format: uuid */
+                                profile_id: string;
+                                public_key: {
+                                    /** @constant */
+                                    crv: "Ed25519";
+                                    /** @constant */
+                                    kty: "OKP";
+                                    x: string;
+                                } | {
+                                    /** @constant */
+                                    crv: "P-256";
+                                    /** @constant */
+                                    kty: "EC";
+                                    x: string;
+                                    y: string;
+                                };
+                                revoked_at: string | null;
+                                revoked_by: string | null;
+                                /** @enum {string} */
+                                status: "active" | "revoked";
+                            };
+                            /** Format: uuid */
+                            device_id: string;
+                            /**
+                             * Format: uuid
+                             * @description The key id of the device’s request signatures (its device id).
+                             */
+                            key_id: string;
+                            /** Format: uuid */
+                            profile_id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_grant` (RFC 6749 §5.2 / RFC 8628: the code, refresh token, device code or enrolment token is unknown, used, expired or another client’s.); `expired_token` (RFC 8628: the device code expired.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -8958,7 +9595,20 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_grant" | "expired_token" | "bad_request";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: `tenant_suspended` (The account is suspended.) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "tenant_suspended";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -9050,10 +9700,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        /** @description The enrolment token: send it to /api/v1/agent/oauth/enroll (once). */
+                        access_token: string;
+                        expires_in: number;
+                        /** @constant */
+                        token_type: "Bearer";
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_grant` (RFC 6749 §5.2 / RFC 8628: the code, refresh token, device code or enrolment token is unknown, used, expired or another client’s.); `expired_token` (RFC 8628: the device code expired.); `access_denied` (RFC 8628 / RFC 6749 §4.1.2.1: the user denied the device or the client.); `slow_down` (RFC 8628: poll less often (the interval grew by 5 s).); `authorization_pending` (RFC 8628: the user has not decided yet.); `unsupported_grant_type` (RFC 6749 §5.2: the token endpoint does not serve this grant_type.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9143,10 +9799,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            audit_id: string;
+                            /** @description The names resolved, in first-use order. */
+                            names: string[];
+                            /** @description The rendered template (template requests only). */
+                            result?: string;
+                            /** @description NAME → value. */
+                            values: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9155,7 +9825,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -9172,7 +9842,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `profile_disabled` (The device profile is disabled.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9181,7 +9851,20 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "profile_disabled";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -9277,7 +9960,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The items of this page. */
+                            devices: {
+                                /** @enum {string} */
+                                algorithm: "ed25519" | "ecdsa-p256-sha256";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** @enum {string} */
+                                enrolled_via: "device_authorization" | "account_credentials";
+                                /** @description `SHA256:` + the RFC 7638 thumbprint of the public key. */
+                                fingerprint: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Also the key id of the device’s signatures.
+                                 */
+                                id: string;
+                                name: string;
+                                /** Format: uuid */
+                                profile_id: string;
+                                public_key: {
+                                    /** @constant */
+                                    crv: "Ed25519";
+                                    /** @constant */
+                                    kty: "OKP";
+                                    x: string;
+                                } | {
+                                    /** @constant */
+                                    crv: "P-256";
+                                    /** @constant */
+                                    kty: "EC";
+                                    x: string;
+                                    y: string;
+                                };
+                                revoked_at: string | null;
+                                revoked_by: string | null;
+                                /** @enum {string} */
+                                status: "active" | "revoked";
+                            }[];
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -9373,8 +10103,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -9384,7 +10114,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            device: {
+                                /** @enum {string} */
+                                algorithm: "ed25519" | "ecdsa-p256-sha256";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** @enum {string} */
+                                enrolled_via: "device_authorization" | "account_credentials";
+                                /** @description `SHA256:` + the RFC 7638 thumbprint of the public key. */
+                                fingerprint: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Also the key id of the device’s signatures.
+                                 */
+                                id: string;
+                                name: string;
+                                /** Format: uuid */
+                                profile_id: string;
+                                public_key: {
+                                    /** @constant */
+                                    crv: "Ed25519";
+                                    /** @constant */
+                                    kty: "OKP";
+                                    x: string;
+                                } | {
+                                    /** @constant */
+                                    crv: "P-256";
+                                    /** @constant */
+                                    kty: "EC";
+                                    x: string;
+                                    y: string;
+                                };
+                                revoked_at: string | null;
+                                revoked_by: string | null;
+                                /** @enum {string} */
+                                status: "active" | "revoked";
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -9413,7 +10185,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.); `quota_exceeded` (The account quota is reached.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -9422,7 +10194,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "quota_exceeded";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -9522,7 +10294,51 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            device: {
+                                /** @enum {string} */
+                                algorithm: "ed25519" | "ecdsa-p256-sha256";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** @enum {string} */
+                                enrolled_via: "device_authorization" | "account_credentials";
+                                /** @description `SHA256:` + the RFC 7638 thumbprint of the public key. */
+                                fingerprint: string;
+                                /**
+                                 * Format: uuid
+                                 * @description Also the key id of the device’s signatures.
+                                 */
+                                id: string;
+                                name: string;
+                                /** Format: uuid */
+                                profile_id: string;
+                                public_key: {
+                                    /** @constant */
+                                    crv: "Ed25519";
+                                    /** @constant */
+                                    kty: "OKP";
+                                    x: string;
+                                } | {
+                                    /** @constant */
+                                    crv: "P-256";
+                                    /** @constant */
+                                    kty: "EC";
+                                    x: string;
+                                    y: string;
+                                };
+                                revoked_at: string | null;
+                                revoked_by: string | null;
+                                /** @enum {string} */
+                                status: "active" | "revoked";
+                            };
+                            /** @description What revocation does not withdraw. */
+                            note: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -9693,7 +10509,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            authorization: {
+                                device_name: string;
+                                /** @description `SHA256:` + the RFC 7638 thumbprint of the public key. */
+                                key_fingerprint: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The profile the approved device gets.
+                                 */
+                                profile_id?: string;
+                                /** @enum {string} */
+                                status: "approved" | "denied";
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -9732,6 +10565,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -9834,7 +10680,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            authorization: {
+                                /** @enum {string} */
+                                algorithm: "ed25519" | "ecdsa-p256-sha256";
+                                client_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                device_name: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description `SHA256:` + the RFC 7638 thumbprint of the public key. */
+                                key_fingerprint: string;
+                                requested_profile: {
+                                    enabled: boolean | null;
+                                    exists: boolean;
+                                    /** Format: uuid */
+                                    id: string;
+                                    name: string | null;
+                                } | null;
+                                /** @constant */
+                                status: "pending";
+                                user_code: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -9873,6 +10746,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -9968,7 +10854,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description The items of this page. */
+                            profiles: {
+                                created_at: string | null;
+                                created_by: string | null;
+                                enabled: boolean;
+                                grants: {
+                                    alias: string;
+                                    /** Format: uuid */
+                                    resource: string;
+                                    resource_type: string;
+                                    /** @enum {string} */
+                                    service: "secret.read" | "database.issue";
+                                }[];
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                updated_at: string | null;
+                                updated_by: string | null;
+                                version: number;
+                            }[];
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -10082,7 +10997,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            profile: {
+                                created_at: string | null;
+                                created_by: string | null;
+                                enabled: boolean;
+                                grants: {
+                                    alias: string;
+                                    /** Format: uuid */
+                                    resource: string;
+                                    resource_type: string;
+                                    /** @enum {string} */
+                                    service: "secret.read" | "database.issue";
+                                }[];
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                updated_at: string | null;
+                                updated_by: string | null;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            profile: {
+                                created_at: string | null;
+                                created_by: string | null;
+                                enabled: boolean;
+                                grants: {
+                                    alias: string;
+                                    /** Format: uuid */
+                                    resource: string;
+                                    resource_type: string;
+                                    /** @enum {string} */
+                                    service: "secret.read" | "database.issue";
+                                }[];
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                updated_at: string | null;
+                                updated_by: string | null;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -10238,7 +11215,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            api_keys: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                expires_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description The key’s public prefix, to recognise it. */
+                                prefix: string;
+                                revoked_at: string | null;
+                                scopes: string[];
+                                /** @enum {string} */
+                                status: "active" | "revoked";
+                            }[];
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.) */
@@ -10328,8 +11326,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -10339,7 +11337,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            api_key: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                expires_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The API key; shown in this response only (only its hash is stored). */
+                                key: string;
+                                name: string;
+                                /** @description The key’s public prefix, to recognise it. */
+                                prefix: string;
+                                revoked_at: string | null;
+                                scopes: string[];
+                                /** @enum {string} */
+                                status: "active" | "revoked";
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -10368,7 +11388,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.); `scope_escalation` (Granting scopes the caller does not hold.); `quota_exceeded` (The account quota is reached.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -10377,7 +11397,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "scope_escalation" | "quota_exceeded";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -10477,7 +11497,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            api_key: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                expires_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description The key’s public prefix, to recognise it. */
+                                prefix: string;
+                                revoked_at: string | null;
+                                scopes: string[];
+                                /** @enum {string} */
+                                status: "active" | "revoked";
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -11526,7 +12566,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The items of this page. */
+                            entries: {
+                                /** @description What was done, e.g. `secret.read`. */
+                                action: string;
+                                actor: {
+                                    id: string;
+                                    /** @description The actor’s own account, when it is not the entry’s (an operator). */
+                                    tenant_id?: string;
+                                    /** @enum {string} */
+                                    type: "api_key" | "user_token" | "api_token" | "device" | "temp_token" | "operator" | "system";
+                                    /** @description The signed-in user, when the actor acted for one. */
+                                    user?: string | null;
+                                };
+                                /** @description The entry’s place in the account’s hash chain; null until sealed. */
+                                chain: {
+                                    hash: string;
+                                    seq: number;
+                                } | null;
+                                /** @description Action-specific metadata (never a value, key or token). */
+                                detail?: {
+                                    [key: string]: unknown;
+                                };
+                                id: string;
+                                /** @enum {string} */
+                                outcome: "success" | "denied" | "failure";
+                                request_id: string | null;
+                                resource: {
+                                    id: string;
+                                    name?: string;
+                                    type: string;
+                                };
+                                source_ip: string | null;
+                                /** Format: uuid */
+                                tenant_id: string;
+                                /** Format: date-time */
+                                time: string;
+                                user_agent: string | null;
+                            }[];
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -11622,7 +12709,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: unknown;
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -11697,7 +12788,12 @@ export interface operations {
     };
     GET_api_v1_auth_cli_login: {
         parameters: {
-            query?: never;
+            query?: {
+                client_id?: string;
+                decision?: "approve" | "deny";
+                name?: string;
+                user_code?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -11713,7 +12809,66 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        device_code: string;
+                        expires_in: number;
+                        interval: number;
+                        user_code: string;
+                        /** Format: uri */
+                        verification_uri: string;
+                        /** Format: uri */
+                        verification_uri_complete: string;
+                    } | {
+                        client_id: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                        name: string | null;
+                        /** @enum {string} */
+                        status: "pending" | "approved" | "denied";
+                        user_code: string;
+                    };
+                };
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Not allowed: `forbidden` (Access denied.) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
@@ -11726,10 +12881,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "rate_limited";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Internal error: `internal_error` (An internal error (never with internals).) */
@@ -11739,23 +12891,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
-                    } & components["schemas"]["Error"];
-                };
-            };
-            /** @description Not implemented: `not_implemented` (The route’s capability is not built yet.) */
-            501: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "not_implemented";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
         };
@@ -11767,7 +12903,22 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_id?: string;
+                    token: string;
+                    /** @enum {string} */
+                    token_type_hint?: "refresh_token" | "access_token";
+                };
+                "application/x-www-form-urlencoded": {
+                    client_id?: string;
+                    token: string;
+                    /** @enum {string} */
+                    token_type_hint?: "refresh_token" | "access_token";
+                };
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -11778,20 +12929,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": Record<string, never>;
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_request` (RFC 6749 §5.2: an OAuth request is malformed (a parameter missing, repeated or invalid).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Payload too large: `payload_too_large` (The body exceeds the route’s limit.) */
@@ -11801,10 +12949,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "payload_too_large";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Unsupported media type: `unsupported_media_type` (The body is not JSON (nor form-encoded, on an OAuth endpoint).) */
@@ -11814,10 +12959,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "unsupported_media_type";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
@@ -11830,10 +12972,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "rate_limited";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Internal error: `internal_error` (An internal error (never with internals).) */
@@ -11843,23 +12982,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
-                    } & components["schemas"]["Error"];
-                };
-            };
-            /** @description Not implemented: `not_implemented` (The route’s capability is not built yet.) */
-            501: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "not_implemented";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
         };
@@ -11871,7 +12994,20 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_id?: string;
+                    device_code: string;
+                    grant_type: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    client_id?: string;
+                    device_code: string;
+                    grant_type: string;
+                };
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -11882,20 +13018,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        access_token: string;
+                        expires_in: number;
+                        refresh_token: string;
+                        scope: string;
+                        /** Format: uuid */
+                        session_id: string;
+                        /** @constant */
+                        token_type: "Bearer";
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `authorization_pending` (RFC 8628: the user has not decided yet.); `slow_down` (RFC 8628: poll less often (the interval grew by 5 s).); `access_denied` (RFC 8628 / RFC 6749 §4.1.2.1: the user denied the device or the client.); `expired_token` (RFC 8628: the device code expired.); `invalid_grant` (RFC 6749 §5.2 / RFC 8628: the code, refresh token, device code or enrolment token is unknown, used, expired or another client’s.); `unsupported_grant_type` (RFC 6749 §5.2: the token endpoint does not serve this grant_type.); `invalid_request` (RFC 6749 §5.2: an OAuth request is malformed (a parameter missing, repeated or invalid).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Payload too large: `payload_too_large` (The body exceeds the route’s limit.) */
@@ -11905,10 +13047,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "payload_too_large";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Unsupported media type: `unsupported_media_type` (The body is not JSON (nor form-encoded, on an OAuth endpoint).) */
@@ -11918,10 +13057,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "unsupported_media_type";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
@@ -11934,10 +13070,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "rate_limited";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Internal error: `internal_error` (An internal error (never with internals).) */
@@ -11947,23 +13080,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
-                    } & components["schemas"]["Error"];
-                };
-            };
-            /** @description Not implemented: `not_implemented` (The route’s capability is not built yet.) */
-            501: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "not_implemented";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
         };
@@ -11986,7 +13103,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        /** Format: uri */
+                        authorization_endpoint: string;
+                        code_challenge_methods_supported: "S256"[];
+                        grant_types_supported: string[];
+                        id_token_signing_alg_values_supported: string[];
+                        /** Format: uri */
+                        issuer: string;
+                        /** Format: uri */
+                        jwks_uri: string;
+                        response_types_supported: string[];
+                        scopes_supported: string[];
+                        subject_types_supported: string[];
+                        /** Format: uri */
+                        token_endpoint: string;
+                        token_endpoint_auth_methods_supported: string[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "validation_failed" | "bad_request";
+                    } & components["schemas"]["Error"];
                 };
             };
             /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
@@ -12018,24 +13166,22 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not implemented: `not_implemented` (The route’s capability is not built yet.) */
-            501: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "not_implemented";
-                    } & components["schemas"]["Error"];
-                };
-            };
         };
     };
     GET_api_v1_auth_oauth_authorize: {
         parameters: {
-            query?: never;
+            query?: {
+                client_id?: string;
+                code_challenge?: string;
+                code_challenge_method?: string;
+                decision?: "allow" | "deny";
+                nonce?: string;
+                redirect_uri?: string;
+                response_type?: string;
+                scope?: string;
+                state?: string;
+                ticket?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -12051,7 +13197,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: unknown;
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Found: a browser redirect (see Location) */
+            302: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "validation_failed" | "bad_request";
+                    } & components["schemas"]["Error"];
                 };
             };
             /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
@@ -12080,19 +13254,6 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
-                    } & components["schemas"]["Error"];
-                };
-            };
-            /** @description Not implemented: `not_implemented` (The route’s capability is not built yet.) */
-            501: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "not_implemented";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -12105,7 +13266,38 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_assertion?: string;
+                    client_assertion_type?: string;
+                    client_id?: string;
+                    client_secret?: string;
+                    code?: string;
+                    code_verifier?: string;
+                    grant_type: string;
+                    redirect_uri?: string;
+                    refresh_token?: string;
+                    scope?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    client_assertion?: string;
+                    client_assertion_type?: string;
+                    client_id?: string;
+                    client_secret?: string;
+                    code?: string;
+                    code_verifier?: string;
+                    grant_type: string;
+                    redirect_uri?: string;
+                    refresh_token?: string;
+                    scope?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -12116,11 +13308,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        access_token: string;
+                        expires_in: number;
+                        refresh_token?: string;
+                        scope: string;
+                        /** @constant */
+                        token_type: "Bearer";
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_grant` (RFC 6749 §5.2 / RFC 8628: the code, refresh token, device code or enrolment token is unknown, used, expired or another client’s.); `invalid_scope` (RFC 6749 §5.2: a requested scope is unknown or beyond what the client (or workload binding) may get.); `unauthorized_client` (RFC 6749 §5.2: the client is not registered for this grant type.); `unsupported_grant_type` (RFC 6749 §5.2: the token endpoint does not serve this grant_type.); `invalid_request` (RFC 6749 §5.2: an OAuth request is malformed (a parameter missing, repeated or invalid).) */
             400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Not authenticated: `invalid_client` (RFC 6749 §5.2: client authentication failed (unknown client, wrong secret or assertion, or not its registered method).) */
+            401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -12164,16 +13373,6 @@ export interface operations {
             };
             /** @description Internal error: `internal_error` (An internal error (never with internals).) */
             500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["OAuthError"];
-                };
-            };
-            /** @description Not implemented: `not_implemented` (The route’s capability is not built yet.) */
-            501: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -12207,7 +13406,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A JWT for Authorization: Bearer. */
+                            access_token: string;
+                            email: string;
+                            /** @description Seconds until the access token expires. */
+                            expires_in: number;
+                            /** @description Single use: POST /api/v1/auth/refresh returns a new one; a reused token revokes the session. */
+                            refresh_token: string;
+                            /** @description The session’s scopes, space-separated. */
+                            scope: string;
+                            session_id: string;
+                            /** @constant */
+                            token_type: "Bearer";
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -12220,6 +13436,45 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "validation_failed" | "bad_request";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated: `sign_in_failed` (The sign-in proof (password proof, passkey assertion, identity provider answer) was refused.) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "sign_in_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: `forbidden` (Access denied.); `tenant_suspended` (The account is suspended.) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "forbidden" | "tenant_suspended";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -12252,12 +13507,26 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency failed: `idp_failed` (The account’s identity provider could not be reached or answered something unusable.) */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "idp_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     GET_api_v1_auth_oidc_login: {
         parameters: {
             query?: {
                 tenant_id?: string;
+                user_code?: string;
             };
             header?: never;
             path?: never;
@@ -12274,8 +13543,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: unknown;
+                        /** @constant */
+                        success: true;
+                    };
                 };
+            };
+            /** @description Found: a browser redirect (see Location) */
+            302: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
@@ -12287,6 +13571,32 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "validation_failed" | "bad_request";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: `tenant_suspended` (The account is suspended.) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "tenant_suspended";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -12316,6 +13626,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency failed: `idp_failed` (The account’s identity provider could not be reached or answered something unusable.) */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "idp_failed";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -12344,7 +13667,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            session_id: string;
+                            /** @constant */
+                            signed_out: true;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -12383,6 +13714,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -12480,7 +13824,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A JWT for Authorization: Bearer. */
+                            access_token: string;
+                            /** @description Seconds until the access token expires. */
+                            expires_in: number;
+                            /** @description Single use: POST /api/v1/auth/refresh returns a new one; a reused token revokes the session. */
+                            refresh_token: string;
+                            /** @description The session’s scopes, space-separated. */
+                            scope: string;
+                            session_id: string;
+                            /** @constant */
+                            token_type: "Bearer";
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
@@ -12493,6 +13853,32 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "validation_failed" | "invalid_json" | "json_too_deep";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `refresh_token_reused` (A used refresh token was presented: its session (every token of the family) is revoked.) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "unauthorized" | "refresh_token_reused";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: `tenant_suspended` (The account is suspended.) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "tenant_suspended";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -12580,7 +13966,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Send back with the credential to finish.
+                             */
+                            challenge_id: string;
+                            options: {
+                                /** @description base64url */
+                                challenge: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
@@ -12695,7 +14097,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A JWT for Authorization: Bearer. */
+                            access_token: string;
+                            email: string;
+                            /** @description Seconds until the access token expires. */
+                            expires_in: number;
+                            /** @description Single use: POST /api/v1/auth/refresh returns a new one; a reused token revokes the session. */
+                            refresh_token: string;
+                            /** @description The session’s scopes, space-separated. */
+                            scope: string;
+                            session_id: string;
+                            /** @constant */
+                            token_type: "Bearer";
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
@@ -12708,6 +14127,32 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "validation_failed" | "invalid_json" | "json_too_deep";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated: `sign_in_failed` (The sign-in proof (password proof, passkey assertion, identity provider answer) was refused.) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "sign_in_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: `tenant_suspended` (The account is suspended.) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "tenant_suspended";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -12795,7 +14240,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Send back with the credential to finish.
+                             */
+                            challenge_id: string;
+                            options: {
+                                /** @description base64url */
+                                challenge: string;
+                            } & {
+                                [key: string]: unknown;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -12944,8 +14405,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -12955,7 +14416,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            credential: {
+                                backed_up: boolean;
+                                counter: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                device_type: string;
+                                /** @description The credential id (base64url). */
+                                id: string;
+                                last_used_at: string | null;
+                                name: string;
+                                transports: string[];
+                                user: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -12971,7 +14450,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.) */
+            /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.); `sign_in_failed` (The sign-in proof (password proof, passkey assertion, identity provider answer) was refused.) */
             401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -12980,7 +14459,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "unauthorized" | "unsupported_credentials" | "credentials_expired";
+                        code?: "unauthorized" | "unsupported_credentials" | "credentials_expired" | "sign_in_failed";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -12997,7 +14476,20 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13006,7 +14498,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -13074,7 +14566,30 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    audience?: string;
+                    grant_type: string;
+                    requested_token_type?: string;
+                    scope?: string;
+                    subject_token: string;
+                    subject_token_type: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    audience?: string;
+                    grant_type: string;
+                    requested_token_type?: string;
+                    scope?: string;
+                    subject_token: string;
+                    subject_token_type: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -13085,20 +14600,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        access_token: string;
+                        expires_in: number;
+                        /** @constant */
+                        issued_token_type: "urn:ietf:params:oauth:token-type:access_token";
+                        scope: string;
+                        /** @constant */
+                        token_type: "Bearer";
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_request` (RFC 6749 §5.2: an OAuth request is malformed (a parameter missing, repeated or invalid).); `invalid_scope` (RFC 6749 §5.2: a requested scope is unknown or beyond what the client (or workload binding) may get.); `unsupported_grant_type` (RFC 6749 §5.2: the token endpoint does not serve this grant_type.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Payload too large: `payload_too_large` (The body exceeds the route’s limit.) */
@@ -13108,10 +14628,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "payload_too_large";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Unsupported media type: `unsupported_media_type` (The body is not JSON (nor form-encoded, on an OAuth endpoint).) */
@@ -13121,10 +14638,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "unsupported_media_type";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
@@ -13137,10 +14651,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "rate_limited";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Internal error: `internal_error` (An internal error (never with internals).) */
@@ -13150,23 +14661,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "internal_error";
-                    } & components["schemas"]["Error"];
-                };
-            };
-            /** @description Not implemented: `not_implemented` (The route’s capability is not built yet.) */
-            501: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {unknown} */
-                        code?: "not_implemented";
-                    } & components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
         };
@@ -13192,8 +14687,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -13201,10 +14696,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            email: string;
+                            /** @constant */
+                            registered: true;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13213,7 +14716,46 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "bad_request";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: `forbidden` (Access denied.); `tenant_suspended` (The account is suspended.) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "forbidden" | "tenant_suspended";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -13306,10 +14848,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            challenge_id: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                            salt: string;
+                            /** @description B = kv + g^b mod N */
+                            server_public: string;
+                        } | {
+                            /** @description A JWT for Authorization: Bearer. */
+                            access_token: string;
+                            /** @description Seconds until the access token expires. */
+                            expires_in: number;
+                            /** @description Single use: POST /api/v1/auth/refresh returns a new one; a reused token revokes the session. */
+                            refresh_token: string;
+                            /** @description The session’s scopes, space-separated. */
+                            scope: string;
+                            /** @description M2: proves the server knows the verifier. */
+                            server_proof: string;
+                            session_id: string;
+                            /** @constant */
+                            token_type: "Bearer";
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13318,7 +14886,33 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "bad_request";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated: `sign_in_failed` (The sign-in proof (password proof, passkey assertion, identity provider answer) was refused.) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "sign_in_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not allowed: `tenant_suspended` (The account is suspended.) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "tenant_suspended";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -13402,8 +14996,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -13413,7 +15007,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            checkout: {
+                                /** @enum {string} */
+                                plan: "team" | "business";
+                                /** @enum {string} */
+                                provider: "stripe" | "local";
+                                session_id: string;
+                                /** @description Where the customer pays. */
+                                url: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -13455,7 +15063,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `conflict` (The request conflicts with the current state.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13464,7 +15072,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "conflict";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -13523,6 +15131,20 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     GET_api_v1_billing_pricing: {
@@ -13541,7 +15163,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            plans: {
+                                /** @enum {string} */
+                                id: "free" | "team" | "business";
+                                name: string;
+                                price: {
+                                    /** @description Per interval, in the currency’s minor unit (cents). */
+                                    amount: number;
+                                    /** @constant */
+                                    currency: "usd";
+                                    /** @constant */
+                                    interval: "month";
+                                };
+                                quota: {
+                                    max_api_keys: number;
+                                    max_devices: number;
+                                    max_secrets: number;
+                                    max_webhooks: number;
+                                    requests_per_minute: number;
+                                };
+                            }[];
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Internal error: `internal_error` (An internal error (never with internals).) */
@@ -13586,7 +15234,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            subscription: {
+                                /** @enum {string} */
+                                account_status?: "active" | "suspended";
+                                /**
+                                 * @description `applied`, or why nothing changed.
+                                 * @enum {string}
+                                 */
+                                outcome: "applied" | "duplicate" | "stale" | "ignored";
+                                plan: string | null;
+                                /** @description The account’s quota after the change. */
+                                quota?: {
+                                    max_api_keys?: number;
+                                    max_devices?: number;
+                                    max_secrets?: number;
+                                    max_webhooks?: number;
+                                    requests_per_minute?: number;
+                                    /** @description Per credential within the account; absent: the account’s rate. */
+                                    requests_per_minute_per_credential?: number;
+                                };
+                                /** @description The provider’s subscription status (e.g. `active`, `canceled`). */
+                                subscription_status: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -13628,7 +15303,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `conflict` (The request conflicts with the current state.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13637,7 +15312,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "conflict";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -13693,6 +15368,20 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -13728,7 +15417,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            subscription: {
+                                /** @enum {string} */
+                                account_status?: "active" | "suspended";
+                                /**
+                                 * @description `applied`, or why nothing changed.
+                                 * @enum {string}
+                                 */
+                                outcome: "applied" | "duplicate" | "stale" | "ignored";
+                                plan: string | null;
+                                /** @description The account’s quota after the change. */
+                                quota?: {
+                                    max_api_keys?: number;
+                                    max_devices?: number;
+                                    max_secrets?: number;
+                                    max_webhooks?: number;
+                                    requests_per_minute?: number;
+                                    /** @description Per credential within the account; absent: the account’s rate. */
+                                    requests_per_minute_per_credential?: number;
+                                };
+                                /** @description The provider’s subscription status (e.g. `active`, `canceled`). */
+                                subscription_status: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -13770,7 +15486,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `conflict` (The request conflicts with the current state.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13779,7 +15495,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "conflict";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -13835,6 +15551,20 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -14829,10 +16559,66 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            account?: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                quota: {
+                                    max_api_keys?: number;
+                                    max_devices?: number;
+                                    max_secrets?: number;
+                                    max_webhooks?: number;
+                                    requests_per_minute?: number;
+                                    /** @description Per credential within the account; absent: the account’s rate. */
+                                    requests_per_minute_per_credential?: number;
+                                };
+                                settings: {
+                                    /** @description IP addresses or CIDR blocks API keys are accepted from (empty: any). */
+                                    api_key_ip_allowlist: string[];
+                                    history_retention_versions: number;
+                                    temp_access_max_seconds: number;
+                                    webhooks: {
+                                        allow_loopback: boolean;
+                                        max_attempts: number;
+                                        timeout_seconds: number;
+                                    };
+                                };
+                                /** @enum {string} */
+                                status: "active" | "suspended";
+                            };
+                            /** @description Resources deleted since the token. */
+                            deleted: {
+                                id: string;
+                                type: string;
+                            }[];
+                            /** @description A full snapshot (no `since`) or the changes since the token. */
+                            full: boolean;
+                            /**
+                             * @description The token is too old: sync again without `since`.
+                             * @constant
+                             */
+                            full_resync_required?: true;
+                            items: ({
+                                id: string;
+                                /** @enum {string} */
+                                kind: "secret" | "resource" | "api_key" | "webhook";
+                                type: string;
+                            } & {
+                                [key: string]: unknown;
+                            })[];
+                            next_cursor: string | null;
+                            /** @description Pass as `since` on the next call. */
+                            sync_token: string | null;
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_sync_token` (The CLI sync token is not one of this account.); `invalid_cursor` (The cursor was not returned by this list.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -14841,7 +16627,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request";
+                        code?: "validation_failed" | "bad_request" | "invalid_sync_token" | "invalid_cursor";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -19946,7 +21732,51 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            diagnostics: {
+                                caller: {
+                                    /** @description Every scope the credential holds (`admin:*` expanded). */
+                                    effective_scopes: string[];
+                                    operator: boolean;
+                                    principal: {
+                                        id: string;
+                                        kind: string;
+                                        user: string | null;
+                                    };
+                                    scopes: string[];
+                                    /** Format: uuid */
+                                    tenant_id: string;
+                                };
+                                /** @description The configuration with secret-bearing values `[redacted]`. */
+                                configuration: {
+                                    [key: string]: unknown;
+                                };
+                                dependencies: ({
+                                    /** @description The error’s class name (never its message). */
+                                    error?: string;
+                                    latency_ms?: number;
+                                    /** @enum {string} */
+                                    name: "table" | "key_provider" | "hsm" | "queue" | "s3" | "payment_provider";
+                                    /** @enum {string} */
+                                    status: "ok" | "error" | "configured" | "not_configured" | "unavailable";
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                                /**
+                                 * @description `degraded` when a dependency probe failed.
+                                 * @enum {string}
+                                 */
+                                status: "ok" | "degraded";
+                                versions: {
+                                    node: string;
+                                    service: string;
+                                };
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.) */
@@ -20026,7 +21856,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description Whether the credential authenticates. */
+                            accepted: boolean;
+                            /** @description The credential as understood (never the credential itself). */
+                            credential?: {
+                                /** Format: uuid */
+                                account_id?: string;
+                                id?: string;
+                                /** @enum {string} */
+                                kind: "access_token" | "api_token" | "api_key";
+                                operator?: boolean;
+                                scopes?: string[];
+                                user?: string | null;
+                            };
+                            expired_at?: string;
+                            /** @description What to do about it. */
+                            explanation?: string;
+                            /** @description Why it does not (e.g. `missing_credentials`, `expired`, `unknown_credential`). */
+                            reason?: string;
+                            /** @description With `?route=`: whether the credential passes that route’s checks. */
+                            route?: {
+                                allowed: boolean;
+                                key: string;
+                                missing_scopes?: string[];
+                                note?: string;
+                                reason?: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -20112,7 +21973,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            trace: {
+                                phases: {
+                                    dynamodb_operations: string[];
+                                    dynamodb_round_trips: number;
+                                    key_provider_calls: number;
+                                    key_provider_operations: string[];
+                                    ms: number;
+                                    /** @description `read_head`, `open_sealed` or `total`. */
+                                    name: string;
+                                }[];
+                                request: {
+                                    /** Format: uuid */
+                                    id: string;
+                                    open: boolean;
+                                    /** @constant */
+                                    operation: "read";
+                                    type: string;
+                                };
+                                result: {
+                                    /** @constant */
+                                    found: true;
+                                    /** @description How many fields the sealed part holds (never their values). */
+                                    sealed_fields?: number;
+                                    version: number;
+                                };
+                                total: {
+                                    dynamodb_operations: string[];
+                                    dynamodb_round_trips: number;
+                                    key_provider_calls: number;
+                                    key_provider_operations: string[];
+                                    ms: number;
+                                    /** @description `read_head`, `open_sealed` or `total`. */
+                                    name: string;
+                                };
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -20151,6 +22052,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -21154,7 +23068,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The account’s documents, or with `shared=true` those granted to the caller. */
+                            documents: ({
+                                /** @description Whether the original may be downloaded. */
+                                allow_download: boolean;
+                                /** @description Whether pages may be rendered (watermarked). */
+                                allow_render: boolean;
+                                /** @constant */
+                                content_type: "application/pdf";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                pages: number;
+                                password_protected: boolean;
+                                size_bytes: number;
+                                version: number;
+                            } | {
+                                allow_download: boolean;
+                                allow_render: boolean;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** Format: uuid */
+                                grant_id: string;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** Format: uuid */
+                                owner_tenant_id: string;
+                            })[];
+                            /** @description The page size asked for. */
+                            limit: number;
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description Items skipped before this page. */
+                            offset: number;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -21255,8 +23214,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -21266,10 +23225,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            document: {
+                                /** @description Whether the original may be downloaded. */
+                                allow_download: boolean;
+                                /** @description Whether pages may be rendered (watermarked). */
+                                allow_render: boolean;
+                                /** @constant */
+                                content_type: "application/pdf";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                pages: number;
+                                password_protected: boolean;
+                                size_bytes: number;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `invalid_pdf` (The document is not a readable PDF (corrupt, truncated or without pages).); `pdf_password_required` (The PDF is password-protected: send its password to open it.); `pdf_wrong_password` (The password does not open the PDF.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21278,7 +23261,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -21334,7 +23317,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Unsupported media type: `unsupported_media_type` (The body is not JSON (nor form-encoded, on an OAuth endpoint).) */
+            /** @description Unsupported media type: `unsupported_media_type` (The body is not JSON (nor form-encoded, on an OAuth endpoint).); `not_a_pdf` (The uploaded document is not a PDF.) */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21343,7 +23326,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "unsupported_media_type";
+                        code?: "unsupported_media_type" | "not_a_pdf";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -21399,7 +23382,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            document: {
+                                access: {
+                                    allow_download: boolean;
+                                    allow_render: boolean;
+                                    /** Format: date-time */
+                                    expires_at?: string;
+                                    /** Format: uuid */
+                                    grant_id?: string;
+                                    /** @enum {string} */
+                                    via: "owner" | "grant";
+                                };
+                                /** @description Whether the original may be downloaded. */
+                                allow_download: boolean;
+                                /** @description Whether pages may be rendered (watermarked). */
+                                allow_render: boolean;
+                                /** @constant */
+                                content_type: "application/pdf";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                pages: number;
+                                password_protected: boolean;
+                                size_bytes: number;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -21428,7 +23445,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.); `grant_expired` (The caller’s grant on the document has expired.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21437,7 +23454,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "grant_expired";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -21505,7 +23522,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            audit_id: string;
+                            /**
+                             * Format: base64
+                             * @description The original PDF.
+                             */
+                            content: string;
+                            /** @constant */
+                            content_type: "application/pdf";
+                            document: {
+                                /** @description Whether the original may be downloaded. */
+                                allow_download: boolean;
+                                /** @description Whether pages may be rendered (watermarked). */
+                                allow_render: boolean;
+                                /** @constant */
+                                content_type: "application/pdf";
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                pages: number;
+                                password_protected: boolean;
+                                size_bytes: number;
+                                version: number;
+                            };
+                            /** @constant */
+                            encoding: "base64";
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -21534,7 +23585,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.); `download_disabled` (The document (or the caller’s grant) does not allow downloading the original.); `grant_expired` (The caller’s grant on the document has expired.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21543,7 +23594,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "download_disabled" | "grant_expired";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -21611,7 +23662,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            grants: {
+                                allow_download: boolean;
+                                allow_render: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                document_id: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                grantee_email: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                status: "active" | "expired";
+                            }[];
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -21724,8 +23797,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -21735,7 +23808,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            grant: {
+                                allow_download: boolean;
+                                allow_render: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                document_id: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                grantee_email: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                status: "active" | "expired";
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -21790,7 +23884,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.); `conflict` (The request conflicts with the current state.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21799,7 +23893,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists" | "conflict";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -21887,7 +23981,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            grant: {
+                                allow_download: boolean;
+                                allow_render: boolean;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                document_id: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                grantee_email: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                revoked_at: string;
+                                /** @enum {string} */
+                                status: "active" | "expired";
+                            };
+                            /** @constant */
+                            revoked: true;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -21942,7 +24061,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `stale_etag` (If-Match names an older version, or a concurrent write won.); `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `stale_etag` (If-Match names an older version, or a concurrent write won.); `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `conflict` (The request conflicts with the current state.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -21951,7 +24070,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "stale_etag" | "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "stale_etag" | "idempotency_key_reused" | "idempotency_in_progress" | "conflict";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -22049,7 +24168,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            audit_id: string;
+                            /** Format: base64 */
+                            content: string;
+                            /** @constant */
+                            content_type: "image/png";
+                            /** Format: uuid */
+                            document_id: string;
+                            /** @constant */
+                            encoding: "base64";
+                            height: number;
+                            page: number;
+                            page_height_pt: number;
+                            page_width_pt: number;
+                            pages: number;
+                            scale: number;
+                            /** @description What the watermark on the image says. */
+                            watermark: {
+                                /** Format: date-time */
+                                at: string;
+                                viewer: string;
+                            };
+                            width: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -22078,7 +24224,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.); `render_disabled` (The document (or the caller’s grant) does not allow rendering its pages.); `grant_expired` (The caller’s grant on the document has expired.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22087,7 +24233,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "render_disabled" | "grant_expired";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -22164,10 +24310,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The secret as text, when it is UTF-8 text; else null. */
+                            secret: string | null;
+                            /** Format: base64 */
+                            secret_base64: string;
+                            split_id: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `shares_invalid` (The escrow shares are malformed, from different splits, too few, or do not combine.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22176,7 +24332,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "shares_invalid";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -22309,10 +24465,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The shares, returned once and never stored: hand each to one holder. */
+                            shares: string[];
+                            split_id: string;
+                            threshold: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22321,7 +24486,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -22451,10 +24616,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            count: number;
+                            /** @description Encrypted with the passphrase (Bitwarden password-protected JSON, or age for CSV). */
+                            encrypted: boolean;
+                            file: {
+                                /** @description The file to import into the password manager. */
+                                content: string;
+                                content_type: string;
+                                name: string;
+                            };
+                            /** @enum {string} */
+                            format: "json" | "keychain" | "credential-manager";
+                            /** @description Types left out because the caller lacks their read scopes. */
+                            skipped_types: {
+                                needs: string[];
+                                type: string;
+                            }[];
+                            /** @description Records exported by type. */
+                            types: {
+                                [key: string]: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22463,7 +24653,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -22593,10 +24783,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            count: number;
+                            /** @description Encrypted with the passphrase (Bitwarden password-protected JSON, or age for CSV). */
+                            encrypted: boolean;
+                            file: {
+                                /** @description The file to import into the password manager. */
+                                content: string;
+                                content_type: string;
+                                name: string;
+                            };
+                            /** @enum {string} */
+                            format: "json" | "keychain" | "credential-manager";
+                            /** @description Types left out because the caller lacks their read scopes. */
+                            skipped_types: {
+                                needs: string[];
+                                type: string;
+                            }[];
+                            /** @description Records exported by type. */
+                            types: {
+                                [key: string]: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22605,7 +24820,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -22735,10 +24950,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            count: number;
+                            /** @description Encrypted with the passphrase (Bitwarden password-protected JSON, or age for CSV). */
+                            encrypted: boolean;
+                            file: {
+                                /** @description The file to import into the password manager. */
+                                content: string;
+                                content_type: string;
+                                name: string;
+                            };
+                            /** @enum {string} */
+                            format: "json" | "keychain" | "credential-manager";
+                            /** @description Types left out because the caller lacks their read scopes. */
+                            skipped_types: {
+                                needs: string[];
+                                type: string;
+                            }[];
+                            /** @description Records exported by type. */
+                            types: {
+                                [key: string]: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -22747,7 +24987,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -22880,8 +25120,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Accepted */
+            202: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -22891,7 +25131,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            job: {
+                                /** Format: uuid */
+                                connection_id: string;
+                                counts: {
+                                    created: number;
+                                    failed: number;
+                                    processed: number;
+                                    rows: number;
+                                    unchanged: number;
+                                    updated: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                engine: string | null;
+                                error: string | null;
+                                errors: {
+                                    error: string;
+                                    name: string | null;
+                                    row: number;
+                                }[];
+                                finished_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                name_prefix: string;
+                                progress: number;
+                                source: {
+                                    [key: string]: string;
+                                };
+                                started_at: string | null;
+                                /** @enum {string} */
+                                status: "queued" | "running" | "succeeded" | "failed";
+                                truncated: boolean;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -22930,6 +25208,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -23024,7 +25315,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            job: {
+                                /** Format: uuid */
+                                connection_id: string;
+                                counts: {
+                                    created: number;
+                                    failed: number;
+                                    processed: number;
+                                    rows: number;
+                                    unchanged: number;
+                                    updated: number;
+                                };
+                                /** Format: date-time */
+                                created_at: string;
+                                engine: string | null;
+                                error: string | null;
+                                errors: {
+                                    error: string;
+                                    name: string | null;
+                                    row: number;
+                                }[];
+                                finished_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                name_prefix: string;
+                                progress: number;
+                                source: {
+                                    [key: string]: string;
+                                };
+                                started_at: string | null;
+                                /** @enum {string} */
+                                status: "queued" | "running" | "succeeded" | "failed";
+                                truncated: boolean;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -27542,10 +29871,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            breached: boolean;
+                            /** @description `password`, or the stored credential whose password was checked. */
+                            checked: "password" | {
+                                /** Format: uuid */
+                                id: string;
+                                type: string;
+                            };
+                            /** @description How often the password appears in known breaches. */
+                            count: number;
+                            /** @description Only a 5-character SHA-1 prefix leaves the service (k-anonymity). */
+                            method: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27554,7 +29899,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -27581,6 +29926,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -27649,6 +30007,20 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -27684,10 +30056,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            cid: string;
+                            /** @description The content as text, when it is UTF-8 text. */
+                            content?: string;
+                            /**
+                             * Format: base64
+                             * @description The content, when it is not text.
+                             */
+                            content_base64?: string;
+                            size: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27696,7 +30082,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -27723,6 +30109,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -27791,6 +30190,33 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency failed: `content_integrity_failed` (Content read by CID does not match its hash (a tampered or corrupt block).) */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "content_integrity_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -27827,10 +30253,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The CID an IPFS node computes for the encrypted bytes. */
+                            cid: string;
+                            /** @enum {string} */
+                            encryption: "caller-key" | "account-key";
+                            size: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -27839,7 +30275,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -27934,6 +30370,33 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency failed: `content_integrity_failed` (Content read by CID does not match its hash (a tampered or corrupt block).) */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "content_integrity_failed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -32532,7 +34995,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            base_dn: string;
+                            /** Format: uuid */
+                            connection_id: string;
+                            /** @description Password attributes are withheld. */
+                            entries: {
+                                attributes: {
+                                    [key: string]: (string | {
+                                        /** Format: base64 */
+                                        base64: string;
+                                    })[];
+                                };
+                                dn: string;
+                            }[];
+                            filter: string;
+                            total: number;
+                            truncated: boolean;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -32655,6 +35139,20 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     GET_api_v1_ldap_export: {
@@ -32681,7 +35179,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            base_dn: string;
+                            /** Format: uuid */
+                            connection_id: string;
+                            entries: number;
+                            /** @description RFC 2849 LDIF. */
+                            ldif: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -32723,6 +35232,19 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    } & components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
             429: {
                 headers: {
@@ -32749,6 +35271,20 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -32789,10 +35325,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            applied: number;
+                            /** Format: uuid */
+                            connection_id: string;
+                            dry_run: boolean;
+                            failed: number;
+                            records: number;
+                            results: {
+                                /** @enum {string} */
+                                changetype: "add" | "delete" | "modify";
+                                dn: string;
+                                error?: string;
+                                line: number;
+                                /** @enum {string} */
+                                status: "applied" | "would_apply" | "failed" | "skipped";
+                            }[];
+                            skipped: number;
+                            would_apply: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32801,7 +35359,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -32828,6 +35386,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -32899,6 +35470,20 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
     POST_api_v1_mock_configure: {
@@ -32920,8 +35505,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -32931,7 +35516,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            sandbox: {
+                                /** Format: uuid */
+                                container_id: string;
+                                /** @description Fixtures created by this call. */
+                                created: {
+                                    name: string;
+                                    /** @enum {string} */
+                                    type: "container" | "secret";
+                                }[];
+                                /** @description Fixtures already there (the call is idempotent). */
+                                existing: {
+                                    name: string;
+                                    /** @enum {string} */
+                                    type: "container" | "secret";
+                                }[];
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -32970,6 +35576,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `route_not_found` (No route matches this path.) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "route_not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -33064,7 +35683,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            template: {
+                                /** @description A valid example body for that route. */
+                                body: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The route that creates the type. */
+                                create: {
+                                    /** @constant */
+                                    method: "POST";
+                                    path: string;
+                                };
+                                note?: string;
+                                type: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -33106,7 +35744,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).); `route_not_found` (No route matches this path.) */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -33115,7 +35753,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "not_found";
+                        code?: "not_found" | "route_not_found";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -34061,7 +36699,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The items of this page. */
+                            clients: {
+                                client_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                grant_types: string[];
+                                /** Format: uuid */
+                                id: string;
+                                jwks_id: string | null;
+                                name: string;
+                                /** @description Until then the previous secret is still accepted. */
+                                previous_secret_expires_at: string | null;
+                                redirect_uris: string[];
+                                scopes: string[];
+                                /** @description The start of the current secret, to recognise it. */
+                                secret_prefix: string | null;
+                                secret_rotated_at: string | null;
+                                /** @enum {string} */
+                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            }[];
+                            /** @description The page size asked for. */
+                            limit: number;
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description Items skipped before this page. */
+                            offset: number;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -34164,8 +36840,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -34175,10 +36851,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            client: {
+                                client_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                grant_types: string[];
+                                /** Format: uuid */
+                                id: string;
+                                jwks_id: string | null;
+                                name: string;
+                                /** @description Until then the previous secret is still accepted. */
+                                previous_secret_expires_at: string | null;
+                                redirect_uris: string[];
+                                scopes: string[];
+                                /** @description The start of the current secret, to recognise it. */
+                                secret_prefix: string | null;
+                                secret_rotated_at: string | null;
+                                /** @enum {string} */
+                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                            /** @description The client secret, shown once; null for a private_key_jwt client. */
+                            client_secret: string | null;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -34187,7 +36894,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -34308,7 +37015,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            client: {
+                                client_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                grant_types: string[];
+                                /** Format: uuid */
+                                id: string;
+                                jwks_id: string | null;
+                                name: string;
+                                /** @description Until then the previous secret is still accepted. */
+                                previous_secret_expires_at: string | null;
+                                redirect_uris: string[];
+                                scopes: string[];
+                                /** @description The start of the current secret, to recognise it. */
+                                secret_prefix: string | null;
+                                secret_rotated_at: string | null;
+                                /** @enum {string} */
+                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -34434,7 +37170,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            client: {
+                                client_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                grant_types: string[];
+                                /** Format: uuid */
+                                id: string;
+                                jwks_id: string | null;
+                                name: string;
+                                /** @description Until then the previous secret is still accepted. */
+                                previous_secret_expires_at: string | null;
+                                redirect_uris: string[];
+                                scopes: string[];
+                                /** @description The start of the current secret, to recognise it. */
+                                secret_prefix: string | null;
+                                secret_rotated_at: string | null;
+                                /** @enum {string} */
+                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                            /** @description Present when the update gave the client a new secret (shown once). */
+                            client_secret?: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -34598,7 +37365,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            client: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                            /** @constant */
+                            deleted: true;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -34768,7 +37547,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            client: {
+                                client_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                grant_types: string[];
+                                /** Format: uuid */
+                                id: string;
+                                jwks_id: string | null;
+                                name: string;
+                                /** @description Until then the previous secret is still accepted. */
+                                previous_secret_expires_at: string | null;
+                                redirect_uris: string[];
+                                scopes: string[];
+                                /** @description The start of the current secret, to recognise it. */
+                                secret_prefix: string | null;
+                                secret_rotated_at: string | null;
+                                /** @enum {string} */
+                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                            /** @description The client secret (`ocs_…`); shown in this response only. */
+                            client_secret: string;
+                            /** @description The previous secret’s grace period end; null: no grace. */
+                            previous_secret_valid_until: string | null;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -34915,7 +37727,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The items of this page. */
+                            jwks: {
+                                cache_until: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                etag: string | null;
+                                /** @description The last refetch’s failure (the last good keys are kept). */
+                                fetch_error: string | null;
+                                fetched_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The `iss` of the tokens the set verifies. */
+                                issuer: string | null;
+                                jwks_uri: string | null;
+                                /** @description The key ids of the set. */
+                                kids: string[];
+                                last_modified: string | null;
+                                name: string;
+                                /** @description Whether the keys are in the account’s `.well-known` JWK set. */
+                                publish: boolean;
+                                /** @enum {string} */
+                                source: "inline" | "url";
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            }[];
+                            /** @description The page size asked for. */
+                            limit: number;
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description Items skipped before this page. */
+                            offset: number;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -35011,12 +37864,23 @@ export interface operations {
                     jwks_uri?: string;
                     name: string;
                     publish?: boolean;
+                    workload_bindings?: {
+                        /** @default {} */
+                        claims?: {
+                            [key: string]: string;
+                        };
+                        /** @default 900 */
+                        lifetime_seconds?: number;
+                        name?: string;
+                        scopes: string[];
+                        subject: string;
+                    }[];
                 };
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -35026,10 +37890,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            jwks: {
+                                cache_until: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                etag: string | null;
+                                /** @description The last refetch’s failure (the last good keys are kept). */
+                                fetch_error: string | null;
+                                fetched_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The `iss` of the tokens the set verifies. */
+                                issuer: string | null;
+                                jwks_uri: string | null;
+                                keys: ({
+                                    kid?: string;
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                                /** @description The key ids of the set. */
+                                kids: string[];
+                                last_modified: string | null;
+                                name: string;
+                                /** @description Whether the keys are in the account’s `.well-known` JWK set. */
+                                publish: boolean;
+                                /** @enum {string} */
+                                source: "inline" | "url";
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `jwks_fetch_failed` (The JWK set URL was refused or did not answer a JWK set.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35038,7 +37940,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request" | "jwks_fetch_failed";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -35068,7 +37970,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35077,7 +37979,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -35156,7 +38058,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        keys: ({
+                            kid?: string;
+                            kty: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    };
                 };
             };
             /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.) */
@@ -35237,7 +38146,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            jwks: {
+                                cache_until: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                etag: string | null;
+                                /** @description The last refetch’s failure (the last good keys are kept). */
+                                fetch_error: string | null;
+                                fetched_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The `iss` of the tokens the set verifies. */
+                                issuer: string | null;
+                                jwks_uri: string | null;
+                                keys: ({
+                                    kid?: string;
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                                /** @description The key ids of the set. */
+                                kids: string[];
+                                last_modified: string | null;
+                                name: string;
+                                /** @description Whether the keys are in the account’s `.well-known` JWK set. */
+                                publish: boolean;
+                                /** @enum {string} */
+                                source: "inline" | "url";
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -35352,6 +38299,17 @@ export interface operations {
                     publish?: boolean;
                     /** @constant */
                     refresh?: true;
+                    workload_bindings?: {
+                        /** @default {} */
+                        claims?: {
+                            [key: string]: string;
+                        };
+                        /** @default 900 */
+                        lifetime_seconds?: number;
+                        name?: string;
+                        scopes: string[];
+                        subject: string;
+                    }[];
                 };
             };
         };
@@ -35367,10 +38325,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            jwks: {
+                                cache_until: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                etag: string | null;
+                                /** @description The last refetch’s failure (the last good keys are kept). */
+                                fetch_error: string | null;
+                                fetched_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The `iss` of the tokens the set verifies. */
+                                issuer: string | null;
+                                jwks_uri: string | null;
+                                keys: ({
+                                    kid?: string;
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                                /** @description The key ids of the set. */
+                                kids: string[];
+                                last_modified: string | null;
+                                name: string;
+                                /** @description Whether the keys are in the account’s `.well-known` JWK set. */
+                                publish: boolean;
+                                /** @enum {string} */
+                                source: "inline" | "url";
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `jwks_fetch_failed` (The JWK set URL was refused or did not answer a JWK set.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35379,7 +38375,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "jwks_fetch_failed";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -35422,7 +38418,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `stale_etag` (If-Match names an older version, or a concurrent write won.); `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `stale_etag` (If-Match names an older version, or a concurrent write won.); `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35431,7 +38427,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "stale_etag" | "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "stale_etag" | "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -35531,7 +38527,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            deleted: true;
+                            jwks: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -35691,7 +38699,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The page size asked for. */
+                            limit: number;
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description Items skipped before this page. */
+                            offset: number;
+                            /** @description The items of this page. */
+                            tokens: {
+                                alg: string | null;
+                                aud: string[];
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                exp: string | null;
+                                iat: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                iss: string | null;
+                                jti: string | null;
+                                jwks_id: string | null;
+                                kid: string | null;
+                                nbf: string | null;
+                                revoke_reason: string | null;
+                                revoked_at: string | null;
+                                /**
+                                 * @description Computed on each read.
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked" | "expired";
+                                sub: string | null;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /**
+                                 * @description The signature check against the account’s JWK set for the issuer, when stored.
+                                 * @enum {string}
+                                 */
+                                verification: "valid" | "invalid" | "unverified";
+                                verification_error: string | null;
+                                version: number;
+                            }[];
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -35783,8 +38839,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -35794,10 +38850,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            token: {
+                                alg: string | null;
+                                aud: string[];
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                exp: string | null;
+                                iat: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                iss: string | null;
+                                jti: string | null;
+                                jwks_id: string | null;
+                                kid: string | null;
+                                nbf: string | null;
+                                revoke_reason: string | null;
+                                revoked_at: string | null;
+                                /**
+                                 * @description Computed on each read.
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked" | "expired";
+                                sub: string | null;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /**
+                                 * @description The signature check against the account’s JWK set for the issuer, when stored.
+                                 * @enum {string}
+                                 */
+                                verification: "valid" | "invalid" | "unverified";
+                                verification_error: string | null;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -35806,7 +38901,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -35927,7 +39022,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The JWT; only while the token is active (null once revoked or expired). */
+                            raw_token: string | null;
+                            token: {
+                                alg: string | null;
+                                aud: string[];
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                exp: string | null;
+                                iat: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                iss: string | null;
+                                jti: string | null;
+                                jwks_id: string | null;
+                                kid: string | null;
+                                nbf: string | null;
+                                revoke_reason: string | null;
+                                revoked_at: string | null;
+                                /**
+                                 * @description Computed on each read.
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked" | "expired";
+                                sub: string | null;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /**
+                                 * @description The signature check against the account’s JWK set for the issuer, when stored.
+                                 * @enum {string}
+                                 */
+                                verification: "valid" | "invalid" | "unverified";
+                                verification_error: string | null;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -36039,7 +39175,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            deleted: true;
+                            token: {
+                                /** Format: uuid */
+                                id: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -36208,7 +39355,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            token: {
+                                alg: string | null;
+                                aud: string[];
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                exp: string | null;
+                                iat: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                iss: string | null;
+                                jti: string | null;
+                                jwks_id: string | null;
+                                kid: string | null;
+                                nbf: string | null;
+                                revoke_reason: string | null;
+                                revoked_at: string | null;
+                                /**
+                                 * @description Computed on each read.
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked" | "expired";
+                                sub: string | null;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /**
+                                 * @description The signature check against the account’s JWK set for the issuer, when stored.
+                                 * @enum {string}
+                                 */
+                                verification: "valid" | "invalid" | "unverified";
+                                verification_error: string | null;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -36263,7 +39449,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_revoked` (Already revoked.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -36272,7 +39458,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_revoked";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -38229,7 +41415,50 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            over_quota: {
+                                /** @constant */
+                                code: "quota_exceeded";
+                                /** @constant */
+                                status: 403;
+                            };
+                            over_rate: {
+                                /** @constant */
+                                code: "rate_limited";
+                                /** @constant */
+                                status: 429;
+                            };
+                            quota: {
+                                max_api_keys?: number;
+                                max_devices?: number;
+                                max_secrets?: number;
+                                max_webhooks?: number;
+                                requests_per_minute?: number;
+                                /** @description Per credential within the account; absent: the account’s rate. */
+                                requests_per_minute_per_credential?: number;
+                            };
+                            rate_limits: {
+                                account: {
+                                    burst: number;
+                                    requests_per_minute: number;
+                                };
+                                /** @description Per credential; null when only the account rate applies. */
+                                credential: {
+                                    burst: number;
+                                    requests_per_minute: number;
+                                } | null;
+                                unauthenticated_per_ip: {
+                                    burst: number;
+                                    requests_per_minute: number;
+                                };
+                            };
+                            /** Format: uuid */
+                            tenant_id: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.) */
@@ -40430,7 +43659,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The items of this page. */
+                            assertions: {
+                                assertion_id: string;
+                                audiences: string[];
+                                authn_instant: string | null;
+                                certificate_sha256: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                issue_instant: string | null;
+                                issuer: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The metadata whose certificate verified the assertion.
+                                 */
+                                metadata_id: string;
+                                not_before: string | null;
+                                not_on_or_after: string;
+                                recipient: string | null;
+                                session_index: string | null;
+                                signature_algorithm: string;
+                                subject: string | null;
+                                subject_format: string | null;
+                                version: number;
+                                /** @description The assertion XML is not kept, only its SHA-256. */
+                                xml_sha256: string;
+                            }[];
+                            /** @description The page size asked for. */
+                            limit: number;
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description Items skipped before this page. */
+                            offset: number;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -40521,8 +43792,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -40532,10 +43803,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            assertion: {
+                                assertion_id: string;
+                                audiences: string[];
+                                authn_instant: string | null;
+                                certificate_sha256: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                issue_instant: string | null;
+                                issuer: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The metadata whose certificate verified the assertion.
+                                 */
+                                metadata_id: string;
+                                not_before: string | null;
+                                not_on_or_after: string;
+                                recipient: string | null;
+                                session_index: string | null;
+                                signature_algorithm: string;
+                                subject: string | null;
+                                subject_format: string | null;
+                                version: number;
+                                /** @description The assertion XML is not kept, only its SHA-256. */
+                                xml_sha256: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `invalid_xml` (The XML is malformed, or carries a DTD, entity declaration or processing the service refuses.); `unknown_issuer` (No stored SAML metadata names the assertion’s issuer.); `saml_signature_invalid` (The SAML assertion is unsigned, its signature does not verify, or it is wrapped (XSW).); `assertion_expired` (The SAML assertion is past its NotOnOrAfter.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -40544,7 +43848,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_xml" | "unknown_issuer" | "saml_signature_invalid" | "assertion_expired" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -40665,7 +43969,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            assertion: {
+                                assertion_id: string;
+                                audiences: string[];
+                                authn_instant: string | null;
+                                certificate_sha256: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                issue_instant: string | null;
+                                issuer: string;
+                                /**
+                                 * Format: uuid
+                                 * @description The metadata whose certificate verified the assertion.
+                                 */
+                                metadata_id: string;
+                                not_before: string | null;
+                                not_on_or_after: string;
+                                recipient: string | null;
+                                session_index: string | null;
+                                signature_algorithm: string;
+                                subject: string | null;
+                                subject_format: string | null;
+                                version: number;
+                                /** @description The assertion XML is not kept, only its SHA-256. */
+                                xml_sha256: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -40777,7 +44114,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            assertion: {
+                                assertion_id: string;
+                                /** Format: uuid */
+                                id: string;
+                            };
+                            /** @constant */
+                            deleted: true;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -40947,10 +44296,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description Until then the same assertion id is a replay (409 `assertion_replayed`).
+                             */
+                            expires_at: string;
+                            /** @constant */
+                            fresh: true;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `assertion_expired` (The SAML assertion is past its NotOnOrAfter.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -40959,7 +44320,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "assertion_expired";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -40989,7 +44350,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `assertion_replayed` (The SAML assertion id was seen before (replay).) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -40998,7 +44359,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "assertion_replayed";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -41081,7 +44442,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The page size asked for. */
+                            limit: number;
+                            /** @description The items of this page. */
+                            metadata: {
+                                certificates: {
+                                    fingerprint_sha256: string;
+                                    not_after: string;
+                                    not_before: string;
+                                    pem: string;
+                                    subject: string;
+                                    /** @enum {string} */
+                                    use: "signing" | "encryption" | "both";
+                                }[];
+                                /** @description The earliest certificate expiry. */
+                                certificates_expire_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                endpoints: {
+                                    binding: string;
+                                    kind: string;
+                                    location: string;
+                                    role: string;
+                                }[];
+                                /** @description The entityID (unique in the account). */
+                                entity_id: string;
+                                /** Format: uuid */
+                                id: string;
+                                roles: string[];
+                                signed: boolean;
+                                /** Format: date-time */
+                                updated_at: string;
+                                valid_until: string | null;
+                                version: number;
+                                xml_sha256: string;
+                            }[];
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description Items skipped before this page. */
+                            offset: number;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -41173,8 +44582,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -41184,10 +44593,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            metadata: {
+                                certificates: {
+                                    fingerprint_sha256: string;
+                                    not_after: string;
+                                    not_before: string;
+                                    pem: string;
+                                    subject: string;
+                                    /** @enum {string} */
+                                    use: "signing" | "encryption" | "both";
+                                }[];
+                                /** @description The earliest certificate expiry. */
+                                certificates_expire_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                endpoints: {
+                                    binding: string;
+                                    kind: string;
+                                    location: string;
+                                    role: string;
+                                }[];
+                                /** @description The entityID (unique in the account). */
+                                entity_id: string;
+                                /** Format: uuid */
+                                id: string;
+                                roles: string[];
+                                signed: boolean;
+                                /** Format: date-time */
+                                updated_at: string;
+                                valid_until: string | null;
+                                version: number;
+                                xml_sha256: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `invalid_xml` (The XML is malformed, or carries a DTD, entity declaration or processing the service refuses.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -41196,7 +44644,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_xml";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -41226,7 +44674,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -41235,7 +44683,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -41317,7 +44765,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            metadata: {
+                                certificates: {
+                                    fingerprint_sha256: string;
+                                    not_after: string;
+                                    not_before: string;
+                                    pem: string;
+                                    subject: string;
+                                    /** @enum {string} */
+                                    use: "signing" | "encryption" | "both";
+                                }[];
+                                /** @description The earliest certificate expiry. */
+                                certificates_expire_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                endpoints: {
+                                    binding: string;
+                                    kind: string;
+                                    location: string;
+                                    role: string;
+                                }[];
+                                /** @description The entityID (unique in the account). */
+                                entity_id: string;
+                                /** Format: uuid */
+                                id: string;
+                                roles: string[];
+                                signed: boolean;
+                                /** Format: date-time */
+                                updated_at: string;
+                                valid_until: string | null;
+                                version: number;
+                                xml_sha256: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -41437,10 +44924,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            metadata: {
+                                certificates: {
+                                    fingerprint_sha256: string;
+                                    not_after: string;
+                                    not_before: string;
+                                    pem: string;
+                                    subject: string;
+                                    /** @enum {string} */
+                                    use: "signing" | "encryption" | "both";
+                                }[];
+                                /** @description The earliest certificate expiry. */
+                                certificates_expire_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                description: string;
+                                endpoints: {
+                                    binding: string;
+                                    kind: string;
+                                    location: string;
+                                    role: string;
+                                }[];
+                                /** @description The entityID (unique in the account). */
+                                entity_id: string;
+                                /** Format: uuid */
+                                id: string;
+                                roles: string[];
+                                signed: boolean;
+                                /** Format: date-time */
+                                updated_at: string;
+                                valid_until: string | null;
+                                version: number;
+                                xml_sha256: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `invalid_xml` (The XML is malformed, or carries a DTD, entity declaration or processing the service refuses.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -41449,7 +44975,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_xml";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -41492,7 +45018,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `stale_etag` (If-Match names an older version, or a concurrent write won.); `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `stale_etag` (If-Match names an older version, or a concurrent write won.); `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -41501,7 +45027,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "stale_etag" | "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "stale_etag" | "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -41601,7 +45127,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            deleted: true;
+                            metadata: {
+                                entity_id: string;
+                                /** Format: uuid */
+                                id: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -44069,7 +47607,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            settings: {
+                                /** @description IP addresses or CIDR blocks API keys are accepted from (empty: any). */
+                                api_key_ip_allowlist: string[];
+                                history_retention_versions: number;
+                                temp_access_max_seconds: number;
+                                webhooks: {
+                                    allow_loopback: boolean;
+                                    max_attempts: number;
+                                    timeout_seconds: number;
+                                };
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -44098,7 +47652,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.); `would_lock_out` (The settings change would lock the caller out.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -44107,11 +47661,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "would_lock_out";
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `settings_conflict` (The settings changed concurrently.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -44120,7 +47674,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "settings_conflict";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -44202,7 +47756,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The caller’s user e-mail (null: a credential without a user has no shares). */
+                            shared_with: string | null;
+                            shares: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                owner_tenant_id: string;
+                                /** @enum {string} */
+                                permission: "read" | "write";
+                                /** @description Where to read the shared resource. */
+                                read_path: string | null;
+                                /** Format: uuid */
+                                resource_id: string;
+                                resource_name: string;
+                                shared_with_email: string;
+                                type: string;
+                            }[];
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -44301,7 +47881,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            revoked: true;
+                            share: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @enum {string} */
+                                permission: "read" | "write";
+                                /** Format: uuid */
+                                resource_id: string;
+                                resource_name: string;
+                                /** Format: date-time */
+                                revoked_at: string;
+                                shared_with_email: string;
+                                type: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -44461,7 +48064,44 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The page size asked for. */
+                            limit: number;
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description Items skipped before this page. */
+                            offset: number;
+                            /** @description The items of this page. */
+                            skey_otps: {
+                                /** @enum {string} */
+                                algorithm: "md5" | "sha1";
+                                /** @description RFC 2289 challenge `otp-<alg> <n> <seed>`; null once exhausted. */
+                                challenge: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                exhausted: boolean;
+                                /** Format: uuid */
+                                id: string;
+                                initial_sequence: number;
+                                last_verified_at: string | null;
+                                name: string;
+                                /** @description One-time passwords left. */
+                                remaining: number;
+                                seed: string;
+                                /** @description The count of the next expected OTP plus one. */
+                                sequence: number;
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            }[];
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -44562,8 +48202,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -44573,10 +48213,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            skey_otp: {
+                                /** @enum {string} */
+                                algorithm: "md5" | "sha1";
+                                /** @description RFC 2289 challenge `otp-<alg> <n> <seed>`; null once exhausted. */
+                                challenge: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                exhausted: boolean;
+                                /** Format: uuid */
+                                id: string;
+                                initial_sequence: number;
+                                last_verified_at: string | null;
+                                name: string;
+                                /** @description One-time passwords left. */
+                                remaining: number;
+                                seed: string;
+                                /** @description The count of the next expected OTP plus one. */
+                                sequence: number;
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -44585,7 +48253,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -44706,7 +48374,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            skey_otp: {
+                                /** @enum {string} */
+                                algorithm: "md5" | "sha1";
+                                /** @description RFC 2289 challenge `otp-<alg> <n> <seed>`; null once exhausted. */
+                                challenge: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                exhausted: boolean;
+                                /** Format: uuid */
+                                id: string;
+                                initial_sequence: number;
+                                last_verified_at: string | null;
+                                name: string;
+                                /** @description One-time passwords left. */
+                                remaining: number;
+                                seed: string;
+                                /** @description The count of the next expected OTP plus one. */
+                                sequence: number;
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -44818,7 +48514,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            deleted: true;
+                            skey_otp: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -44987,10 +48695,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            skey_otp: {
+                                /** @enum {string} */
+                                algorithm: "md5" | "sha1";
+                                /** @description RFC 2289 challenge `otp-<alg> <n> <seed>`; null once exhausted. */
+                                challenge: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                exhausted: boolean;
+                                /** Format: uuid */
+                                id: string;
+                                initial_sequence: number;
+                                last_verified_at: string | null;
+                                name: string;
+                                /** @description One-time passwords left. */
+                                remaining: number;
+                                seed: string;
+                                /** @description The count of the next expected OTP plus one. */
+                                sequence: number;
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                            /** @constant */
+                            verified: true;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `otp_invalid` (The one-time password is not this key’s.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -44999,7 +48737,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "otp_invalid";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -45042,7 +48780,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `skey_exhausted` (The S/KEY sequence has no one-time password left; create a new sequence.); `otp_replayed` (The one-time password is not newer than the last accepted one.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -45051,7 +48789,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "skey_exhausted" | "otp_replayed";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -47959,10 +51697,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The payload as text, when it is UTF-8 text. */
+                            payload: string | null;
+                            /** Format: base64 */
+                            payload_base64: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `steg_decode_failed` (No payload opens with this passphrase (wrong passphrase, or the image was altered).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -47971,7 +51718,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request" | "steg_decode_failed";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -48105,10 +51852,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description Bytes hidden. */
+                            bytes: number;
+                            /** @description Bytes the carrier can hide. */
+                            capacity: number;
+                            height: number;
+                            /** Format: base64 */
+                            png_base64: string;
+                            width: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -48117,7 +51877,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -48238,7 +51998,52 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The resource’s value. */
+                            data: unknown;
+                            grant: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: date-time */
+                                expires_at: string;
+                                first_used_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                last_used_at: string | null;
+                                /** Format: uuid */
+                                resource_id: string;
+                                resource_name: string;
+                                revoked_at: string | null;
+                                single_use: boolean;
+                                /** @enum {string} */
+                                status: "active" | "expired" | "revoked" | "used";
+                                type: string;
+                                uses: number;
+                            };
+                            resource: {
+                                container_id: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The resource’s public metadata. */
+                                meta: {
+                                    [key: string]: unknown;
+                                };
+                                name: string;
+                                type: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                updated_by: string | null;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -48254,6 +52059,19 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description Not allowed: `tenant_suspended` (The account is suspended.) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "tenant_suspended";
+                    } & components["schemas"]["Error"];
+                };
+            };
             /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
             404: {
                 headers: {
@@ -48264,6 +52082,32 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "not_found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state: `conflict` (The request conflicts with the current state.) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "conflict";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Gone: `temp_access_expired` (The temporary access grant expired.); `temp_access_revoked` (The temporary access grant was revoked.); `temp_access_used` (The single-use temporary access grant was used.) */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "temp_access_expired" | "temp_access_revoked" | "temp_access_used";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -48324,7 +52168,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            grant: {
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: date-time */
+                                expires_at: string;
+                                first_used_at: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                last_used_at: string | null;
+                                /** Format: uuid */
+                                resource_id: string;
+                                resource_name: string;
+                                revoked_at: string | null;
+                                single_use: boolean;
+                                /** @enum {string} */
+                                status: "active" | "expired" | "revoked" | "used";
+                                type: string;
+                                uses: number;
+                            };
+                            /** @constant */
+                            revoked: true;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -48517,10 +52388,106 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            timelock: {
+                                break_glass: {
+                                    delay_seconds: number;
+                                    reason: string | null;
+                                    release_after: string | null;
+                                    requested_at: string | null;
+                                    requested_by: string | null;
+                                    /** @enum {string} */
+                                    status: "armed" | "pending" | "vetoed";
+                                    veto_reason: string | null;
+                                    veto_threshold: number | null;
+                                    vetoed_at: string | null;
+                                    vetoed_by: string | null;
+                                } | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the value can be read (release_at, or an earlier break-glass release).
+                                 */
+                                opens_at: string;
+                                /** Format: date-time */
+                                release_at: string;
+                                released: boolean;
+                                released_by: ("time" | "break_glass") | null;
+                                seconds_left: number;
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                            /** @description Shamir shares of the veto key; shown once, at seal. */
+                            veto_shares?: string[];
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description Created */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            timelock: {
+                                break_glass: {
+                                    delay_seconds: number;
+                                    reason: string | null;
+                                    release_after: string | null;
+                                    requested_at: string | null;
+                                    requested_by: string | null;
+                                    /** @enum {string} */
+                                    status: "armed" | "pending" | "vetoed";
+                                    veto_reason: string | null;
+                                    veto_threshold: number | null;
+                                    vetoed_at: string | null;
+                                    vetoed_by: string | null;
+                                } | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the value can be read (release_at, or an earlier break-glass release).
+                                 */
+                                opens_at: string;
+                                /** Format: date-time */
+                                release_at: string;
+                                released: boolean;
+                                released_by: ("time" | "break_glass") | null;
+                                seconds_left: number;
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                            /** @description Shamir shares of the veto key; shown once, at seal. */
+                            veto_shares?: string[];
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `shares_invalid` (The escrow shares are malformed, from different splits, too few, or do not combine.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -48529,7 +52496,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request" | "shares_invalid";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -48559,7 +52526,20 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `conflict` (The request conflicts with the current state.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -48568,7 +52548,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "conflict";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -48650,7 +52630,48 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            timelock: {
+                                break_glass: {
+                                    delay_seconds: number;
+                                    reason: string | null;
+                                    release_after: string | null;
+                                    requested_at: string | null;
+                                    requested_by: string | null;
+                                    /** @enum {string} */
+                                    status: "armed" | "pending" | "vetoed";
+                                    veto_reason: string | null;
+                                    veto_threshold: number | null;
+                                    vetoed_at: string | null;
+                                    vetoed_by: string | null;
+                                } | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                created_by: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /**
+                                 * Format: date-time
+                                 * @description When the value can be read (release_at, or an earlier break-glass release).
+                                 */
+                                opens_at: string;
+                                /** Format: date-time */
+                                release_at: string;
+                                released: boolean;
+                                released_by: ("time" | "break_glass") | null;
+                                seconds_left: number;
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                            /** @description The sealed value once released; null before. */
+                            value: string | null;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -50175,10 +54196,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            encrypted: boolean;
+                            /** @constant */
+                            format: "jwt";
+                            header: {
+                                [key: string]: unknown;
+                            };
+                            /** @description null for an encrypted JWT (JWE). */
+                            payload: {
+                                [key: string]: unknown;
+                            } | null;
+                            signature_present: boolean;
+                            /** @constant */
+                            verified: false;
+                            /** @description The signature was not checked. */
+                            warning: string;
+                        } | {
+                            bytes: number;
+                            /** @enum {string} */
+                            format: "base64" | "base64url" | "hex" | "base32" | "url" | "pem" | "quoted-printable" | "jwt";
+                            /** @description The PEM label. */
+                            label?: string;
+                            /** @description The decoded bytes as text, when they are text. */
+                            output: string | null;
+                            /** Format: base64 */
+                            output_base64: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -50187,7 +54238,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -50316,7 +54367,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description Likely secrets in the input. */
+                            findings: {
+                                description: string;
+                                end: number;
+                                entropy?: number;
+                                /** @description Redacted: never the whole secret. */
+                                preview: string;
+                                rule: string;
+                                severity: string;
+                                start: number;
+                            }[];
+                            formats: {
+                                decodes_to?: string;
+                                detail?: {
+                                    [key: string]: unknown;
+                                };
+                                format: string;
+                            }[];
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -50462,10 +54536,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            format: "base64" | "base64url" | "hex" | "base32" | "url" | "pem" | "quoted-printable" | "jwt";
+                            output: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -50474,7 +54556,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -50592,7 +54674,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            api_keys: {
+                                /** @description null: no limit */
+                                limit: number | null;
+                                used: number;
+                            };
+                            devices: {
+                                /** @description null: no limit */
+                                limit: number | null;
+                                used: number;
+                            };
+                            requests: {
+                                by_day: {
+                                    /** Format: date */
+                                    day: string;
+                                    requests: number;
+                                }[];
+                                last_30_days: number;
+                                today: number;
+                            };
+                            secrets: {
+                                /** @description null: no limit */
+                                limit: number | null;
+                                used: number;
+                            };
+                            /** Format: uuid */
+                            tenant_id: string;
+                            webhooks: {
+                                /** @description null: no limit */
+                                limit: number | null;
+                                used: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.) */
@@ -52425,7 +56543,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            credentials: {
+                                backed_up: boolean;
+                                counter: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                device_type: string;
+                                /** @description The credential id (base64url). */
+                                id: string;
+                                last_used_at: string | null;
+                                name: string;
+                                transports: string[];
+                                user: string;
+                            }[];
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.) */
@@ -52511,7 +56648,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            credential: {
+                                id: string;
+                                name: string;
+                            };
+                            /** @constant */
+                            deleted: true;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -52667,7 +56815,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            total: number;
+                            webhooks: {
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The user (or `kind:id` of the credential) that created it. */
+                                created_by: string | null;
+                                description: string;
+                                enabled: boolean;
+                                /** @description Event types or patterns (`secret.*`, `*`) delivered to the URL. */
+                                events: string[];
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The delivery URL as normalised at create. */
+                                url: string;
+                            }[];
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.) */
@@ -52750,8 +56920,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -52761,10 +56931,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            webhook: {
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The user (or `kind:id` of the credential) that created it. */
+                                created_by: string | null;
+                                description: string;
+                                enabled: boolean;
+                                /** @description Event types or patterns (`secret.*`, `*`) delivered to the URL. */
+                                events: string[];
+                                /** Format: uuid */
+                                id: string;
+                                /** @description Standard Webhooks signing secret (`whsec_…`); shown in this response only. */
+                                signing_secret: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The delivery URL as normalised at create. */
+                                url: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `webhook_url_refused` (The webhook URL resolves to a refused address.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -52773,7 +56966,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "webhook_url_refused";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -52790,7 +56983,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.); `quota_exceeded` (The account quota is reached.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -52799,7 +56992,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "quota_exceeded";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -52896,7 +57089,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The items of this page. */
+                            deliveries: {
+                                attempt_count: number;
+                                attempts: ({
+                                    /** Format: date-time */
+                                    at: string;
+                                    attempt: number;
+                                    error: string | null;
+                                    latency_ms: number;
+                                    /** @description The receiver’s HTTP status; null when no answer came. */
+                                    status_code: number | null;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
+                                /** Format: date-time */
+                                created_at: string;
+                                dead_lettered_at: string | null;
+                                event_id: string;
+                                event_type: string;
+                                /** @description The event id (one delivery per event and webhook). */
+                                id: string;
+                                next_retry_at: string | null;
+                                /** @enum {string} */
+                                status: "queued" | "retrying" | "succeeded" | "dead";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** Format: uuid */
+                                webhook_id: string;
+                            }[];
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -53000,8 +57231,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Accepted */
+            202: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -53011,7 +57242,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The `webhook.test` event queued for delivery. */
+                            event_id: string;
+                            /** Format: uuid */
+                            webhook_id: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -53066,7 +57306,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `webhook_disabled` (The webhook is disabled.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -53075,7 +57315,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "webhook_disabled";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -56039,7 +60279,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            status: "ok";
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Internal error: `internal_error` (An internal error (never with internals).) */
@@ -56073,7 +60320,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            status: "ok";
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Internal error: `internal_error` (An internal error (never with internals).) */
@@ -56107,7 +60361,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description Each dependency probed. */
+                            checks: {
+                                /** @constant */
+                                key_provider: "ok";
+                                /** @constant */
+                                table: "ok";
+                            };
+                            /** @constant */
+                            status: "ready";
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description Internal error: `internal_error` (An internal error (never with internals).) */
@@ -56120,6 +60388,20 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -56162,10 +60444,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            event_id: string;
+                            /**
+                             * @description `applied`, or why nothing changed.
+                             * @enum {string}
+                             */
+                            outcome: "applied" | "duplicate" | "stale" | "ignored";
+                            plan?: string | null;
+                            /** @constant */
+                            received: true;
+                            subscription_status?: string;
+                            type: string;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `webhook_signature_invalid` (The payment provider event’s signature does not verify, or its timestamp is outside the tolerance (5 minutes).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -56174,7 +60472,20 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep";
+                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "webhook_signature_invalid";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "unauthorized";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -56243,6 +60554,20 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable: `service_unavailable` (A dependency is unavailable.) */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "service_unavailable";
                     } & components["schemas"]["Error"];
                 };
             };
