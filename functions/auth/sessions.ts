@@ -14,7 +14,7 @@ export const refresh = defineHandler({
     'Rotates the refresh token: a new access token (15 minutes) and a new refresh token; the old refresh token is spent. Presenting a spent one ends the whole session (401 `refresh_token_reused`).',
   responses: { 200: SessionTokensSchema },
   body: RefreshBody,
-  errors: ['unauthorized', 'refresh_token_reused', 'tenant_suspended'],
+  errors: ['unauthorized', 'invalid_grant', 'refresh_token_reused', 'tenant_suspended'],
   async handler(input) {
     return ok(await refreshSession(input.body.refresh_token, requestFacts(input)));
   },

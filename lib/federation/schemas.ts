@@ -211,6 +211,9 @@ const JwkSetMeta = z.object({
   etag: z.string().nullable(),
   last_modified: z.string().nullable(),
   fetch_error: z.string().nullable().describe('The last refetch’s failure (the last good keys are kept).'),
+  workload_bindings: z
+    .array(WorkloadBinding)
+    .describe('Which of the issuer’s tokens a workload may exchange, and for what (POST /api/v1/auth/workload/token).'),
   version: Version,
   created_at: Timestamp,
   updated_at: Timestamp,
