@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Principal } from '../auth/principal.js';
+import { onDocumentClient } from '../store/client.js';
 import type { Tenant } from '../store/tenants.js';
 
 /**
@@ -118,3 +119,6 @@ export function guardWrites(client: DynamoDBDocumentClient): void {
     { step: 'initialize', name: 'admissionGate', priority: 'high' },
   );
 }
+
+// every client of the table, the function's own and each tenant's, gates its writes
+onDocumentClient(guardWrites);

@@ -5,7 +5,6 @@ import { Agent } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
 import { config } from '../config.js';
 import { observeClient } from '../http/metrics.js'; // X-Ray subsegment per call (issue 25)
-import { guardWrites } from '../http/admission.js';
 import { tenantCredentials } from '../tenancy/credentials.js';
 import { partitionKeys } from '../tenancy/leading-keys.js';
 import { isLookupPartition } from '../tenancy/lookups.js';
@@ -30,6 +29,16 @@ const tenants = new Map<string, DynamoDBDocumentClient>();
 /** Tenant clients kept per container (the least recently created goes first). */
 const MAX_TENANT_CLIENTS = 500;
 let handler: NodeHttpHandler | undefined;
+
+/** What every document client gets when it is made (lib/http/admission.ts: its writes wait for admission). */
+const clientHooks: ((client: DynamoDBDocumentClient) => void)[] = [];
+
+/** Applies `hook` to every document client, made or to be made (the request path registers the admission gate). */
+export function onDocumentClient(hook: (client: DynamoDBDocumentClient) => void): void {
+  clientHooks.push(hook);
+  if (service) hook(service);
+  for (const client of tenants.values()) hook(client);
+}
 
 class TenantAccessDenied extends Error {
   constructor(message: string) {
@@ -69,7 +78,7 @@ function create(
     },
     { step: 'initialize', name: 'tenantPartitions', priority: 'high' },
   );
-  guardWrites(doc);
+  for (const hook of clientHooks) hook(doc);
   return doc;
 }
 

@@ -4,6 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { table } from './table.js';
 import * as http from '../../lib/http/index.js';
 import * as apiKeys from '../../lib/auth/api-keys.js';
+import { db } from '../../lib/store/client.js';
+import { withTenant } from '../../lib/tenancy/scope.js';
 
 /**
  * lib/http/idempotency.ts through defineHandler, against the suite's table: the first
@@ -148,7 +150,8 @@ describe('Idempotency-Key', () => {
   it('a table error while taking the key is not a reuse: the request fails (500) without running', async () => {
     const { key, tenantId } = await credential();
     const { intercept } = await import('./dynamo-faults.js');
-    const undo = intercept(t.db(), (command, input) => {
+    // the key is taken inside the tenant's scope, on the tenant's client (lib/store/client.ts)
+    const undo = intercept(withTenant(tenantId, () => db()), (command, input) => {
       if (command === 'PutItemCommand' && input.Item?.pk === `T#${tenantId}` && String(input.Item?.sk).startsWith('IDEM#')) throw new Error('table unavailable');
       return undefined;
     });
