@@ -222,6 +222,7 @@ const SUCCESS_TEXT: Readonly<Record<`${SuccessStatus}`, string>> = {
   202: 'Accepted',
   204: 'No content',
   302: 'Found: a browser redirect (see Location)',
+  304: 'Not modified: the If-None-Match ETag is current (no body)',
 };
 
 /** The success body of a status in the route's wire format. */
@@ -247,12 +248,12 @@ function responsesOf(route: Route, schemas: Schemas | undefined): Json {
   const declared = schemas?.responses as HandlerDoc['responses'] | undefined;
   const successes = declared && Object.keys(declared).length > 0 ? Object.entries(declared) : [['200', undefined] as const];
   for (const [status, schema] of successes) {
-    const content = status === '204' || status === '302' ? undefined : successContent(wire, schema, schema === null);
+    const content = status === '204' || status === '302' || status === '304' ? undefined : successContent(wire, schema, schema === null);
     const headers = {
       ...header('X-Request-Id'),
       ...(status === '302' ? header('Location') : {}),
       ...(rateLimited(route) ? { ...header('RateLimit'), ...header('RateLimit-Policy') } : {}),
-      ...(etagged(route) ? header('ETag') : {}),
+      ...(etagged(route) || status === '304' ? header('ETag') : {}),
       ...(takesIdempotencyKey(route) ? header('Idempotent-Replayed') : {}),
     };
     const example = EXAMPLES[route.key]?.response;

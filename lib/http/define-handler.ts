@@ -41,7 +41,7 @@ export interface HandlerInput<P, Q, B> {
 }
 
 /** The success statuses a handler can answer with. */
-export type SuccessStatus = 200 | 201 | 202 | 204 | 302;
+export type SuccessStatus = 200 | 201 | 202 | 204 | 302 | 304;
 
 /**
  * What the API description (scripts/openapi.ts) says of a handler, declared beside it:
@@ -49,8 +49,8 @@ export type SuccessStatus = 200 | 201 | 202 | 204 | 302;
  * - `description`: what a user needs beyond the summary (behaviour, limits, idempotency);
  * - `responses`: every success status the handler answers with and the schema of what it
  *   sends: on the `envelope` wire the schema of `data`, on the other wires (lib/routes.ts
- *   `wireOf`) the whole body; `null` for a 204, a 302 (a browser redirect) or a body the
- *   document cannot type;
+ *   `wireOf`) the whole body; `null` for a 204, a 302 (a browser redirect), a 304 (If-None-Match
+ *   matched) or a body the document cannot type;
  * - `errors`: error codes (lib/http/error-codes.ts) the handler itself raises, beyond those
  *   every route of its kind can give (authentication, scopes, validation, limits).
  * The API tests hold every response they receive to the document built from these.
