@@ -53,8 +53,12 @@ function create(
 ): DynamoDBDocumentClient {
   const cfg = config();
   const local = cfg.DYNAMODB_ENDPOINT !== undefined;
+  // A Lambda container serves one request at a time: 64 sockets are ample. The local runtimes
+  // serve every concurrent request (and the stream relay) from one process: with 64, a burst of
+  // 300 requests queued its table calls past the 2 s connection timeout (500s in
+  // test/api/limits-contention.test.ts); DynamoDB Local takes 512 connections.
   handler ??= new NodeHttpHandler({
-    httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 64 }),
+    httpAgent: new HttpAgent({ keepAlive: true, maxSockets: local ? 512 : 64 }),
     httpsAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
     connectionTimeout: 2000,
     requestTimeout: 5000,

@@ -43,7 +43,7 @@ describe('rate limit under contention', () => {
 
     const admitted = results.filter((r) => r.status === 200);
     const refused = results.filter((r) => r.status === 429);
-    expect(admitted.length + refused.length).toBe(300);
+    expect(results.filter((r) => r.status !== 200 && r.status !== 429).map((r) => `${r.status} ${JSON.stringify(r.body).slice(0, 200)}`)).toEqual([]);
     // the tolerance: tokens refilled while the burst lasted (100/60 per second), plus one partial token
     const tolerance = Math.ceil((seconds * 100) / 60) + 1;
     expect(admitted.length).toBeLessThanOrEqual(100 + tolerance);
