@@ -57,8 +57,10 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | tenant    | TenantAudit       | UpdateItem (read-only routes)           | same, and Attributes only AUDIT_ATTRIBUTES (denied requests, sensitive reads) |
  * | tenant    | TenantDataKeys    | kms:Decrypt (+ GenerateDataKey with kms:encrypt) | kms:EncryptionContext:tenant_id = ${aws:PrincipalTag/tenant_id} |
  *
- * Operator, self-authenticating and cross-tenant routes keep the grants above on their own
- * role (the documented exceptions, docs/architecture.md).
+ * Operator and self-authenticating routes keep the grants above on their own role (the
+ * documented exceptions, docs/architecture.md). The share-aware routes are tenant routes: a
+ * share's owner-side calls use the same tenant-access role, with a session tagged with the
+ * owner's id (lib/tenancy/scope.ts `ownerScope`).
  */
 export function grantSetKey(grants: readonly Grant[]): string {
   return [...grants].sort((a, b) => GRANTS.indexOf(a) - GRANTS.indexOf(b)).join(' ') || 'none';
@@ -104,7 +106,7 @@ export class RouteRoles extends Construct {
     return this.ownRole(route.grants);
   }
 
-  /** The role of a grant set used as the function's own (operator, self-authenticating, cross-tenant routes; the CORS preflight). */
+  /** The role of a grant set used as the function's own (operator and self-authenticating routes; the CORS preflight). */
   ownRole(grants: readonly Grant[]): iam.Role {
     const key = grantSetKey(grants);
     let role = this.roles.get(key);

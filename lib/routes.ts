@@ -111,41 +111,17 @@ export const wireOf = (route: Pick<Route, 'key'> | undefined): Wire => (route ? 
  *   temp-token: sign-in and sign-up flows, inbound webhooks, temporary access, protocol
  *   endpoints) find the account from a global item (an e-mail, a token hash, a client id)
  *   first: the function's own role, with the route's grants.
- * - `cross-tenant`: the bearer routes of crossTenantReason (below), which read what other
- *   accounts shared with the caller: as `self`.
+ * The share-aware routes (the secrets GET and PUT, every typed credential and password GET,
+ *   the document reads honouring grants) are tenant routes too: once the share or grant item
+ *   has proved the access, the owner-side calls run in a nested owner scope with the owner
+ *   account's session of the same role (lib/tenancy/scope.ts `ownerScope`).
  */
-export type Tenancy = 'tenant' | 'operator' | 'self' | 'cross-tenant';
+export type Tenancy = 'tenant' | 'operator' | 'self';
 
-const READ_SHARE = "a read share: the recipient reads (and opens) the owner account's resource (lib/sharing/access.ts)";
-const DOCUMENT_GRANT = "a document grant: the grantee reads the owner account's document (lib/documents/access.ts)";
-
-/**
- * Bearer routes that reach other accounts' items by design, each with why (docs/architecture.md
- * lists them; test/infra/tenancy.test.ts enumerates them): the share-aware item GETs (the
- * secrets GET and every typed credential or password GET, lib/sharing/access.ts
- * SHARE_AWARE_GET_HANDLERS), the secrets PUT (write shares) and the document reads that
- * honour grants.
- */
-const CROSS_TENANT_KEYS: Readonly<Record<string, string>> = {
-  'GET /api/v1/secrets/{name}': READ_SHARE,
-  'PUT /api/v1/secrets/{name}': "a write share: the recipient updates the owner account's secret (lib/secrets/service.ts)",
-  'GET /api/v1/documents/{id}': DOCUMENT_GRANT,
-  'GET /api/v1/documents/{id}/download': DOCUMENT_GRANT,
-  'GET /api/v1/documents/{id}/pages/{page}': DOCUMENT_GRANT,
-};
-
-/** Why a bearer route reaches other accounts' items, or undefined (a tenant route). */
-export function crossTenantReason(route: Pick<Route, 'key' | 'method' | 'handler'>): string | undefined {
-  if (CROSS_TENANT_KEYS[route.key]) return CROSS_TENANT_KEYS[route.key];
-  // the item GET of every typed credential and password collection honours read shares
-  if (route.method === 'GET' && route.handler && /^(credentials|passwords)\/[a-z-]+\.get$/.test(route.handler)) return READ_SHARE;
-  return undefined;
-}
-
-export function tenancyOf(route: Pick<Route, 'key' | 'auth' | 'method' | 'handler'>): Tenancy {
+export function tenancyOf(route: Pick<Route, 'auth'>): Tenancy {
   if (route.auth === 'operator') return 'operator';
   if (route.auth === 'public' || route.auth === 'endpoint' || route.auth === 'temp-token') return 'self';
-  return crossTenantReason(route) !== undefined ? 'cross-tenant' : 'tenant';
+  return 'tenant';
 }
 
 export interface Route {

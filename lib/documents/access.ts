@@ -2,7 +2,8 @@ import type { CallContext } from '../auth/principal.js';
 import { requireScopes } from '../auth/scopes.js';
 import { recordAudit } from '../audit/audit.js';
 import { HttpError, notFound } from '../http/errors.js';
-import { getTenant } from '../store/tenants.js';
+import { readAccount } from '../store/tenants.js';
+import { ownerScope } from '../tenancy/scope.js';
 import { type Grant, granteeGrant, readDocument, type StoredDocument } from './records.js';
 
 /**
@@ -37,9 +38,10 @@ export async function resolveDocument(ctx: CallContext, id: string): Promise<Acc
   if (grant.expires_at <= new Date().toISOString()) {
     throw new HttpError(403, 'grant_expired', `your access to this document expired at ${grant.expires_at}; ask its owner for a new grant`);
   }
-  const owner = await getTenant(grant.owner_tenant_id);
+  const owner = await readAccount(grant.owner_tenant_id);
   if (owner?.status !== 'active') throw notFound('document');
-  const doc = await readDocument(grant.owner_tenant_id, id);
+  // the grant passed: the owner's document is read with the owner's credentials (lib/tenancy/scope.ts)
+  const doc = await ownerScope(grant.owner_tenant_id, () => readDocument(grant.owner_tenant_id, id));
   if (!doc) throw notFound('document');
   return { tenantId: grant.owner_tenant_id, doc, via: 'grant', grant };
 }
@@ -77,10 +79,12 @@ export async function audit(
   outcome: 'success' | 'denied',
   detail: Record<string, unknown> = {},
 ): Promise<string> {
-  return recordAudit(ctx, access.tenantId, {
-    action,
-    resource: { type: 'document', id: access.doc.id, name: access.doc.name },
-    outcome,
-    detail: { via: access.via, ...(access.grant ? { grant_id: access.grant.id, grantee_email: access.grant.grantee_email } : {}), ...detail },
-  });
+  return ownerScope(access.tenantId, () =>
+    recordAudit(ctx, access.tenantId, {
+      action,
+      resource: { type: 'document', id: access.doc.id, name: access.doc.name },
+      outcome,
+      detail: { via: access.via, ...(access.grant ? { grant_id: access.grant.id, grantee_email: access.grant.grantee_email } : {}), ...detail },
+    }),
+  );
 }

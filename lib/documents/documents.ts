@@ -8,6 +8,7 @@ import { audit, granteeOf, READ_SCOPE, requireUse, resolveDocument, type Access 
 import { DocumentItem, documentView, GrantItem, LIST_FIELDS } from './records.js';
 import type { DocumentListQuery } from './schemas.js';
 import { getObject } from './storage.js';
+import { ownerScope } from '../tenancy/scope.js';
 
 /**
  * Protected documents: a PDF uploaded once, kept in S3 sealed with the owner account's
@@ -70,13 +71,17 @@ const accessView = (a: Access) => ({
 /** The opened PDF of an accessible document (the object's seal checked against its tenant, id and version). */
 export async function openDocument(access: Access): Promise<Buffer> {
   const { tenantId, doc } = access;
-  return open(docScope(tenantId, doc.id, doc.version), await getObject(doc.object_key));
+  const sealed = await getObject(doc.object_key);
+  // a grantee opens the owner's object with the owner's data key (lib/tenancy/scope.ts)
+  return ownerScope(tenantId, () => open(docScope(tenantId, doc.id, doc.version), sealed));
 }
 
 /** The password of a protected document, opened. */
 export async function documentPassword(access: Access): Promise<string | undefined> {
   const { tenantId, doc } = access;
-  return doc.password ? (await open(passwordScope(tenantId, doc.id, doc.version), doc.password)).toString('utf8') : undefined;
+  const sealed = doc.password;
+  if (!sealed) return undefined;
+  return (await ownerScope(tenantId, () => open(passwordScope(tenantId, doc.id, doc.version), sealed))).toString('utf8');
 }
 
 /** The original PDF, when the document and the caller's grant allow it; audited. */

@@ -16,6 +16,7 @@ import {
 } from '../store/resources.js';
 import { TxConditionFailed } from '../store/tx.js';
 import { counterAdd } from '../store/usage.js';
+import { ownerScope } from '../tenancy/scope.js';
 import type { CreateSecretBody, ListSecretsQuery, UpdateSecretBody } from './schemas.js';
 
 /**
@@ -133,7 +134,8 @@ export async function getSecret(ctx: CallContext, name: string): Promise<Secret>
   const found = await find(ctx, name, 'read');
   if (!found) throw notFound('secret');
   const { record, sealed } = found.stored;
-  const data = (await openSecret<Record<string, string>>(found.tenantId, record, sealed)) ?? {};
+  // a shared secret is opened with its owner's data key, in the owner's scope (lib/tenancy/scope.ts)
+  const data = (await ownerScope(found.tenantId, () => openSecret<Record<string, string>>(found.tenantId, record, sealed))) ?? {};
   return { ...toMeta(record), data, ...(found.shared ? { shared: found.shared } : {}) };
 }
 
@@ -153,17 +155,20 @@ export async function updateSecret(ctx: CallContext, name: string, body: UpdateS
     throw badRequest('container_id cannot be changed through a share', [{ path: 'body.container_id', message: 'not allowed through a share' }]);
   }
   const shared = found?.shared;
-  const { record, secret } = await updateResource<SecretStoredMeta, Record<string, string>>(
-    ctx,
-    TYPE,
-    found?.stored.record.id ?? '',
-    (current) => ({
-      meta: { description: body.description ?? current.meta.description, tags: body.tags ?? current.meta.tags },
-      ...(body.data ? { secret: body.data } : {}),
-      ...(body.container_id !== undefined ? { container_id: body.container_id } : {}),
-    }),
-    (r) => change('update', r, { version: r.version, fields: Object.keys(body), ...(shared ? { via: 'share', share_id: shared.share_id } : {}) }),
-    { ifMatch, tenantId: found?.tenantId, stored: found?.stored ?? null },
+  // through a write share, the owner's secret is updated (and its change audited) in the owner's scope
+  const { record, secret } = await ownerScope(found?.tenantId ?? ctx.principal.tenantId, () =>
+    updateResource<SecretStoredMeta, Record<string, string>>(
+      ctx,
+      TYPE,
+      found?.stored.record.id ?? '',
+      (current) => ({
+        meta: { description: body.description ?? current.meta.description, tags: body.tags ?? current.meta.tags },
+        ...(body.data ? { secret: body.data } : {}),
+        ...(body.container_id !== undefined ? { container_id: body.container_id } : {}),
+      }),
+      (r) => change('update', r, { version: r.version, fields: Object.keys(body), ...(shared ? { via: 'share', share_id: shared.share_id } : {}) }),
+      { ifMatch, tenantId: found?.tenantId, stored: found?.stored ?? null },
+    ),
   );
   return { ...toMeta(record), data: secret ?? {}, ...(shared ? { shared } : {}) };
 }

@@ -4,7 +4,8 @@ import { HttpError, notFound } from '../http/errors.js';
 import { RESOURCE_TYPES, resourceType } from '../catalog.js';
 import { ROUTES } from '../routes.js';
 import type { ResourceRecord } from '../store/resources.js';
-import { getTenant } from '../store/tenants.js';
+import { readAccount } from '../store/tenants.js';
+import { ownerScope } from '../tenancy/scope.js';
 import { readHead, typeOrNotFound, type Head } from './heads.js';
 import { shareFor, type Permission, type Share } from './shares.js';
 
@@ -35,7 +36,8 @@ export async function activeShareFor(ctx: CallContext, type: string, id: string,
   if (!email) return undefined;
   const share = await shareFor(email, type, id);
   if (!share || (need === 'write' && share.permission !== 'write')) return undefined;
-  const owner = await getTenant(share.owner_tenant_id);
+  // the projected account read authentication makes (the execution role's AccountRead): still the caller's scope
+  const owner = await readAccount(share.owner_tenant_id);
   if (!owner || owner.status !== 'active') return undefined;
   return share;
 }
@@ -53,7 +55,8 @@ export async function sharedHead(ctx: CallContext, type: string, id: string, nee
   typeOrNotFound(type);
   const share = await activeShareFor(ctx, type, id, need);
   if (!share) return undefined;
-  const head = await readHead(share.owner_tenant_id, type, id);
+  // the share passed: the owner's item is read with the owner's credentials (lib/tenancy/scope.ts)
+  const head = await ownerScope(share.owner_tenant_id, () => readHead(share.owner_tenant_id, type, id));
   if (!head) return undefined;
   return { tenantId: share.owner_tenant_id, head, share };
 }
@@ -87,7 +90,8 @@ export async function ownOrShared<T>(ctx: CallContext, type: string, id: string,
     if (!(error instanceof HttpError) || error.status !== 404) throw error;
     const share = await activeShareFor(ctx, type, id);
     if (!share || share.owner_tenant_id === ctx.principal.tenantId) throw error;
-    return read(share.owner_tenant_id);
+    // the share passed: the owner-side read (and decryption) with the owner's credentials
+    return ownerScope(share.owner_tenant_id, () => read(share.owner_tenant_id));
   }
 }
 

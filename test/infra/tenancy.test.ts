@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { crossTenantReason, ROUTES, tenancyOf, type Route } from '../../lib/routes.js';
+import { ROUTES, tenancyOf, type Route } from '../../lib/routes.js';
+import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES } from '../../lib/tenancy/lookups.js';
 import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, synthesize, type Statement, type Synthesized } from './synth.js';
@@ -22,8 +23,12 @@ const attributes = (st: Statement): string[] | undefined => {
   return undefined;
 };
 
-/** The exceptions: bearer routes that reach other accounts by design (docs/architecture.md lists them). */
-const CROSS_TENANT = [
+/**
+ * The share-aware bearer routes: they reach another account's resource through a share or a
+ * document grant, in a nested owner scope (lib/tenancy/scope.ts `ownerScope`), and are tenant
+ * routes like any other (no exception).
+ */
+const SHARE_AWARE = [
   'GET /api/v1/secrets/{name}',
   'PUT /api/v1/secrets/{name}',
   'GET /api/v1/documents/{id}',
@@ -41,21 +46,30 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
 
   const tenantRoutes = () => ROUTES.filter((r) => tenancyOf(r) === 'tenant');
 
-  it('classifies every route: bearer and device routes are tenant routes, except the enumerated cross-tenant ones', () => {
-    const cross = ROUTES.filter((r) => tenancyOf(r) === 'cross-tenant');
-    const byKey = cross.filter((r) => CROSS_TENANT.includes(r.key)).map((r) => r.key);
-    expect(byKey.sort()).toEqual([...CROSS_TENANT].sort());
-    // the rest: the share-aware item GETs of every typed credential and password collection
-    for (const r of cross.filter((c) => !CROSS_TENANT.includes(c.key))) {
-      expect(r.method, r.key).toBe('GET');
-      expect(r.handler, r.key).toMatch(/^(credentials|passwords)\/[a-z-]+\.get$/);
-      expect(crossTenantReason(r), r.key).toMatch(/read share/);
-    }
+  it('classifies every route: every bearer and device route is a tenant route, the share-aware ones included', () => {
     for (const r of ROUTES) {
-      const expected = r.auth === 'operator' ? 'operator' : ['public', 'endpoint', 'temp-token'].includes(r.auth) ? 'self' : crossTenantReason(r) ? 'cross-tenant' : 'tenant';
+      const expected = r.auth === 'operator' ? 'operator' : ['public', 'endpoint', 'temp-token'].includes(r.auth) ? 'self' : 'tenant';
       expect(tenancyOf(r), r.key).toBe(expected);
     }
+    const shareAware = ROUTES.filter((r) => SHARE_AWARE.includes(r.key) || (r.handler !== null && SHARE_AWARE_GET_HANDLERS.has(r.handler)));
+    expect(shareAware.length).toBeGreaterThan(SHARE_AWARE.length + 10);
+    for (const r of shareAware) expect(tenancyOf(r), r.key).toBe('tenant');
     expect(tenantRoutes().length).toBeGreaterThan(150);
+  });
+
+  it('no bearer or device route (the share-aware ones included) holds an unconditioned tenant-data statement', () => {
+    const routes = ROUTES.filter((r) => r.auth === 'bearer' || r.auth === 'device');
+    expect(routes.map((r) => r.key)).toEqual(expect.arrayContaining(SHARE_AWARE));
+    for (const route of routes) {
+      for (const { role, statement } of functionStatements(s, fns.get(route.key)!)) {
+        const where = `${route.key} ${role} ${statement.Sid}`;
+        if (actions(statement).some((a) => a.startsWith('dynamodb:'))) expect(leadingKeys(statement), where).toBeDefined();
+        if (actions(statement).some((a) => DATA_KEY.includes(a))) {
+          const equals = (statement.Condition?.StringEquals ?? {}) as Record<string, string>;
+          expect(equals['kms:EncryptionContext:tenant_id'] ?? equals['kms:ViaService'], where).toBeDefined();
+        }
+      }
+    }
   });
 
   it('no tenant-data statement of a tenant route without a LeadingKeys or encryption-context condition', () => {
@@ -173,11 +187,12 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     expect(own.filter((st) => actions(st).some((a) => a.startsWith('kms:')))).toEqual([expect.objectContaining({ Sid: 'KeyDescribe', Action: 'kms:DescribeKey' })]);
   });
 
-  it('the exceptions keep their route grants on their own role, and are exactly the operator, self-authenticating and cross-tenant routes', () => {
+  it('the exceptions keep their route grants on their own role, and are exactly the operator and self-authenticating routes', () => {
     const exceptions = ROUTES.filter((r) => tenancyOf(r) !== 'tenant');
     const byKind = (k: string) => exceptions.filter((r) => tenancyOf(r) === k).length;
     expect(byKind('operator')).toBe(ROUTES.filter((r) => r.auth === 'operator').length);
     expect(byKind('self')).toBe(ROUTES.filter((r) => ['public', 'endpoint', 'temp-token'].includes(r.auth)).length);
+    expect(exceptions.length).toBe(byKind('operator') + byKind('self'));
     for (const route of exceptions) {
       const fn = fns.get(route.key)!;
       expect(fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN, route.key).toBeUndefined();

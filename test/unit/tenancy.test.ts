@@ -76,9 +76,11 @@ afterAll(async () => {
 async function newTenant() {
   const { tenantItems } = await import('../../lib/operator/accounts.js');
   const { transact } = await import('../../lib/store/tx.js');
-  const prepared = tenantItems({ name: `t-${randomBytes(4).toString('hex')}`, admin_email: `a-${randomBytes(4).toString('hex')}@example.test` });
+  const email = `a-${randomBytes(4).toString('hex')}@example.test`;
+  const prepared = tenantItems({ name: `t-${randomBytes(4).toString('hex')}`, admin_email: email });
   await transact(prepared.items);
-  return { tenantId: prepared.result.tenant.id, key: prepared.result.api_key.key };
+  // the admin key acts for the admin's e-mail (a share's recipient)
+  return { tenantId: prepared.result.tenant.id, key: prepared.result.api_key.key, email };
 }
 
 const event = (method: string, resource: string, key: string, path: Record<string, string> | null, body?: unknown): APIGatewayProxyEvent =>
@@ -113,7 +115,6 @@ describe('tenant-scoped credentials', () => {
     const name = `s-${randomBytes(4).toString('hex')}`;
     const created = await create(event('POST', '/api/v1/secrets', a.key, null, { name, data: { value: 'tenancy-value' } }), context);
     expect(created.statusCode, created.body).toBe(201);
-    // (GET /api/v1/secrets/{name} honours read shares: a cross-tenant route, lib/routes.ts)
     const listed = await list(event('GET', '/api/v1/secrets', a.key, null), context);
     expect(listed.statusCode, listed.body).toBe(200);
     expect(listed.body).toContain(name);
@@ -198,6 +199,83 @@ describe('tenant-scoped credentials', () => {
       ['GetItem', 'local'],
       ['GetItem', keyFor(a.tenantId)],
     ]);
+  });
+
+  it('a share read: the owner-side calls use the owner\'s session, only after the share item proved the access; without a share, never', async () => {
+    const secrets = await import('../../functions/secrets/secrets.js');
+    const shares = await import('../../functions/sharing/shares.js');
+    const [owner, recipient, stranger] = await Promise.all([newTenant(), newTenant(), newTenant()]);
+    const value = `owner-value-${randomBytes(6).toString('hex')}`;
+    const created = await secrets.create(event('POST', '/api/v1/secrets', owner.key, null, { name: `s-${randomBytes(4).toString('hex')}`, data: { value } }), context);
+    expect(created.statusCode, created.body).toBe(201);
+    const id = JSON.parse(created.body).data.secret.id as string;
+    const shared = await shares.create(
+      event('POST', '/api/v1/{type}/{id}/shares', owner.key, { type: 'secret', id }, { shared_with_email: recipient.email, permission: 'read' }),
+      context,
+    );
+    expect(shared.statusCode, shared.body).toBe(201);
+
+    const read = async (who: { key: string }) => {
+      const from = dynamo.length;
+      const stsFrom = sts.length;
+      const res = await secrets.get(event('GET', '/api/v1/secrets/{name}', who.key, { name: id }), context);
+      return { res, calls: dynamo.slice(from), assumed: sts.slice(stsFrom).map((c) => c.params['Tags.member.1.Value']) };
+    };
+    const ownerKey = keyFor(owner.tenantId);
+
+    // the recipient: its own scope first (its own lookup by name, the share item), then the owner's session
+    const { res, calls } = await read(recipient);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(JSON.parse(res.body).data.secret.data.value).toBe(value);
+    const shareLookup = calls.findIndex((c) => pkOf(c).includes(`SHAREDWITH#${recipient.email}`));
+    const firstOwner = calls.findIndex((c) => c.accessKey === ownerKey);
+    expect(shareLookup, 'the share item is read').toBeGreaterThanOrEqual(0);
+    expect(calls[shareLookup]!.accessKey, 'with the recipient\'s session').toBe(keyFor(recipient.tenantId));
+    expect(firstOwner, 'the owner\'s session is used').toBeGreaterThan(shareLookup);
+    for (const c of calls) {
+      const pks = pkOf(c);
+      if (c.accessKey === ownerKey) {
+        expect(c.token).toBe(`token-${owner.tenantId}`);
+        for (const pk of pks) expect(pk, c.target).toBe(`T#${owner.tenantId}`);
+      } else if (c.accessKey === keyFor(recipient.tenantId)) {
+        for (const pk of pks) expect(pk === `T#${recipient.tenantId}` || pk.startsWith('SHAREDWITH#'), `${c.target} ${pk}`).toBe(true);
+      } else {
+        // the function's own credentials: the key lookup and the projected account reads (the recipient's, the owner's status)
+        expect(c.accessKey).toBe('local');
+        expect(c.target).toBe('GetItem');
+        if (pks[0]!.startsWith('T#')) expect(c.body.ProjectionExpression, pks[0]).toBeTruthy();
+      }
+    }
+    // the owner's session was entered for the owner-side reads (the head item, the data key) and left: nothing of the recipient's after it
+    const after = calls.slice(firstOwner);
+    expect(after.every((c) => c.accessKey === ownerKey), JSON.stringify(after.map((c) => [c.target, c.accessKey]))).toBe(true);
+
+    // no share: the same 404 as before, and the owner's session is never used nor assumed
+    const none = await read(stranger);
+    expect(none.res.statusCode, none.res.body).toBe(404);
+    expect(none.res.body).not.toContain(value);
+    expect(none.calls.some((c) => c.accessKey === ownerKey)).toBe(false);
+    expect(none.calls.some((c) => pkOf(c).includes(`T#${owner.tenantId}`) && c.body.ProjectionExpression === undefined)).toBe(false);
+    expect(none.assumed).not.toContain(owner.tenantId);
+  });
+
+  it('ownerScope: nested, narrow, and refused before authentication named the request\'s tenant', async () => {
+    const { ownerScope, tenantScope, identifyTenant, currentScope } = await import('../../lib/tenancy/scope.js');
+    // outside a scope (workers, operator routes): just runs
+    expect(ownerScope('o', () => currentScope())).toBeUndefined();
+    await tenantScope(async () => {
+      expect(() => ownerScope('o', () => 1)).toThrow(/authenticated request/);
+      identifyTenant('r');
+      expect(ownerScope('r', () => currentScope()?.tenantId)).toBe('r');
+      expect(() => ownerScope('', () => 1)).toThrow(/needs a tenant id/);
+      const inside = await ownerScope('o', async () => {
+        await Promise.resolve();
+        return currentScope()?.tenantId;
+      });
+      expect(inside).toBe('o');
+      // left when fn settled: the request's own tenant again
+      expect(currentScope()?.tenantId).toBe('r');
+    });
   });
 
   it('the attribute lists of the IAM conditions are what the code writes and reads', async () => {
