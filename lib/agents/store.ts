@@ -16,7 +16,9 @@ import type { DeviceAlgorithm, PublicJwk } from './public-key.js';
  *   while active, a global auth item (`DEVICE#<id>`) holding everything a signed request
  *   needs: a request carries only its key id. Both are written in one transaction;
  *   revocation deletes the auth item in the transaction that marks the device revoked, so
- *   the very next request finds no key (every read is consistent, nothing is cached).
+ *   the very next request finds no key (every read is consistent, nothing is cached). It
+ *   also carries `grant_hints`, a copy of the profile's grants that only lets the granted
+ *   head be read beside the profile; the profile, read on every request, decides.
  * - Profiles are tenant-first (`AGENTPROFILE#<id>`), read consistently on every request.
  * - Nonces of signed requests are global items with a TTL, claimed by a conditional put.
  * - RFC 8628 authorizations are global (the device has no account yet), keyed by the hash of
