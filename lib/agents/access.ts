@@ -1,10 +1,11 @@
 import type { CallContext } from '../auth/principal.js';
-import { deviceSession } from '../auth/device-signature.js';
+import { deviceSession, signatureError } from '../auth/device-signature.js';
 import { commit, recordAudit } from '../audit/audit.js';
 import { forbidden, notFound } from '../http/errors.js';
 import { openSecret } from '../store/resources.js';
-import { readGrantedHead } from './grants.js';
-import type { StoredGrant } from './store.js';
+import { TxConditionFailed } from '../store/tx.js';
+import { grantedHead, hintsCurrent } from './grants.js';
+import { grantHintsUpdate, type StoredGrant } from './store.js';
 
 /**
  * What a signed device request may do: read its own identity, and perform the service of
@@ -77,15 +78,29 @@ export function accessChange(
   };
 }
 
-/** `secret.read`: the granted resource's value, after the audit entry has committed. */
+/**
+ * `secret.read`: the granted resource's value, after the audit entry has committed. The
+ * head was usually read during authentication (the device's grant hints); when the hints
+ * differ from the profile, the audit transaction rewrites them.
+ */
 export async function readGrantedSecret(ctx: CallContext, grant: StoredGrant) {
   const tid = ctx.principal.tenantId;
-  const head = await readGrantedHead(tid, grant);
+  const { device, profile, prefetch } = deviceSession(ctx.principal);
+  const head = await grantedHead(tid, grant, prefetch);
   if (!head) throw notFound('granted resource');
   const version = head.version as number;
   const resource = { type: grant.resource_type, id: grant.resource, name: String(head.name ?? '') };
   const data = await openSecret<unknown>(tid, { type: grant.resource_type, id: grant.resource, version }, head.value as Uint8Array | undefined);
   const metadata = head.meta ?? {};
-  const auditId = await commit(ctx, tid, [], accessChange(ctx, grant, resource, { version }));
+  const refresh = hintsCurrent(device.grant_hints, profile.grants) ? [] : [grantHintsUpdate(tid, device.device_id, profile.grants)];
+  let auditId: string;
+  try {
+    auditId = await commit(ctx, tid, refresh, accessChange(ctx, grant, resource, { version }));
+  } catch (error) {
+    // the hints' condition: the device's auth item is gone (revoked during this request)
+    if (error instanceof TxConditionFailed && refresh.length > 0 && error.index === 0)
+      throw signatureError('unknown or revoked device key', 'unauthorized');
+    throw error;
+  }
   return { alias: grant.alias, service: grant.service, resource: { ...resource, version }, data: data ?? null, metadata, audit_id: auditId };
 }

@@ -3,7 +3,7 @@ import { RESOURCE_TYPES } from '../catalog.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { findHeadById } from '../store/resources.js';
-import type { GrantService, StoredGrant } from './store.js';
+import type { DeviceAuthRecord, GrantService, StoredGrant } from './store.js';
 
 /**
  * What a grant may target. A grant names one exact resource by UUID; its service decides
@@ -68,4 +68,42 @@ export async function readGrantedHead(tenantId: string, grant: StoredGrant): Pro
       : keys.resource(tenantId, grant.resource_type, grant.resource);
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
   return out.Item && out.Item.id === grant.resource ? out.Item : undefined;
+}
+
+const sameGrant = (a: StoredGrant, b: StoredGrant): boolean =>
+  a.alias === b.alias &&
+  a.service === b.service &&
+  a.resource === b.resource &&
+  a.resource_type === b.resource_type &&
+  (a.resource_name ?? null) === (b.resource_name ?? null);
+
+/** Whether a device's grant hints are exactly its profile's grants. */
+export const hintsCurrent = (hints: readonly StoredGrant[] | undefined, grants: readonly StoredGrant[]): boolean =>
+  hints !== undefined && hints.length === grants.length && grants.every((g) => hints.some((h) => sameGrant(h, g)));
+
+/** The head of a granted resource read beside the account and profile, before the grant is known for sure. */
+export interface GrantPrefetch {
+  readonly grant: StoredGrant;
+  readonly head: Promise<Record<string, unknown> | undefined>;
+}
+
+/**
+ * Starts the read of the head a `secret.read` alias is hinted to (the device's copy of its
+ * profile's grants), so that it shares the round trip of the account, profile and nonce
+ * reads instead of following the profile. A read only: nothing of it is used unless
+ * authentication passes and the profile, read in the same round trip, grants this alias
+ * exactly as hinted (prefetchedHead); a stale or missing hint costs one round trip, never
+ * a wrong answer.
+ */
+export function prefetchGrantedHead(device: DeviceAuthRecord, alias: string | undefined): GrantPrefetch | undefined {
+  const grant = alias === undefined ? undefined : device.grant_hints?.find((g) => g.alias === alias && g.service === 'secret.read');
+  if (!grant) return undefined;
+  const head = readGrantedHead(device.tenant_id, grant);
+  head.catch(() => undefined); // awaited only when used
+  return { grant, head };
+}
+
+/** The head for `grant`: the prefetched read when it was of this very grant, else a read now. */
+export function grantedHead(tenantId: string, grant: StoredGrant, prefetch: GrantPrefetch | undefined): Promise<Record<string, unknown> | undefined> {
+  return prefetch && sameGrant(prefetch.grant, grant) ? prefetch.head : readGrantedHead(tenantId, grant);
 }

@@ -16,7 +16,9 @@ import type { DeviceAlgorithm, PublicJwk } from './public-key.js';
  *   while active, a global auth item (`DEVICE#<id>`) holding everything a signed request
  *   needs: a request carries only its key id. Both are written in one transaction;
  *   revocation deletes the auth item in the transaction that marks the device revoked, so
- *   the very next request finds no key (every read is consistent, nothing is cached).
+ *   the very next request finds no key (every read is consistent, nothing is cached). It
+ *   also carries `grant_hints`, a copy of the profile's grants that only lets the granted
+ *   head be read beside the profile; the profile, read on every request, decides.
  * - Profiles are tenant-first (`AGENTPROFILE#<id>`), read consistently on every request.
  * - Nonces of signed requests are global items with a TTL, claimed by a conditional put.
  * - RFC 8628 authorizations are global (the device has no account yet), keyed by the hash of
@@ -74,6 +76,14 @@ export interface DeviceAuthRecord {
   readonly profile_id: string;
   readonly algorithm: DeviceAlgorithm;
   readonly public_key: PublicJwk;
+  /**
+   * A copy of the profile's grants as last seen by an access of this device: only a hint
+   * (lib/agents/grants.ts prefetchGrantedHead), checked against the profile read on every
+   * request and rewritten by the access that finds it stale. Absent on items written
+   * before it existed (and until the device's first access): those read the granted
+   * resource after the profile, one round trip later.
+   */
+  readonly grant_hints?: readonly StoredGrant[] | undefined;
 }
 
 /** The item kinds of the agents capability, each zod-checked on read (lib/store/entity.ts). */
@@ -108,7 +118,15 @@ const DeviceItem = entity(
 );
 const DeviceAuthItem = entity(
   'device auth',
-  z.object({ device_id: z.string(), tenant_id: z.string(), name: z.string(), profile_id: z.string(), algorithm: Algorithm, public_key: Jwk }),
+  z.object({
+    device_id: z.string(),
+    tenant_id: z.string(),
+    name: z.string(),
+    profile_id: z.string(),
+    algorithm: Algorithm,
+    public_key: Jwk,
+    grant_hints: z.array(Grant).optional(),
+  }),
 );
 const ProfileItem = entity(
   'agent profile',
@@ -194,6 +212,30 @@ export function deviceRevokeItems(tenantId: string, id: string, at: string, by: 
     },
   ];
 }
+
+/**
+ * Rewrites a device's grant hints to its profile's grants, in the transaction of the access
+ * that found them stale; only while the auth item exists in this account (a device revoked
+ * meanwhile fails the transaction instead of leaving a stub auth item).
+ */
+export const grantHintsUpdate = (tenantId: string, deviceId: string, grants: readonly StoredGrant[]): TxItem => ({
+  Update: {
+    TableName: tableName(),
+    Key: keys.deviceAuth(deviceId),
+    UpdateExpression: 'SET grant_hints = :g',
+    ConditionExpression: 'tenant_id = :tid',
+    ExpressionAttributeValues: {
+      ':g': grants.map((g) => ({
+        alias: g.alias,
+        service: g.service,
+        resource: g.resource,
+        resource_type: g.resource_type,
+        ...(g.resource_name === undefined ? {} : { resource_name: g.resource_name }),
+      })),
+      ':tid': tenantId,
+    },
+  },
+});
 
 // ---------------------------------------------------------------- nonces
 

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual, verify as verifySignatureBytes } from 'nod
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { parseDictionary, serializeInnerList, type BareItem, type InnerList } from 'structured-headers';
 import { publicKeyObject, type DeviceAlgorithm, type PublicJwk } from '../agents/public-key.js';
+import { type GrantPrefetch, prefetchGrantedHead } from '../agents/grants.js';
 import { claimNonce, getDeviceAuth, getProfile, type DeviceAuthRecord, type ProfileRecord } from '../agents/store.js';
 import { forbidden, HttpError } from '../http/errors.js';
 import { UUID_RE } from '../ids.js';
@@ -283,6 +284,8 @@ export function signatureVerifies(req: SignedRequest, parsed: ParsedSignature, j
 interface DeviceSession {
   readonly device: DeviceAuthRecord;
   readonly profile: ProfileRecord;
+  /** The head of the requested alias's hinted resource, read beside the profile (lib/agents/grants.ts). */
+  readonly prefetch?: GrantPrefetch | undefined;
 }
 
 const sessions = new WeakMap<Principal, DeviceSession>();
@@ -299,7 +302,9 @@ export function deviceSession(principal: Principal): DeviceSession {
  * consistent read: a revoked device has no key); then the signature; only a verified request
  * claims its nonce (so nobody can burn a device's nonces); then the account and the
  * profile, both read consistently, so suspension, revocation and disabling apply to the
- * very next request.
+ * very next request. Beside them, the head the device's grant hints name for the
+ * requested alias (`/agent/access/{alias}`), kept for the handler, which uses it only once
+ * the profile confirms the grant.
  */
 export async function authenticateSignedRequest(
   event: APIGatewayProxyEvent,
@@ -317,6 +322,7 @@ export async function authenticateSignedRequest(
   const tenantRead = readAccount(device.tenant_id);
   identifyTenant(device.tenant_id);
   const profileRead = getProfile(device.tenant_id, device.profile_id);
+  const prefetch = prefetchGrantedHead(device, event.pathParameters?.alias);
   onIdentified?.(device.tenant_id, device.device_id, tenantRead);
   const keepUntil = Math.max(parsed.created, now) + SIGNATURE_MAX_AGE_SECONDS + SIGNATURE_CLOCK_SKEW_SECONDS;
   const claimed = await claimNonce(device.device_id, nonce, keepUntil, now);
@@ -334,6 +340,6 @@ export async function authenticateSignedRequest(
     scopes: [],
     operator: false,
   };
-  sessions.set(principal, { device, profile });
+  sessions.set(principal, { device, profile, prefetch });
   return principal;
 }

@@ -177,7 +177,7 @@ async function trips(): Promise<Row[]> {
       await measure(
         proxy,
         'POST /api/v1/agent/access/{alias}',
-        'read',
+        'write', // the nonce claim and the audit entry: a conditional write
         async () => {
           const r = await signedFetch(rt.baseUrl, { id: device, key }, 'POST', '/api/v1/agent/access/db');
           return { status: r.status, text: JSON.stringify(r.body) };

@@ -420,6 +420,53 @@ describe('signed device requests (RFC 9421)', () => {
     expect((await call(d, 'GET', '/api/v1/agent/identity')).body.data.identity.grants).toEqual([]);
   });
 
+  it('grant hints: the first access copies the profile grants onto the device auth item; a stale or wrong hint never decides the answer', async () => {
+    const [s1, s2] = [await createSecret(a.adminKey), await createSecret(a.adminKey)];
+    const pid = randomUUID();
+    const grantsTo = (id: string) => [{ alias: 'hinted', service: 'secret.read', resource: id }];
+    expect((await putProfile(a, pid, { name: 'hints', enabled: true, grants: grantsTo(s1.id) })).status).toBe(201);
+    const d = await enrolDirect(a, pid);
+    const authItem = async () =>
+      (await table().send(new GetCommand({ TableName: inject('tableName'), Key: { pk: `DEVICE#${d.id}`, sk: 'DEVICE' }, ConsistentRead: true })))
+        .Item!;
+    expect((await authItem()).grant_hints).toBeUndefined(); // written by the first access, not at enrolment
+    const first = await call(d, 'POST', '/api/v1/agent/access/hinted');
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.data.data).toEqual({ value: s1.value });
+    expect((await authItem()).grant_hints).toEqual([
+      { alias: 'hinted', service: 'secret.read', resource: s1.id, resource_type: 'secret', resource_name: s1.name },
+    ]);
+    // the profile moves the alias to s2: the device's hint still names s1, the answer is s2's
+    expect((await putProfile(a, pid, { name: 'hints', enabled: true, grants: grantsTo(s2.id) })).status).toBe(200);
+    const moved = await call(d, 'POST', '/api/v1/agent/access/hinted');
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(moved.body.data).toMatchObject({ resource: { id: s2.id, name: s2.name }, data: { value: s2.value } });
+    expect(JSON.stringify(moved.body)).not.toContain(s1.value);
+    expect((await authItem()).grant_hints).toEqual([
+      { alias: 'hinted', service: 'secret.read', resource: s2.id, resource_type: 'secret', resource_name: s2.name },
+    ]);
+    // a hint written by hand naming another secret is read, but never used: the profile decides
+    await table().send(
+      new UpdateCommand({
+        TableName: inject('tableName'),
+        Key: { pk: `DEVICE#${d.id}`, sk: 'DEVICE' },
+        UpdateExpression: 'SET grant_hints = :g',
+        ExpressionAttributeValues: {
+          ':g': [{ alias: 'hinted', service: 'secret.read', resource: s1.id, resource_type: 'secret', resource_name: s1.name }],
+        },
+      }),
+    );
+    const wrongHint = await call(d, 'POST', '/api/v1/agent/access/hinted');
+    expect(wrongHint.status).toBe(200);
+    expect(wrongHint.body.data.data).toEqual({ value: s2.value });
+    expect((await authItem()).grant_hints[0].resource).toBe(s2.id);
+    // a hinted alias the profile no longer grants is 403, whatever the hint says
+    expect((await putProfile(a, pid, { name: 'hints', enabled: true, grants: [] })).status).toBe(200);
+    const gone = await call(d, 'POST', '/api/v1/agent/access/hinted');
+    expect(gone.status).toBe(403);
+    expect(JSON.stringify(gone.body)).not.toContain(s2.value);
+  });
+
   it('a granted secret that was deleted is 404; one re-created under the same name is not the granted resource', async () => {
     const s = await createSecret(a.adminKey);
     const pid = randomUUID();
