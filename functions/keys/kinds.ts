@@ -77,7 +77,8 @@ const ageIdentity = (d: Buffer) => bech32.encode('age-secret-key-', bech32.toWor
 const age: KindDescriptor<{ name: string; description?: string; tags?: string[] }, KeyMetaBase & { recipient: string }, { identity: string }> = {
   kind: 'age',
   summary: 'Generate an age identity',
-  description: 'An X25519 identity in age’s encodings: the recipient `age1…` (public) and `AGE-SECRET-KEY-1…` (private, with `?include_private=true`).',
+  description:
+    'An X25519 identity in age’s encodings: the recipient `age1…` (public) and `AGE-SECRET-KEY-1…` (private, with `?include_private=true`).',
   type: 'age_key',
   body: z.strictObject({ ...common }),
   async generate(_ctx, _body, base) {

@@ -166,7 +166,9 @@ export const GeneratedMaterial = z.strictObject({
   stored: z
     .union([
       OpensslKey,
-      z.strictObject({ type: z.literal('secret'), id: z.uuid(), name: z.string(), version: z.int().min(1) }).describe('The secret that keeps the value.'),
+      z
+        .strictObject({ type: z.literal('secret'), id: z.uuid(), name: z.string(), version: z.int().min(1) })
+        .describe('The secret that keeps the value.'),
     ])
     .nullable()
     .describe('What `store` kept: an OpenSSL key for a key pair, a secret otherwise; null without `store`.'),
@@ -189,7 +191,10 @@ const KIND_SHAPES = {
     type: 'age_key',
     label: 'An age X25519 identity.',
     public: { recipient: z.string().describe('The age recipient, `age1…`.'), public_key: z.string().describe('The age recipient, `age1…`.') },
-    private: { identity: z.string().describe('The identity, `AGE-SECRET-KEY-1…`.'), identity_file: z.string().describe('An identity file for `age -i`.') },
+    private: {
+      identity: z.string().describe('The identity, `AGE-SECRET-KEY-1…`.'),
+      identity_file: z.string().describe('An identity file for `age -i`.'),
+    },
   },
   dkim: {
     type: 'dkim_key',
