@@ -142,7 +142,7 @@ const CaCertInfo = z.strictObject({
 });
 
 /** The account CA (lib/certificates/ca.ts `caView`): a root and the intermediate that issues. */
-export const CertificateAuthority = z
+const CertificateAuthority = z
   .strictObject({
     id: z.uuid().describe('The CA’s id: `{id}` of GET /api/v1/certificates/{id} and its downloads (root, chain, CRL).'),
     type: z.string(),

@@ -47,7 +47,7 @@ export const Container = z.strictObject({
 });
 
 /** A container with its members (their key, type and id; never values). */
-export const ContainerWithMembers = Container.extend({
+const ContainerWithMembers = Container.extend({
   members: z
     .array(
       z.strictObject({

@@ -67,8 +67,7 @@ export const KEY_BASE = {
 };
 
 /** `{ deleted: true, <field>: { id, name } }`: a key's deletion. */
-export const keyDeleted = (field: string) =>
-  z.strictObject({ deleted: z.literal(true), [field]: z.strictObject({ id: z.uuid(), name: z.string() }) });
+const keyDeleted = (field: string) => z.strictObject({ deleted: z.literal(true), [field]: z.strictObject({ id: z.uuid(), name: z.string() }) });
 
 /** The responses of a key family's list, create/get/update and delete routes, over the schema of one key. */
 export const keyFamilyResponses = (field: string, key: z.ZodType, label: string) => ({

@@ -48,7 +48,7 @@ export const apiToken: TypeSpec = {
 /* Responses (lib/http/define-handler.ts `HandlerDoc`): what the API token routes answer. */
 
 /** A token as the API shows it: never its hashes; `token` itself only in the create and rotate answers. */
-export const ApiTokenView = z.strictObject({
+const ApiTokenView = z.strictObject({
   ...RESOURCE_BASE,
   type: z.literal('api_token'),
   prefix: z.string().describe('The token’s first characters, to recognise it.'),

@@ -44,7 +44,7 @@ export interface StoredEntry {
 }
 
 /** An entry as the API shows it (`StoredEntry`): its certificates and the leaf's facts, never its private key. */
-export const ShownEntry = z.strictObject({
+const ShownEntry = z.strictObject({
   alias: z.string(),
   kind: z.enum(['private-key', 'trusted-certificate']),
   certificate_chain: z.array(z.string()).describe('PEM certificates, the leaf first.'),
