@@ -2518,7 +2518,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read a OpenPGP key
+         * Read an OpenPGP key
          * @description The key’s public parts and metadata; the ETag names its version.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
@@ -2527,7 +2527,7 @@ export interface paths {
          */
         get: operations["GET_api_v1_gpg_keys_id_"];
         /**
-         * Update a OpenPGP key’s metadata
+         * Update an OpenPGP key’s metadata
          * @description Changes the name, description or tags (the key material never changes). `If-Match` refuses a lost update.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
@@ -2537,7 +2537,7 @@ export interface paths {
         put: operations["PUT_api_v1_gpg_keys_id_"];
         post?: never;
         /**
-         * Delete a OpenPGP key
+         * Delete an OpenPGP key
          * @description Deletes the key and its private part. `If-Match` makes the delete conditional on the version read.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
@@ -2558,7 +2558,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Export a OpenPGP key
+         * Export an OpenPGP key
          * @description The public key; with `?private=true` (needs export:read as well, audited) the private key too.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
@@ -2584,7 +2584,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Generate a OpenPGP key
+         * Generate an OpenPGP key
          * @description Generates a key pair and keeps the private part sealed; the answer shows the public parts and the ETag.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
@@ -2608,7 +2608,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Import a OpenPGP key
+         * Import an OpenPGP key
          * @description Stores an existing key (the private key, or the public key alone); a protected private key needs its `passphrase`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.

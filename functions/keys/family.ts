@@ -31,6 +31,8 @@ export function keyFamilyHandlers<G, I>(family: {
   exportKey(ctx: CallContext, id: string, includePrivate: boolean): Promise<unknown>;
 }) {
   const { type, field, label } = family;
+  /** The article before the label: an SSH key, an OpenPGP key. */
+  const an = /^(SSH|[AEIOU])/.test(label) ? 'an' : 'a';
   const responses = keyFamilyResponses(field, family.schema, label);
   return {
     list: defineHandler({
@@ -45,7 +47,7 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     generate: defineHandler({
-      summary: `Generate ${label === 'SSH' ? 'an' : 'a'} ${label} key`,
+      summary: `Generate ${an} ${label} key`,
       description: 'Generates a key pair and keeps the private part sealed; the answer shows the public parts and the ETag.',
       responses: { 201: responses.one },
       errors: ['bad_request', 'already_exists'],
@@ -56,7 +58,7 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     importKey: defineHandler({
-      summary: `Import ${label === 'SSH' ? 'an' : 'a'} ${label} key`,
+      summary: `Import ${an} ${label} key`,
       description: 'Stores an existing key (the private key, or the public key alone); a protected private key needs its `passphrase`.',
       responses: { 201: responses.one },
       errors: ['bad_request', 'invalid_key', 'passphrase_required', 'wrong_passphrase', 'already_exists'],
@@ -67,7 +69,7 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     get: defineHandler({
-      summary: `Read ${label === 'SSH' ? 'an' : 'a'} ${label} key`,
+      summary: `Read ${an} ${label} key`,
       description: 'The key’s public parts and metadata; the ETag names its version.',
       responses: { 200: responses.one },
       errors: ['not_found', 'insufficient_scope'],
@@ -79,7 +81,7 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     exportKey: defineHandler({
-      summary: `Export ${label === 'SSH' ? 'an' : 'a'} ${label} key`,
+      summary: `Export ${an} ${label} key`,
       description: 'The public key; with `?private=true` (needs export:read as well, audited) the private key too.',
       responses: { 200: family.exportSchema },
       errors: ['not_found', 'insufficient_scope', 'no_private_key'],
@@ -92,7 +94,7 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     update: defineHandler({
-      summary: `Update ${label === 'SSH' ? 'an' : 'a'} ${label} key’s metadata`,
+      summary: `Update ${an} ${label} key’s metadata`,
       description: 'Changes the name, description or tags (the key material never changes). `If-Match` refuses a lost update.',
       responses: { 200: responses.one },
       errors: ['not_found', 'already_exists', 'stale_etag', 'precondition_failed'],
@@ -104,7 +106,7 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     remove: defineHandler({
-      summary: `Delete ${label === 'SSH' ? 'an' : 'a'} ${label} key`,
+      summary: `Delete ${an} ${label} key`,
       description: 'Deletes the key and its private part. `If-Match` makes the delete conditional on the version read.',
       responses: { 200: responses.deleted },
       errors: ['not_found', 'stale_etag', 'precondition_failed'],
