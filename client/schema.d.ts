@@ -34,8 +34,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read /.well-known/acme-challenge/{token}
-         * @description Read /.well-known/acme-challenge/{token}
+         * Answer an ACME http-01 challenge
+         * @description The key authorization of a pending http-01 challenge as plain text (RFC 8555 §8.3), for the ACME server to fetch.
          *
          *     **Authentication:** No authentication.
          */
@@ -56,8 +56,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read .well-known/jwks.json
-         * @description Read .well-known/jwks.json
+         * Get the account’s JWK set
+         * @description The public keys of the account’s jwt-signing keys and its token-signing keys (RFC 7517), cacheable with an ETag: a matching `If-None-Match` gets 304.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1368,8 +1368,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read certificates
-         * @description Read certificates
+         * List certificates
+         * @description The account’s certificates, oldest first, with the account CA beside them (`certificate_authority`, null until the first issuance); page with `limit` and `offset` or `cursor`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1392,8 +1392,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read certificates/{id}
-         * @description Read certificates/{id}
+         * Read a certificate
+         * @description A certificate with its state as of now (`expired` past `not_after`); the account CA’s id answers `certificate_authority` instead.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1416,8 +1416,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read certificates/{id}/download
-         * @description Read certificates/{id}/download
+         * Download a certificate
+         * @description The certificate as PEM, DER (base64), its chain, its issuer’s CRL, or its private key (`key`, needs export:read). PKCS#12 needs a password: use POST.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1426,8 +1426,8 @@ export interface paths {
         get: operations["GET_api_v1_certificates_id_download"];
         put?: never;
         /**
-         * Create or run certificates/{id}/download
-         * @description Create or run certificates/{id}/download
+         * Download a certificate with options
+         * @description Every format of the GET, and PKCS#12 (needs export:read) protected by `password`, with or without the chain.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1450,8 +1450,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run certificates/{id}/renew
-         * @description Create or run certificates/{id}/renew
+         * Renew a certificate
+         * @description Issues a new version (new serial) with the same key (`reuse_key`), a new key, or a new `csr`; the earlier serials stay in the history and are revoked with the certificate.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1474,8 +1474,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run certificates/{id}/revoke
-         * @description Create or run certificates/{id}/revoke
+         * Revoke a certificate
+         * @description Marks the certificate revoked with `reason`; for the account CA its serials join the CRL, for ACME the directory revokes it.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1498,8 +1498,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run certificates/enroll
-         * @description Create or run certificates/enroll
+         * Enroll a certificate
+         * @description Issues a certificate from the account CA (created on first use) for a key generated here or for a PKCS#10 `csr`, or obtains one from an external ACME directory (`acme`, http-01).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2472,8 +2472,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run generate-material
-         * @description Create or run generate-material
+         * Generate random material
+         * @description Random bytes, UUIDs, passwords or key pairs, returned and not stored (200). With `store` and `count` 1 the item is also kept (201): bytes, UUIDs and passwords as a secret (needs secrets:write), a key pair as an OpenSSL key.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2494,8 +2494,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read gpg-keys
-         * @description Read gpg-keys
+         * List OpenPGP keys
+         * @description The account’s keys, public parts only, oldest first; page with `limit` and `offset` or `cursor`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2518,8 +2518,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read gpg-keys/{id}
-         * @description Read gpg-keys/{id}
+         * Read an OpenPGP key
+         * @description The key’s public parts and metadata; the ETag names its version.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2527,8 +2527,8 @@ export interface paths {
          */
         get: operations["GET_api_v1_gpg_keys_id_"];
         /**
-         * Update gpg-keys/{id}
-         * @description Update gpg-keys/{id}
+         * Update an OpenPGP key’s metadata
+         * @description Changes the name, description or tags (the key material never changes). `If-Match` refuses a lost update.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2537,8 +2537,8 @@ export interface paths {
         put: operations["PUT_api_v1_gpg_keys_id_"];
         post?: never;
         /**
-         * Delete gpg-keys/{id}
-         * @description Delete gpg-keys/{id}
+         * Delete an OpenPGP key
+         * @description Deletes the key and its private part. `If-Match` makes the delete conditional on the version read.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2558,8 +2558,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read gpg-keys/{id}/export
-         * @description Read gpg-keys/{id}/export
+         * Export an OpenPGP key
+         * @description The public key; with `?private=true` (needs export:read as well, audited) the private key too.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2584,8 +2584,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run gpg-keys/generate
-         * @description Create or run gpg-keys/generate
+         * Generate an OpenPGP key
+         * @description Generates a key pair and keeps the private part sealed; the answer shows the public parts and the ETag.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2608,8 +2608,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run gpg-keys/import
-         * @description Create or run gpg-keys/import
+         * Import an OpenPGP key
+         * @description Stores an existing key (the private key, or the public key alone); a protected private key needs its `passphrase`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2974,8 +2974,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read keys/age/{id}
-         * @description Read keys/age/{id}
+         * Read a key of a kind
+         * @description The key’s public parts and metadata; `?include_private=true` (needs export:read as well, audited) adds its kind’s private parts under `private`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3000,8 +3000,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run keys/age/generate
-         * @description Create or run keys/age/generate
+         * Generate an age identity
+         * @description An X25519 identity in age’s encodings: the recipient `age1…` (public) and `AGE-SECRET-KEY-1…` (private, with `?include_private=true`).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3022,8 +3022,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read keys/dkim/{id}
-         * @description Read keys/dkim/{id}
+         * Read a key of a kind
+         * @description The key’s public parts and metadata; `?include_private=true` (needs export:read as well, audited) adds its kind’s private parts under `private`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3048,8 +3048,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run keys/dkim/generate
-         * @description Create or run keys/dkim/generate
+         * Generate a DKIM key
+         * @description An RSA key for DKIM signing (RFC 6376) and the TXT record to publish at `<selector>._domainkey.<domain>`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3070,8 +3070,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read keys/jwt-signing/{id}
-         * @description Read keys/jwt-signing/{id}
+         * Read a key of a kind
+         * @description The key’s public parts and metadata; `?include_private=true` (needs export:read as well, audited) adds its kind’s private parts under `private`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3096,8 +3096,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run keys/jwt-signing/generate
-         * @description Create or run keys/jwt-signing/generate
+         * Generate a JWT signing key
+         * @description An ES256, RS256 or EdDSA key with its JWK (kid = JWK thumbprint); the public JWK is published in the account’s JWKS.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3118,8 +3118,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read keys/minisign/{id}
-         * @description Read keys/minisign/{id}
+         * Read a key of a kind
+         * @description The key’s public parts and metadata; `?include_private=true` (needs export:read as well, audited) adds its kind’s private parts under `private`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3144,8 +3144,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run keys/minisign/generate
-         * @description Create or run keys/minisign/generate
+         * Generate a minisign key
+         * @description An Ed25519 key with the `minisign.pub` file; `?include_private=true` returns the `minisign.key` file.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3166,8 +3166,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read keys/piv/{id}
-         * @description Read keys/piv/{id}
+         * Read a key of a kind
+         * @description The key’s public parts and metadata; `?include_private=true` (needs export:read as well, audited) adds its kind’s private parts under `private`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3192,8 +3192,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run keys/piv/generate
-         * @description Create or run keys/piv/generate
+         * Generate a PIV slot key
+         * @description A key for a PIV slot (9a, 9c, 9d, 9e) with a self-signed certificate suited to the slot, ready to load onto a smart card.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3214,8 +3214,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read keys/smime/{id}
-         * @description Read keys/smime/{id}
+         * Read a key of a kind
+         * @description The key’s public parts and metadata; `?include_private=true` (needs export:read as well, audited) adds its kind’s private parts under `private`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3238,8 +3238,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read keys/smime/{id}/pkcs12
-         * @description Read keys/smime/{id}/pkcs12
+         * Export an S/MIME key as PKCS#12
+         * @description Key, certificate and CA chain as a password-protected PKCS#12 (base64). Send the password in `X-PKCS12-Password` (8–128 printable ASCII characters); without it the service generates one and returns it.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3264,8 +3264,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run keys/smime/generate
-         * @description Create or run keys/smime/generate
+         * Generate an S/MIME key
+         * @description A key with an email-protection certificate issued by the account CA; GET /{id}/pkcs12 exports it for mail clients.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3286,8 +3286,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read keys/wireguard/{id}
-         * @description Read keys/wireguard/{id}
+         * Read a key of a kind
+         * @description The key’s public parts and metadata; `?include_private=true` (needs export:read as well, audited) adds its kind’s private parts under `private`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3312,8 +3312,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run keys/wireguard/generate
-         * @description Create or run keys/wireguard/generate
+         * Generate a WireGuard key
+         * @description An X25519 key in WireGuard’s encoding with the `[Peer]` section; `?include_private=true` adds the `[Interface]` section.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3878,8 +3878,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read openssl-keys
-         * @description Read openssl-keys
+         * List OpenSSL keys
+         * @description The account’s RSA, EC and Ed25519 keys, public parts only, oldest first; page with `limit` and `offset` or `cursor`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3902,8 +3902,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read openssl-keys/{id}
-         * @description Read openssl-keys/{id}
+         * Read an OpenSSL key
+         * @description The key’s public parts and metadata; the ETag names its version.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3913,8 +3913,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete openssl-keys/{id}
-         * @description Delete openssl-keys/{id}
+         * Delete an OpenSSL key
+         * @description Deletes the key and its private part. `If-Match` makes the delete conditional on the version read.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3934,8 +3934,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read openssl-keys/{id}/export
-         * @description Read openssl-keys/{id}/export
+         * Export an OpenSSL key
+         * @description Both parts (the private one when the key has it, audited) as PEM, base64 DER or JWK (`format`).
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3960,8 +3960,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run openssl-keys/generate
-         * @description Create or run openssl-keys/generate
+         * Generate an OpenSSL key
+         * @description An RSA (`bits`, default 3072), EC (`curve`, default P-256) or Ed25519 key pair; the private part stays sealed until exported.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3984,8 +3984,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run openssl-keys/import
-         * @description Create or run openssl-keys/import
+         * Import an OpenSSL key
+         * @description Stores a PEM private key (PKCS#8, PKCS#1 or SEC1; `passphrase` for an encrypted one) or a PEM public key alone.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4974,8 +4974,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read ssh-keys
-         * @description Read ssh-keys
+         * List SSH keys
+         * @description The account’s keys, public parts only, oldest first; page with `limit` and `offset` or `cursor`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4998,8 +4998,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read ssh-keys/{id}
-         * @description Read ssh-keys/{id}
+         * Read an SSH key
+         * @description The key’s public parts and metadata; the ETag names its version.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5007,8 +5007,8 @@ export interface paths {
          */
         get: operations["GET_api_v1_ssh_keys_id_"];
         /**
-         * Update ssh-keys/{id}
-         * @description Update ssh-keys/{id}
+         * Update an SSH key’s metadata
+         * @description Changes the name, description or tags (the key material never changes). `If-Match` refuses a lost update.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5017,8 +5017,8 @@ export interface paths {
         put: operations["PUT_api_v1_ssh_keys_id_"];
         post?: never;
         /**
-         * Delete ssh-keys/{id}
-         * @description Delete ssh-keys/{id}
+         * Delete an SSH key
+         * @description Deletes the key and its private part. `If-Match` makes the delete conditional on the version read.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5038,8 +5038,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Read ssh-keys/{id}/export
-         * @description Read ssh-keys/{id}/export
+         * Export an SSH key
+         * @description The public key; with `?private=true` (needs export:read as well, audited) the private key too.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5064,8 +5064,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run ssh-keys/generate
-         * @description Create or run ssh-keys/generate
+         * Generate an SSH key
+         * @description Generates a key pair and keeps the private part sealed; the answer shows the public parts and the ETag.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5088,8 +5088,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Create or run ssh-keys/import
-         * @description Create or run ssh-keys/import
+         * Import an SSH key
+         * @description Stores an existing key (the private key, or the public key alone); a protected private key needs its `passphrase`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -6126,11 +6126,6 @@ export interface components {
             error: string;
             error_description?: string;
         };
-        Success: {
-            data: unknown;
-            /** @constant */
-            success: true;
-        };
     };
     responses: never;
     parameters: {
@@ -6298,7 +6293,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": Record<string, never>;
+                    "application/json": {
+                        keys: {
+                            alg?: string;
+                            crv?: string;
+                            e?: string;
+                            key_ops?: string[];
+                            kid?: string;
+                            kty: string;
+                            n?: string;
+                            use?: string;
+                            x?: string;
+                            y?: string;
+                        }[];
+                    };
                 };
             };
             /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.) */
@@ -15592,7 +15600,174 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The account CA; null until the first certificate is issued. */
+                            certificate_authority: {
+                                algorithm: string;
+                                bits: number;
+                                /** @description Intermediate, then root, PEM. */
+                                chain_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                curve: string;
+                                description: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description SHA-256 of the intermediate certificate (hex). */
+                                fingerprint: string;
+                                /**
+                                 * @description The CA keys never leave the service.
+                                 * @constant
+                                 */
+                                has_private_key: false;
+                                /**
+                                 * Format: uuid
+                                 * @description The CA’s id: `{id}` of GET /api/v1/certificates/{id} and its downloads (root, chain, CRL).
+                                 */
+                                id: string;
+                                intermediate: {
+                                    certificate_pem: string;
+                                    /** @description SHA-256 of the certificate’s DER (hex). */
+                                    fingerprint: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    /** Format: date-time */
+                                    not_before: string;
+                                    /** @description Lower-case hex. */
+                                    serial_number: string;
+                                    subject: string;
+                                };
+                                name: string;
+                                /** @description The intermediate’s public key, PEM (SPKI). */
+                                public_key: string;
+                                root: {
+                                    certificate_pem: string;
+                                    /** @description SHA-256 of the certificate’s DER (hex). */
+                                    fingerprint: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    /** Format: date-time */
+                                    not_before: string;
+                                    /** @description Lower-case hex. */
+                                    serial_number: string;
+                                    subject: string;
+                                };
+                                /** @constant */
+                                source: "generated";
+                                tags: string[];
+                                type: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            } | null;
+                            /** @description The certificates of this page. */
+                            certificates: {
+                                /** @description The ACME directory of an ACME certificate; null otherwise. */
+                                acme: {
+                                    directory_ca_pem?: string;
+                                    directory_url: string;
+                                    email?: string;
+                                } | null;
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description The account CA that issued it; null for an ACME certificate. */
+                                ca_id: string | null;
+                                certificate_pem: string;
+                                /** @description The issuing chain without the certificate (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                common_name: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The request of a certificate issued for a CSR. */
+                                csr_pem: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Whole days until `not_after` (negative once expired). */
+                                days_until_expiry: number;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The unexpired serials of earlier versions (renewals); revoking revokes them too. */
+                                earlier_serials?: {
+                                    ca_id: string | null;
+                                    certificate_pem?: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    serial_number: string;
+                                }[];
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Names, or OIDs for usages without one. */
+                                extended_key_usage: string[];
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                key_usage: ("digital_signature" | "non_repudiation" | "key_encipherment" | "data_encipherment" | "key_agreement")[];
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The certified public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                public_key_fingerprint: string;
+                                revocation_reason: string | null;
+                                revoked_at: string | null;
+                                sans: {
+                                    dns: string[];
+                                    email: string[];
+                                    ip: string[];
+                                    uri: string[];
+                                };
+                                /** @description The current serial, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                /**
+                                 * @description `expired` once past `not_after`.
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked" | "expired";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "certificate";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                validity_days: number | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            }[];
+                            /** @description The page size asked for. */
+                            limit: number;
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description Items skipped before this page. */
+                            offset: number;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -15686,7 +15861,167 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A certificate issued by the account CA or obtained from an ACME directory. */
+                            certificate: {
+                                /** @description The ACME directory of an ACME certificate; null otherwise. */
+                                acme: {
+                                    directory_ca_pem?: string;
+                                    directory_url: string;
+                                    email?: string;
+                                } | null;
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description The account CA that issued it; null for an ACME certificate. */
+                                ca_id: string | null;
+                                certificate_pem: string;
+                                /** @description The issuing chain without the certificate (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                common_name: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The request of a certificate issued for a CSR. */
+                                csr_pem: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Whole days until `not_after` (negative once expired). */
+                                days_until_expiry: number;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The unexpired serials of earlier versions (renewals); revoking revokes them too. */
+                                earlier_serials?: {
+                                    ca_id: string | null;
+                                    certificate_pem?: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    serial_number: string;
+                                }[];
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Names, or OIDs for usages without one. */
+                                extended_key_usage: string[];
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                key_usage: ("digital_signature" | "non_repudiation" | "key_encipherment" | "data_encipherment" | "key_agreement")[];
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The certified public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                public_key_fingerprint: string;
+                                revocation_reason: string | null;
+                                revoked_at: string | null;
+                                sans: {
+                                    dns: string[];
+                                    email: string[];
+                                    ip: string[];
+                                    uri: string[];
+                                };
+                                /** @description The current serial, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                /**
+                                 * @description `expired` once past `not_after`.
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked" | "expired";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "certificate";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                validity_days: number | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        } | {
+                            /** @description The account’s private CA. */
+                            certificate_authority: {
+                                algorithm: string;
+                                bits: number;
+                                /** @description Intermediate, then root, PEM. */
+                                chain_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                curve: string;
+                                description: string;
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description SHA-256 of the intermediate certificate (hex). */
+                                fingerprint: string;
+                                /**
+                                 * @description The CA keys never leave the service.
+                                 * @constant
+                                 */
+                                has_private_key: false;
+                                /**
+                                 * Format: uuid
+                                 * @description The CA’s id: `{id}` of GET /api/v1/certificates/{id} and its downloads (root, chain, CRL).
+                                 */
+                                id: string;
+                                intermediate: {
+                                    certificate_pem: string;
+                                    /** @description SHA-256 of the certificate’s DER (hex). */
+                                    fingerprint: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    /** Format: date-time */
+                                    not_before: string;
+                                    /** @description Lower-case hex. */
+                                    serial_number: string;
+                                    subject: string;
+                                };
+                                name: string;
+                                /** @description The intermediate’s public key, PEM (SPKI). */
+                                public_key: string;
+                                root: {
+                                    certificate_pem: string;
+                                    /** @description SHA-256 of the certificate’s DER (hex). */
+                                    fingerprint: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    /** Format: date-time */
+                                    not_before: string;
+                                    /** @description Lower-case hex. */
+                                    serial_number: string;
+                                    subject: string;
+                                };
+                                /** @constant */
+                                source: "generated";
+                                tags: string[];
+                                type: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -15794,10 +16129,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            download: {
+                                content: string;
+                                /** @enum {string} */
+                                content_type: "application/x-pem-file" | "application/pkix-cert" | "application/pkix-crl" | "application/x-pkcs12";
+                                /**
+                                 * @description `base64` for DER and PKCS#12.
+                                 * @enum {string}
+                                 */
+                                encoding: "text" | "base64";
+                                filename: string;
+                                /** @enum {string} */
+                                format: "pem" | "der" | "chain" | "crl" | "key" | "pkcs12";
+                                /**
+                                 * Format: date-time
+                                 * @description The CRL’s nextUpdate (crl only).
+                                 */
+                                next_update?: string;
+                                /** @description The CRL’s entries (crl only). */
+                                revoked_count?: number;
+                                /**
+                                 * Format: date-time
+                                 * @description The CRL’s thisUpdate (crl only).
+                                 */
+                                this_update?: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `no_private_key` (The resource holds no private key (e.g. a certificate issued for a CSR).); `no_crl` (No certificate revocation list exists yet.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15806,7 +16171,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request";
+                        code?: "validation_failed" | "bad_request" | "no_private_key" | "no_crl";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -15823,7 +16188,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.); `not_exportable` (The key was not imported as exportable.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15832,7 +16197,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "not_exportable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -15919,10 +16284,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            download: {
+                                content: string;
+                                /** @enum {string} */
+                                content_type: "application/x-pem-file" | "application/pkix-cert" | "application/pkix-crl" | "application/x-pkcs12";
+                                /**
+                                 * @description `base64` for DER and PKCS#12.
+                                 * @enum {string}
+                                 */
+                                encoding: "text" | "base64";
+                                filename: string;
+                                /** @enum {string} */
+                                format: "pem" | "der" | "chain" | "crl" | "key" | "pkcs12";
+                                /**
+                                 * Format: date-time
+                                 * @description The CRL’s nextUpdate (crl only).
+                                 */
+                                next_update?: string;
+                                /** @description The CRL’s entries (crl only). */
+                                revoked_count?: number;
+                                /**
+                                 * Format: date-time
+                                 * @description The CRL’s thisUpdate (crl only).
+                                 */
+                                this_update?: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `no_private_key` (The resource holds no private key (e.g. a certificate issued for a CSR).); `no_crl` (No certificate revocation list exists yet.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15931,7 +16326,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "no_private_key" | "no_crl";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -15948,7 +16343,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.); `not_exportable` (The key was not imported as exportable.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -15957,7 +16352,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "not_exportable";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -16079,10 +16474,110 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A certificate issued by the account CA or obtained from an ACME directory. */
+                            certificate: {
+                                /** @description The ACME directory of an ACME certificate; null otherwise. */
+                                acme: {
+                                    directory_ca_pem?: string;
+                                    directory_url: string;
+                                    email?: string;
+                                } | null;
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description The account CA that issued it; null for an ACME certificate. */
+                                ca_id: string | null;
+                                certificate_pem: string;
+                                /** @description The issuing chain without the certificate (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                common_name: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The request of a certificate issued for a CSR. */
+                                csr_pem: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Whole days until `not_after` (negative once expired). */
+                                days_until_expiry: number;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The unexpired serials of earlier versions (renewals); revoking revokes them too. */
+                                earlier_serials?: {
+                                    ca_id: string | null;
+                                    certificate_pem?: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    serial_number: string;
+                                }[];
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Names, or OIDs for usages without one. */
+                                extended_key_usage: string[];
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                key_usage: ("digital_signature" | "non_repudiation" | "key_encipherment" | "data_encipherment" | "key_agreement")[];
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The certified public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                public_key_fingerprint: string;
+                                revocation_reason: string | null;
+                                revoked_at: string | null;
+                                sans: {
+                                    dns: string[];
+                                    email: string[];
+                                    ip: string[];
+                                    uri: string[];
+                                };
+                                /** @description The current serial, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                /**
+                                 * @description `expired` once past `not_after`.
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked" | "expired";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "certificate";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                validity_days: number | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `invalid_csr` (The certificate signing request cannot be used.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16091,7 +16586,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_csr";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -16134,7 +16629,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `revoked` (The resource is revoked.); `stale_etag` (If-Match names an older version, or a concurrent write won.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16143,7 +16638,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "revoked" | "stale_etag";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -16199,6 +16694,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency failed: `acme_failed` (The ACME server refused or failed the order.) */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "acme_failed";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -16239,7 +16747,107 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A certificate issued by the account CA or obtained from an ACME directory. */
+                            certificate: {
+                                /** @description The ACME directory of an ACME certificate; null otherwise. */
+                                acme: {
+                                    directory_ca_pem?: string;
+                                    directory_url: string;
+                                    email?: string;
+                                } | null;
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description The account CA that issued it; null for an ACME certificate. */
+                                ca_id: string | null;
+                                certificate_pem: string;
+                                /** @description The issuing chain without the certificate (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                common_name: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The request of a certificate issued for a CSR. */
+                                csr_pem: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Whole days until `not_after` (negative once expired). */
+                                days_until_expiry: number;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The unexpired serials of earlier versions (renewals); revoking revokes them too. */
+                                earlier_serials?: {
+                                    ca_id: string | null;
+                                    certificate_pem?: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    serial_number: string;
+                                }[];
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Names, or OIDs for usages without one. */
+                                extended_key_usage: string[];
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                key_usage: ("digital_signature" | "non_repudiation" | "key_encipherment" | "data_encipherment" | "key_agreement")[];
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The certified public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                public_key_fingerprint: string;
+                                revocation_reason: string | null;
+                                revoked_at: string | null;
+                                sans: {
+                                    dns: string[];
+                                    email: string[];
+                                    ip: string[];
+                                    uri: string[];
+                                };
+                                /** @description The current serial, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                /**
+                                 * @description `expired` once past `not_after`.
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked" | "expired";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "certificate";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                validity_days: number | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -16294,7 +16902,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_revoked` (Already revoked.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16303,7 +16911,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_revoked";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -16359,6 +16967,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency failed: `acme_failed` (The ACME server refused or failed the order.) */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "acme_failed";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -16413,8 +17034,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -16424,10 +17045,110 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A certificate issued by the account CA or obtained from an ACME directory. */
+                            certificate: {
+                                /** @description The ACME directory of an ACME certificate; null otherwise. */
+                                acme: {
+                                    directory_ca_pem?: string;
+                                    directory_url: string;
+                                    email?: string;
+                                } | null;
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description The account CA that issued it; null for an ACME certificate. */
+                                ca_id: string | null;
+                                certificate_pem: string;
+                                /** @description The issuing chain without the certificate (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                common_name: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The request of a certificate issued for a CSR. */
+                                csr_pem: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Whole days until `not_after` (negative once expired). */
+                                days_until_expiry: number;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The unexpired serials of earlier versions (renewals); revoking revokes them too. */
+                                earlier_serials?: {
+                                    ca_id: string | null;
+                                    certificate_pem?: string;
+                                    /** Format: date-time */
+                                    not_after: string;
+                                    serial_number: string;
+                                }[];
+                                /** Format: date-time */
+                                expires_at: string;
+                                /** @description Names, or OIDs for usages without one. */
+                                extended_key_usage: string[];
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                key_usage: ("digital_signature" | "non_repudiation" | "key_encipherment" | "data_encipherment" | "key_agreement")[];
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The certified public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                public_key_fingerprint: string;
+                                revocation_reason: string | null;
+                                revoked_at: string | null;
+                                sans: {
+                                    dns: string[];
+                                    email: string[];
+                                    ip: string[];
+                                    uri: string[];
+                                };
+                                /** @description The current serial, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                /**
+                                 * @description `expired` once past `not_after`.
+                                 * @enum {string}
+                                 */
+                                status: "active" | "revoked" | "expired";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "certificate";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                validity_days: number | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_csr` (The certificate signing request cannot be used.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16436,7 +17157,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request" | "invalid_csr";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -16466,7 +17187,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -16475,7 +17196,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -16531,6 +17252,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency failed: `acme_failed` (The ACME server refused or failed the order.) */
+            502: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "acme_failed";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -17097,7 +17831,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `invalid_key` (Key material could not be parsed or does not fit the request.); `passphrase_required` (The key is encrypted and needs its passphrase.); `wrong_passphrase` (The passphrase does not open the key.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -17106,7 +17840,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "passphrase_required" | "wrong_passphrase";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -25540,10 +26274,186 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            count: number;
+                            /** @description The generated items: `{ value }` for bytes, UUIDs and passwords, a key pair otherwise. */
+                            material: ({
+                                value: string;
+                            } | {
+                                algorithm: string;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                fingerprint: string;
+                                /** @enum {string} */
+                                format: "pem" | "jwk" | "openssh";
+                                private_key: string | ({
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                public_key: string | ({
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                /** @description `SHA256:…` of the OpenSSH form. */
+                                ssh_fingerprint?: string;
+                            })[];
+                            /** @description What `store` kept: an OpenSSL key for a key pair, a secret otherwise; null without `store`. */
+                            stored: ({
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "openssl_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @constant */
+                                type: "secret";
+                                version: number;
+                            }) | null;
+                            /** @enum {string} */
+                            type: "bytes" | "uuid" | "password" | "key_pair";
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description Created */
+            201: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            count: number;
+                            /** @description The generated items: `{ value }` for bytes, UUIDs and passwords, a key pair otherwise. */
+                            material: ({
+                                value: string;
+                            } | {
+                                algorithm: string;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                fingerprint: string;
+                                /** @enum {string} */
+                                format: "pem" | "jwk" | "openssh";
+                                private_key: string | ({
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                public_key: string | ({
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                /** @description `SHA256:…` of the OpenSSH form. */
+                                ssh_fingerprint?: string;
+                            })[];
+                            /** @description What `store` kept: an OpenSSL key for a key pair, a secret otherwise; null without `store`. */
+                            stored: ({
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "openssl_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @constant */
+                                type: "secret";
+                                version: number;
+                            }) | null;
+                            /** @enum {string} */
+                            type: "bytes" | "uuid" | "password" | "key_pair";
+                        };
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25552,7 +26462,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -25569,7 +26479,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.); `quota_exceeded` (The account quota is reached.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25578,11 +26488,11 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "quota_exceeded";
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25591,7 +26501,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -25674,7 +26584,80 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The OpenPGP keys of this page, without their private parts. */
+                            gpg_keys: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The primary key’s fingerprint (upper-case hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description The creation time written in the key.
+                                 */
+                                key_created_at: string;
+                                /** @description The primary key’s long key id (upper-case hex). */
+                                key_id: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The ASCII-armored public key. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subkeys: {
+                                    algorithm: string;
+                                    bits: number | null;
+                                    curve: string | null;
+                                    fingerprint: string;
+                                    key_id: string;
+                                }[];
+                                tags: string[];
+                                /** @constant */
+                                type: "gpg_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description The user ids, `Name (comment) <email>`. */
+                                user_ids: string[];
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            }[];
+                            /** @description The page size asked for. */
+                            limit: number;
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description Items skipped before this page. */
+                            offset: number;
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -25768,7 +26751,72 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An OpenPGP key, public parts only. */
+                            gpg_key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The primary key’s fingerprint (upper-case hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description The creation time written in the key.
+                                 */
+                                key_created_at: string;
+                                /** @description The primary key’s long key id (upper-case hex). */
+                                key_id: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The ASCII-armored public key. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subkeys: {
+                                    algorithm: string;
+                                    bits: number | null;
+                                    curve: string | null;
+                                    fingerprint: string;
+                                    key_id: string;
+                                }[];
+                                tags: string[];
+                                /** @constant */
+                                type: "gpg_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description The user ids, `Name (comment) <email>`. */
+                                user_ids: string[];
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -25889,7 +26937,72 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An OpenPGP key, public parts only. */
+                            gpg_key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The primary key’s fingerprint (upper-case hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description The creation time written in the key.
+                                 */
+                                key_created_at: string;
+                                /** @description The primary key’s long key id (upper-case hex). */
+                                key_id: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The ASCII-armored public key. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subkeys: {
+                                    algorithm: string;
+                                    bits: number | null;
+                                    curve: string | null;
+                                    fingerprint: string;
+                                    key_id: string;
+                                }[];
+                                tags: string[];
+                                /** @constant */
+                                type: "gpg_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description The user ids, `Name (comment) <email>`. */
+                                user_ids: string[];
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -25944,7 +27057,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `stale_etag` (If-Match names an older version, or a concurrent write won.); `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `stale_etag` (If-Match names an older version, or a concurrent write won.); `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -25953,7 +27066,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "stale_etag" | "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "stale_etag" | "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -26053,7 +27166,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            deleted: true;
+                            gpg_key: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -26213,10 +27338,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            export: {
+                                fingerprint: string;
+                                /** @constant */
+                                format: "armored";
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description The ASCII-armored private key; with `?private=true` only. */
+                                private_key?: string;
+                                /** @description The ASCII-armored public key. */
+                                public_key: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `no_private_key` (The resource holds no private key (e.g. a certificate issued for a CSR).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26225,7 +27367,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request";
+                        code?: "validation_failed" | "bad_request" | "no_private_key";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -26332,8 +27474,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -26343,10 +27485,75 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An OpenPGP key, public parts only. */
+                            gpg_key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The primary key’s fingerprint (upper-case hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description The creation time written in the key.
+                                 */
+                                key_created_at: string;
+                                /** @description The primary key’s long key id (upper-case hex). */
+                                key_id: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The ASCII-armored public key. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subkeys: {
+                                    algorithm: string;
+                                    bits: number | null;
+                                    curve: string | null;
+                                    fingerprint: string;
+                                    key_id: string;
+                                }[];
+                                tags: string[];
+                                /** @constant */
+                                type: "gpg_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description The user ids, `Name (comment) <email>`. */
+                                user_ids: string[];
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26355,7 +27562,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -26385,7 +27592,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26394,7 +27601,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -26477,8 +27684,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -26488,10 +27695,75 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An OpenPGP key, public parts only. */
+                            gpg_key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The primary key’s fingerprint (upper-case hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description The creation time written in the key.
+                                 */
+                                key_created_at: string;
+                                /** @description The primary key’s long key id (upper-case hex). */
+                                key_id: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The ASCII-armored public key. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subkeys: {
+                                    algorithm: string;
+                                    bits: number | null;
+                                    curve: string | null;
+                                    fingerprint: string;
+                                    key_id: string;
+                                }[];
+                                tags: string[];
+                                /** @constant */
+                                type: "gpg_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description The user ids, `Name (comment) <email>`. */
+                                user_ids: string[];
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_key` (Key material could not be parsed or does not fit the request.); `passphrase_required` (The key is encrypted and needs its passphrase.); `wrong_passphrase` (The passphrase does not open the key.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26500,7 +27772,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request" | "invalid_key" | "passphrase_required" | "wrong_passphrase";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -26530,7 +27802,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -26539,7 +27811,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -30678,7 +31950,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `invalid_key` (Key material could not be parsed or does not fit the request.); `passphrase_required` (The key is encrypted and needs its passphrase.); `wrong_passphrase` (The passphrase does not open the key.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -30687,7 +31959,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "passphrase_required" | "wrong_passphrase";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -31576,7 +32848,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `invalid_key` (Key material could not be parsed or does not fit the request.); `passphrase_required` (The key is encrypted and needs its passphrase.); `wrong_passphrase` (The passphrase does not open the key.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -31585,7 +32857,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "bad_request" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "passphrase_required" | "wrong_passphrase";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -32155,7 +33427,438 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "age";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The identity, `AGE-SECRET-KEY-1…`. */
+                                    identity: string;
+                                    /** @description An identity file for `age -i`. */
+                                    identity_file: string;
+                                };
+                                /** @description The age recipient, `age1…`. */
+                                public_key: string;
+                                /** @description The age recipient, `age1…`. */
+                                recipient: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "age_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The TXT record to publish. */
+                                dns_record: {
+                                    /** @description `<selector>._domainkey.<domain>`. */
+                                    name: string;
+                                    /** @description The value split into DNS strings of at most 255 bytes. */
+                                    strings: string[];
+                                    /** @constant */
+                                    type: "TXT";
+                                    /** @description `v=DKIM1; k=rsa; p=…`. */
+                                    value: string;
+                                    /** @description The record as a zone file line. */
+                                    zone_line: string;
+                                };
+                                domain: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "dkim";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                    /** @description PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`). */
+                                    private_key_pkcs1: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                selector: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "dkim_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key id: the JWK thumbprint (RFC 7638, SHA-256). */
+                                kid: string;
+                                /** @constant */
+                                kind: "jwt-signing";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The private JWK. */
+                                    private_jwk: {
+                                        kty: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public JWK with `kid`, `alg` and `use`. */
+                                public_jwk: {
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "jwt_signing_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The minisign key id (hex). */
+                                key_id: string;
+                                /** @constant */
+                                kind: "minisign";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `minisign.key` file (unencrypted). */
+                                    secret_key_file: string;
+                                };
+                                /** @description The public key, base64 as `minisign -p` writes it. */
+                                public_key: string;
+                                /** @description The `minisign.pub` file. */
+                                public_key_file: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "minisign_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "piv";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /** @enum {string} */
+                                slot: "9a" | "9c" | "9d" | "9e";
+                                slot_name: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "piv_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The account CA.
+                                 */
+                                ca_id: string;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** @description The issuing chain (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                email: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                /** @constant */
+                                kind: "smime";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "smime_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                address: string[];
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                allowed_ips: string[];
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                endpoint: string | null;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "wireguard";
+                                listen_port: number | null;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The `[Peer]` section for the other side. */
+                                peer_config: string;
+                                persistent_keepalive: number | null;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `[Interface]` section. */
+                                    interface_config: string;
+                                    /** @description The private key, base64 as `wg genkey` writes it. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, base64 as `wg pubkey` writes it. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "wireguard_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -32261,8 +33964,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -32272,7 +33975,60 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An age X25519 identity. */
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "age";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The age recipient, `age1…`. */
+                                public_key: string;
+                                /** @description The age recipient, `age1…`. */
+                                recipient: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "age_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -32314,7 +34070,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32323,7 +34079,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -32407,7 +34163,438 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "age";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The identity, `AGE-SECRET-KEY-1…`. */
+                                    identity: string;
+                                    /** @description An identity file for `age -i`. */
+                                    identity_file: string;
+                                };
+                                /** @description The age recipient, `age1…`. */
+                                public_key: string;
+                                /** @description The age recipient, `age1…`. */
+                                recipient: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "age_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The TXT record to publish. */
+                                dns_record: {
+                                    /** @description `<selector>._domainkey.<domain>`. */
+                                    name: string;
+                                    /** @description The value split into DNS strings of at most 255 bytes. */
+                                    strings: string[];
+                                    /** @constant */
+                                    type: "TXT";
+                                    /** @description `v=DKIM1; k=rsa; p=…`. */
+                                    value: string;
+                                    /** @description The record as a zone file line. */
+                                    zone_line: string;
+                                };
+                                domain: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "dkim";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                    /** @description PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`). */
+                                    private_key_pkcs1: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                selector: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "dkim_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key id: the JWK thumbprint (RFC 7638, SHA-256). */
+                                kid: string;
+                                /** @constant */
+                                kind: "jwt-signing";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The private JWK. */
+                                    private_jwk: {
+                                        kty: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public JWK with `kid`, `alg` and `use`. */
+                                public_jwk: {
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "jwt_signing_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The minisign key id (hex). */
+                                key_id: string;
+                                /** @constant */
+                                kind: "minisign";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `minisign.key` file (unencrypted). */
+                                    secret_key_file: string;
+                                };
+                                /** @description The public key, base64 as `minisign -p` writes it. */
+                                public_key: string;
+                                /** @description The `minisign.pub` file. */
+                                public_key_file: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "minisign_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "piv";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /** @enum {string} */
+                                slot: "9a" | "9c" | "9d" | "9e";
+                                slot_name: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "piv_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The account CA.
+                                 */
+                                ca_id: string;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** @description The issuing chain (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                email: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                /** @constant */
+                                kind: "smime";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "smime_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                address: string[];
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                allowed_ips: string[];
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                endpoint: string | null;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "wireguard";
+                                listen_port: number | null;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The `[Peer]` section for the other side. */
+                                peer_config: string;
+                                persistent_keepalive: number | null;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `[Interface]` section. */
+                                    interface_config: string;
+                                    /** @description The private key, base64 as `wg genkey` writes it. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, base64 as `wg pubkey` writes it. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "wireguard_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -32517,8 +34704,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -32528,7 +34715,73 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A DKIM RSA key (RFC 6376). */
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The TXT record to publish. */
+                                dns_record: {
+                                    /** @description `<selector>._domainkey.<domain>`. */
+                                    name: string;
+                                    /** @description The value split into DNS strings of at most 255 bytes. */
+                                    strings: string[];
+                                    /** @constant */
+                                    type: "TXT";
+                                    /** @description `v=DKIM1; k=rsa; p=…`. */
+                                    value: string;
+                                    /** @description The record as a zone file line. */
+                                    zone_line: string;
+                                };
+                                domain: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "dkim";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                selector: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "dkim_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -32570,7 +34823,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32579,7 +34832,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -32663,7 +34916,438 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "age";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The identity, `AGE-SECRET-KEY-1…`. */
+                                    identity: string;
+                                    /** @description An identity file for `age -i`. */
+                                    identity_file: string;
+                                };
+                                /** @description The age recipient, `age1…`. */
+                                public_key: string;
+                                /** @description The age recipient, `age1…`. */
+                                recipient: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "age_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The TXT record to publish. */
+                                dns_record: {
+                                    /** @description `<selector>._domainkey.<domain>`. */
+                                    name: string;
+                                    /** @description The value split into DNS strings of at most 255 bytes. */
+                                    strings: string[];
+                                    /** @constant */
+                                    type: "TXT";
+                                    /** @description `v=DKIM1; k=rsa; p=…`. */
+                                    value: string;
+                                    /** @description The record as a zone file line. */
+                                    zone_line: string;
+                                };
+                                domain: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "dkim";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                    /** @description PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`). */
+                                    private_key_pkcs1: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                selector: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "dkim_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key id: the JWK thumbprint (RFC 7638, SHA-256). */
+                                kid: string;
+                                /** @constant */
+                                kind: "jwt-signing";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The private JWK. */
+                                    private_jwk: {
+                                        kty: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public JWK with `kid`, `alg` and `use`. */
+                                public_jwk: {
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "jwt_signing_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The minisign key id (hex). */
+                                key_id: string;
+                                /** @constant */
+                                kind: "minisign";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `minisign.key` file (unencrypted). */
+                                    secret_key_file: string;
+                                };
+                                /** @description The public key, base64 as `minisign -p` writes it. */
+                                public_key: string;
+                                /** @description The `minisign.pub` file. */
+                                public_key_file: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "minisign_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "piv";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /** @enum {string} */
+                                slot: "9a" | "9c" | "9d" | "9e";
+                                slot_name: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "piv_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The account CA.
+                                 */
+                                ca_id: string;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** @description The issuing chain (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                email: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                /** @constant */
+                                kind: "smime";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "smime_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                address: string[];
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                allowed_ips: string[];
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                endpoint: string | null;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "wireguard";
+                                listen_port: number | null;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The `[Peer]` section for the other side. */
+                                peer_config: string;
+                                persistent_keepalive: number | null;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `[Interface]` section. */
+                                    interface_config: string;
+                                    /** @description The private key, base64 as `wg genkey` writes it. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, base64 as `wg pubkey` writes it. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "wireguard_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -32774,8 +35458,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -32785,7 +35469,66 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A JWT signing key; its public JWK is published in the account’s JWKS. */
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key id: the JWK thumbprint (RFC 7638, SHA-256). */
+                                kid: string;
+                                /** @constant */
+                                kind: "jwt-signing";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The public JWK with `kid`, `alg` and `use`. */
+                                public_jwk: {
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "jwt_signing_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -32827,7 +35570,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -32836,7 +35579,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -32920,7 +35663,438 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "age";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The identity, `AGE-SECRET-KEY-1…`. */
+                                    identity: string;
+                                    /** @description An identity file for `age -i`. */
+                                    identity_file: string;
+                                };
+                                /** @description The age recipient, `age1…`. */
+                                public_key: string;
+                                /** @description The age recipient, `age1…`. */
+                                recipient: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "age_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The TXT record to publish. */
+                                dns_record: {
+                                    /** @description `<selector>._domainkey.<domain>`. */
+                                    name: string;
+                                    /** @description The value split into DNS strings of at most 255 bytes. */
+                                    strings: string[];
+                                    /** @constant */
+                                    type: "TXT";
+                                    /** @description `v=DKIM1; k=rsa; p=…`. */
+                                    value: string;
+                                    /** @description The record as a zone file line. */
+                                    zone_line: string;
+                                };
+                                domain: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "dkim";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                    /** @description PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`). */
+                                    private_key_pkcs1: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                selector: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "dkim_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key id: the JWK thumbprint (RFC 7638, SHA-256). */
+                                kid: string;
+                                /** @constant */
+                                kind: "jwt-signing";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The private JWK. */
+                                    private_jwk: {
+                                        kty: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public JWK with `kid`, `alg` and `use`. */
+                                public_jwk: {
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "jwt_signing_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The minisign key id (hex). */
+                                key_id: string;
+                                /** @constant */
+                                kind: "minisign";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `minisign.key` file (unencrypted). */
+                                    secret_key_file: string;
+                                };
+                                /** @description The public key, base64 as `minisign -p` writes it. */
+                                public_key: string;
+                                /** @description The `minisign.pub` file. */
+                                public_key_file: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "minisign_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "piv";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /** @enum {string} */
+                                slot: "9a" | "9c" | "9d" | "9e";
+                                slot_name: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "piv_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The account CA.
+                                 */
+                                ca_id: string;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** @description The issuing chain (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                email: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                /** @constant */
+                                kind: "smime";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "smime_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                address: string[];
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                allowed_ips: string[];
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                endpoint: string | null;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "wireguard";
+                                listen_port: number | null;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The `[Peer]` section for the other side. */
+                                peer_config: string;
+                                persistent_keepalive: number | null;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `[Interface]` section. */
+                                    interface_config: string;
+                                    /** @description The private key, base64 as `wg genkey` writes it. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, base64 as `wg pubkey` writes it. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "wireguard_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -33027,8 +36201,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -33038,7 +36212,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A minisign Ed25519 key. */
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The minisign key id (hex). */
+                                key_id: string;
+                                /** @constant */
+                                kind: "minisign";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The public key, base64 as `minisign -p` writes it. */
+                                public_key: string;
+                                /** @description The `minisign.pub` file. */
+                                public_key_file: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "minisign_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -33080,7 +36309,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -33089,7 +36318,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -33173,7 +36402,438 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "age";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The identity, `AGE-SECRET-KEY-1…`. */
+                                    identity: string;
+                                    /** @description An identity file for `age -i`. */
+                                    identity_file: string;
+                                };
+                                /** @description The age recipient, `age1…`. */
+                                public_key: string;
+                                /** @description The age recipient, `age1…`. */
+                                recipient: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "age_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The TXT record to publish. */
+                                dns_record: {
+                                    /** @description `<selector>._domainkey.<domain>`. */
+                                    name: string;
+                                    /** @description The value split into DNS strings of at most 255 bytes. */
+                                    strings: string[];
+                                    /** @constant */
+                                    type: "TXT";
+                                    /** @description `v=DKIM1; k=rsa; p=…`. */
+                                    value: string;
+                                    /** @description The record as a zone file line. */
+                                    zone_line: string;
+                                };
+                                domain: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "dkim";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                    /** @description PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`). */
+                                    private_key_pkcs1: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                selector: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "dkim_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key id: the JWK thumbprint (RFC 7638, SHA-256). */
+                                kid: string;
+                                /** @constant */
+                                kind: "jwt-signing";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The private JWK. */
+                                    private_jwk: {
+                                        kty: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public JWK with `kid`, `alg` and `use`. */
+                                public_jwk: {
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "jwt_signing_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The minisign key id (hex). */
+                                key_id: string;
+                                /** @constant */
+                                kind: "minisign";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `minisign.key` file (unencrypted). */
+                                    secret_key_file: string;
+                                };
+                                /** @description The public key, base64 as `minisign -p` writes it. */
+                                public_key: string;
+                                /** @description The `minisign.pub` file. */
+                                public_key_file: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "minisign_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "piv";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /** @enum {string} */
+                                slot: "9a" | "9c" | "9d" | "9e";
+                                slot_name: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "piv_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The account CA.
+                                 */
+                                ca_id: string;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** @description The issuing chain (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                email: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                /** @constant */
+                                kind: "smime";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "smime_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                address: string[];
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                allowed_ips: string[];
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                endpoint: string | null;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "wireguard";
+                                listen_port: number | null;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The `[Peer]` section for the other side. */
+                                peer_config: string;
+                                persistent_keepalive: number | null;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `[Interface]` section. */
+                                    interface_config: string;
+                                    /** @description The private key, base64 as `wg genkey` writes it. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, base64 as `wg pubkey` writes it. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "wireguard_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -33289,8 +36949,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -33300,7 +36960,72 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A PIV slot key with its self-signed certificate. */
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "piv";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /** @enum {string} */
+                                slot: "9a" | "9c" | "9d" | "9e";
+                                slot_name: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "piv_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -33342,7 +37067,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -33351,7 +37076,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -33435,7 +37160,438 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "age";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The identity, `AGE-SECRET-KEY-1…`. */
+                                    identity: string;
+                                    /** @description An identity file for `age -i`. */
+                                    identity_file: string;
+                                };
+                                /** @description The age recipient, `age1…`. */
+                                public_key: string;
+                                /** @description The age recipient, `age1…`. */
+                                recipient: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "age_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The TXT record to publish. */
+                                dns_record: {
+                                    /** @description `<selector>._domainkey.<domain>`. */
+                                    name: string;
+                                    /** @description The value split into DNS strings of at most 255 bytes. */
+                                    strings: string[];
+                                    /** @constant */
+                                    type: "TXT";
+                                    /** @description `v=DKIM1; k=rsa; p=…`. */
+                                    value: string;
+                                    /** @description The record as a zone file line. */
+                                    zone_line: string;
+                                };
+                                domain: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "dkim";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                    /** @description PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`). */
+                                    private_key_pkcs1: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                selector: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "dkim_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key id: the JWK thumbprint (RFC 7638, SHA-256). */
+                                kid: string;
+                                /** @constant */
+                                kind: "jwt-signing";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The private JWK. */
+                                    private_jwk: {
+                                        kty: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public JWK with `kid`, `alg` and `use`. */
+                                public_jwk: {
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "jwt_signing_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The minisign key id (hex). */
+                                key_id: string;
+                                /** @constant */
+                                kind: "minisign";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `minisign.key` file (unencrypted). */
+                                    secret_key_file: string;
+                                };
+                                /** @description The public key, base64 as `minisign -p` writes it. */
+                                public_key: string;
+                                /** @description The `minisign.pub` file. */
+                                public_key_file: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "minisign_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "piv";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /** @enum {string} */
+                                slot: "9a" | "9c" | "9d" | "9e";
+                                slot_name: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "piv_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The account CA.
+                                 */
+                                ca_id: string;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** @description The issuing chain (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                email: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                /** @constant */
+                                kind: "smime";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "smime_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                address: string[];
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                allowed_ips: string[];
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                endpoint: string | null;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "wireguard";
+                                listen_port: number | null;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The `[Peer]` section for the other side. */
+                                peer_config: string;
+                                persistent_keepalive: number | null;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `[Interface]` section. */
+                                    interface_config: string;
+                                    /** @description The private key, base64 as `wg genkey` writes it. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, base64 as `wg pubkey` writes it. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "wireguard_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -33541,7 +37697,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            pkcs12: {
+                                /** @description The PKCS#12 file, base64: key, certificate and CA chain. */
+                                content: string;
+                                /** @constant */
+                                content_type: "application/x-pkcs12";
+                                /** @constant */
+                                encoding: "base64";
+                                filename: string;
+                                /** @constant */
+                                format: "pkcs12";
+                                /** @description The entry’s alias: the email address. */
+                                friendly_name: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** @description The generated password; only when no `X-PKCS12-Password` was sent. */
+                                password?: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -33657,8 +37835,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -33668,10 +37846,81 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An S/MIME key with its certificate from the account CA. */
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The account CA.
+                                 */
+                                ca_id: string;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** @description The issuing chain (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                email: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                /** @constant */
+                                kind: "smime";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "smime_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -33680,7 +37929,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -33710,7 +37959,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -33719,7 +37968,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -33803,7 +38052,438 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "age";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The identity, `AGE-SECRET-KEY-1…`. */
+                                    identity: string;
+                                    /** @description An identity file for `age -i`. */
+                                    identity_file: string;
+                                };
+                                /** @description The age recipient, `age1…`. */
+                                public_key: string;
+                                /** @description The age recipient, `age1…`. */
+                                recipient: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "age_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description The TXT record to publish. */
+                                dns_record: {
+                                    /** @description `<selector>._domainkey.<domain>`. */
+                                    name: string;
+                                    /** @description The value split into DNS strings of at most 255 bytes. */
+                                    strings: string[];
+                                    /** @constant */
+                                    type: "TXT";
+                                    /** @description `v=DKIM1; k=rsa; p=…`. */
+                                    value: string;
+                                    /** @description The record as a zone file line. */
+                                    zone_line: string;
+                                };
+                                domain: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "dkim";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                    /** @description PKCS#1 PEM (`BEGIN RSA PRIVATE KEY`). */
+                                    private_key_pkcs1: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                selector: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "dkim_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key id: the JWK thumbprint (RFC 7638, SHA-256). */
+                                kid: string;
+                                /** @constant */
+                                kind: "jwt-signing";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The private JWK. */
+                                    private_jwk: {
+                                        kty: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public JWK with `kid`, `alg` and `use`. */
+                                public_jwk: {
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "jwt_signing_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The minisign key id (hex). */
+                                key_id: string;
+                                /** @constant */
+                                kind: "minisign";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `minisign.key` file (unencrypted). */
+                                    secret_key_file: string;
+                                };
+                                /** @description The public key, base64 as `minisign -p` writes it. */
+                                public_key: string;
+                                /** @description The `minisign.pub` file. */
+                                public_key_file: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "minisign_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "piv";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /** @enum {string} */
+                                slot: "9a" | "9c" | "9d" | "9e";
+                                slot_name: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "piv_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /**
+                                 * Format: uuid
+                                 * @description The account CA.
+                                 */
+                                ca_id: string;
+                                /** @description SHA-256 of the certificate’s DER (hex). */
+                                certificate_fingerprint: string;
+                                /** @description The certificate, PEM. */
+                                certificate_pem: string;
+                                /** @description The issuing chain (intermediate, then root), PEM. */
+                                chain_pem: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                email: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                issuer: string;
+                                /** @constant */
+                                kind: "smime";
+                                /** @description The key’s name. */
+                                name: string;
+                                /** Format: date-time */
+                                not_after: string;
+                                /** Format: date-time */
+                                not_before: string;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description PKCS#8 PEM. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /** @description The serial number, lower-case hex. */
+                                serial_number: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                subject: string;
+                                tags: string[];
+                                /** @constant */
+                                type: "smime_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            } | {
+                                address: string[];
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                allowed_ips: string[];
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                endpoint: string | null;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "wireguard";
+                                listen_port: number | null;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The `[Peer]` section for the other side. */
+                                peer_config: string;
+                                persistent_keepalive: number | null;
+                                /** @description The private parts; with `?include_private=true` only. */
+                                private?: {
+                                    /** @description The `[Interface]` section. */
+                                    interface_config: string;
+                                    /** @description The private key, base64 as `wg genkey` writes it. */
+                                    private_key: string;
+                                };
+                                /** @description The public key, base64 as `wg pubkey` writes it. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "wireguard_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -33914,8 +38594,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -33925,7 +38605,65 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description A WireGuard X25519 key. */
+                            key: {
+                                address: string[];
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                allowed_ips: string[];
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                endpoint: string | null;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description The key’s fingerprint in its family’s usual form. */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @constant */
+                                kind: "wireguard";
+                                listen_port: number | null;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The `[Peer]` section for the other side. */
+                                peer_config: string;
+                                persistent_keepalive: number | null;
+                                /** @description The public key, base64 as `wg pubkey` writes it. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "wireguard_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -33967,7 +38705,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -33976,7 +38714,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -39541,7 +44279,64 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The page size asked for. */
+                            limit: number;
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description Items skipped before this page. */
+                            offset: number;
+                            /** @description The OpenSSL keys of this page, without their private parts. */
+                            openssl_keys: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "openssl_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            }[];
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -39635,7 +44430,56 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An RSA, EC or Ed25519 key, public parts only. */
+                            openssl_key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "openssl_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -39747,7 +44591,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            deleted: true;
+                            openssl_key: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -39907,7 +44763,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            export: {
+                                fingerprint: string;
+                                /** @enum {string} */
+                                format: "pem" | "der" | "jwk";
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description PKCS#8 as PEM or base64 DER, or a private JWK; when the key has a private part. */
+                                private_key?: string | ({
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                                /** @description SPKI as PEM or base64 DER, or a public JWK. */
+                                public_key: string | ({
+                                    kty: string;
+                                } & {
+                                    [key: string]: unknown;
+                                });
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -40021,8 +44902,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -40032,7 +44913,56 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An RSA, EC or Ed25519 key, public parts only. */
+                            openssl_key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "openssl_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -40074,7 +45004,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -40083,7 +45013,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -40167,8 +45097,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -40178,10 +45108,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An RSA, EC or Ed25519 key, public parts only. */
+                            openssl_key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description SHA-256 of the SubjectPublicKeyInfo (hex). */
+                                fingerprint: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The public key, PEM (SPKI). */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "openssl_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_key` (Key material could not be parsed or does not fit the request.); `passphrase_required` (The key is encrypted and needs its passphrase.); `wrong_passphrase` (The passphrase does not open the key.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -40190,7 +45169,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request" | "invalid_key" | "passphrase_required" | "wrong_passphrase";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -40220,7 +45199,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -40229,7 +45208,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -50744,7 +55723,70 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description The page size asked for. */
+                            limit: number;
+                            /** @description Pass as `cursor` for the next page; null on the last page. */
+                            next_cursor: string | null;
+                            /** @description Items skipped before this page. */
+                            offset: number;
+                            /** @description The SSH keys of this page, without their private parts. */
+                            ssh_keys: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description The key comment; empty when none. */
+                                comment: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description `SHA256:…` as `ssh-keygen -l -E sha256` prints it. */
+                                fingerprint: string;
+                                /** @description `MD5:…` as `ssh-keygen -l -E md5` prints it. */
+                                fingerprint_md5: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The OpenSSH key type, e.g. `ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`. */
+                                key_type: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The authorized_keys line. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "ssh_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            }[];
+                            /** @description The number of items in this page. */
+                            total: number;
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -50838,7 +55880,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An SSH key, public parts only. */
+                            ssh_key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description The key comment; empty when none. */
+                                comment: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description `SHA256:…` as `ssh-keygen -l -E sha256` prints it. */
+                                fingerprint: string;
+                                /** @description `MD5:…` as `ssh-keygen -l -E md5` prints it. */
+                                fingerprint_md5: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The OpenSSH key type, e.g. `ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`. */
+                                key_type: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The authorized_keys line. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "ssh_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -50959,7 +56056,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An SSH key, public parts only. */
+                            ssh_key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description The key comment; empty when none. */
+                                comment: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description `SHA256:…` as `ssh-keygen -l -E sha256` prints it. */
+                                fingerprint: string;
+                                /** @description `MD5:…` as `ssh-keygen -l -E md5` prints it. */
+                                fingerprint_md5: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The OpenSSH key type, e.g. `ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`. */
+                                key_type: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The authorized_keys line. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "ssh_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -51014,7 +56166,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `stale_etag` (If-Match names an older version, or a concurrent write won.); `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `stale_etag` (If-Match names an older version, or a concurrent write won.); `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -51023,7 +56175,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "stale_etag" | "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "stale_etag" | "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -51123,7 +56275,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @constant */
+                            deleted: true;
+                            ssh_key: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
@@ -51283,10 +56447,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            export: {
+                                fingerprint: string;
+                                /** @constant */
+                                format: "openssh";
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @description The OpenSSH private key; with `?private=true` only. */
+                                private_key?: string;
+                                /** @description The authorized_keys line. */
+                                public_key: string;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `no_private_key` (The resource holds no private key (e.g. a certificate issued for a CSR).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -51295,7 +56476,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "bad_request";
+                        code?: "validation_failed" | "bad_request" | "no_private_key";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -51396,8 +56577,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -51407,10 +56588,65 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An SSH key, public parts only. */
+                            ssh_key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description The key comment; empty when none. */
+                                comment: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description `SHA256:…` as `ssh-keygen -l -E sha256` prints it. */
+                                fingerprint: string;
+                                /** @description `MD5:…` as `ssh-keygen -l -E md5` prints it. */
+                                fingerprint_md5: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The OpenSSH key type, e.g. `ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`. */
+                                key_type: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The authorized_keys line. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "ssh_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -51419,7 +56655,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -51449,7 +56685,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -51458,7 +56694,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -51543,8 +56779,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
-            200: {
+            /** @description Created */
+            201: {
                 headers: {
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
@@ -51554,10 +56790,65 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Success"];
+                    "application/json": {
+                        data: {
+                            /** @description An SSH key, public parts only. */
+                            ssh_key: {
+                                /** @description The key algorithm, lower case (e.g. `rsa`, `ec`, `ed25519`). */
+                                algorithm: string;
+                                /** @description The key size in bits; null when the algorithm has none. */
+                                bits: number | null;
+                                /** @description The key comment; empty when none. */
+                                comment: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description The principal that created the key (null when unknown). */
+                                created_by: string | null;
+                                /** @description The named curve of an EC or EdDSA key; null otherwise. */
+                                curve: string | null;
+                                /** @description Free text; empty when none. */
+                                description: string;
+                                /** @description When the key (or its certificate) expires; null when never. */
+                                expires_at: string | null;
+                                /** @description `SHA256:…` as `ssh-keygen -l -E sha256` prints it. */
+                                fingerprint: string;
+                                /** @description `MD5:…` as `ssh-keygen -l -E md5` prints it. */
+                                fingerprint_md5: string;
+                                /** @description Whether the service holds the private part (exported only by the export routes). */
+                                has_private_key: boolean;
+                                /**
+                                 * Format: uuid
+                                 * @description The key’s id.
+                                 */
+                                id: string;
+                                /** @description The OpenSSH key type, e.g. `ssh-ed25519`, `ecdsa-sha2-nistp256`, `ssh-rsa`. */
+                                key_type: string;
+                                /** @description The key’s name. */
+                                name: string;
+                                /** @description The authorized_keys line. */
+                                public_key: string;
+                                /**
+                                 * @description How the key came to the service.
+                                 * @enum {string}
+                                 */
+                                source: "generated" | "imported" | "issued" | "acme";
+                                tags: string[];
+                                /** @constant */
+                                type: "ssh_key";
+                                /** Format: date-time */
+                                updated_at: string;
+                                /** @description The principal that last changed the key (null when unknown). */
+                                updated_by: string | null;
+                                /** @description Increases by one on every update; the ETag is `"<id>.<version>"`. */
+                                version: number;
+                            };
+                        };
+                        /** @constant */
+                        success: true;
+                    };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).); `invalid_key` (Key material could not be parsed or does not fit the request.); `passphrase_required` (The key is encrypted and needs its passphrase.); `wrong_passphrase` (The passphrase does not open the key.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -51566,7 +56857,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "bad_request" | "invalid_key" | "passphrase_required" | "wrong_passphrase";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -51596,7 +56887,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.) */
+            /** @description Conflict with the current state: `idempotency_key_reused` (The Idempotency-Key was used with another request.); `idempotency_in_progress` (The first request with this Idempotency-Key is still running.); `already_exists` (The name is taken.) */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -51605,7 +56896,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "idempotency_key_reused" | "idempotency_in_progress";
+                        code?: "idempotency_key_reused" | "idempotency_in_progress" | "already_exists";
                     } & components["schemas"]["Error"];
                 };
             };

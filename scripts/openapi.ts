@@ -226,10 +226,9 @@ const SUCCESS_TEXT: Readonly<Record<`${SuccessStatus}`, string>> = {
 };
 
 /** The success body of a status in the route's wire format. */
-function successContent(wire: Wire, schema: z.ZodType | null | undefined, untyped: boolean): Json | undefined {
+function successContent(wire: Wire, schema: z.ZodType | null | undefined): Json | undefined {
   const data = schema ? jsonSchema(schema, 'output') : undefined;
   if (wire === 'envelope') {
-    if (!data && !untyped) return json(ref('Success'));
     return json({ type: 'object', required: ['success', 'data'], properties: { success: { const: true }, data: data ?? {} } });
   }
   if (wire === 'text') return { 'text/plain': { schema: data ?? { type: 'string' } } };
@@ -248,7 +247,7 @@ function responsesOf(route: Route, schemas: Schemas | undefined): Json {
   const declared = schemas?.responses as HandlerDoc['responses'] | undefined;
   const successes = declared && Object.keys(declared).length > 0 ? Object.entries(declared) : [['200', undefined] as const];
   for (const [status, schema] of successes) {
-    const content = status === '204' || status === '302' || status === '304' ? undefined : successContent(wire, schema, schema === null);
+    const content = status === '204' || status === '302' || status === '304' ? undefined : successContent(wire, schema);
     const headers = {
       ...header('X-Request-Id'),
       ...(status === '302' ? header('Location') : {}),
@@ -419,7 +418,6 @@ export async function buildOpenApi(opts: OpenApiOptions = {}) {
       headers: HEADERS,
       parameters: PARAMETERS,
       schemas: {
-        Success: { type: 'object', required: ['success', 'data'], properties: { success: { const: true }, data: {} } },
         OAuthError: {
           type: 'object',
           description: 'RFC 6749 §5.2 (and RFC 8628 §3.5) error response',

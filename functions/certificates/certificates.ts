@@ -3,6 +3,7 @@ import { defineHandler, ok } from '../../lib/http/index.js';
 import { listPage } from '../../lib/schemas.js';
 import { CATALOG } from '../../lib/catalog.js';
 import { IdParams, ListQuery } from '../../lib/keys/schemas.js';
+import { CertificateList, CertificateOrCa } from '../../lib/certificates/schemas.js';
 import { getCertificate, listCertificates } from './service.js';
 
 /**
@@ -14,6 +15,11 @@ import { getCertificate, listCertificates } from './service.js';
 const { read } = CATALOG.certificate.scopes;
 
 export const list = defineHandler({
+  summary: 'List certificates',
+  description:
+    'The account’s certificates, oldest first, with the account CA beside them (`certificate_authority`, null until the first issuance); page with `limit` and `offset` or `cursor`.',
+  responses: { 200: CertificateList },
+  errors: ['bad_request'],
   query: ListQuery,
   async handler({ ctx, query }) {
     const page = await listCertificates(ctx, query);
@@ -22,6 +28,10 @@ export const list = defineHandler({
 });
 
 export const get = defineHandler({
+  summary: 'Read a certificate',
+  description: 'A certificate with its state as of now (`expired` past `not_after`); the account CA’s id answers `certificate_authority` instead.',
+  responses: { 200: CertificateOrCa },
+  errors: ['not_found', 'insufficient_scope'],
   params: IdParams,
   async handler({ ctx, params }) {
     requireScopes(ctx.principal, read);

@@ -12,6 +12,10 @@ import { challengeAnswer } from './acme.js';
 const Params = z.strictObject({ token: z.string().regex(/^[A-Za-z0-9_-]{16,256}$/, 'an ACME token (base64url)') });
 
 export const challenge = defineHandler({
+  summary: 'Answer an ACME http-01 challenge',
+  description: 'The key authorization of a pending http-01 challenge as plain text (RFC 8555 §8.3), for the ACME server to fetch.',
+  responses: { 200: z.string().describe('`<token>.<account key thumbprint>`.') },
+  errors: ['not_found'],
   params: Params,
   async handler({ params }) {
     const answer = await challengeAnswer(params.token);

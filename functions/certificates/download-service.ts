@@ -1,5 +1,5 @@
 import type { CallContext } from '../../lib/auth/principal.js';
-import { badRequest, notFound } from '../../lib/http/errors.js';
+import { badRequest, forbidden, notFound } from '../../lib/http/errors.js';
 import { buildPkcs12, pkcs8Der } from '../../lib/pki/pkcs12.js';
 import { x509 } from '../../lib/pki/x509.js';
 import { exportSecret } from '../../lib/keys/common.js';
@@ -66,7 +66,7 @@ async function caDownload(ctx: CallContext, format: DownloadFormat): Promise<Dow
     case 'crl':
       return crlDownload(ctx.principal.tenantId, 'account-ca');
     default:
-      throw badRequest('the private keys of the account CA are never exported', undefined, 'not_exportable');
+      throw forbidden('the private keys of the account CA are never exported', 'not_exportable');
   }
 }
 

@@ -1,6 +1,6 @@
 import { requireScopes } from '../../lib/auth/scopes.js';
 import { CATALOG } from '../../lib/catalog.js';
-import { DownloadBody, DownloadQuery, type DownloadFormat } from '../../lib/certificates/schemas.js';
+import { CertificateDownload, DownloadBody, DownloadQuery, type DownloadFormat } from '../../lib/certificates/schemas.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
 import { IdParams } from '../../lib/keys/schemas.js';
 import { download } from './download-service.js';
@@ -14,6 +14,11 @@ const { read, export: exportScopes } = CATALOG.certificate.scopes;
 const PRIVATE_FORMATS: readonly DownloadFormat[] = ['key', 'pkcs12'];
 
 export const downloadGet = defineHandler({
+  summary: 'Download a certificate',
+  description:
+    'The certificate as PEM, DER (base64), its chain, its issuer’s CRL, or its private key (`key`, needs export:read). PKCS#12 needs a password: use POST.',
+  responses: { 200: CertificateDownload },
+  errors: ['not_found', 'insufficient_scope', 'no_private_key', 'not_exportable', 'no_crl', 'bad_request'],
   params: IdParams,
   query: DownloadQuery,
   async handler({ ctx, params, query }) {
@@ -23,6 +28,10 @@ export const downloadGet = defineHandler({
 });
 
 export const downloadPost = defineHandler({
+  summary: 'Download a certificate with options',
+  description: 'Every format of the GET, and PKCS#12 (needs export:read) protected by `password`, with or without the chain.',
+  responses: { 200: CertificateDownload },
+  errors: ['not_found', 'insufficient_scope', 'no_private_key', 'not_exportable', 'no_crl'],
   params: IdParams,
   body: DownloadBody,
   async handler({ ctx, params, body }) {

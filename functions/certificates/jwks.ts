@@ -4,6 +4,7 @@ import { defineHandler, protocol } from '../../lib/http/index.js';
 import { queryAll } from '../../lib/store/pagination.js';
 import { keys } from '../../lib/store/keys.js';
 import { listResources } from '../../lib/store/resources.js';
+import { AccountJwks } from '../../lib/certificates/schemas.js';
 
 /**
  * GET /api/v1/.well-known/jwks.json: the account's public signing-key set (RFC 7517):
@@ -43,6 +44,10 @@ const JWKS_MAX_AGE_SECONDS = 300;
  * If-None-Match gets 304 without a body.
  */
 export const jwks = defineHandler({
+  summary: 'Get the account’s JWK set',
+  description:
+    'The public keys of the account’s jwt-signing keys and its token-signing keys (RFC 7517), cacheable with an ETag: a matching `If-None-Match` gets 304.',
+  responses: { 200: AccountJwks, 304: null },
   async handler({ ctx, headers }) {
     const tid = ctx.principal.tenantId;
     const [own, service] = await Promise.all([jwtSigningKeys(tid), tokenSigningKeys(tid)]);

@@ -42,7 +42,7 @@ export const addEntry = defineHandler({
   description:
     'Adds a private-key entry (the key must match the first certificate) or a trusted certificate as a new version of the keystore; an alias in use is 409.',
   responses: { 201: JksEntryAdded },
-  errors: ['already_exists', 'stale_etag', 'precondition_failed'],
+  errors: ['already_exists', 'stale_etag', 'precondition_failed', 'invalid_key', 'passphrase_required', 'wrong_passphrase'],
   params: IdParams,
   body: EntryInput,
   async handler({ ctx, params, body, headers }) {

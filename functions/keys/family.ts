@@ -5,7 +5,7 @@ import { listPage } from '../../lib/schemas.js';
 import type { ResourceRecord } from '../../lib/store/resources.js';
 import { deleteKey, etagOf, keyView, listKeys, requireExportScopes, requireReadScopes, updateKeyMeta, type KeyView } from '../../lib/keys/common.js';
 import type { ResourceTypeName } from '../../lib/catalog.js';
-import { ExportQuery, IdParams, ListQuery, UpdateKeyBody } from '../../lib/keys/schemas.js';
+import { ExportQuery, IdParams, keyFamilyResponses, ListQuery, UpdateKeyBody } from '../../lib/keys/schemas.js';
 
 /**
  * The seven handlers of a key family (/api/v1/ssh-keys, /api/v1/gpg-keys): list, generate,
@@ -17,6 +17,12 @@ export function keyFamilyHandlers<G, I>(family: {
   readonly type: ResourceTypeName;
   /** The response field of one key, e.g. `ssh_key` (lists use its plural). */
   readonly field: string;
+  /** The family's name in the documentation, e.g. `SSH`. */
+  readonly label: string;
+  /** One key as the API shows it (lib/keys/schemas.ts). */
+  readonly schema: z.ZodType;
+  /** The answer of GET /{id}/export. */
+  readonly exportSchema: z.ZodType;
   readonly generateBody: z.ZodType<G>;
   readonly importBody: z.ZodType<I>;
   generate(ctx: CallContext, body: G): Promise<KeyView>;
@@ -24,9 +30,16 @@ export function keyFamilyHandlers<G, I>(family: {
   get(ctx: CallContext, id: string): Promise<{ record: ResourceRecord<object> }>;
   exportKey(ctx: CallContext, id: string, includePrivate: boolean): Promise<unknown>;
 }) {
-  const { type, field } = family;
+  const { type, field, label } = family;
+  /** The article before the label: an SSH key, an OpenPGP key. */
+  const an = /^(SSH|[AEIOU])/.test(label) ? 'an' : 'a';
+  const responses = keyFamilyResponses(field, family.schema, label);
   return {
     list: defineHandler({
+      summary: `List ${label} keys`,
+      description: 'The account’s keys, public parts only, oldest first; page with `limit` and `offset` or `cursor`.',
+      responses: { 200: responses.list },
+      errors: ['bad_request'],
       query: ListQuery,
       async handler({ ctx, query }) {
         const page = await listKeys(ctx, type, query);
@@ -34,6 +47,10 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     generate: defineHandler({
+      summary: `Generate ${an} ${label} key`,
+      description: 'Generates a key pair and keeps the private part sealed; the answer shows the public parts and the ETag.',
+      responses: { 201: responses.one },
+      errors: ['bad_request', 'already_exists'],
       body: family.generateBody,
       async handler({ ctx, body }) {
         const key = await family.generate(ctx, body);
@@ -41,6 +58,10 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     importKey: defineHandler({
+      summary: `Import ${an} ${label} key`,
+      description: 'Stores an existing key (the private key, or the public key alone); a protected private key needs its `passphrase`.',
+      responses: { 201: responses.one },
+      errors: ['bad_request', 'invalid_key', 'passphrase_required', 'wrong_passphrase', 'already_exists'],
       body: family.importBody,
       async handler({ ctx, body }) {
         const key = await family.importKey(ctx, body);
@@ -48,6 +69,10 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     get: defineHandler({
+      summary: `Read ${an} ${label} key`,
+      description: 'The key’s public parts and metadata; the ETag names its version.',
+      responses: { 200: responses.one },
+      errors: ['not_found', 'insufficient_scope'],
       params: IdParams,
       async handler({ ctx, params }) {
         requireReadScopes(ctx, type);
@@ -56,6 +81,10 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     exportKey: defineHandler({
+      summary: `Export ${an} ${label} key`,
+      description: 'The public key; with `?private=true` (needs export:read as well, audited) the private key too.',
+      responses: { 200: family.exportSchema },
+      errors: ['not_found', 'insufficient_scope', 'no_private_key'],
       params: IdParams,
       query: ExportQuery,
       async handler({ ctx, params, query }) {
@@ -65,6 +94,10 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     update: defineHandler({
+      summary: `Update ${an} ${label} key’s metadata`,
+      description: 'Changes the name, description or tags (the key material never changes). `If-Match` refuses a lost update.',
+      responses: { 200: responses.one },
+      errors: ['not_found', 'already_exists', 'stale_etag', 'precondition_failed'],
       params: IdParams,
       body: UpdateKeyBody,
       async handler({ ctx, params, body, headers }) {
@@ -73,6 +106,10 @@ export function keyFamilyHandlers<G, I>(family: {
       },
     }),
     remove: defineHandler({
+      summary: `Delete ${an} ${label} key`,
+      description: 'Deletes the key and its private part. `If-Match` makes the delete conditional on the version read.',
+      responses: { 200: responses.deleted },
+      errors: ['not_found', 'stale_etag', 'precondition_failed'],
       params: IdParams,
       async handler({ ctx, params, headers }) {
         const rec = await deleteKey(ctx, type, params.id, headers['if-match']);

@@ -1,7 +1,7 @@
 import * as z from 'zod/v4';
 import { keyFamilyHandlers } from './family.js';
 import { exportGpgKey, generateGpgKey, getGpgKey, importGpgKey } from './gpg-service.js';
-import { Description, Email, KeyName, KeyText, Passphrase, Tags } from '../../lib/keys/schemas.js';
+import { Description, Email, KeyName, KeyText, Passphrase, Tags, GpgKey, GpgKeyExport } from '../../lib/keys/schemas.js';
 
 /**
  * /api/v1/gpg-keys. Scopes checked here: GET /{id} needs gpg:read; GET /{id}/export needs
@@ -39,6 +39,9 @@ const ImportBody = z.strictObject({
 export const { list, generate, importKey, get, exportKey, update, remove } = keyFamilyHandlers({
   type: TYPE,
   field: 'gpg_key',
+  label: 'OpenPGP',
+  schema: GpgKey,
+  exportSchema: GpgKeyExport,
   generateBody: GenerateBody,
   importBody: ImportBody,
   generate: generateGpgKey,

@@ -11,7 +11,19 @@ import { certPem, dnEscape, randomSerial, sha256Hex, signingAlgorithm, toPublicC
 import { issueFromCa } from '../../lib/certificates/ca.js';
 import { Pkcs12Password } from '../../lib/certificates/schemas.js';
 import { createKey, etagOf, exportSecret, getKey, keyView, requireExportScopes } from '../../lib/keys/common.js';
-import { Description, DnsName, Email, IdParams, IncludePrivateQuery, KeyName, Tags } from '../../lib/keys/schemas.js';
+import {
+  Description,
+  DnsName,
+  Email,
+  generatedKindKey,
+  IdParams,
+  IncludePrivateQuery,
+  KeyName,
+  KindKeyAnswer,
+  SmimePkcs12,
+  Tags,
+  type KeyKind,
+} from '../../lib/keys/schemas.js';
 import { randomString, UNAMBIGUOUS } from './material-core.js';
 import type { KeyMetaBase, ResourceTypeName } from '../../lib/catalog.js';
 
@@ -28,7 +40,10 @@ interface Generated<M, S> {
 }
 
 interface KindDescriptor<B extends { name: string; description?: string; tags?: string[] }, M, S> {
-  readonly kind: string;
+  readonly kind: KeyKind;
+  /** The generate route's summary. */
+  readonly summary: string;
+  readonly description: string;
   readonly type: ResourceTypeName;
   readonly body: z.ZodType<B>;
   generate(
@@ -61,6 +76,9 @@ const ageIdentity = (d: Buffer) => bech32.encode('age-secret-key-', bech32.toWor
 
 const age: KindDescriptor<{ name: string; description?: string; tags?: string[] }, KeyMetaBase & { recipient: string }, { identity: string }> = {
   kind: 'age',
+  summary: 'Generate an age identity',
+  description:
+    'An X25519 identity in age’s encodings: the recipient `age1…` (public) and `AGE-SECRET-KEY-1…` (private, with `?include_private=true`).',
   type: 'age_key',
   body: z.strictObject({ ...common }),
   async generate(_ctx, _body, base) {
@@ -99,6 +117,8 @@ function dkimRecord(pub: KeyObject, selector: string, domain: string): DkimMeta[
 
 const dkim: KindDescriptor<DkimBody, DkimMeta, { private_key: string }> = {
   kind: 'dkim',
+  summary: 'Generate a DKIM key',
+  description: 'An RSA key for DKIM signing (RFC 6376) and the TXT record to publish at `<selector>._domainkey.<domain>`.',
   type: 'dkim_key',
   body: z.strictObject({
     ...common,
@@ -140,6 +160,8 @@ const jwtSigning: KindDescriptor<
   { private_jwk: JWK }
 > = {
   kind: 'jwt-signing',
+  summary: 'Generate a JWT signing key',
+  description: 'An ES256, RS256 or EdDSA key with its JWK (kid = JWK thumbprint); the public JWK is published in the account’s JWKS.',
   type: 'jwt_signing_key',
   body: z.strictObject({ ...common, algorithm: z.enum(['ES256', 'RS256', 'EdDSA']).default('ES256') }),
   async generate(_ctx, body, base) {
@@ -171,6 +193,8 @@ const minisign: KindDescriptor<
   { private_key: string; key_id_raw: string; comment: string }
 > = {
   kind: 'minisign',
+  summary: 'Generate a minisign key',
+  description: 'An Ed25519 key with the `minisign.pub` file; `?include_private=true` returns the `minisign.key` file.',
   type: 'minisign_key',
   body: z.strictObject({
     ...common,
@@ -239,6 +263,8 @@ type PivMeta = KeyMetaBase & {
 
 const piv: KindDescriptor<PivBody, PivMeta, { private_key: string }> = {
   kind: 'piv',
+  summary: 'Generate a PIV slot key',
+  description: 'A key for a PIV slot (9a, 9c, 9d, 9e) with a self-signed certificate suited to the slot, ready to load onto a smart card.',
   type: 'piv_key',
   body: z.strictObject({
     ...common,
@@ -329,6 +355,8 @@ type SmimeMeta = KeyMetaBase & {
 
 const smime: KindDescriptor<SmimeBody, SmimeMeta, { private_key: string }> = {
   kind: 'smime',
+  summary: 'Generate an S/MIME key',
+  description: 'A key with an email-protection certificate issued by the account CA; GET /{id}/pkcs12 exports it for mail clients.',
   type: 'smime_key',
   body: z.strictObject({
     ...common,
@@ -423,6 +451,8 @@ function clamp(d: Buffer): Buffer {
 
 const wireguard: KindDescriptor<WgBody, WgMeta, { private_key: string }> = {
   kind: 'wireguard',
+  summary: 'Generate a WireGuard key',
+  description: 'An X25519 key in WireGuard’s encoding with the `[Peer]` section; `?include_private=true` adds the `[Interface]` section.',
   type: 'wireguard_key',
   body: z.strictObject({
     ...common,
@@ -489,6 +519,10 @@ const kindOfPath = (path: string): AnyKind => {
 
 function generateHandler(kind: AnyKind): LambdaHandler {
   return defineHandler({
+    summary: kind.summary,
+    description: kind.description,
+    responses: { 201: generatedKindKey(kind.kind) },
+    errors: ['already_exists', ...(kind.kind === 'smime' ? (['bad_request'] as const) : [])],
     body: kind.body,
     async handler({ ctx, body }) {
       const { meta, secret } = await kind.generate(ctx, body, {
@@ -514,6 +548,11 @@ export const generateWireguard = generateHandler(wireguard);
 
 /** GET /api/v1/keys/{kind}/{id}: public parts; `?include_private=true` (export:read) adds the private view. */
 export const get = defineHandler({
+  summary: 'Read a key of a kind',
+  description:
+    'The key’s public parts and metadata; `?include_private=true` (needs export:read as well, audited) adds its kind’s private parts under `private`.',
+  responses: { 200: KindKeyAnswer },
+  errors: ['not_found', 'insufficient_scope'],
   params: IdParams,
   query: IncludePrivateQuery,
   async handler({ ctx, params, query, route }) {
@@ -536,6 +575,11 @@ export const get = defineHandler({
  * it the service generates one and returns it beside the file.
  */
 export const smimePkcs12 = defineHandler({
+  summary: 'Export an S/MIME key as PKCS#12',
+  description:
+    'Key, certificate and CA chain as a password-protected PKCS#12 (base64). Send the password in `X-PKCS12-Password` (8–128 printable ASCII characters); without it the service generates one and returns it.',
+  responses: { 200: SmimePkcs12 },
+  errors: ['bad_request', 'not_found'],
   params: IdParams,
   async handler({ ctx, params, headers }) {
     const given = headers['x-pkcs12-password'];

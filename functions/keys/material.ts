@@ -9,7 +9,7 @@ import { SecretName } from '../../lib/secrets/schemas.js';
 import { createSecret } from '../../lib/secrets/service.js';
 import { createKey, keyView } from '../../lib/keys/common.js';
 import { generatePassword, randomBytesOf } from './material-core.js';
-import { Description, Tags } from '../../lib/keys/schemas.js';
+import { Description, GeneratedMaterial, Tags } from '../../lib/keys/schemas.js';
 
 /**
  * POST /api/v1/generate-material: random material on demand, returned and not stored:
@@ -84,6 +84,11 @@ function renderPair(pair: KeyPair, format: 'pem' | 'jwk' | 'openssh', algorithm:
 }
 
 export const generateMaterial = defineHandler({
+  summary: 'Generate random material',
+  description:
+    'Random bytes, UUIDs, passwords or key pairs, returned and not stored (200). With `store` and `count` 1 the item is also kept (201): bytes, UUIDs and passwords as a secret (needs secrets:write), a key pair as an OpenSSL key.',
+  responses: { 200: GeneratedMaterial, 201: GeneratedMaterial },
+  errors: ['bad_request', 'insufficient_scope', 'already_exists', 'quota_exceeded'],
   body: Body,
   async handler({ ctx, body }) {
     if (body.store && body.count !== 1) throw badRequest('store keeps a single item: send count 1');

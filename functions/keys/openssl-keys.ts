@@ -14,7 +14,18 @@ import {
   type KeySpec,
 } from '../../lib/pki/keys.js';
 import { createKey, deleteKey, etagOf, exportSecret, getKey, keyView, listKeys, type KeyView } from '../../lib/keys/common.js';
-import { Description, IdParams, KeyName, KeyText, ListQuery, Passphrase, Tags } from '../../lib/keys/schemas.js';
+import {
+  Description,
+  IdParams,
+  keyFamilyResponses,
+  KeyName,
+  KeyText,
+  ListQuery,
+  OpensslKey,
+  OpensslKeyExport,
+  Passphrase,
+  Tags,
+} from '../../lib/keys/schemas.js';
 import type { KeyMetaBase } from '../../lib/catalog.js';
 
 /**
@@ -106,7 +117,13 @@ function render(key: KeyObject, isPrivate: boolean, format: 'pem' | 'der' | 'jwk
   return key.export({ type, format: 'pem' });
 }
 
+const responses = keyFamilyResponses('openssl_key', OpensslKey, 'OpenSSL');
+
 export const list = defineHandler({
+  summary: 'List OpenSSL keys',
+  description: 'The account’s RSA, EC and Ed25519 keys, public parts only, oldest first; page with `limit` and `offset` or `cursor`.',
+  responses: { 200: responses.list },
+  errors: ['bad_request'],
   query: ListQuery,
   async handler({ ctx, query }) {
     const page = await listKeys(ctx, TYPE, query);
@@ -115,6 +132,10 @@ export const list = defineHandler({
 });
 
 export const get = defineHandler({
+  summary: 'Read an OpenSSL key',
+  description: 'The key’s public parts and metadata; the ETag names its version.',
+  responses: { 200: responses.one },
+  errors: ['not_found'],
   params: IdParams,
   async handler({ ctx, params }) {
     const { record } = await getKey<OpensslMeta>(ctx, TYPE, params.id);
@@ -123,6 +144,10 @@ export const get = defineHandler({
 });
 
 export const generate = defineHandler({
+  summary: 'Generate an OpenSSL key',
+  description: 'An RSA (`bits`, default 3072), EC (`curve`, default P-256) or Ed25519 key pair; the private part stays sealed until exported.',
+  responses: { 201: responses.one },
+  errors: ['already_exists'],
   body: GenerateBody,
   async handler({ ctx, body }) {
     const key = await generateOpensslKey(ctx, body);
@@ -131,6 +156,10 @@ export const generate = defineHandler({
 });
 
 export const importKey = defineHandler({
+  summary: 'Import an OpenSSL key',
+  description: 'Stores a PEM private key (PKCS#8, PKCS#1 or SEC1; `passphrase` for an encrypted one) or a PEM public key alone.',
+  responses: { 201: responses.one },
+  errors: ['bad_request', 'invalid_key', 'passphrase_required', 'wrong_passphrase', 'already_exists'],
   body: ImportBody,
   async handler({ ctx, body }) {
     const key = await importOpensslKey(ctx, body);
@@ -140,6 +169,10 @@ export const importKey = defineHandler({
 
 /** PEM (PKCS#8 + SPKI), DER (base64) or JWK; the private part whenever the key has one. */
 export const exportKey = defineHandler({
+  summary: 'Export an OpenSSL key',
+  description: 'Both parts (the private one when the key has it, audited) as PEM, base64 DER or JWK (`format`).',
+  responses: { 200: OpensslKeyExport },
+  errors: ['not_found'],
   params: IdParams,
   query: ExportQuery,
   async handler({ ctx, params, query }) {
@@ -159,6 +192,10 @@ export const exportKey = defineHandler({
 });
 
 export const remove = defineHandler({
+  summary: 'Delete an OpenSSL key',
+  description: 'Deletes the key and its private part. `If-Match` makes the delete conditional on the version read.',
+  responses: { 200: responses.deleted },
+  errors: ['not_found', 'stale_etag', 'precondition_failed'],
   params: IdParams,
   async handler({ ctx, params, headers }) {
     const rec = await deleteKey(ctx, TYPE, params.id, headers['if-match']);

@@ -1,6 +1,6 @@
 import * as z from 'zod/v4';
 import { keyFamilyHandlers } from './family.js';
-import { Description, KeyName, KeyText, Passphrase, Tags } from '../../lib/keys/schemas.js';
+import { Description, KeyName, KeyText, Passphrase, Tags, SshKey, SshKeyExport } from '../../lib/keys/schemas.js';
 import { exportSshKey, generateSshKey, getSshKey, importSshKey } from './ssh-service.js';
 
 /**
@@ -36,6 +36,9 @@ const ImportBody = z.strictObject({
 export const { list, generate, importKey, get, exportKey, update, remove } = keyFamilyHandlers({
   type: TYPE,
   field: 'ssh_key',
+  label: 'SSH',
+  schema: SshKey,
+  exportSchema: SshKeyExport,
   generateBody: GenerateBody,
   importBody: ImportBody,
   generate: generateSshKey,

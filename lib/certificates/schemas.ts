@@ -1,5 +1,6 @@
 import * as z from 'zod/v4';
-import { Description, DnsName, Email, KeyName, KeyText, Tags } from '../keys/schemas.js';
+import { Description, DnsName, Email, KEY_BASE, KeyName, KeyText, Tags } from '../keys/schemas.js';
+import { ListPage, Timestamp } from '../schemas.js';
 import { EXTENDED_KEY_USAGES, KEY_USAGES } from '../pki/x509.js';
 import { REVOCATION_REASONS } from './ca.js';
 
@@ -128,3 +129,121 @@ export const DownloadBody = z
     path: ['password'],
   });
 export type DownloadBody = z.infer<typeof DownloadBody>;
+
+/* Responses (lib/http/define-handler.ts `HandlerDoc`): what the certificate routes answer. */
+
+const CaCertInfo = z.strictObject({
+  certificate_pem: z.string(),
+  subject: z.string(),
+  serial_number: z.string().describe('Lower-case hex.'),
+  not_before: Timestamp,
+  not_after: Timestamp,
+  fingerprint: z.string().describe('SHA-256 of the certificate’s DER (hex).'),
+});
+
+/** The account CA (lib/certificates/ca.ts `caView`): a root and the intermediate that issues. */
+const CertificateAuthority = z
+  .strictObject({
+    id: z.uuid().describe('The CA’s id: `{id}` of GET /api/v1/certificates/{id} and its downloads (root, chain, CRL).'),
+    type: z.string(),
+    name: z.string(),
+    algorithm: z.string(),
+    bits: z.int(),
+    curve: z.string(),
+    fingerprint: z.string().describe('SHA-256 of the intermediate certificate (hex).'),
+    public_key: z.string().describe('The intermediate’s public key, PEM (SPKI).'),
+    expires_at: Timestamp,
+    has_private_key: z.literal(false).describe('The CA keys never leave the service.'),
+    source: z.literal('generated'),
+    description: z.string(),
+    tags: z.array(z.string()),
+    root: CaCertInfo,
+    intermediate: CaCertInfo,
+    chain_pem: z.string().describe('Intermediate, then root, PEM.'),
+    version: z.int().min(1),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .describe('The account’s private CA.');
+
+const EarlierSerial = z.strictObject({
+  serial_number: z.string(),
+  not_after: Timestamp,
+  ca_id: z.uuid().nullable(),
+  certificate_pem: z.string().optional(),
+});
+
+/** A managed certificate (functions/certificates/service.ts `certView`). */
+export const Certificate = z
+  .strictObject({
+    ...KEY_BASE,
+    type: z.literal('certificate'),
+    fingerprint: z.string().describe('SHA-256 of the certificate’s DER (hex).'),
+    public_key: z.string().describe('The certified public key, PEM (SPKI).'),
+    public_key_fingerprint: z.string().describe('SHA-256 of the SubjectPublicKeyInfo (hex).'),
+    expires_at: Timestamp,
+    serial_number: z.string().describe('The current serial, lower-case hex.'),
+    subject: z.string(),
+    common_name: z.string().nullable(),
+    issuer: z.string(),
+    sans: z.strictObject({ dns: z.array(z.string()), ip: z.array(z.string()), email: z.array(z.string()), uri: z.array(z.string()) }),
+    key_usage: z.array(KeyUsage),
+    extended_key_usage: z.array(z.string()).describe('Names, or OIDs for usages without one.'),
+    not_before: Timestamp,
+    not_after: Timestamp,
+    status: z.enum(['active', 'revoked', 'expired']).describe('`expired` once past `not_after`.'),
+    days_until_expiry: z.int().describe('Whole days until `not_after` (negative once expired).'),
+    revoked_at: Timestamp.nullable(),
+    revocation_reason: z.string().nullable(),
+    certificate_pem: z.string(),
+    chain_pem: z.string().describe('The issuing chain without the certificate (intermediate, then root), PEM.'),
+    ca_id: z.uuid().nullable().describe('The account CA that issued it; null for an ACME certificate.'),
+    csr_pem: z.string().nullable().describe('The request of a certificate issued for a CSR.'),
+    acme: z
+      .strictObject({ directory_url: z.string(), email: z.string().optional(), directory_ca_pem: z.string().optional() })
+      .nullable()
+      .describe('The ACME directory of an ACME certificate; null otherwise.'),
+    validity_days: z.int().nullable(),
+    earlier_serials: z.array(EarlierSerial).optional().describe('The unexpired serials of earlier versions (renewals); revoking revokes them too.'),
+  })
+  .describe('A certificate issued by the account CA or obtained from an ACME directory.');
+
+export const CertificateAnswer = z.strictObject({ certificate: Certificate });
+/** GET /api/v1/certificates/{id}: a certificate, or the account CA when `{id}` is its id. */
+export const CertificateOrCa = z.union([CertificateAnswer, z.strictObject({ certificate_authority: CertificateAuthority })]);
+export const CertificateList = ListPage('certificates', Certificate, { paged: true, describe: 'The certificates of this page.' }).extend({
+  certificate_authority: CertificateAuthority.nullable().describe('The account CA; null until the first certificate is issued.'),
+});
+
+export const CertificateDownload = z.strictObject({
+  download: z.strictObject({
+    format: DownloadFormat,
+    filename: z.string(),
+    content_type: z.enum(['application/x-pem-file', 'application/pkix-cert', 'application/pkix-crl', 'application/x-pkcs12']),
+    encoding: z.enum(['text', 'base64']).describe('`base64` for DER and PKCS#12.'),
+    content: z.string(),
+    this_update: Timestamp.optional().describe('The CRL’s thisUpdate (crl only).'),
+    next_update: Timestamp.optional().describe('The CRL’s nextUpdate (crl only).'),
+    revoked_count: z.int().min(0).optional().describe('The CRL’s entries (crl only).'),
+  }),
+});
+
+/** GET /api/v1/.well-known/jwks.json: public parameters only. */
+export const AccountJwks = z.strictObject({
+  keys: z.array(
+    z
+      .strictObject({
+        kty: z.string(),
+        crv: z.string().optional(),
+        x: z.string().optional(),
+        y: z.string().optional(),
+        n: z.string().optional(),
+        e: z.string().optional(),
+        kid: z.string().optional(),
+        alg: z.string().optional(),
+        use: z.string().optional(),
+        key_ops: z.array(z.string()).optional(),
+      })
+      .describe('A public JWK (RFC 7517).'),
+  ),
+});

@@ -19,6 +19,7 @@ export const LOOKUP_PREFIXES = [
   'DOCGRANTEE#',
   'REFRESH#',
   'WACHAL#',
+  'ACME#',
 ] as const;
 
 export const isLookupPartition = (pk: string): boolean => LOOKUP_PREFIXES.some((p) => pk.startsWith(p));

@@ -111,7 +111,7 @@ export const codeSigningKey: TypeSpec = {
     'Partial update: name, description, tags, platform and certificate_chain (a renewed certificate for the same key; null removes it) change when given; the key, its backend and exportable never change.',
   expires: 'expires_at',
   shown: { algorithm: z.string().describe('The signing algorithm (a software or imported key: its key algorithm).') },
-  createErrors: ['service_unavailable', 'device_error'],
+  createErrors: ['service_unavailable', 'device_error', 'invalid_key', 'passphrase_required', 'wrong_passphrase'],
   async prepare(ctx, f, current) {
     if (current === undefined) return CODE_SIGNING_BACKENDS[f.backend as string]!.create(ctx, f);
     const chain = f.certificate_chain === null ? undefined : (f.certificate_chain as string | undefined);

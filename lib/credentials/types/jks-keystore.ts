@@ -120,6 +120,7 @@ const earliest = (entries: readonly StoredEntry[]) => (entries.length ? entries.
 export const jksKeystore: TypeSpec = {
   type: 'jks_keystore',
   summary: 'A Java keystore: private-key and trusted-certificate entries, exported as PKCS#12 for keytool.',
+  createErrors: ['invalid_key', 'passphrase_required', 'wrong_passphrase'],
   fields: z.strictObject({
     store_type: StoreType,
     store_password: Secret(128).min(6, 'keytool needs at least 6 characters'),
