@@ -6109,7 +6109,7 @@ export interface components {
              * @description lib/http/error-codes.ts: see x-error-codes
              * @enum {string}
              */
-            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_scope" | "unauthorized_client" | "invalid_request" | "unsupported_grant_type" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "unauthorized" | "invalid_client" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "would_lock_out" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
+            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_scope" | "unauthorized_client" | "invalid_request" | "unsupported_grant_type" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "would_lock_out" | "unauthorized" | "invalid_client" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
             /** @description On `validation_failed`: one entry per field problem. */
             details?: {
                 message: string;
@@ -6308,6 +6308,17 @@ export interface operations {
                         }[];
                     };
                 };
+            };
+            /** @description Not modified: the If-None-Match ETag is current (no body) */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Not authenticated: `unauthorized` (No, invalid, expired or revoked credentials.); `unsupported_credentials` (Credentials in a form this API refuses (X-API-Key).); `credentials_expired` (The credential has expired.) */
             401: {
@@ -13851,7 +13862,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_grant` (RFC 6749 §5.2 / RFC 8628: the code, refresh token, device code or enrolment token is unknown, used, expired or another client’s.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13860,7 +13871,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_grant";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -42494,6 +42505,18 @@ export interface operations {
                                 /** Format: date-time */
                                 updated_at: string;
                                 version: number;
+                                /** @description Which of the issuer’s tokens a workload may exchange, and for what (POST /api/v1/auth/workload/token). */
+                                workload_bindings: {
+                                    /** @default {} */
+                                    claims: {
+                                        [key: string]: string;
+                                    };
+                                    /** @default 900 */
+                                    lifetime_seconds: number;
+                                    name?: string;
+                                    scopes: unknown;
+                                    subject: string;
+                                }[];
                             }[];
                             /** @description The page size asked for. */
                             limit: number;
@@ -42662,6 +42685,18 @@ export interface operations {
                                 /** Format: date-time */
                                 updated_at: string;
                                 version: number;
+                                /** @description Which of the issuer’s tokens a workload may exchange, and for what (POST /api/v1/auth/workload/token). */
+                                workload_bindings: {
+                                    /** @default {} */
+                                    claims: {
+                                        [key: string]: string;
+                                    };
+                                    /** @default 900 */
+                                    lifetime_seconds: number;
+                                    name?: string;
+                                    scopes: unknown;
+                                    subject: string;
+                                }[];
                             };
                         };
                         /** @constant */
@@ -42918,6 +42953,18 @@ export interface operations {
                                 /** Format: date-time */
                                 updated_at: string;
                                 version: number;
+                                /** @description Which of the issuer’s tokens a workload may exchange, and for what (POST /api/v1/auth/workload/token). */
+                                workload_bindings: {
+                                    /** @default {} */
+                                    claims: {
+                                        [key: string]: string;
+                                    };
+                                    /** @default 900 */
+                                    lifetime_seconds: number;
+                                    name?: string;
+                                    scopes: unknown;
+                                    subject: string;
+                                }[];
                             };
                         };
                         /** @constant */
@@ -43097,6 +43144,18 @@ export interface operations {
                                 /** Format: date-time */
                                 updated_at: string;
                                 version: number;
+                                /** @description Which of the issuer’s tokens a workload may exchange, and for what (POST /api/v1/auth/workload/token). */
+                                workload_bindings: {
+                                    /** @default {} */
+                                    claims: {
+                                        [key: string]: string;
+                                    };
+                                    /** @default 900 */
+                                    lifetime_seconds: number;
+                                    name?: string;
+                                    scopes: unknown;
+                                    subject: string;
+                                }[];
                             };
                         };
                         /** @constant */
@@ -52605,7 +52664,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_idempotency_key` (The Idempotency-Key header is not 1-255 printable characters.); `would_lock_out` (The settings change would lock the caller out (its own address is not in the new allow-list).) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -52614,7 +52673,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key";
+                        code?: "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "would_lock_out";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -52631,7 +52690,7 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
-            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.); `would_lock_out` (The settings change would lock the caller out.) */
+            /** @description Not allowed: `forbidden` (Access denied.); `insufficient_scope` (The credential lacks a scope the route or resource needs.); `tenant_suspended` (The account is suspended.); `ip_not_allowed` (The API key is not allowed from this address.) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -52640,7 +52699,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @enum {unknown} */
-                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed" | "would_lock_out";
+                        code?: "forbidden" | "insufficient_scope" | "tenant_suspended" | "ip_not_allowed";
                     } & components["schemas"]["Error"];
                 };
             };
