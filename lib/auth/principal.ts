@@ -36,3 +36,14 @@ export interface CallContext {
   readonly sourceIp: string | null;
   readonly userAgent: string | null;
 }
+
+/**
+ * The call context of a system actor acting for no user in `tenant` (the lease sweeper, the
+ * payment provider, a workload's token exchange): audit actor type `system`, no scopes. `id`
+ * names the actor in audit entries.
+ */
+export function systemContext(tenant: Tenant, id: string, facts: Omit<CallContext, 'principal'>): CallContext {
+  // `system` is an actor type (ACTOR_TYPES), never a credential's kind: no request authenticates as it
+  const principal = { kind: 'system' as unknown as Principal['kind'], tenantId: tenant.id, tenant, id, user: null, scopes: [], operator: false } satisfies Principal;
+  return { principal, ...facts };
+}

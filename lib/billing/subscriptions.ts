@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/v4';
 import { auditPut } from '../audit/audit.js';
-import type { CallContext, Principal } from '../auth/principal.js';
+import { type CallContext, systemContext } from '../auth/principal.js';
 import { config } from '../config.js';
 import { conflict, HttpError, serviceUnavailable } from '../http/errors.js';
 import { nowIso, UUID_RE } from '../ids.js';
@@ -255,20 +255,6 @@ async function applyState(
   }
 }
 
-/** The provider acts for no user: a system principal of the event's account (audit actor type `system`). */
-function providerContext(tenant: Tenant, providerName: ProviderName, event: ProviderEvent): CallContext {
-  const principal = {
-    kind: 'system' as unknown as Principal['kind'],
-    tenantId: tenant.id,
-    tenant,
-    id: `billing:${providerName}`,
-    user: null,
-    scopes: [],
-    operator: false,
-  } satisfies Principal;
-  return { principal, requestId: event.id, sourceIp: null, userAgent: `payment-provider:${providerName}` };
-}
-
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 const meta = (o: Record<string, unknown>): Record<string, unknown> =>
   o.metadata && typeof o.metadata === 'object' ? (o.metadata as Record<string, unknown>) : {};
@@ -303,6 +289,13 @@ export async function handleEvent(providerName: ProviderName, event: ProviderEve
   const tenant = await getTenant(found.tenantId);
   if (!tenant) return { ...base, outcome: 'ignored' as Outcome };
   // accounts are never deleted, so the one found is there for the update
-  const out = await applyState(providerContext(tenant, providerName, event), tenant.id, providerName, found.state, event.created, event);
+  const out = await applyState(
+    systemContext(tenant, `billing:${providerName}`, { requestId: event.id, sourceIp: null, userAgent: `payment-provider:${providerName}` }),
+    tenant.id,
+    providerName,
+    found.state,
+    event.created,
+    event,
+  );
   return { ...base, outcome: out.outcome, plan: out.plan, subscription_status: out.subscription_status };
 }

@@ -1,4 +1,4 @@
-import type { CallContext, Principal } from '../auth/principal.js';
+import { systemContext } from '../auth/principal.js';
 import { logger } from '../http/logger.js';
 import { newId } from '../ids.js';
 import { mergeShards } from '../store/shards.js';
@@ -25,20 +25,6 @@ export interface SweepReport {
   readonly revoked: number;
   readonly cleaned: number;
   readonly failed: ReadonlyArray<{ readonly tenant_id: string; readonly lease_id: string; readonly reason: string }>;
-}
-
-/** The sweeper acts for no user: a system principal of the lease's account (audit actor type `system`). */
-function systemContext(tenantId: string, tenant: Tenant | undefined): CallContext {
-  const principal = {
-    kind: 'system' as unknown as Principal['kind'],
-    tenantId,
-    tenant: tenant ?? ({ id: tenantId } as Tenant),
-    id: 'lease-sweeper',
-    user: null,
-    scopes: [],
-    operator: false,
-  } satisfies Principal;
-  return { principal, requestId: `lease-sweep-${newId()}`, sourceIp: null, userAgent: 'lease-sweeper' };
 }
 
 /**
@@ -72,7 +58,15 @@ export async function sweepExpiredLeases(
       if (!lease) continue;
       if (lease.status === 'active') {
         if (!tenants.has(tenantId)) tenants.set(tenantId, await getTenant(tenantId));
-        const out = await revokeLease(systemContext(tenantId, tenants.get(tenantId)), id, { by: 'sweeper' });
+        const out = await revokeLease(
+          systemContext(tenants.get(tenantId) ?? ({ id: tenantId } as Tenant), 'lease-sweeper', {
+            requestId: `lease-sweep-${newId()}`,
+            sourceIp: null,
+            userAgent: 'lease-sweeper',
+          }),
+          id,
+          { by: 'sweeper' },
+        );
         if (!out.already_revoked) revoked++;
       } else if (lease.status === 'pending' || lease.status === 'failed') {
         if (await cleanUpAbandoned(lease)) cleaned++;

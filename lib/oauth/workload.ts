@@ -1,10 +1,10 @@
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
-import type { CallContext, Principal } from '../auth/principal.js';
+import { systemContext } from '../auth/principal.js';
 import { keysForIssuer } from '../federation/jwks.js';
 import type { WorkloadBinding } from '../federation/schemas.js';
 import { badRequest } from '../http/errors.js';
 import { newId, UUID_RE } from '../ids.js';
-import { getTenant, type Tenant } from '../store/tenants.js';
+import { getTenant } from '../store/tenants.js';
 import { openClientSession, type RequestFacts } from '../users/sessions.js';
 
 /**
@@ -50,20 +50,6 @@ function matches(pattern: string, value: unknown): boolean {
 const bindingFor = (bindings: readonly WorkloadBinding[], claims: JWTPayload) =>
   bindings.find((b) => matches(b.subject, claims.sub) && Object.entries(b.claims).every(([name, p]) => matches(p, claims[name])));
 
-/** The workload acts for no user: a system principal of the account while its issuer's keys are read (and refreshed). */
-function systemContext(tenant: Tenant, request: RequestFacts): CallContext {
-  const principal = {
-    kind: 'system' as unknown as Principal['kind'],
-    tenantId: tenant.id,
-    tenant,
-    id: 'workload-exchange',
-    user: null,
-    scopes: [],
-    operator: false,
-  };
-  return { principal, ...request };
-}
-
 export async function exchange(body: ExchangeRequest, request: RequestFacts) {
   if (body.grant_type !== TOKEN_EXCHANGE) throw badRequest(`grant_type must be ${TOKEN_EXCHANGE}`, undefined, 'unsupported_grant_type');
   if (!JWT_TYPES.includes(body.subject_token_type)) throw refuse(`subject_token_type must be one of ${JWT_TYPES.join(', ')}`);
@@ -84,7 +70,7 @@ export async function exchange(body: ExchangeRequest, request: RequestFacts) {
   // an unknown account and an unknown issuer are one answer: nothing tells which accounts exist
   const set =
     tenant && tenant.status === 'active' && typeof unverified.iss === 'string'
-      ? await keysForIssuer(systemContext(tenant, request), unverified.iss)
+      ? await keysForIssuer(systemContext(tenant, 'workload-exchange', request), unverified.iss)
       : undefined;
   if (!tenant || !set) throw refuse('unknown issuer: no JWK set of the account holds the keys of the subject token\u2019s issuer');
   let claims: JWTPayload;
