@@ -1,9 +1,10 @@
 import { entity } from '../store/entity.js';
 import * as z from 'zod/v4';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { commit, recordAudit } from '../audit/audit.js';
 import { config } from '../config.js';
+import { admitted } from '../http/admission.js';
 import { badRequest, notFound, serviceUnavailable } from '../http/errors.js';
 import { logger } from '../http/logger.js';
 import { newId, nowIso } from '../ids.js';
@@ -13,9 +14,9 @@ import { keys } from '../store/keys.js';
 import { actorName } from '../store/resources.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { DatabaseError } from './errors.js';
-import { createLogin, revokeLogin } from './logins.js';
-import { databaseRoleProblems, loadConnection, loadRole, type DatabaseRole } from './records.js';
-import { openAdminSession, type AdminSession, type Engine } from './session.js';
+import { isConcurrentUpdate, prepareLogin, revokeLogin, type LoginCreation } from './logins.js';
+import { databaseRoleProblems, loadConnection, loadRoleAndConnection, type DatabaseRole } from './records.js';
+import { openAdminSession, type AdminSession, type ConnectionSettings, type Engine } from './session.js';
 import { newPassword, newUsername } from './usernames.js';
 
 /**
@@ -29,11 +30,14 @@ import { newPassword, newUsername } from './usernames.js';
  * in the sparse expiry index gsi1 `LEASES / <expires_at>#<tid>#<id>`, which the sweeper
  * queries for `< now`; revocation removes it from the index.
  *
- * Statuses: `pending` (written before anything runs on the server, so a crash between
- * CREATE and the record cannot leave an untracked login: the sweeper cleans it at its
- * expiry, at the earliest 5 minutes after it was written), `active` (delivered), `revoked`, and `failed` (issuance failed and the login
- * could not be cleaned up at once: kept, out of the API's sight, for the sweeper to retry
- * now). The API shows only active and revoked leases; pending and failed ones are 404.
+ * Statuses: `active` (committed with its audit entry and event: issueLease below),
+ * `revoked` (by DELETE /database/leases/{id}, the sweeper, or its own issuance when a step
+ * after the commit failed: `revoked_reason`), `failed` (that issuance could not drop the
+ * login at once: kept, out of the API's sight, due in the sweeper's index, which drops it),
+ * and `pending`, no longer written: issuance wrote it before touching the server until the
+ * lease commit took its place; the sweeper still cleans such records left by a crash
+ * (cleanUpAbandoned). The API shows only active and revoked leases; pending and failed
+ * ones are 404.
  */
 type LeaseStatus = 'pending' | 'active' | 'revoked' | 'failed';
 
@@ -53,6 +57,8 @@ interface LeaseRecord {
   readonly issued_by: string;
   readonly revoked_at?: string;
   readonly revoked_by?: string;
+  /** Set when the lease was withdrawn by its own issuance (a failure after its commit). */
+  readonly revoked_reason?: string;
 }
 
 /** What the caller of POST /database/roles/{id}/credentials receives (the only time the password is seen). */
@@ -93,12 +99,12 @@ const LeaseItem = entity(
     issued_by: z.string(),
     revoked_at: z.string().optional(),
     revoked_by: z.string().optional(),
+    revoked_reason: z.string().optional(),
   }),
 );
 const toLease = (item: Record<string, unknown>): LeaseRecord => LeaseItem.parse(item);
 
 const epoch = (iso: string) => Math.floor(Date.parse(iso) / 1000);
-const PENDING_GRACE_MS = 5 * 60_000;
 const retention = () => config().LEASE_RETENTION_DAYS * 86_400;
 
 export async function getLease(tenantId: string, id: string): Promise<LeaseRecord | undefined> {
@@ -112,14 +118,13 @@ export function asUnavailable(error: unknown): unknown {
   return error;
 }
 
-async function deleteLease(tenantId: string, id: string): Promise<void> {
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.lease(tenantId, id) }));
-}
-
-/** Best-effort removal of whatever login exists under this name; true when the server confirmed it. */
-async function dropQuietly(session: AdminSession | undefined, lease: LeaseRecord): Promise<boolean> {
+/**
+ * Best-effort removal of whatever login exists under this name (in `session`, else in one
+ * opened from `settings` or from the lease's connection); true when the server confirmed it.
+ */
+async function dropQuietly(session: AdminSession | undefined, lease: LeaseRecord, settings?: ConnectionSettings): Promise<boolean> {
   try {
-    const s = session ?? (await openAdminSession((await loadConnection(lease.tenant_id, lease.connection_id)).settings));
+    const s = session ?? (await openAdminSession(settings ?? (await loadConnection(lease.tenant_id, lease.connection_id)).settings));
     try {
       await revokeLogin(s, lease.username, lease.revocation_statements);
       return true;
@@ -136,46 +141,48 @@ async function dropQuietly(session: AdminSession | undefined, lease: LeaseRecord
   }
 }
 
-/** Keeps a lease whose login could not be removed, for the sweeper's next run. */
-async function keepForSweeper(lease: LeaseRecord): Promise<void> {
-  const at = nowIso();
-  await db()
-    .send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...keys.lease(lease.tenant_id, lease.id),
-          ...keys.leaseExpiryIndex(lease.tenant_id, lease.id, at),
-          ...lease,
-          status: 'failed',
-          ttl: epoch(lease.expires_at) + retention(),
-        },
-      }),
-    )
-    .catch((error: unknown) =>
-      logger.error('could not record a failed lease for cleanup', { tenant_id: lease.tenant_id, lease_id: lease.id, error: error as Error }),
-    );
-}
-
 /**
  * Issues a lease: a unique login on the role's connection, created by the role's creation
  * statements, valid for `ttlSeconds` (default the role's default_ttl_seconds, at most its
- * max_ttl_seconds). Not retried: when the server refuses, whatever was created is dropped
- * again and the pending record deleted (PostgreSQL rolls the statements back as one
- * transaction; MySQL/MariaDB DDL commits at once, so the login is revoked), then 503.
- * Unknown or foreign role → 404; missing or unusable connection, unreachable server → 503.
+ * max_ttl_seconds). Unknown or foreign role → 404; missing or unusable connection,
+ * unreachable server, refused statements → 503 (audited as a failure). Not retried, except
+ * PostgreSQL's own "changed at the same time" failures of the creation statements (below).
  * Reused by the agents' `database.issue` grant with the device's CallContext.
+ *
+ * Three DynamoDB round trips on the API route: the credential, then the account, the
+ * limiter, the role and the connection together (the connection the role is expected to
+ * name: records.ts loadRoleAndConnection), then one commit of the active lease with its
+ * audit entry and `lease.issued` event. No record is written before it, and still no crash
+ * can leave a login the service does not know of:
+ *
+ * - PostgreSQL (transactional DDL): the creation statements run inside a transaction left
+ *   open, then the lease is committed, then the transaction. A crash or failure before the
+ *   lease commit ends the session and PostgreSQL rolls the login back; a failed COMMIT after
+ *   it is compensated (below). A creation statement that fails leaves nothing behind.
+ * - MySQL/MariaDB (DDL commits at once): the admin session is opened first (most failures,
+ *   an unreachable server or refused admin credentials, happen there, before anything is
+ *   recorded), then the lease is committed, then the statements run. A crash after the
+ *   commit leaves an active lease whose login may be missing or partial: the sweeper revokes
+ *   it at its expiry (revokeLogin reports `login_existed: false` when there was none). The
+ *   honest wart: a statement that fails there comes after the `database.lease_issue` entry
+ *   and the `lease.issued` event, so the account sees an issue followed by its compensation.
+ *
+ * Compensation (a failure after the lease commit): whatever was created is dropped, and one
+ * transaction marks the lease `revoked` (`revoked_reason`), audits `database.lease_issue`
+ * with outcome `failure` and emits `lease.revoked`; if the login could not be dropped, the
+ * lease is marked `failed` instead and put due in the sweeper's index, which drops the
+ * login at its next run. Either way the caller gets 503 and no password.
  */
 export async function issueLease(ctx: CallContext, roleId: string, opts: { ttlSeconds?: number } = {}): Promise<IssuedLease> {
   const tid = ctx.principal.tenantId;
-  const role = await loadRole(tid, roleId);
+  const { role, connection } = await loadRoleAndConnection(tid, roleId);
   const ttl = opts.ttlSeconds ?? role.defaultTtlSeconds;
   if (ttl > role.maxTtlSeconds) {
     throw badRequest(`ttl_seconds exceeds the role's max_ttl_seconds (${role.maxTtlSeconds})`, [
       { path: 'body.ttl_seconds', message: `at most ${role.maxTtlSeconds}` },
     ]);
   }
-  const conn = await loadConnection(tid, role.connectionId);
+  const conn = await connection();
   const engine = conn.settings.engine;
   const username = checkedUsername(role, engine);
   const password = newPassword();
@@ -188,79 +195,197 @@ export async function issueLease(ctx: CallContext, roleId: string, opts: { ttlSe
     connection_id: conn.settings.id,
     engine,
     username,
-    status: 'pending',
+    status: 'active',
     revocation_statements: role.revocationStatements,
     created_at: new Date(now).toISOString(),
     expires_at: new Date(now + ttl * 1000).toISOString(),
     ttl_seconds: ttl,
     issued_by: actorName(ctx),
   };
-  // Indexed for the sweeper no earlier than PENDING_GRACE from now, so a short lease still
-  // being issued is not cleaned up under the issuer's feet; activation sets its real expiry.
-  const cleanupAt = new Date(Math.max(now + ttl * 1000, now + PENDING_GRACE_MS)).toISOString();
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: {
-        ...keys.lease(tid, lease.id),
-        ...keys.leaseExpiryIndex(tid, lease.id, cleanupAt),
-        ...lease,
-        ttl: epoch(lease.expires_at) + retention(),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
 
+  // A speculative run (lib/http/admission.ts) reaches the customer's server only once the
+  // request is admitted: account active, scopes, rate limits. (Its table writes wait anyway.)
+  await admitted();
   let session: AdminSession;
   try {
     session = await openAdminSession(conn.settings);
   } catch (error) {
-    await deleteLease(tid, lease.id);
-    await auditFailure(ctx, role, error, true);
+    await auditFailure(ctx, role, error);
     throw asUnavailable(error);
   }
   try {
-    await createLogin(session, role.creationStatements, { name: username, password, expiresAt: new Date(lease.expires_at) });
-  } catch (error) {
-    const cleaned = await dropQuietly(session, lease);
-    if (cleaned) await deleteLease(tid, lease.id);
-    else await keepForSweeper(lease);
-    await auditFailure(ctx, role, error, cleaned);
-    throw asUnavailable(error);
+    let login: LoginCreation;
+    try {
+      login = prepareLogin(session, role.creationStatements, {
+        name: username,
+        password,
+        expiresAt: new Date(lease.expires_at),
+        // PostgreSQL holds the creation transaction open across the lease commit: the role's
+        // issuances take turns (they would GRANT on the same catalog rows and fail on each other)
+        serializeOn: role.id,
+      });
+    } catch (error) {
+      await auditFailure(ctx, role, error);
+      throw asUnavailable(error);
+    }
+    if (session.dialect === 'postgresql') await createThenRecord(ctx, role, lease, login, conn.settings);
+    else await recordThenCreate(ctx, role, lease, login, session);
   } finally {
     await session.close();
   }
+  return { lease_id: lease.id, username, password, expires_at: lease.expires_at, ttl_seconds: ttl };
+}
 
-  const active: TxItem = {
+const CREATE_ATTEMPTS = 4;
+
+/** PostgreSQL: statements in an open transaction → the lease commit → COMMIT. */
+async function createThenRecord(ctx: CallContext, role: DatabaseRole, lease: LeaseRecord, login: LoginCreation, settings: ConnectionSettings) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await login.run();
+      break;
+    } catch (error) {
+      // another lease's transaction changed the same catalog row (a GRANT on the same table):
+      // rolled back, nothing recorded; the same statements again usually pass
+      if (isConcurrentUpdate(error) && attempt < CREATE_ATTEMPTS) {
+        await sleep(5 + Math.random() * 20 * attempt);
+        continue;
+      }
+      await auditFailure(ctx, role, error);
+      throw asUnavailable(error);
+    }
+  }
+  try {
+    await recordIssued(ctx, lease);
+  } catch (error) {
+    await login.rollback();
+    await auditFailure(ctx, role, error);
+    throw notRecorded(error);
+  }
+  try {
+    await login.commit();
+  } catch (error) {
+    await compensate(ctx, role, lease, error, undefined, settings);
+    throw asUnavailable(error);
+  }
+}
+
+/** MySQL/MariaDB: the lease commit → the statements (each final as it runs). */
+async function recordThenCreate(ctx: CallContext, role: DatabaseRole, lease: LeaseRecord, login: LoginCreation, session: AdminSession) {
+  try {
+    await recordIssued(ctx, lease);
+  } catch (error) {
+    await auditFailure(ctx, role, error);
+    throw notRecorded(error);
+  }
+  try {
+    await login.run();
+  } catch (error) {
+    await compensate(ctx, role, lease, error, session);
+    throw asUnavailable(error);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function notRecorded(error: unknown): unknown {
+  if (error instanceof TxConditionFailed) return serviceUnavailable('the lease could not be recorded; nothing was issued', error);
+  return error;
+}
+
+/** The one commit of an issued lease: the active lease, its audit entry and its `lease.issued` event. */
+async function recordIssued(ctx: CallContext, lease: LeaseRecord): Promise<void> {
+  const tid = lease.tenant_id;
+  const put: TxItem = {
+    Put: {
+      TableName: tableName(),
+      Item: {
+        ...keys.lease(tid, lease.id),
+        ...keys.leaseExpiryIndex(tid, lease.id, lease.expires_at),
+        ...lease,
+        ttl: epoch(lease.expires_at) + retention(),
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+  await commit(ctx, tid, [put], {
+    action: 'database.lease_issue',
+    resource: { type: 'database_lease', id: lease.id, name: lease.username },
+    detail: {
+      role_id: lease.role_id,
+      connection_id: lease.connection_id,
+      engine: lease.engine,
+      ttl_seconds: lease.ttl_seconds,
+      expires_at: lease.expires_at,
+    },
+    event: { type: 'lease.issued', data: { id: lease.id, resource_id: lease.connection_id, role_id: lease.role_id, expires_at: lease.expires_at } },
+  });
+}
+
+/**
+ * A failure after the lease was committed: drop whatever login exists, then in one
+ * transaction mark the lease revoked (or failed, due for the sweeper, when the login could
+ * not be dropped), audit the failure and emit `lease.revoked`. Should that transaction fail
+ * too, the lease stays active and the sweeper revokes it at its expiry.
+ */
+async function compensate(
+  ctx: CallContext,
+  role: DatabaseRole,
+  lease: LeaseRecord,
+  error: unknown,
+  session: AdminSession | undefined,
+  settings?: ConnectionSettings,
+): Promise<void> {
+  const tid = lease.tenant_id;
+  const cleaned = await dropQuietly(session, lease, settings);
+  const at = nowIso();
+  const failure = failureDetail(error);
+  const reason = `issuance failed (${failure.phase}, ${failure.code})`;
+  const update: TxItem = {
     Update: {
       TableName: tableName(),
       Key: keys.lease(tid, lease.id),
-      UpdateExpression: 'SET #s = :active, gsi1sk = :due',
-      ConditionExpression: '#s = :pending',
-      ExpressionAttributeNames: { '#s': 'status' },
-      ExpressionAttributeValues: {
-        ':active': 'active',
-        ':pending': 'pending',
-        ':due': keys.leaseExpiryIndex(tid, lease.id, lease.expires_at).gsi1sk,
-      },
+      ...(cleaned
+        ? {
+            UpdateExpression: 'SET #s = :revoked, revoked_at = :at, revoked_by = :by, revoked_reason = :why, #ttl = :ttl REMOVE gsi1pk, gsi1sk',
+            ExpressionAttributeValues: {
+              ':revoked': 'revoked',
+              ':active': 'active',
+              ':at': at,
+              ':by': actorName(ctx),
+              ':why': reason,
+              ':ttl': epoch(at) + retention(),
+            },
+          }
+        : {
+            // due now: the sweeper's next run drops the login (cleanUpAbandoned)
+            UpdateExpression: 'SET #s = :failed, revoked_reason = :why, gsi1pk = :due_pk, gsi1sk = :due_sk, #ttl = :ttl',
+            ExpressionAttributeValues: {
+              ':failed': 'failed',
+              ':active': 'active',
+              ':why': reason,
+              ':due_pk': keys.leaseExpiryIndex(tid, lease.id, at).gsi1pk,
+              ':due_sk': keys.leaseExpiryIndex(tid, lease.id, at).gsi1sk,
+              ':ttl': epoch(lease.expires_at) + retention(),
+            },
+          }),
+      ConditionExpression: '#s = :active',
+      ExpressionAttributeNames: { '#s': 'status', '#ttl': 'ttl' },
     },
   };
-  try {
-    await commit(ctx, tid, [active], {
-      action: 'database.lease_issue',
-      resource: { type: 'database_lease', id: lease.id, name: username },
-      detail: { role_id: role.id, connection_id: lease.connection_id, engine, ttl_seconds: ttl, expires_at: lease.expires_at },
-      event: { type: 'lease.issued', data: { id: lease.id, resource_id: lease.connection_id, role_id: role.id, expires_at: lease.expires_at } },
-    });
-  } catch (error) {
-    // The caller will not receive the password: take the login back.
-    if (await dropQuietly(undefined, lease)) await deleteLease(tid, lease.id).catch(() => undefined);
-    else await keepForSweeper(lease);
-    if (error instanceof TxConditionFailed)
-      throw serviceUnavailable('the lease could not be recorded; its login was removed again and nothing was issued', error);
-    throw error;
-  }
-  return { lease_id: lease.id, username, password, expires_at: lease.expires_at, ttl_seconds: ttl };
+  await commit(ctx, tid, [update], {
+    action: 'database.lease_issue',
+    outcome: 'failure',
+    resource: { type: 'database_role', id: role.id, name: role.name },
+    detail: { ...failure, cleaned_up: cleaned, lease_id: lease.id },
+    event: { type: 'lease.revoked', data: { id: lease.id, resource_id: lease.connection_id, role_id: lease.role_id, expires_at: lease.expires_at } },
+  }).catch((err: unknown) =>
+    logger.error('could not record a failed lease issuance: the sweeper revokes the lease at its expiry', {
+      tenant_id: tid,
+      lease_id: lease.id,
+      error: err as Error,
+    }),
+  );
 }
 
 function checkedUsername(role: DatabaseRole, engine: Engine): string {
@@ -282,14 +407,20 @@ function checkedUsername(role: DatabaseRole, engine: Engine): string {
   }
 }
 
-/** A failed issuance is audited too (metadata: phase and error code; never a statement or value). */
-async function auditFailure(ctx: CallContext, role: DatabaseRole, error: unknown, cleanedUp: boolean): Promise<void> {
-  const e = error instanceof DatabaseError ? { phase: error.phase, code: error.code } : { phase: 'unknown', code: 'unknown' };
+/** What an audit entry says of a failure: the phase and the server's or the table's error code; never a statement or value. */
+function failureDetail(error: unknown): { phase: string; code: string } {
+  if (error instanceof DatabaseError) return { phase: error.phase, code: error.code };
+  if (error instanceof TxConditionFailed) return { phase: 'record', code: 'condition_failed' };
+  return { phase: 'unknown', code: 'unknown' };
+}
+
+/** A failed issuance before the lease was committed is audited too (nothing was recorded, nothing is left). */
+async function auditFailure(ctx: CallContext, role: DatabaseRole, error: unknown): Promise<void> {
   await recordAudit(ctx, ctx.principal.tenantId, {
     action: 'database.lease_issue',
     outcome: 'failure',
     resource: { type: 'database_role', id: role.id, name: role.name },
-    detail: { ...e, cleaned_up: cleanedUp },
+    detail: { ...failureDetail(error), cleaned_up: true },
   }).catch((err: unknown) => logger.warn('could not audit a failed lease issuance', { error: err as Error }));
 }
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DatabaseError } from './errors.js';
 import type { AdminSession } from './session.js';
 import { renderStatement, TemplateError, type TemplateValues } from './template.js';
@@ -34,21 +35,11 @@ function renderAll(
   });
 }
 
-/**
- * Runs statements; on PostgreSQL inside one transaction (its DDL is transactional: all or
- * nothing). `then` runs last, inside the same transaction.
- */
-async function runAll(
-  s: AdminSession,
-  statements: readonly string[],
-  phase: 'create' | 'revoke' | 'rotate',
-  what: string,
-  then?: () => Promise<void>,
-): Promise<void> {
+/** Runs statements; on PostgreSQL inside one transaction (its DDL is transactional: all or nothing). */
+async function runAll(s: AdminSession, statements: readonly string[], phase: 'revoke' | 'rotate', what: string): Promise<void> {
   if (s.dialect === 'postgresql') await s.exec('BEGIN', phase, 'BEGIN');
   try {
     for (const [i, sql] of statements.entries()) await s.exec(sql, phase, `${what} ${i + 1}`);
-    if (then) await then();
     if (s.dialect === 'postgresql') await s.exec('COMMIT', phase, 'COMMIT');
   } catch (error) {
     if (s.dialect === 'postgresql') await s.exec('ROLLBACK', phase, 'ROLLBACK').catch(() => undefined);
@@ -57,30 +48,73 @@ async function runAll(
 }
 
 /**
- * Creates the login with the role's creation statements, then checks that they created
- * exactly the login `{{name}}`; on PostgreSQL the service also sets `VALID UNTIL` to the
- * lease's expiry itself, in the same transaction, so the server refuses the password after
- * it whatever the statements said. On PostgreSQL a failure rolls the whole set back; on
- * MySQL/MariaDB (DDL commits at once) the caller cleans up with revokeLogin.
+ * A lease's login, to be created from the role's creation statements (rendered when this is
+ * made: a bad template fails before anything runs or is recorded). `run` executes them and
+ * checks that they created exactly the login `{{name}}`; on PostgreSQL the service also sets
+ * `VALID UNTIL` to the lease's expiry itself, so the server refuses the password after it
+ * whatever the statements said.
+ *
+ * PostgreSQL (transactional DDL): `run` leaves its transaction open, so nothing exists for
+ * anyone else until `commit`; `rollback`, a failure inside `run`, or the session ending
+ * (a crash, a dropped connection) leave no login. MySQL/MariaDB (DDL commits at once): each
+ * statement is final as it runs, `commit`/`rollback` do nothing, and after a failure the
+ * caller removes whatever was created with revokeLogin.
  */
-export async function createLogin(
+export interface LoginCreation {
+  run(): Promise<void>;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+export function prepareLogin(
   s: AdminSession,
   templates: readonly string[],
-  v: { name: string; password: string; expiresAt: Date },
-): Promise<void> {
+  v: { name: string; password: string; expiresAt: Date; serializeOn?: string },
+): LoginCreation {
   const expiration = formatExpiration(s.dialect, v.expiresAt);
   const statements = renderAll(s, templates, { name: v.name, password: v.password, expiration }, 'create', 'creation statement');
   const noLogin = () => new DatabaseError('create', 'NO_LOGIN', 'the creation statements did not create the login {{name}}');
-  await runAll(s, statements, 'create', 'creation statement', async () => {
-    if (!(await loginExists(s, v.name, 'create'))) throw noLogin();
-    if (s.dialect === 'postgresql')
-      await s.exec(
-        `ALTER ROLE ${s.escape.identifier(v.name)} VALID UNTIL ${s.escape.literal(expiration)}`,
-        'create',
-        'the lease expiry (VALID UNTIL)',
-      );
-  });
+  const pg = s.dialect === 'postgresql';
+  return {
+    async run() {
+      if (pg) await s.exec('BEGIN', 'create', 'BEGIN');
+      try {
+        // issuances of one role queue here instead of failing on each other's catalog rows
+        if (pg && v.serializeOn !== undefined)
+          await s.query('SELECT pg_catalog.pg_advisory_xact_lock($1::bigint) AS locked', [advisoryKey(v.serializeOn)], 'create', 'the issuance lock');
+        for (const [i, sql] of statements.entries()) await s.exec(sql, 'create', `creation statement ${i + 1}`);
+        if (!(await loginExists(s, v.name, 'create'))) throw noLogin();
+        if (pg)
+          await s.exec(
+            `ALTER ROLE ${s.escape.identifier(v.name)} VALID UNTIL ${s.escape.literal(expiration)}`,
+            'create',
+            'the lease expiry (VALID UNTIL)',
+          );
+      } catch (error) {
+        if (pg) await s.exec('ROLLBACK', 'create', 'ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    },
+    commit: async () => {
+      if (pg) await s.exec('COMMIT', 'create', 'COMMIT');
+    },
+    rollback: async () => {
+      if (pg) await s.exec('ROLLBACK', 'create', 'ROLLBACK').catch(() => undefined);
+    },
+  };
 }
+
+/** A PostgreSQL advisory lock key (a signed 64-bit integer, as text) for a name. */
+const advisoryKey = (name: string): string => createHash('sha256').update(`secrets-api:lease-issue:${name}`).digest().readBigInt64BE(0).toString();
+
+/**
+ * PostgreSQL errors after which running the same creation again can succeed: two
+ * transactions changed one catalog row at once (two leases' `GRANT … ON items`: the later
+ * one waits for the first, then fails with "tuple concurrently updated", XX000), a
+ * serialization failure or a deadlock. The whole transaction was rolled back.
+ */
+export const isConcurrentUpdate = (error: unknown): boolean =>
+  error instanceof DatabaseError && error.phase === 'create' && ['XX000', '40001', '40P01'].includes(error.code);
 
 async function loginExists(s: AdminSession, name: string, phase: 'create' | 'revoke' = 'revoke'): Promise<boolean> {
   if (s.dialect === 'postgresql') {

@@ -44,16 +44,65 @@ export async function loadRole(tenantId: string, roleId: string): Promise<Databa
   const stored = await readResource<Record<string, unknown>>(tenantId, 'service_config', roleId);
   const m = stored?.record.meta;
   if (!stored || !m || m.kind !== 'database-role') throw notFound('database role');
+  const connectionId = String(m.connection_id ?? '');
+  rememberConnection(tenantId, roleId, connectionId);
   return {
     id: stored.record.id,
     name: stored.record.name,
-    connectionId: String(m.connection_id ?? ''),
+    connectionId,
     creationStatements: strings(m.creation_statements),
     revocationStatements: strings(m.revocation_statements),
     rotationStatements: strings(m.rotation_statements),
     defaultTtlSeconds: Number(m.default_ttl_seconds ?? 3600),
     maxTtlSeconds: Number(m.max_ttl_seconds ?? 86_400),
     usernameTemplate: typeof m.username_template === 'string' ? m.username_template : undefined,
+  };
+}
+
+/**
+ * The connection each role named when this container last read it (roleId → connectionId;
+ * an id, never the connection itself): the hint that lets a lease read the connection beside
+ * its role. Filled at every role read; bounded (the oldest entry leaves first).
+ */
+const connectionHints = new Map<string, string>();
+const HINTS_MAX = 1000;
+
+function rememberConnection(tenantId: string, roleId: string, connectionId: string): void {
+  const key = `${tenantId}#${roleId}`;
+  connectionHints.delete(key);
+  connectionHints.set(key, connectionId);
+  if (connectionHints.size > HINTS_MAX) connectionHints.delete(connectionHints.keys().next().value!);
+}
+
+/**
+ * The role and, read in the same round trip, the connection it is expected to name (the
+ * container's hint above). The role read confirms the hint: a stale or missing hint costs
+ * one more read of the connection the role does name, never a wrong connection. The
+ * connection comes as a function so that the role's own answers (404, a TTL above its
+ * maximum) come first, as when the two were read one after the other; a hinted read that
+ * turned out stale is dropped whatever it found.
+ */
+export async function loadRoleAndConnection(
+  tenantId: string,
+  roleId: string,
+): Promise<{ role: DatabaseRole; connection: () => Promise<StoredConnection> }> {
+  const hinted = connectionHints.get(`${tenantId}#${roleId}`);
+  const early = hinted === undefined ? undefined : settle(loadConnection(tenantId, hinted));
+  const role = await loadRole(tenantId, roleId);
+  if (early && hinted === role.connectionId) return { role, connection: early };
+  return { role, connection: () => loadConnection(tenantId, role.connectionId) };
+}
+
+/** A promise whose rejection is kept for the caller who asks (and unhandled by nobody if none does). */
+function settle<T>(p: Promise<T>): () => Promise<T> {
+  const kept = p.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  return async () => {
+    const out = await kept;
+    if ('error' in out) throw out.error;
+    return out.value;
   };
 }
 
