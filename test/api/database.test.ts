@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { api, canary, errorCode, newAccount, unique, type TestAccount } from '../helpers/api.js';
+import { api, canary, errorCode, newAccount, rootKey, unique, type TestAccount } from '../helpers/api.js';
 import { mariadbServer, postgresServer, type Session, type TestServer } from '../helpers/databases.js';
 import { useRuntimeConfig } from '../helpers/in-process.js';
 import { findLeaks, scanTable } from '../helpers/leaks.js';
@@ -81,6 +82,66 @@ async function issue(key: string, roleId: string, body: unknown = { ttl_seconds:
 async function leaseItems(tenantId: string): Promise<Record<string, unknown>[]> {
   const items = await scanTable(inject('dynamoEndpoint'), inject('tableName'));
   return items.filter((i) => i.pk === `T#${tenantId}` && String(i.sk).startsWith('LEASE#'));
+}
+
+/** A CallContext for library calls made in this test's process (the suite's table, as the runtime's). */
+function libCtx(a: TestAccount, requestId: string) {
+  return {
+    principal: {
+      kind: 'api_key' as const,
+      tenantId: a.tenantId,
+      tenant: { id: a.tenantId } as never,
+      id: 'test',
+      user: null,
+      scopes: ['admin:*'],
+      operator: false,
+    },
+    requestId,
+    sourceIp: null,
+    userAgent: null,
+  };
+}
+
+/**
+ * Hooks on this process's table client (lib/store/client.ts), for library calls made here:
+ * `leaseCommit` sees the transaction that commits an issued lease (its lease put, and `send`
+ * to let it go); `getItem` sees each GetItem start and end by sort key.
+ */
+interface LeasePut {
+  ConditionExpression?: string;
+}
+const hooks: {
+  leaseCommit?: (put: LeasePut, send: () => Promise<unknown>) => Promise<unknown>;
+  getItem?: (sk: string, phase: 'start' | 'end') => void;
+} = {};
+const text = (v: unknown): string => (typeof v === 'string' ? v : String((v as { S?: string } | undefined)?.S ?? ''));
+
+async function hookTableClient(): Promise<void> {
+  const { onDocumentClient } = await import('../../lib/store/client.js');
+  onDocumentClient((client) =>
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Key?: { sk?: unknown }; TransactItems?: Array<{ Put?: LeasePut & { Item?: { sk?: unknown } } }> };
+        if (context.commandName === 'GetItemCommand' && hooks.getItem) {
+          const sk = text(input.Key?.sk);
+          hooks.getItem(sk, 'start');
+          const out = await next(args);
+          hooks.getItem?.(sk, 'end');
+          return out;
+        }
+        const put = input.TransactItems?.find((t) => text(t.Put?.Item?.sk).startsWith('LEASE#'))?.Put;
+        if (context.commandName === 'TransactWriteItemsCommand' && put && hooks.leaseCommit)
+          return (await hooks.leaseCommit(put, () => next(args))) as Awaited<ReturnType<typeof next>>;
+        return next(args);
+      },
+      { step: 'initialize', name: 'leaseTestHooks' },
+    ),
+  );
+}
+
+async function auditItems(tenantId: string): Promise<Record<string, unknown>[]> {
+  const items = await scanTable(inject('dynamoEndpoint'), inject('tableName'));
+  return items.filter((i) => i.pk === `T#${tenantId}` && String(i.sk).startsWith('AUDIT#'));
 }
 
 async function until(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
@@ -235,17 +296,78 @@ describe.each(CASES)('database leases on $engine', (c) => {
     expect(again.body.data.lease.already_revoked).toBe(true);
   });
 
-  it('a failing creation statement leaves no lease and no login', async () => {
+  it('a failing creation statement leaves no login and no usable lease, and is audited', async () => {
     const failingRole = await createRole(acct, connectionId, `${server.rolePrefix}fl`, { creation_statements: c.failing(server) });
-    const before = (await leaseItems(acct.tenantId)).length;
     const res = await issue(issueKey, failingRole);
     expect(res.status, res.text).toBe(503);
     expect(errorCode(res)).toBe('service_unavailable');
     expect(res.body.error).toMatch(/creation statement 2/);
     expect(await server.loginsLike(`v_${server.rolePrefix}fl`)).toEqual([]);
-    const after = await leaseItems(acct.tenantId);
-    expect(after.length).toBe(before);
-    expect(after.filter((i) => i.role_id === failingRole)).toEqual([]);
+    const leases = (await leaseItems(acct.tenantId)).filter((i) => i.role_id === failingRole);
+    const failures = (await auditItems(acct.tenantId)).filter(
+      (i) => i.action === 'database.lease_issue' && i.outcome === 'failure' && (i.resource as { id: string }).id === failingRole,
+    );
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.detail).toMatchObject({ phase: 'create', cleaned_up: true });
+    if (c.engine === 'postgresql') {
+      // the statements ran in a transaction before anything was recorded: nothing is
+      expect(leases).toEqual([]);
+    } else {
+      // DDL commits at once, so the lease was committed first: it is compensated, never usable
+      expect(leases).toHaveLength(1);
+      expect(leases[0]).toMatchObject({ status: 'revoked', revoked_reason: expect.stringMatching(/^issuance failed \(create, /) });
+      expect(leases[0]!.gsi1pk).toBeUndefined();
+      expect(failures[0]!.detail).toMatchObject({ lease_id: leases[0]!.id });
+      const revoked = await api('DELETE', `/api/v1/database/leases/${leases[0]!.id}`, { key: revokeKey });
+      expect(revoked.body.data.lease).toMatchObject({ status: 'revoked', already_revoked: true });
+    }
+  });
+
+  it('concurrent issuances of one role all succeed, each with its own login', async () => {
+    const results = await Promise.all(Array.from({ length: 8 }, () => issue(issueKey, roleId)));
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(201));
+    const names = results.map((r) => r.body.data.username as string);
+    expect(new Set(names).size).toBe(8);
+    for (const n of names) expect(await server.exists(n)).toBe(true);
+    for (const r of results) expect((await api('DELETE', `/api/v1/database/leases/${r.body.data.lease_id}`, { key: revokeKey })).status).toBe(200);
+  });
+
+  it('a role moved to another connection: the next lease is made on the new one', async () => {
+    const other = await c.start(canary(`${c.engine}-admin-2`));
+    try {
+      const moved = await createRole(acct, connectionId, `${server.rolePrefix}mv`, { creation_statements: c.creation(server) });
+      const first = await issue(issueKey, moved); // this container now expects the role's connection
+      expect(first.status, first.text).toBe(201);
+      const otherConnection = await createConnection(acct, other);
+      const put = await api('PUT', `/api/v1/service-config/${moved}`, {
+        key: acct.adminKey,
+        body: {
+          name: `${server.rolePrefix}mv`,
+          kind: 'database-role',
+          connection_id: otherConnection,
+          default_ttl_seconds: 600,
+          max_ttl_seconds: 3600,
+          creation_statements: c.creation(other),
+        },
+      });
+      expect(put.status, put.text).toBe(200);
+      const second = await issue(issueKey, moved);
+      expect(second.status, second.text).toBe(201);
+      const [item] = (await leaseItems(acct.tenantId)).filter((i) => i.id === second.body.data.lease_id);
+      expect(item).toMatchObject({ connection_id: otherConnection, status: 'active' });
+      // made by the other server's statements: it reads the other database's table
+      const session = await other.login(second.body.data.username, second.body.data.password);
+      try {
+        expect((await session.query('SELECT label FROM items ORDER BY id')).length).toBe(2);
+      } finally {
+        await session.close();
+      }
+      for (const l of [first, second])
+        expect((await api('DELETE', `/api/v1/database/leases/${l.body.data.lease_id}`, { key: revokeKey })).status).toBe(200);
+      expect(await server.exists(second.body.data.username)).toBe(false);
+    } finally {
+      await other.cleanup();
+    }
   });
 
   it('rotation changes the admin password on the server and in the integration; leases keep working', async () => {
@@ -379,6 +501,7 @@ describe('database lease errors', () => {
 
   beforeAll(async () => {
     server = await postgresServer(canary('pg-admin-errors'));
+    await hookTableClient();
     [acct, other] = await Promise.all([newAccount('db-errors'), newAccount('db-other')]);
     connectionId = await createConnection(acct, server);
     roleId = await createRole(acct, connectionId, `${server.rolePrefix}er`, {
@@ -456,6 +579,241 @@ describe('database lease errors', () => {
     expect(gone.status).toBe(503);
     expect(gone.body.error).toMatch(/is not configured/);
     expect(await server.loginsLike(`v_${server.rolePrefix}un`)).toEqual([]);
+  });
+
+  it('a request refused at admission never reaches the database server, though its run started beside the account read', async () => {
+    let reached = 0;
+    const fake = createServer((socket) => {
+      reached++;
+      socket.destroy();
+    });
+    await new Promise<void>((ok) => fake.listen(0, '127.0.0.1', ok));
+    try {
+      const account = await newAccount('db-admission');
+      const conn = await createConnection(account, server, { port: (fake.address() as AddressInfo).port });
+      const role = await createRole(account, conn, `${server.rolePrefix}ad`, { creation_statements: CASES[0]!.creation(server) });
+      const key = await account.key(['database:issue']);
+      const admitted = await issue(key, role);
+      expect(admitted.status, admitted.text).toBe(503); // reached the "server", which hung up
+      expect(reached).toBe(1);
+      expect((await api('PATCH', `/api/v1/admin/tenants/${account.tenantId}/suspend`, { key: rootKey() })).status).toBe(200);
+      const refused = await issue(key, role);
+      expect(refused.status).toBe(403);
+      expect(errorCode(refused)).toBe('tenant_suspended');
+      expect(reached).toBe(1); // the answer waits for the run: it ended before connecting
+    } finally {
+      fake.close();
+    }
+  });
+
+  it('issuances of one role take turns on PostgreSQL: the next waits for the open one instead of failing on its GRANT', async () => {
+    const role = await createRole(acct, connectionId, `${server.rolePrefix}tt`, { creation_statements: CASES[0]!.creation(server) });
+    const { issueLease } = await import('../../lib/database/leases.js');
+    let second: Promise<{ username: string }> | undefined;
+    let queued = false;
+    hooks.leaseCommit = async (_put, send) => {
+      if (!second) {
+        // the first issuance's transaction is open (its GRANT made): a second one starts now
+        second = issueLease(libCtx(acct, 'turns-2'), role);
+        queued = await until(async () => {
+          const [row] = await server.su<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE usename = $1 AND wait_event = 'advisory'", [
+            server.admin,
+          ]);
+          return row!.n === '1';
+        });
+      }
+      return send();
+    };
+    try {
+      const first = await issueLease(libCtx(acct, 'turns-1'), role);
+      const next = await second!;
+      expect(queued).toBe(true);
+      for (const l of [first, next]) expect(await server.exists(l.username)).toBe(true);
+    } finally {
+      hooks.leaseCommit = undefined;
+    }
+  });
+
+  it('two roles granting on one table at once: the later GRANT fails when the first commits, and its issuance runs again', async () => {
+    const [one, two] = await Promise.all(
+      ['g1', 'g2'].map((n) => createRole(acct, connectionId, `${server.rolePrefix}${n}`, { creation_statements: CASES[0]!.creation(server) })),
+    );
+    const { issueLease } = await import('../../lib/database/leases.js');
+    let second: Promise<{ username: string }> | undefined;
+    let blocked = false;
+    hooks.leaseCommit = async (_put, send) => {
+      if (!second) {
+        second = issueLease(libCtx(acct, 'grant-2'), two!);
+        // its GRANT waits on the row the first one's GRANT changed; it fails once that commits
+        blocked = await until(async () => {
+          const [row] = await server.su<{ n: string }>("SELECT count(*) AS n FROM pg_stat_activity WHERE usename = $1 AND wait_event_type = 'Lock'", [
+            server.admin,
+          ]);
+          return row!.n === '1';
+        });
+      }
+      return send();
+    };
+    try {
+      const first = await issueLease(libCtx(acct, 'grant-1'), one!);
+      const next = await second!;
+      expect(blocked).toBe(true);
+      for (const l of [first, next]) expect(await server.exists(l.username)).toBe(true);
+    } finally {
+      hooks.leaseCommit = undefined;
+    }
+  });
+
+  it('the DynamoDB commit fails after the PostgreSQL statements ran: the login is rolled back and nothing is recorded', async () => {
+    const role = await createRole(acct, connectionId, `${server.rolePrefix}cf`, { creation_statements: CASES[0]!.creation(server) });
+    let during: { visible: number; openTransactions: number } | undefined;
+    hooks.leaseCommit = async (put, send) => {
+      // the creation statements have run, in a transaction still open: nobody else sees the login yet
+      const [open] = await server.su<{ n: string }>(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE usename = $1 AND state = 'idle in transaction'",
+        [server.admin],
+      );
+      during = { visible: (await server.loginsLike(`v_${server.rolePrefix}cf`)).length, openTransactions: Number(open!.n) };
+      put.ConditionExpression = 'attribute_exists(pk)'; // the lease's put fails its condition, for real
+      return send();
+    };
+    const { issueLease } = await import('../../lib/database/leases.js');
+    try {
+      await expect(issueLease(libCtx(acct, 'lease-commit-fails'), role)).rejects.toMatchObject({ status: 503, message: /could not be recorded/ });
+    } finally {
+      hooks.leaseCommit = undefined;
+    }
+    expect(during).toEqual({ visible: 0, openTransactions: 1 });
+    expect(await server.loginsLike(`v_${server.rolePrefix}cf`)).toEqual([]);
+    expect((await leaseItems(acct.tenantId)).filter((i) => i.role_id === role)).toEqual([]);
+    const audited = (await auditItems(acct.tenantId)).filter(
+      (i) => i.action === 'database.lease_issue' && (i.resource as { id: string }).id === role,
+    );
+    expect(audited.map((i) => [i.action, i.outcome, i.detail])).toEqual([
+      ['database.lease_issue', 'failure', { phase: 'record', code: 'condition_failed', cleaned_up: true }],
+    ]);
+  });
+
+  it('PostgreSQL fails to COMMIT after the lease was committed: the lease is compensated and the login does not exist', async () => {
+    const role = await createRole(acct, connectionId, `${server.rolePrefix}cm`, { creation_statements: CASES[0]!.creation(server) });
+    hooks.leaseCommit = async (_put, send) => {
+      const out = await send();
+      // the admin session dies between the lease commit and its COMMIT
+      await server.su("SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1 AND state = 'idle in transaction'", [
+        server.admin,
+      ]);
+      return out;
+    };
+    const { issueLease } = await import('../../lib/database/leases.js');
+    try {
+      await expect(issueLease(libCtx(acct, 'pg-commit-fails'), role)).rejects.toMatchObject({ status: 503 });
+    } finally {
+      hooks.leaseCommit = undefined;
+    }
+    expect(await server.loginsLike(`v_${server.rolePrefix}cm`)).toEqual([]);
+    const leases = (await leaseItems(acct.tenantId)).filter((i) => i.role_id === role);
+    expect(leases).toHaveLength(1);
+    expect(leases[0]).toMatchObject({ status: 'revoked', revoked_reason: expect.stringMatching(/^issuance failed \(create, /) });
+    expect(leases[0]!.gsi1pk).toBeUndefined();
+    const audit = await auditItems(acct.tenantId);
+    expect(audit.filter((i) => (i.resource as { id: string }).id === leases[0]!.id).map((i) => [i.action, i.outcome])).toEqual([
+      ['database.lease_issue', 'success'],
+    ]);
+    const failure = audit.filter((i) => i.action === 'database.lease_issue' && (i.resource as { id: string }).id === role);
+    expect(failure.map((i) => [i.action, i.outcome, (i.detail as { lease_id: string }).lease_id])).toEqual([
+      ['database.lease_issue', 'failure', leases[0]!.id],
+    ]);
+  });
+
+  it('the connection is read beside its role once this container knows which one the role names; a stale hint costs one read', async () => {
+    const role = await createRole(acct, connectionId, `${server.rolePrefix}hn`, { creation_statements: CASES[0]!.creation(server) });
+    const { loadRoleAndConnection } = await import('../../lib/database/records.js');
+    const log: string[] = [];
+    hooks.getItem = (sk, phase) => {
+      if (sk.startsWith('R#service_config#')) log.push(`${phase} role`);
+      if (sk.startsWith('R#integration#')) log.push(`${phase} ${sk.slice('R#integration#'.length)}`);
+    };
+    const load = async () => {
+      log.length = 0;
+      const { connection } = await loadRoleAndConnection(acct.tenantId, role);
+      const conn = await connection();
+      return { used: conn.settings.id, log: [...log] };
+    };
+    try {
+      const cold = await load();
+      expect(cold).toEqual({ used: connectionId, log: ['start role', 'end role', `start ${connectionId}`, `end ${connectionId}`] });
+      const warm = await load();
+      expect(warm.used).toBe(connectionId);
+      expect(warm.log.slice(0, 2).sort()).toEqual([`start ${connectionId}`, 'start role']); // one round trip
+      const second = await createConnection(acct, server);
+      const put = await api('PUT', `/api/v1/service-config/${role}`, {
+        key: acct.adminKey,
+        body: {
+          name: `${server.rolePrefix}hn`,
+          kind: 'database-role',
+          connection_id: second,
+          default_ttl_seconds: 600,
+          max_ttl_seconds: 3600,
+          creation_statements: CASES[0]!.creation(server),
+        },
+      });
+      expect(put.status, put.text).toBe(200);
+      const stale = await load();
+      expect(stale.used).toBe(second);
+      expect(stale.log.slice(0, 2).sort()).toEqual([`start ${connectionId}`, 'start role']);
+      expect(stale.log.slice(stale.log.indexOf('end role') + 1)).toContain(`start ${second}`); // the one extra read, after the role
+      expect((await load()).log.slice(0, 2).sort()).toEqual([`start ${second}`, 'start role']);
+    } finally {
+      hooks.getItem = undefined;
+    }
+  });
+
+  it('the sweeper still cleans up pending and failed leases an earlier issuance left behind', async () => {
+    const { db, tableName } = await import('../../lib/store/client.js');
+    const { keys } = await import('../../lib/store/keys.js');
+    const { PutCommand, GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const left: Array<{ id: string; username: string }> = [];
+    for (const status of ['pending', 'failed']) {
+      const id = crypto.randomUUID();
+      const username = `v_${server.rolePrefix}ab_${status}`;
+      await server.su(`CREATE ROLE ${username} LOGIN`);
+      await db().send(
+        new PutCommand({
+          TableName: tableName(),
+          Item: {
+            ...keys.lease(acct.tenantId, id),
+            ...keys.leaseExpiryIndex(acct.tenantId, id, past),
+            id,
+            tenant_id: acct.tenantId,
+            role_id: roleId,
+            role_name: `${server.rolePrefix}er`,
+            connection_id: connectionId,
+            engine: 'postgresql',
+            username,
+            status,
+            revocation_statements: [],
+            created_at: past,
+            expires_at: past,
+            ttl_seconds: 60,
+            issued_by: 'an earlier release',
+          },
+        }),
+      );
+      left.push({ id, username });
+    }
+    if (inject('runtime') !== 'artifact') {
+      const { sweepExpiredLeases } = await import('../../lib/database/sweeper.js');
+      expect((await sweepExpiredLeases({ tenantIds: [acct.tenantId] })).failed).toEqual([]);
+    }
+    const gone = async () => {
+      for (const l of left) {
+        if (await server.exists(l.username)) return false;
+        if ((await db().send(new GetCommand({ TableName: tableName(), Key: keys.lease(acct.tenantId, l.id) }))).Item) return false;
+      }
+      return true;
+    };
+    expect(await until(gone, 15_000)).toBe(true);
   });
 
   it('PostgreSQL logins get VALID UNTIL even when the statements omit it; statements that create no login fail', async () => {
