@@ -17,7 +17,9 @@ import { cleanUpAbandoned, getLease, revokeLease } from './leases.js';
  * It reads the sparse expiry index (gsi1 `LEASES`, keys only, `<expires_at>#<tid>#<id>`)
  * below `now`, re-reads each lease (the index is eventually consistent) and revokes active
  * ones exactly as DELETE /database/leases/{id} does (audited, actor `system` /
- * `lease-sweeper`), or cleans up abandoned pending/failed ones. One lease's failure (server
+ * `lease-sweeper`; a lease whose issuance crashed before its login existed is revoked with
+ * `login_existed: false`), or cleans up `failed` ones (an issuance that could not drop its
+ * login at once) and `pending` ones an earlier release left. One lease's failure (server
  * down) is logged and retried at the next run; the others go on.
  */
 export interface SweepReport {
