@@ -1,19 +1,22 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { keys } from './keys.js';
+import { keys, meterPk } from './keys.js';
 import { queryAll } from './pagination.js';
 import { HttpError } from '../http/errors.js';
 import { admitted } from '../http/admission.js';
 
 export const today = (at = new Date()) => at.toISOString().slice(0, 10);
 
-/** Requests per day for the last `days` days, oldest first (the shards of a day summed: keys.usageDay). */
+/**
+ * Requests per day for the last `days` days, oldest first (the shards of a day summed:
+ * keys.usageDay): one Query of the account's metering partition `METER#<tid>`.
+ */
 export async function requestsByDay(tenantId: string, days: number): Promise<{ day: string; requests: number }[]> {
   // the count includes the request reading it: read after its own count (the gate's write) landed
   await admitted();
   const from = today(new Date(Date.now() - (days - 1) * 86400_000));
   // `USAGE#<today>#<n>` sorts after `USAGE#<today>` and before `USAGE#<today>~`
-  const items = await queryAll({ pk: keys.tenant(tenantId).pk, sk: { between: [`${keys.usagePrefix}${from}`, `${keys.usagePrefix}${today()}~`] } });
+  const items = await queryAll({ pk: meterPk(tenantId), sk: { between: [`${keys.usagePrefix}${from}`, `${keys.usagePrefix}${today()}~`] } });
   const byDay = new Map<string, number>();
   for (const i of items) {
     const day = (i.sk as string).slice(keys.usagePrefix.length, keys.usagePrefix.length + 10);
