@@ -8,7 +8,7 @@ import { Construct } from 'constructs';
 import { GRANTS, tenancyOf, type Grant, type Route } from '../lib/routes.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES } from '../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES } from '../lib/tenancy/lookups.js';
-import { TABLE_KEYS } from '../lib/store/keys.js';
+import { meterPk, TABLE_KEYS } from '../lib/store/keys.js';
 import { documentsBucketName } from './naming.js';
 import { hsmConfigured, type Settings } from './settings.js';
 
@@ -50,12 +50,18 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | execution | AccountRead       | dynamodb:GetItem                        | LeadingKeys T#*, Attributes only ACCOUNT_ATTRIBUTES, Select SPECIFIC_ATTRIBUTES |
  * | execution | DeviceNonce       | dynamodb:PutItem (device routes)        | LeadingKeys only NONCE# |
  * | execution | AssumeTenantRole  | sts:AssumeRole, sts:TagSession          | the tenant-access role; one tag, tenant_id |
- * | tenant    | TenantRead        | GetItem, BatchGetItem, Query (table, gsi1) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} |
+ * | tenant    | TenantRead        | GetItem, BatchGetItem, Query (table, gsi1) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} or METER#${aws:PrincipalTag/tenant_id} |
  * | tenant    | TenantLookups     | the read actions (+ the write actions with table:write) | LeadingKeys only the global lookup prefixes (lib/tenancy/lookups.ts) |
- * | tenant    | TenantWrite       | PutItem, UpdateItem, DeleteItem, ConditionCheckItem (table:write) | same |
- * | tenant    | TenantMeter       | UpdateItem (read-only routes)           | same, and Attributes only METERING_ATTRIBUTES |
+ * | tenant    | TenantWrite       | PutItem, UpdateItem, DeleteItem, ConditionCheckItem (table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} |
  * | tenant    | TenantAudit       | UpdateItem (read-only routes)           | same, and Attributes only AUDIT_ATTRIBUTES (denied requests, sensitive reads) |
+ * | tenant    | TenantMeter       | UpdateItem (every tenant role)          | LeadingKeys = METER#${aws:PrincipalTag/tenant_id} only (the metering partition), and Attributes only METERING_ATTRIBUTES |
  * | tenant    | TenantDataKeys    | kms:Decrypt (+ GenerateDataKey with kms:encrypt) | kms:EncryptionContext:tenant_id = ${aws:PrincipalTag/tenant_id} |
+ *
+ * The metering items (usage per day, rate-limit buckets: lib/ratelimit) are the one write every
+ * request makes, read-only routes included; they have their own partition per account
+ * (`METER#<tid>`, lib/store/keys.ts `meterPk`), so `TenantMeter` reaches them and no account
+ * data: of `T#<tid>`, a read-only route's role writes nothing but, through `TenantAudit`, an
+ * audit entry. lib/tenancy/meter.ts states the same rule for the code (lib/store/client.ts).
  *
  * Operator and self-authenticating routes keep the grants above on their own role (the
  * documented exceptions, docs/architecture.md). The share-aware routes are tenant routes: a
@@ -146,6 +152,11 @@ const roleId = (key: string) => (key === 'none' ? 'NoGrants' : key.split(' ').ma
 
 /** The partition key condition of the tenant-access role: the session's own account only. */
 export const TENANT_PARTITION = 'T#${aws:PrincipalTag/tenant_id}';
+/**
+ * The account's metering partition (usage and rate-limit buckets): the only partition
+ * `TenantMeter` writes, and one `TenantRead` reads.
+ */
+export const METER_PARTITION = meterPk('${aws:PrincipalTag/tenant_id}');
 /** Credential items authentication looks up by hash or id before it knows the account (lib/store/keys.ts). */
 export const CREDENTIAL_PARTITIONS = ['KEY#*', 'APITOKEN#*', 'DEVICE#*'] as const;
 
@@ -219,12 +230,15 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
   const leading = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [TENANT_PARTITION] } };
   const statements: iam.PolicyStatement[] = [];
   if (has('table:read') || has('table:write')) {
+    // the metering partition on every tenant role: a role serves every route of its grant set
+    // (GET /usage shares its set with most read-only routes), and what it holds, the account's
+    // own request counts, any credential of the account may read through GET /usage anyway
     statements.push(
       new iam.PolicyStatement({
         sid: 'TenantRead',
         actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
         resources: [tableArn, `${tableArn}/index/${TABLE_KEYS.gsi1.name}`],
-        conditions: leading,
+        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [TENANT_PARTITION, METER_PARTITION] } },
       }),
     );
   }
@@ -243,6 +257,21 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
       }),
     );
   }
+  if (has('table:meter') || has('table:write')) {
+    // the limiter's write (lib/ratelimit/bucket.ts), on every tenant route: the metering
+    // partition only (TenantWrite does not reach it), naming only the metering attributes
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'TenantMeter',
+        actions: ['dynamodb:UpdateItem'],
+        resources: [tableArn],
+        conditions: {
+          'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [METER_PARTITION] },
+          'ForAllValues:StringLike': { 'dynamodb:Attributes': [...METERING_ATTRIBUTES] },
+        },
+      }),
+    );
+  }
   if (has('table:write')) {
     statements.push(
       new iam.PolicyStatement({
@@ -253,15 +282,7 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
       }),
     );
   } else if (has('table:meter')) {
-    // LeadingKeys sees only the partition key, and usage items share the account's partition:
-    // the read-only routes' writes are confined by the attributes they may name
     statements.push(
-      new iam.PolicyStatement({
-        sid: 'TenantMeter',
-        actions: ['dynamodb:UpdateItem'],
-        resources: [tableArn],
-        conditions: { ...leading, 'ForAllValues:StringLike': { 'dynamodb:Attributes': [...METERING_ATTRIBUTES] } },
-      }),
       new iam.PolicyStatement({
         sid: 'TenantAudit',
         actions: ['dynamodb:UpdateItem'],

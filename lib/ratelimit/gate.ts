@@ -18,7 +18,8 @@ import { take, type BucketRef, type Decision } from './bucket.js';
  * - rate limits, token buckets in the table (lib/ratelimit/bucket.ts):
  *   - per account: capacity = quota `requests_per_minute` (default DEFAULT_REQUESTS_PER_MINUTE),
  *     refilled at capacity/60 per second, kept on the account's usage item of the day
- *     (`T#<tid>/USAGE#<day>`), so the one conditional write also counts the request for
+ *     (`METER#<tid>/USAGE#<day>`, the account's metering partition: lib/store/keys.ts
+ *     `usageDay`), so the one conditional write also counts the request for
  *     GET /api/v1/usage: the request costs the same single write the usage meter cost;
  *   - per credential (API key, token, device): quota `requests_per_minute_per_credential`,
  *     only when set below the account's rate (one more write per request for such accounts);

@@ -6,9 +6,11 @@ import { Agent as HttpAgent } from 'node:http';
 import { config } from '../config.js';
 import { observeClient } from '../http/metrics.js'; // X-Ray subsegment per call (issue 25)
 import { tenantCredentials } from '../tenancy/credentials.js';
-import { partitionKeys } from '../tenancy/leading-keys.js';
+import { partitionAccesses, partitionKeys } from '../tenancy/leading-keys.js';
 import { isLookupPartition } from '../tenancy/lookups.js';
+import { meterAllows } from '../tenancy/meter.js';
 import { currentScope } from '../tenancy/scope.js';
+import { isAccountPartition, meterPk, tenantPk } from './keys.js';
 
 /**
  * The table's document clients (docs/architecture.md, "Tenancy in IAM"): the function's own
@@ -19,10 +21,12 @@ import { currentScope } from '../tenancy/scope.js';
  *
  * The rule the tenant role's `dynamodb:LeadingKeys` condition enforces in AWS is enforced
  * here too (so the local runtimes, whose DynamoDB ignores credentials, fail the same way):
- * - a tenant client touches only the partition `T#<its tenant>` and the global lookup
- *   partitions of lib/tenancy/lookups.ts;
- * - inside a tenant scope, the service client touches no tenant partition except the
- *   projected read of the account item (authentication's account check).
+ * - a tenant client touches only the partition `T#<its tenant>`, the global lookup
+ *   partitions of lib/tenancy/lookups.ts, and its account's metering partition
+ *   `METER#<its tenant>` with what lib/tenancy/meter.ts allows there (reads, and UpdateItem
+ *   naming only the metering attributes);
+ * - inside a tenant scope, the service client touches no account partition (`T#`, `METER#`)
+ *   except the projected read of the account item (authentication's account check).
  */
 let service: DynamoDBDocumentClient | undefined;
 const tenants = new Map<string, DynamoDBDocumentClient>();
@@ -86,15 +90,23 @@ function create(
   return doc;
 }
 
-const isAccountRead = (command: string, input: Record<string, unknown>) =>
-  command === 'GetItemCommand' && (input.Key as { sk?: unknown } | undefined)?.sk === 'TENANT' && typeof input.ProjectionExpression === 'string';
+const isAccountRead = (command: string, input: Record<string, unknown>) => {
+  const key = input.Key as { pk?: unknown; sk?: unknown } | undefined;
+  return (
+    command === 'GetItemCommand' &&
+    typeof key?.pk === 'string' &&
+    key.pk.startsWith('T#') &&
+    key.sk === 'TENANT' &&
+    typeof input.ProjectionExpression === 'string'
+  );
+};
 
 /** The function's own client: credential lookups, the account read, and everything outside a tenant scope. */
 export function serviceDb(): DynamoDBDocumentClient {
   service ??= create(undefined, (command, input) => {
     if (!currentScope()) return;
     const touched = partitionKeys(command, input);
-    if (touched?.some((pk) => pk.startsWith('T#')) === false) return;
+    if (touched?.some(isAccountPartition) === false) return;
     if (isAccountRead(command, input)) return;
     throw new TenantAccessDenied(`${command} on tenant data outside the tenant's credentials`);
   });
@@ -105,10 +117,11 @@ export function serviceDb(): DynamoDBDocumentClient {
 function tenantDb(tenantId: string): DynamoDBDocumentClient {
   let client = tenants.get(tenantId);
   if (!client) {
-    const own = `T#${tenantId}`;
+    const own = tenantPk(tenantId);
+    const meter = meterPk(tenantId);
     client = create(config().TENANT_ROLE_ARN ? () => tenantCredentials(tenantId) : undefined, (command, input) => {
-      const touched = partitionKeys(command, input);
-      if (touched && touched.every((pk) => pk === own || isLookupPartition(pk))) return;
+      const touched = partitionAccesses(command, input);
+      if (touched?.every((a) => a.pk === own || isLookupPartition(a.pk) || (a.pk === meter && meterAllows(a)))) return;
       throw new TenantAccessDenied(`${command} outside tenant ${tenantId}'s partition`);
     });
     if (tenants.size >= MAX_TENANT_CLIENTS) tenants.delete(tenants.keys().next().value as string);

@@ -1,12 +1,16 @@
 /**
  * The key design of the single table, declared once (docs/architecture.md, "Data access"). Every key a
- * repository writes comes from here; every tenant-owned key starts with `T#<tenant>`.
+ * repository writes comes from here; every tenant-owned key starts with `T#<tenant>`, except the
+ * account's metering items (usage per day, rate-limit buckets), which have a partition of their
+ * own, `METER#<tenant>` (`meterPk`): the limiter writes it on every request, read-only routes
+ * included, and IAM can confine a write to a partition, not to some items of one
+ * (infra/grants.ts `TenantMeter`).
  *
  * | item                | pk                 | sk                              | gsi1pk / gsi1sk                 |
  * |---------------------|--------------------|---------------------------------|---------------------------------|
  * | tenant              | T#<tid>            | TENANT                          | TENANTS#<n> / <created>#<tid>   |
  * | counters (quota)    | T#<tid>            | COUNTERS                        |                                 |
- * | usage per day       | T#<tid>            | USAGE#<yyyy-mm-dd>[#<shard>]    |                                 |
+ * | usage per day       | METER#<tid>        | USAGE#<yyyy-mm-dd>[#<shard>]    |                                 |
  * | user                | T#<tid>            | USER#<email>                    | EMAIL#<email> / T#<tid>         |
  * | API key (metadata)  | T#<tid>            | APIKEY#<kid>                    |                                 |
  * | API key (auth)      | KEY#<sha256(key)>  | KEY                             |                                 |
@@ -101,6 +105,17 @@ export const TABLE_KEYS = { pk: 'pk', sk: 'sk', gsi1: { name: 'gsi1', pk: 'gsi1p
 
 export const tenantPk = (tenantId: string) => `T#${tenantId}`;
 
+/**
+ * The account's metering partition: its usage items of each day and their shards, which hold
+ * the account's and its credentials' rate-limit buckets (lib/ratelimit). One item collection,
+ * so a usage report is one Query; apart from `T#<tid>`, so the tenant-access role's only
+ * write of a read-only route reaches no account data.
+ */
+export const meterPk = (tenantId: string) => `METER#${tenantId}`;
+
+/** Whether a partition key is an account's own: `T#<tid>` or its metering partition `METER#<tid>`. */
+export const isAccountPartition = (pk: string): boolean => pk.startsWith('T#') || pk.startsWith('METER#');
+
 /** Types whose head is keyed by name (a read by name is one GetItem: the hot path). */
 export const NAME_INDEXED: ReadonlySet<string> = new Set(['secret']);
 
@@ -122,7 +137,7 @@ export const keys = {
   /** Every partition key of the TENANTS listing, to merge. */
   tenantIndexPks: sharded('TENANTS'),
   counters: (tid: string) => ({ pk: tenantPk(tid), sk: 'COUNTERS' }),
-  usageDay: (tid: string, day: string, shard = 0) => ({ pk: tenantPk(tid), sk: shard === 0 ? `USAGE#${day}` : `USAGE#${day}#${shard}` }),
+  usageDay: (tid: string, day: string, shard = 0) => ({ pk: meterPk(tid), sk: shard === 0 ? `USAGE#${day}` : `USAGE#${day}#${shard}` }),
   usagePrefix: 'USAGE#',
   user: (tid: string, email: string) => ({ pk: tenantPk(tid), sk: `USER#${email}` }),
   userPrefix: 'USER#',

@@ -1,25 +1,96 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from './client.js';
-import { keys } from './keys.js';
+import { keys, meterPk, tenantPk } from './keys.js';
 import { queryAll } from './pagination.js';
+import { mergeShards } from './shards.js';
+import { transact, TxConditionFailed } from './tx.js';
 import { HttpError } from '../http/errors.js';
 import { admitted } from '../http/admission.js';
 
 export const today = (at = new Date()) => at.toISOString().slice(0, 10);
 
-/** Requests per day for the last `days` days, oldest first (the shards of a day summed: keys.usageDay). */
+/**
+ * Requests per day for the last `days` days, oldest first (the shards of a day summed:
+ * keys.usageDay): one Query of the account's metering partition `METER#<tid>`.
+ */
 export async function requestsByDay(tenantId: string, days: number): Promise<{ day: string; requests: number }[]> {
   // the count includes the request reading it: read after its own count (the gate's write) landed
   await admitted();
   const from = today(new Date(Date.now() - (days - 1) * 86400_000));
   // `USAGE#<today>#<n>` sorts after `USAGE#<today>` and before `USAGE#<today>~`
-  const items = await queryAll({ pk: keys.tenant(tenantId).pk, sk: { between: [`${keys.usagePrefix}${from}`, `${keys.usagePrefix}${today()}~`] } });
+  const items = await queryAll({ pk: meterPk(tenantId), sk: { between: [`${keys.usagePrefix}${from}`, `${keys.usagePrefix}${today()}~`] } });
   const byDay = new Map<string, number>();
   for (const i of items) {
     const day = (i.sk as string).slice(keys.usagePrefix.length, keys.usagePrefix.length + 10);
     byDay.set(day, (byDay.get(day) ?? 0) + Number(i.requests ?? 0));
   }
   return [...byDay].map(([day, requests]) => ({ day, requests }));
+}
+
+/**
+ * The one-off migration of a table written before the metering partition (docs/capacity.md,
+ * "Existing tables"): every account's usage items still under `T#<tid>` (same sort keys,
+ * `USAGE#<day>[#<n>]`) move to `METER#<tid>`. Each move is one transaction: the old item's
+ * count is added to the new item (which the new release may be counting on already) and the
+ * old item deleted, on condition that it still holds that count; a changed item is read again,
+ * a vanished one skipped. So a run may be repeated or interrupted, alongside traffic (rerun
+ * it once no container of the earlier release is left). The rate-limit bucket state is not
+ * carried: a bucket starts full in the new partition. Accounts are found through the TENANTS
+ * listing (run `operator:migrate-shards` first on a table older than the shards).
+ */
+export async function moveUsageToMeter(): Promise<{ items: number; requests: number }> {
+  const moved = { items: 0, requests: 0 };
+  const read = (key: { pk: string; sk: string }) =>
+    db().send(
+      new GetCommand({
+        TableName: tableName(),
+        Key: key,
+        ProjectionExpression: 'requests, #ttl',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ConsistentRead: true,
+      }),
+    );
+  for await (const tenant of mergeShards(keys.tenantIndexPks, {})) {
+    const tid = (tenant.pk as string).slice(tenantPk('').length);
+    for (const found of await queryAll({ pk: tenantPk(tid), sk: { prefix: keys.usagePrefix }, projection: ['requests', 'ttl'] })) {
+      const from = { pk: tenantPk(tid), sk: found.sk as string };
+      let item: Record<string, unknown> | undefined = found;
+      for (let attempt = 0; item && attempt < 5; attempt++) {
+        const counted = item.requests !== undefined;
+        const n = Number(item.requests ?? 0);
+        const ttl = item.ttl === undefined ? {} : { ':ttl': item.ttl };
+        try {
+          await transact([
+            {
+              Update: {
+                TableName: tableName(),
+                Key: { pk: meterPk(tid), sk: from.sk },
+                UpdateExpression: `ADD requests :n${item.ttl === undefined ? '' : ' SET #ttl = if_not_exists(#ttl, :ttl)'}`,
+                ...(item.ttl === undefined ? {} : { ExpressionAttributeNames: { '#ttl': 'ttl' } }),
+                ExpressionAttributeValues: { ':n': n, ...ttl },
+              },
+            },
+            {
+              Delete: {
+                TableName: tableName(),
+                Key: from,
+                ConditionExpression: counted ? 'requests = :n' : 'attribute_exists(pk) AND attribute_not_exists(requests)',
+                ...(counted ? { ExpressionAttributeValues: { ':n': n } } : {}),
+              },
+            },
+          ]);
+          moved.items++;
+          moved.requests += n;
+          item = undefined;
+        } catch (error) {
+          // counted or removed meanwhile: read it again (gone: nothing left to move)
+          if (!(error instanceof TxConditionFailed)) throw error;
+          item = (await read(from)).Item;
+        }
+      }
+    }
+  }
+  return moved;
 }
 
 /** Counters kept in the same transactions as the creates and deletes they count. */

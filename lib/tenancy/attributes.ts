@@ -1,10 +1,10 @@
 /**
  * The attributes the writes of a read-only route may touch (infra/grants.ts conditions the
- * tenant-access role's UpdateItem on them with `dynamodb:Attributes`; `dynamodb:LeadingKeys`
- * sees only the partition key, and usage items share the account's partition `T#<tid>`):
+ * tenant-access role's UpdateItem on them with `dynamodb:Attributes`):
  * - METERING_ATTRIBUTES: the rate-limit buckets and usage count of lib/ratelimit/bucket.ts
  *   (`<bucket>ts`, `<bucket>tok`, `<bucket>cap` with buckets `rl_` and `rl_<credential>_`,
- *   `requests`, `ttl`), as StringLike patterns;
+ *   `requests`, `ttl`), as StringLike patterns: on every tenant role, in defence in depth, as
+ *   the metering partition `METER#<tid>` is all `TenantMeter` reaches (lib/tenancy/meter.ts);
  * - AUDIT_ATTRIBUTES: one audit entry (lib/audit/audit.ts `recordAudit`: a denied request, a
  *   sensitive read), as exact names.
  * test/unit/tenancy.test.ts holds both lists to the items the code writes.

@@ -28,38 +28,66 @@ function queryKey(input: Input): string | undefined {
   return text(values[match[2]!]);
 }
 
-const all = (list: (string | undefined)[]): string[] | undefined =>
-  list.length > 0 && list.every((k) => k !== undefined) ? (list as string[]) : undefined;
+/** One item a request touches: its partition key and the IAM action DynamoDB authorizes it by. */
+export interface PartitionAccess {
+  readonly pk: string;
+  /** `GetItem`, `Query`, `UpdateItem`, ...: the action without its `dynamodb:` prefix. */
+  readonly action: string;
+  /** The item's own request: the input, or a transaction's element (`TransactItems[i].Update`). */
+  readonly request: Input;
+}
 
-export function partitionKeys(command: string, input: Input): string[] | undefined {
-  switch (command.replace(/Command$/, '')) {
+const each = (list: { pk: string | undefined; action: string; request: Input }[]): PartitionAccess[] | undefined =>
+  list.length > 0 && list.every((a) => a.pk !== undefined) ? (list as PartitionAccess[]) : undefined;
+
+/**
+ * The items a request touches, each with the action IAM checks for it: the request's own
+ * action, except in a transaction, which is authorized per item (`Put` → PutItem, `Update` →
+ * UpdateItem, `Delete` → DeleteItem, `ConditionCheck` → ConditionCheckItem, `Get` → GetItem).
+ */
+export function partitionAccesses(command: string, input: Input): PartitionAccess[] | undefined {
+  const action = command.replace(/Command$/, '');
+  switch (action) {
     case 'GetItem':
     case 'DeleteItem':
     case 'UpdateItem':
-      return all([pkOf(input.Key)]);
+      return each([{ pk: pkOf(input.Key), action, request: input }]);
     case 'PutItem':
-      return all([pkOf(input.Item)]);
+      return each([{ pk: pkOf(input.Item), action, request: input }]);
     case 'Query': {
       const key = queryKey(input);
-      return key === undefined ? undefined : [key];
+      return key === undefined ? undefined : [{ pk: key, action, request: input }];
     }
     case 'BatchGetItem':
-      return all(Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: unknown[] }>).flatMap((t) => (t.Keys ?? []).map(pkOf)));
+      return each(
+        Object.values((input.RequestItems ?? {}) as Record<string, { Keys?: unknown[] }>).flatMap((t) =>
+          (t.Keys ?? []).map((k) => ({ pk: pkOf(k), action, request: input })),
+        ),
+      );
     case 'BatchWriteItem':
-      return all(
+      return each(
         Object.values((input.RequestItems ?? {}) as Record<string, Input[]>).flatMap((writes) =>
-          writes.map((w) => pkOf((w.PutRequest as Input | undefined)?.Item ?? (w.DeleteRequest as Input | undefined)?.Key)),
+          writes.map((w) => ({
+            pk: pkOf((w.PutRequest as Input | undefined)?.Item ?? (w.DeleteRequest as Input | undefined)?.Key),
+            action,
+            request: input,
+          })),
         ),
       );
     case 'TransactWriteItems':
     case 'TransactGetItems':
-      return all(
+      return each(
         ((input.TransactItems ?? []) as Record<string, Input>[]).map((t) => {
-          const op = t.Put ?? t.Update ?? t.Delete ?? t.ConditionCheck ?? t.Get;
-          return pkOf(op?.Item ?? op?.Key);
+          const kind = (['Put', 'Update', 'Delete', 'ConditionCheck', 'Get'] as const).find((k) => t[k] !== undefined);
+          const op = kind === undefined ? undefined : t[kind];
+          return { pk: pkOf(op?.Item ?? op?.Key), action: kind === 'ConditionCheck' ? 'ConditionCheckItem' : `${kind ?? ''}Item`, request: op ?? {} };
         }),
       );
     default:
       return undefined;
   }
+}
+
+export function partitionKeys(command: string, input: Input): string[] | undefined {
+  return partitionAccesses(command, input)?.map((a) => a.pk);
 }

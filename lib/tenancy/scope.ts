@@ -6,7 +6,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
  * once authentication has read the credential that names it (`identifyTenant`); from then
  * on every DynamoDB and KMS call of the library (lib/store/client.ts `db()`, the envelope
  * key provider) goes through clients holding that tenant's credentials: an STS session
- * tagged `tenant_id`, whose role only reaches partitions `T#<tenant>` and data keys whose
+ * tagged `tenant_id`, whose role only reaches the partitions `T#<tenant>` and its metering
+ * partition `METER#<tenant>` (lib/tenancy/meter.ts), the global lookups, and data keys whose
  * encryption context names the tenant. Before the tenant is known, the function's own
  * (narrow) role answers: the credential lookup and the account read.
  *

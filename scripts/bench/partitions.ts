@@ -13,6 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { generateApiKey } from '../../lib/auth/api-keys.js';
+import { keys, meterPk, tenantPk } from '../../lib/store/keys.js';
 import { freePort } from '../local/ports.js';
 import { closedLoop, http, startRuntime } from './harness.js';
 import { countingProxy } from './proxy.js';
@@ -82,7 +83,7 @@ async function main() {
         if (w.gsi !== undefined) gsiOf.set(w.key, w.gsi);
         if (i < from) continue;
         writes++;
-        const k = w.key.replace(`T#${tid}`, 'T#<tenant>');
+        const k = w.key.replace(tenantPk(tid), tenantPk('<tenant>')).replace(meterPk(tid), meterPk('<tenant>'));
         perItem.set(k, (perItem.get(k) ?? 0) + 1);
         if (changed) perGsi.set(w.gsi!, (perGsi.get(w.gsi!) ?? 0) + 1);
       }
@@ -100,7 +101,7 @@ async function main() {
     const requestDriven = new Map([...perItem].filter(([k]) => !PERIODIC.test(k)));
     for (const [k, n] of top(requestDriven, 8))
       out.write(`${k.padEnd(52)} ${String(n).padStart(7)} ${(n / requests).toFixed(4).padStart(8)} ${at10k(n).toFixed(0).padStart(9)}\n`);
-    const usage = [...perItem].filter(([k]) => k.includes('|USAGE#'));
+    const usage = [...perItem].filter(([k]) => k.startsWith(`${meterPk('<tenant>')}|${keys.usagePrefix}`));
     out.write(
       `usage/limiter items: ${usage.length}, max ${at10k(Math.max(...usage.map(([, n]) => n))).toFixed(0)} w/s @10k, mean ${at10k(usage.reduce((a, [, n]) => a + n, 0) / usage.length).toFixed(0)} w/s @10k\n\n`,
     );

@@ -24,11 +24,11 @@ export interface Call {
   readonly writes: readonly { readonly key: string; readonly gsi?: string }[];
 }
 
-/** What a call touches, in short: `GetItem T#…/SECRET#name`, `Query gsi1 AUDIT#3`. */
+/** What a call touches, in short: `GetItem T#…/SECRET#name`, `UpdateItem METER#…/USAGE#<day>`, `Query gsi1 AUDIT#3`. */
 function describe(op: string, body: Record<string, any>): { what: string; background: boolean } {
   if (op.startsWith('DynamoDBStreams')) return { what: op, background: true };
   const key = body.Key as Record<string, { S?: string }> | undefined;
-  const short = (s: string | undefined) => (s ?? '?').replace(/^T#[0-9a-f-]{36}/, 'T#…').replace(/^(KEY|DEVICE)#[0-9a-f-]{16,}/, '$1#…');
+  const short = (s: string | undefined) => (s ?? '?').replace(/^(T|METER)#[0-9a-f-]{36}/, '$1#…').replace(/^(KEY|DEVICE)#[0-9a-f-]{16,}/, '$1#…');
   // the audit sealer (the stream relay) reads chain heads and ranges of audit entries
   // the stream relay reads and deletes outbox items (lib/events/relay.ts)
   if (key)

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
+import { keys } from '../../lib/store/keys.js';
 import { api, errorCode, newAccount } from '../helpers/api.js';
 import { setQuota } from './webhooks.helpers.js';
 
@@ -15,14 +16,15 @@ const doc = DynamoDBDocumentClient.from(
   new DynamoDBClient({ endpoint: inject('dynamoEndpoint'), region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
 );
 
-/** Requests counted on the account's usage items of today, all shards. */
+/** Requests counted on the account's usage items of today (its metering partition), all shards. */
 async function counted(tenantId: string): Promise<number> {
   const day = new Date().toISOString().slice(0, 10);
+  const today = keys.usageDay(tenantId, day);
   const out = await doc.send(
     new QueryCommand({
       TableName: inject('tableName'),
       KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)',
-      ExpressionAttributeValues: { ':pk': `T#${tenantId}`, ':sk': `USAGE#${day}` },
+      ExpressionAttributeValues: { ':pk': today.pk, ':sk': today.sk },
       ConsistentRead: true,
     }),
   );

@@ -3,6 +3,7 @@ import { ROUTES, tenancyOf, type Route } from '../../lib/routes.js';
 import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES } from '../../lib/tenancy/lookups.js';
+import { METER_ACTIONS } from '../../lib/tenancy/meter.js';
 import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, synthesize, type Statement, type Synthesized } from './synth.js';
 
 /**
@@ -10,6 +11,8 @@ import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, 
  * synthesized route function's statements, one by one.
  */
 const TENANT = 'T#${aws:PrincipalTag/tenant_id}';
+/** The account's metering partition (usage items, rate-limit buckets: lib/store/keys.ts meterPk). */
+const METER = 'METER#${aws:PrincipalTag/tenant_id}';
 const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 const actions = (st: Statement) => list(st.Action);
 const WRITES = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:BatchWriteItem'];
@@ -82,9 +85,9 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
           const keys = leadingKeys(statement);
           expect(keys, where).toBeDefined();
           if (role === 'tenant') {
-            // the account's own partition, or the global lookup items (never another T#)
+            // the account's own partition, its metering partition, or the global lookup items (never another T#)
             const lookups = LOOKUP_PREFIXES.map((p) => `${p}*`);
-            expect(keys!.every((k) => k === TENANT || lookups.includes(k)), where).toBe(true);
+            expect(keys!.every((k) => k === TENANT || k === METER || lookups.includes(k)), where).toBe(true);
             expect(Object.keys(statement.Condition!).some((op) => op.startsWith('ForAllValues:')), where).toBe(true);
           } else {
             // the execution role: credential items, the projected account read, device nonces
@@ -140,7 +143,8 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
       const expected = [
         'TenantRead',
         'TenantLookups',
-        ...(has('table:write') ? ['TenantWrite'] : ['TenantMeter', 'TenantAudit']),
+        'TenantMeter',
+        ...(has('table:write') ? ['TenantWrite'] : ['TenantAudit']),
         ...(has('kms:decrypt') || has('kms:encrypt') ? ['TenantDataKeys'] : []),
       ];
       expect(tenant.map((st) => st.Sid).sort(), route.key).toEqual(expected.sort());
@@ -148,11 +152,12 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     }
   });
 
-  it('no write permission on read-only routes beyond metering (and the audit entry of a denial or sensitive read)', () => {
+  it('no write permission on read-only routes beyond metering items: no write reaches the account partition T#', () => {
     // GET routes that declare table:write (exports, key downloads that record a version) are writers by declaration
     const readOnly = tenantRoutes().filter((r) => r.method === 'GET' && !r.grants.includes('table:write'));
     expect(readOnly.length).toBeGreaterThan(60);
     for (const route of readOnly) {
+      const meter: Statement[] = [];
       for (const { role, statement } of functionStatements(s, fns.get(route.key)!)) {
         const writes = actions(statement).filter((a) => WRITES.includes(a));
         if (writes.length === 0) continue;
@@ -163,17 +168,63 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         }
         expect(writes, where).toEqual(['dynamodb:UpdateItem']);
         expect(role, where).toBe('tenant');
-        expect(leadingKeys(statement), where).toEqual([TENANT]);
-        const attrs = attributes(statement);
-        if (statement.Sid === 'TenantMeter') {
-          expect(attrs, where).toEqual([...METERING_ATTRIBUTES]);
-          expect(statement.Condition!['ForAllValues:StringLike'], where).toEqual({ 'dynamodb:Attributes': [...METERING_ATTRIBUTES] });
-        } else {
-          expect(statement.Sid, where).toBe('TenantAudit');
-          expect(attrs, where).toEqual([...AUDIT_ATTRIBUTES]);
+        if (statement.Sid === 'TenantAudit') {
+          // the audit entry of a denial or sensitive read: its own statement (lib/audit), not metering
+          expect(leadingKeys(statement), where).toEqual([TENANT]);
+          expect(attributes(statement), where).toEqual([...AUDIT_ATTRIBUTES]);
+          continue;
         }
+        // every other write: the metering partition only, never T# (a secret's ttl, say)
+        expect(leadingKeys(statement), where).toEqual([METER]);
+        expect(leadingKeys(statement)!.some((k) => k.startsWith('T#')), where).toBe(false);
+        expect(statement.Sid, where).toBe('TenantMeter');
+        meter.push(statement);
+      }
+      expect(meter, route.key).toHaveLength(1);
+    }
+  });
+
+  it('TenantMeter on every tenant role: UpdateItem on the metering partition only, naming only the metering attributes; TenantWrite does not reach it', () => {
+    for (const route of tenantRoutes()) {
+      const tenant = functionStatements(s, fns.get(route.key)!).filter((x) => x.role === 'tenant').map((x) => x.statement);
+      const meter = tenant.find((st) => st.Sid === 'TenantMeter');
+      expect(meter, route.key).toEqual({
+        Sid: 'TenantMeter',
+        Effect: 'Allow',
+        Action: 'dynamodb:UpdateItem',
+        Resource: expect.anything(),
+        Condition: {
+          'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [METER] },
+          'ForAllValues:StringLike': { 'dynamodb:Attributes': [...METERING_ATTRIBUTES] },
+        },
+      });
+      const write = tenant.find((st) => st.Sid === 'TenantWrite');
+      if (write) expect(leadingKeys(write), route.key).toEqual([TENANT]);
+      // what reaches the metering partition is what lib/tenancy/meter.ts allows the tenant clients (lib/store/client.ts)
+      for (const st of tenant.filter((x) => leadingKeys(x)?.includes(METER))) {
+        for (const a of actions(st)) expect(METER_ACTIONS as readonly string[], `${route.key} ${st.Sid}`).toContain(a.replace(/^dynamodb:/, ''));
+      }
+      // the usage report's read: TenantRead reaches the metering partition on every tenant role
+      expect(leadingKeys(tenant.find((st) => st.Sid === 'TenantRead')!), route.key).toEqual([TENANT, METER]);
+    }
+  });
+
+  it('every write statement of a tenant route has a LeadingKeys or encryption-context condition', () => {
+    const KMS_WRITES = ['kms:GenerateDataKey', 'kms:Encrypt', 'kms:ReEncryptTo'];
+    let checked = 0;
+    for (const route of tenantRoutes()) {
+      for (const { role, statement } of functionStatements(s, fns.get(route.key)!)) {
+        if (!actions(statement).some((a) => WRITES.includes(a) || KMS_WRITES.includes(a))) continue;
+        const where = `${route.key} ${role} ${statement.Sid}`;
+        const conditionKeys = Object.values(statement.Condition ?? {}).flatMap((op) => Object.keys(op as object));
+        expect(
+          conditionKeys.some((k) => k === 'dynamodb:LeadingKeys' || k.startsWith('kms:EncryptionContext:')),
+          `${where}: ${JSON.stringify(statement.Condition)}`,
+        ).toBe(true);
+        checked++;
       }
     }
+    expect(checked).toBeGreaterThan(tenantRoutes().length);
   });
 
   it('GET /ready holds only GetItem on the SYS partition and kms:DescribeKey', () => {

@@ -6,6 +6,7 @@ import { intercept } from './dynamo-faults.js';
 import { table } from './table.js';
 import * as g from '../../lib/ratelimit/gate.js';
 import * as errors from '../../lib/http/errors.js';
+import { keys } from '../../lib/store/keys.js';
 
 /**
  * lib/ratelimit/gate.ts against the suite's table: which buckets a request takes (account,
@@ -23,7 +24,7 @@ afterEach(() => {
 });
 
 const today = () => new Date().toISOString().slice(0, 10);
-const usage = (tenantId: string) => t.get({ pk: `T#${tenantId}`, sk: `USAGE#${today()}` });
+const usage = (tenantId: string) => t.get(keys.usageDay(tenantId, today()));
 const route = (auth = 'bearer', key = 'GET /api/v1/secrets') => ({ auth, key }) as never;
 const event = (sourceIp: string | null = '198.51.100.7') => ({ requestContext: { identity: { sourceIp, userAgent: 'unit' } } }) as never;
 
@@ -109,7 +110,7 @@ describe('which buckets a request takes', () => {
   it('an account rate past 150 requests/s is spread over ceil(rate/150) usage items (at most 100), each holding its share', async () => {
     const day = today();
     const items = async (tenantId: string) =>
-      (await t.db().send(new QueryCommand({ TableName: t.tableName(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)', ExpressionAttributeValues: { ':pk': `T#${tenantId}`, ':sk': `USAGE#${day}` }, ConsistentRead: true }))).Items ?? [];
+      (await t.db().send(new QueryCommand({ TableName: t.tableName(), KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sk)', ExpressionAttributeValues: { ':pk': `METER#${tenantId}`, ':sk': `USAGE#${day}` }, ConsistentRead: true }))).Items ?? [];
     for (const [rpm, shards] of [
       [9_000, 1],
       [9_001, 2],
@@ -211,7 +212,7 @@ describe('which buckets a request takes', () => {
     const tenantId = await t.account();
     undo.push(
       intercept(t.db(), (command, input) => {
-        if (command === 'UpdateItemCommand' && input.Key?.pk === `T#${tenantId}`) throw new Error('table unavailable');
+        if (command === 'UpdateItemCommand' && input.Key?.pk === keys.usageDay(tenantId, today()).pk) throw new Error('table unavailable');
         return undefined;
       }),
     );

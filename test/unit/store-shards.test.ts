@@ -49,8 +49,9 @@ describe('shard keys', () => {
       expect(pks).toHaveLength(32);
       expect(new Set(pks)).toEqual(new Set(Array.from({ length: 32 }, (_, n) => `${name}#${n}`)));
     }
-    expect(keys.usageDay('t1', '2026-01-01')).toEqual({ pk: 'T#t1', sk: 'USAGE#2026-01-01' });
-    expect(keys.usageDay('t1', '2026-01-01', 7)).toEqual({ pk: 'T#t1', sk: 'USAGE#2026-01-01#7' });
+    // the account's metering partition, apart from its data (infra/grants.ts TenantMeter)
+    expect(keys.usageDay('t1', '2026-01-01')).toEqual({ pk: 'METER#t1', sk: 'USAGE#2026-01-01' });
+    expect(keys.usageDay('t1', '2026-01-01', 7)).toEqual({ pk: 'METER#t1', sk: 'USAGE#2026-01-01#7' });
   });
 });
 

@@ -73,11 +73,11 @@ afterAll(async () => {
   await Promise.all([new Promise((ok) => stsServer?.close(ok)), new Promise((ok) => proxy?.close(ok))]);
 });
 
-async function newTenant() {
+async function newTenant(quota: Record<string, number> = {}) {
   const { tenantItems } = await import('../../lib/operator/accounts.js');
   const { transact } = await import('../../lib/store/tx.js');
   const email = `a-${randomBytes(4).toString('hex')}@example.test`;
-  const prepared = tenantItems({ name: `t-${randomBytes(4).toString('hex')}`, admin_email: email });
+  const prepared = tenantItems({ name: `t-${randomBytes(4).toString('hex')}`, admin_email: email, quota });
   await transact(prepared.items);
   // the admin key acts for the admin's e-mail (a share's recipient)
   return { tenantId: prepared.result.tenant.id, key: prepared.result.api_key.key, email };
@@ -150,9 +150,46 @@ describe('tenant-scoped credentials', () => {
     for (const c of scoped) {
       expect(c.accessKey, c.target).toBe(keyFor(a.tenantId));
       expect(c.token).toBe(`token-${a.tenantId}`);
-      for (const pk of pkOf(c)) expect(pk, c.target).toBe(`T#${a.tenantId}`);
+      // the account's partition, or its metering partition for the limiter's writes
+      for (const pk of pkOf(c)) expect([`T#${a.tenantId}`, `METER#${a.tenantId}`], c.target).toContain(pk);
     }
     expect(scoped.map((c) => c.target)).toEqual(expect.arrayContaining(['TransactWriteItems', 'GetItem', 'UpdateItem']));
+    // each request's limiter write (the usage count of the day, with the bucket) went to the metering partition under the tenant's session
+    const metered = scoped.filter((c) => c.target === 'UpdateItem' && pkOf(c)[0] === `METER#${a.tenantId}`);
+    expect(metered).toHaveLength(2);
+    for (const c of metered) expect(c.body.Key.sk.S).toMatch(/^USAGE#\d{4}-\d\d-\d\d(#\d+)?$/);
+  });
+
+  it('a read-only route writes only its metering partition; the usage report reads it back with the tenant session', async () => {
+    const { list } = await import('../../functions/secrets/secrets.js');
+    const { usage } = await import('../../functions/account/usage.js');
+    const { updatedAttributes, isMeteringAttribute } = await import('../../lib/tenancy/meter.js');
+    // a per-credential limit below the account's: the credential's bucket is taken too
+    const a = await newTenant({ requests_per_minute: 6000, requests_per_minute_per_credential: 100 });
+    const from = dynamo.length;
+    for (let i = 0; i < 3; i++) expect((await list(event('GET', '/api/v1/secrets', a.key, null), context)).statusCode).toBe(200);
+    const calls = dynamo.slice(from);
+    const writes = calls.filter((c) => ['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems', 'BatchWriteItem'].includes(c.target));
+    // account bucket and credential bucket per request, nothing else written
+    expect(writes).toHaveLength(6);
+    for (const c of writes) {
+      expect(c.target).toBe('UpdateItem');
+      expect(c.accessKey).toBe(keyFor(a.tenantId));
+      expect(pkOf(c)).toEqual([`METER#${a.tenantId}`]);
+      // every attribute the write names is one TenantMeter's dynamodb:Attributes condition allows
+      const named = updatedAttributes(c.body);
+      expect(named, JSON.stringify(c.body)).toBeDefined();
+      for (const attr of named!) expect(isMeteringAttribute(attr), attr).toBe(true);
+    }
+    expect(writes.some((c) => Object.values(c.body.ExpressionAttributeNames ?? {}).some((n) => String(n).startsWith('rl_api_key:')))).toBe(true);
+
+    const before = dynamo.length;
+    const res = await usage(event('GET', '/api/v1/usage', a.key, null), context);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(JSON.parse(res.body).data.requests.today).toBe(4); // the three lists and this request
+    const report = dynamo.slice(before).filter((c) => c.target === 'Query' && pkOf(c)[0] === `METER#${a.tenantId}`);
+    expect(report).toHaveLength(1);
+    expect(report[0]!.accessKey).toBe(keyFor(a.tenantId));
   });
 
   it('each tenant gets its own session; a session is reused until near expiry', async () => {
@@ -171,7 +208,7 @@ describe('tenant-scoped credentials', () => {
   it('fails closed: another tenant\'s partition, tenant data before the tenant is known, a scan, another tenant\'s data key', async () => {
     const { withTenant, tenantScope, identifyTenant } = await import('../../lib/tenancy/scope.js');
     const { db, serviceDb, tableName } = await import('../../lib/store/client.js');
-    const { GetCommand, ScanCommand, QueryCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { DeleteCommand, GetCommand, PutCommand, ScanCommand, QueryCommand, TransactWriteCommand, UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
     const { seal } = await import('../../lib/crypto/envelope.js');
     const { readAccount } = await import('../../lib/store/tenants.js');
     const [a, b] = await Promise.all([newTenant(), newTenant()]);
@@ -184,9 +221,31 @@ describe('tenant-scoped credentials', () => {
       withTenant(a.tenantId, () => db().send(new QueryCommand({ TableName: tableName(), IndexName: 'gsi1', KeyConditionExpression: '#pk = :pk', ExpressionAttributeNames: { '#pk': 'gsi1pk' }, ExpressionAttributeValues: { ':pk': 'TENANTS#1' } }))),
     ).rejects.toThrow(/outside tenant/);
     await expect(withTenant(a.tenantId, () => seal({ tenantId: b.tenantId, type: 'secret', id: 'x', version: 1 }, 'v'))).rejects.toThrow(/another tenant's data key/);
+    // the metering partition (lib/tenancy/meter.ts, as infra/grants.ts TenantRead/TenantMeter): its own only,
+    // read or UpdateItem naming the metering attributes; no put, delete, condition check or other attribute
+    const meterA = { pk: `METER#${a.tenantId}`, sk: 'USAGE#2000-01-01' };
+    const update = (Key: Record<string, string>, attr: string) =>
+      db().send(new UpdateCommand({ TableName: tableName(), Key, UpdateExpression: 'SET #a = :v', ExpressionAttributeNames: { '#a': attr }, ExpressionAttributeValues: { ':v': 1 } }));
+    await expect(withTenant(a.tenantId, () => get(`METER#${b.tenantId}`, 'USAGE#2000-01-01'))).rejects.toThrow(/outside tenant/);
+    await expect(withTenant(a.tenantId, () => update({ pk: `METER#${b.tenantId}`, sk: 'USAGE#2000-01-01' }, 'requests'))).rejects.toThrow(/outside tenant/);
+    await expect(withTenant(a.tenantId, () => update(meterA, 'value'))).rejects.toThrow(/outside tenant/);
+    await expect(
+      withTenant(a.tenantId, () => db().send(new UpdateCommand({ TableName: tableName(), Key: meterA, UpdateExpression: 'SET requests = :v, other = :v', ExpressionAttributeValues: { ':v': 1 } }))),
+    ).rejects.toThrow(/outside tenant/);
+    await expect(withTenant(a.tenantId, () => db().send(new PutCommand({ TableName: tableName(), Item: { ...meterA, requests: 1 } })))).rejects.toThrow(/outside tenant/);
+    await expect(withTenant(a.tenantId, () => db().send(new DeleteCommand({ TableName: tableName(), Key: meterA })))).rejects.toThrow(/outside tenant/);
+    await expect(
+      withTenant(a.tenantId, () => db().send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: tableName(), Item: { ...meterA, requests: 1 } } }] }))),
+    ).rejects.toThrow(/outside tenant/);
+    await withTenant(a.tenantId, () => update(meterA, 'rl_ts'));
+    await withTenant(a.tenantId, () => get(meterA.pk, meterA.sk));
     // in a request scope before authentication named the tenant: only credential items and the projected account read
     await tenantScope(async () => {
       await expect(get(`T#${a.tenantId}`)).rejects.toThrow(/outside the tenant's credentials/);
+      await expect(get(meterA.pk, meterA.sk)).rejects.toThrow(/outside the tenant's credentials/);
+      await expect(serviceDb().send(new GetCommand({ TableName: tableName(), Key: { pk: meterA.pk, sk: 'TENANT' }, ProjectionExpression: 'id' }))).rejects.toThrow(
+        /outside the tenant's credentials/,
+      );
       await expect(serviceDb().send(new GetCommand({ TableName: tableName(), Key: { pk: `T#${a.tenantId}`, sk: 'TENANT' } }))).rejects.toThrow(/outside the tenant's credentials/);
       expect((await readAccount(a.tenantId))?.id).toBe(a.tenantId);
       identifyTenant(a.tenantId);
@@ -195,9 +254,11 @@ describe('tenant-scoped credentials', () => {
     });
     // nothing refused reached the table
     const reached = dynamo.slice(from);
-    expect(reached.map((c) => [c.target, c.accessKey])).toEqual([
-      ['GetItem', 'local'],
-      ['GetItem', keyFor(a.tenantId)],
+    expect(reached.map((c) => [c.target, c.accessKey, pkOf(c)[0]])).toEqual([
+      ['UpdateItem', keyFor(a.tenantId), `METER#${a.tenantId}`],
+      ['GetItem', keyFor(a.tenantId), `METER#${a.tenantId}`],
+      ['GetItem', 'local', `T#${a.tenantId}`],
+      ['GetItem', keyFor(a.tenantId), `T#${a.tenantId}`],
     ]);
   });
 
@@ -238,7 +299,8 @@ describe('tenant-scoped credentials', () => {
         expect(c.token).toBe(`token-${owner.tenantId}`);
         for (const pk of pks) expect(pk, c.target).toBe(`T#${owner.tenantId}`);
       } else if (c.accessKey === keyFor(recipient.tenantId)) {
-        for (const pk of pks) expect(pk === `T#${recipient.tenantId}` || pk.startsWith('SHAREDWITH#'), `${c.target} ${pk}`).toBe(true);
+        // its own partition, the share item, and its own metering partition (the request is metered to the caller, never the owner)
+        for (const pk of pks) expect(pk === `T#${recipient.tenantId}` || pk === `METER#${recipient.tenantId}` || pk.startsWith('SHAREDWITH#'), `${c.target} ${pk}`).toBe(true);
       } else {
         // the function's own credentials: the key lookup and the projected account reads (the recipient's, the owner's status)
         expect(c.accessKey).toBe('local');
@@ -317,6 +379,45 @@ describe('partitionKeys: the leading keys of a request, as IAM reads them', () =
     expect(partitionKeys('TransactWriteItemsCommand', { TransactItems: [{}] })).toBeUndefined();
     expect(partitionKeys('ScanCommand', { TableName: 't' })).toBeUndefined();
     expect(partitionKeys('ExecuteStatementCommand', { Statement: 'SELECT * FROM t' })).toBeUndefined();
+  });
+
+  it('partitionAccesses: each item with the action IAM authorizes it by (a transaction per element)', async () => {
+    const { partitionAccesses } = await import('../../lib/tenancy/leading-keys.js');
+    const shape = (command: string, input: Record<string, unknown>) => partitionAccesses(command, input)?.map((a) => [a.pk, a.action]);
+    expect(shape('UpdateItemCommand', { Key: { pk: 'METER#a' } })).toEqual([['METER#a', 'UpdateItem']]);
+    expect(shape('BatchGetItemCommand', { RequestItems: { t: { Keys: [{ pk: 'T#a' }] } } })).toEqual([['T#a', 'BatchGetItem']]);
+    expect(
+      shape('TransactWriteItemsCommand', {
+        TransactItems: [{ Put: { Item: { pk: 'T#a' } } }, { Update: { Key: { pk: 'METER#a' } } }, { Delete: { Key: { pk: 'KEY#h' } } }, { ConditionCheck: { Key: { pk: 'T#a' } } }],
+      }),
+    ).toEqual([
+      ['T#a', 'PutItem'],
+      ['METER#a', 'UpdateItem'],
+      ['KEY#h', 'DeleteItem'],
+      ['T#a', 'ConditionCheckItem'],
+    ]);
+    // a transaction's element is its own request (the rule on the metering partition reads its expressions)
+    const update = { Key: { pk: 'METER#a' }, UpdateExpression: 'ADD requests :one' };
+    expect(partitionAccesses('TransactWriteItemsCommand', { TransactItems: [{ Update: update }] })?.[0]?.request).toBe(update);
+  });
+
+  it('updatedAttributes: the attributes an UpdateItem names, as dynamodb:Attributes sees them', async () => {
+    const { updatedAttributes, meterAllows } = await import('../../lib/tenancy/meter.js');
+    expect(
+      updatedAttributes({
+        Key: { pk: 'METER#a', sk: 'USAGE#d' },
+        UpdateExpression: 'SET #tok = #tok - :one, #ttl = if_not_exists(#ttl, :ttl) ADD requests :one REMOVE m.nested, #l[0]',
+        ConditionExpression: '#ts = :ts AND attribute_not_exists(other) AND NOT begins_with(#x, :p)',
+        ExpressionAttributeNames: { '#tok': 'rl_tok', '#ttl': 'ttl', '#ts': 'rl_ts', '#l': 'list', '#x': 'x' },
+      })?.sort(),
+    ).toEqual(['list', 'm', 'other', 'pk', 'requests', 'rl_tok', 'rl_ts', 'sk', 'ttl', 'x']);
+    expect(updatedAttributes({ Key: { pk: 'p' }, UpdateExpression: 'SET #gone = :v' })).toBeUndefined();
+    expect(updatedAttributes({ Key: { pk: 'p' }, AttributeUpdates: { requests: { Action: 'ADD' } } })).toBeUndefined();
+    const bucket = { Key: { pk: 'METER#a', sk: 'USAGE#d' }, UpdateExpression: 'SET #ts = :ts ADD requests :one', ExpressionAttributeNames: { '#ts': 'rl_api_key:k_ts' } };
+    expect(meterAllows({ pk: 'METER#a', action: 'UpdateItem', request: bucket })).toBe(true);
+    expect(meterAllows({ pk: 'METER#a', action: 'UpdateItem', request: { ...bucket, UpdateExpression: 'SET #ts = :ts, secret = :v' } })).toBe(false);
+    expect(meterAllows({ pk: 'METER#a', action: 'Query', request: {} })).toBe(true);
+    for (const action of ['PutItem', 'DeleteItem', 'ConditionCheckItem', 'BatchWriteItem']) expect(meterAllows({ pk: 'METER#a', action, request: bucket }), action).toBe(false);
   });
 
   it('a tenant scope needs a tenant; outside any scope identifyTenant does nothing', async () => {
