@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { request, Agent } from 'node:http';
@@ -47,17 +47,28 @@ export async function startRuntime(
 ): Promise<{ baseUrl: string; dynamoEndpoint: string; dataDir: string; stop: () => void }> {
   const [port, dynamoPort] = [await freePort(), opts.dynamoPort ?? (await freePort())];
   const dataDir = mkdtempSync(join(tmpdir(), 'secrets-bench-'));
+  // The runtime's structured logs go to a file, as Lambda's go to its log service: a pipe
+  // read by this (busy) load generator would block the runtime's writes on the generator's
+  // event loop, a cost no deployment has.
+  const logFile = join(dataDir, 'runtime.log');
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', resolve('scripts/local/start.ts')], {
     env: { ...process.env, PORT: String(port), DYNAMODB_PORT: String(dynamoPort), DYNAMODB_IN_MEMORY: '1', DATA_DIR: dataDir, SECRETS_DEV_ROOT_KEY: rootKey, NODE_NO_WARNINGS: '1', ...opts.env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', process.env.BENCH_LOG_SINK === 'pipe' ? 'pipe' : openSync(logFile, 'a'), 'inherit'],
   });
-  await new Promise<void>((ok, fail) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      if (c.toString().includes('listening on')) ok();
-    });
-    child.on('exit', (code) => fail(new Error(`runtime exited ${code}`)));
+  if (child.stdout) child.stdout.resume();
+  let exited: number | null | undefined;
+  child.on('exit', (code) => {
+    exited = code;
   });
-  child.stdout!.resume(); // the structured logs are produced (as in Lambda) and discarded
+  for (;;) {
+    if (exited !== undefined) throw new Error(`runtime exited ${exited} (its log: ${logFile})`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/health`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
   return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: `http://127.0.0.1:${dynamoPort}`, dataDir, stop: () => child.kill('SIGTERM') };
 }
 
