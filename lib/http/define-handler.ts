@@ -158,8 +158,10 @@ const bodyLimit = (): Mw => ({
 
 /**
  * Mutations whose handlers were checked to issue no write outside the table's client before
- * their first table write (which waits for admission): they run speculatively too. Every
- * other mutation waits for admission first; reads (GET) always speculate.
+ * their first table write (which waits for admission), or to wait for `admitted()` before
+ * one (the lease issue opens its session on the customer's database only then): they run
+ * speculatively too. Every other mutation waits for admission first; reads (GET) always
+ * speculate.
  */
 const SPECULATIVE_MUTATIONS: ReadonlySet<string> = new Set([
   'PUT /api/v1/secrets/{name}',
