@@ -24,8 +24,9 @@ export interface LocalAudit {
 export async function createLocalAuditQueue(opts: { endpoint: string; region: string }): Promise<LocalAudit> {
   const { AUDIT_QUEUE } = await import('../../lib/audit/queue.js');
   const sqs = new SQSClient({ region: opts.region, endpoint: opts.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-  // fauxqs names queues http://sqs.<region>.localhost:<port>/...: the loopback address needs no resolver
-  const local = (url: string) => `${opts.endpoint}${new URL(url).pathname}`;
+  // fauxqs names queues http://sqs.<region>.<its host>:<port>/... (not even a valid URL when the
+  // host is an address): the engine's own address, with the queue's path
+  const local = (url: string) => `${opts.endpoint}${url.replace(/^[a-z]+:\/\/[^/]+/, '')}`;
   const dlq = await sqs.send(
     new CreateQueueCommand({
       QueueName: `${LOCAL_AUDIT_QUEUE}-dlq`,
