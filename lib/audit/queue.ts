@@ -71,7 +71,7 @@ export type AuditEntryMessage = z.infer<typeof AuditEntryMessage>;
 const AuditMessage = z.strictObject({ v: z.literal(1), entry: AuditEntryMessage });
 
 /** The message body of an entry (its item without keys; undefined fields dropped as JSON drops them). */
-export function auditMessageBody(entry: AuditEntryMessage): string {
+function auditMessageBody(entry: AuditEntryMessage): string {
   return JSON.stringify({ v: 1, entry });
 }
 
