@@ -15,9 +15,9 @@ import type { Settings } from './settings.js';
 
 /**
  * The stateful resources, in their own stack so the API stack can be replaced or deleted
- * without touching data: the single table, the envelope key, the webhook queues and the
- * protected documents' bucket, the jobs and audit queues. All are retained when the stack is deleted; the table also has
- * deletion protection.
+ * without touching data: the single table, the envelope key, the webhook, jobs and audit
+ * queues and the protected documents' bucket. All are retained when the stack is deleted; the
+ * table also has deletion protection.
  */
 export class DataStack extends Stack {
   readonly table: dynamodb.Table;
