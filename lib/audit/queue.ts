@@ -1,4 +1,4 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/v4';
 import { ACTOR_TYPES } from '../auth/principal.js';
@@ -75,10 +75,10 @@ function auditMessageBody(entry: AuditEntryMessage): string {
   return JSON.stringify({ v: 1, entry });
 }
 
-let sqs: Promise<SQSClient> | undefined;
+let sqs: SQSClient | undefined;
 
-function client(): Promise<SQSClient> {
-  sqs ??= import('@aws-sdk/client-sqs').then(({ SQSClient }) => observeClient(new SQSClient({ region: config().AWS_REGION, maxAttempts: 3 })));
+function client(): SQSClient {
+  sqs ??= observeClient(new SQSClient({ region: config().AWS_REGION, maxAttempts: 3 }));
   return sqs;
 }
 
@@ -87,8 +87,7 @@ export async function sendAuditEntry(entry: AuditEntryMessage): Promise<void> {
   const queueUrl = config().AUDIT_QUEUE_URL;
   // fail closed: a read-only route cannot write the entry itself, and answers nothing unaudited
   if (!queueUrl) throw serviceUnavailable('the audit queue is not configured (AUDIT_QUEUE_URL)');
-  const { SendMessageCommand } = await import('@aws-sdk/client-sqs');
-  await (await client()).send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: auditMessageBody(entry) }));
+  await client().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: auditMessageBody(entry) }));
 }
 
 /** The part of an SQS record the writer reads (aws-lambda's SQSRecord). */
