@@ -31,8 +31,9 @@ import { deliveryQueued, listWebhooks, type Webhook } from './webhooks.js';
  * Audit sealing rides the same stream: the accounts with audit inserts in the batch are
  * sealed (lib/audit/chain.ts, sealTenant: conditional on the chain head, so sealers on other
  * shards cannot fork a chain), each back to its oldest inserted entry at least (an entry the
- * audit writer inserts late, lib/audit/queue.ts, is older than the sealer's lookback). A seal that fails is reported as its account's first audit
- * record, so the stream retries it; an entry is never left for a schedule to find.
+ * audit writer inserts late, lib/audit/queue.ts, can be older than the sealer's lookback). A
+ * seal that fails is reported as its account's first audit record, so the stream retries it;
+ * an entry is never left for a schedule to find.
  */
 export const OUTBOX_STREAM = {
   /** Lambda event filter patterns: outbox and audit inserts only (TTL deletes and every other item stay out). */
