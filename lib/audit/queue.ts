@@ -1,11 +1,9 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/v4';
 import { ACTOR_TYPES } from '../auth/principal.js';
 import { config } from '../config.js';
 import { serviceUnavailable } from '../http/errors.js';
 import { logger } from '../http/logger.js';
-import { observeClient } from '../http/metrics.js';
 import { UUID_RE } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
@@ -75,19 +73,13 @@ function auditMessageBody(entry: AuditEntryMessage): string {
   return JSON.stringify({ v: 1, entry });
 }
 
-let sqs: SQSClient | undefined;
-
-function client(): SQSClient {
-  sqs ??= observeClient(new SQSClient({ region: config().AWS_REGION, maxAttempts: 3 }));
-  return sqs;
-}
-
 /** Sends one entry to the audit queue; resolves once SQS has stored it. */
 export async function sendAuditEntry(entry: AuditEntryMessage): Promise<void> {
   const queueUrl = config().AUDIT_QUEUE_URL;
   // fail closed: a read-only route cannot write the entry itself, and answers nothing unaudited
   if (!queueUrl) throw serviceUnavailable('the audit queue is not configured (AUDIT_QUEUE_URL)');
-  await client().send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: auditMessageBody(entry) }));
+  const { sendMessage } = await import('./sqs-send.js');
+  await sendMessage(config().AWS_REGION, queueUrl, auditMessageBody(entry));
 }
 
 /** The part of an SQS record the writer reads (aws-lambda's SQSRecord). */
