@@ -115,6 +115,7 @@ export class ApiStack extends Stack {
       queueEnvironment: { WEBHOOK_QUEUE_URL: data.queue.queueUrl },
       documentsEnvironment: { DOCUMENTS_BUCKET: data.documents.bucketName },
       jobsEnvironment: { JOBS_QUEUE_URL: data.jobsQueue.queueUrl },
+      auditEnvironment: { AUDIT_QUEUE_URL: data.auditQueue.queueUrl },
       // Names of lib/config.ts (PKCS#11 signing). One session per process: a Lambda instance
       // serves one request at a time.
       // The HSM addresses are not configuration: each signing function looks them up at start

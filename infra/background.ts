@@ -5,18 +5,19 @@ import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
+import { AUDIT_QUEUE } from '../lib/audit/queue.js';
 import { OUTBOX_STREAM } from '../lib/events/relay.js';
 import type { Grant } from '../lib/routes.js';
 import { alarmActions } from './alarms.js';
 import { CodeAssets } from './code.js';
-import { grantedRole, type RoleTargets } from './grants.js';
+import { auditWriterRoles, grantedRole, type RoleTargets } from './grants.js';
 import { ServiceFunction } from './route-function.js';
 import type { Settings } from './settings.js';
 
 /**
  * Functions that are not routes, each written next to its capability and wired here: the
- * outbox relay (the table's stream, filtered to outbox and audit inserts), the webhook delivery worker (the webhook queue's consumer) and the
- * lease-expiry sweeper (schedule). Their grants use the route table's vocabulary, plus the
+ * outbox relay (the table's stream, filtered to outbox and audit inserts), the webhook delivery worker (the webhook queue's consumer), the
+ * audit writer (the audit queue's consumer), the jobs worker and the sweepers (schedules). Their grants use the route table's vocabulary, plus the
  * queue permissions a consumer needs. Their modules are bundled with the routes' (infra/bundle.ts),
  * each into its own code asset.
  */
@@ -29,9 +30,15 @@ export interface BackgroundJob {
   readonly description: string;
   readonly grants: readonly Grant[];
   readonly timeout: Duration;
-  readonly trigger: { readonly schedule: string } | { readonly queue: 'webhook' | 'jobs' } | { readonly stream: 'table' };
+  readonly trigger: { readonly schedule: string } | { readonly queue: 'webhook' | 'jobs' | 'audit' } | { readonly stream: 'table' };
   /** The queue URLs in its environment. */
   readonly queueEnv: boolean;
+  /**
+   * `audit`: the audit writer. No table grant on its own role: it works in each entry's
+   * tenant scope through a tenant-access role allowed only the PutItem of an audit entry
+   * (infra/grants.ts auditWriterRoles; TENANT_ROLE_ARN in its environment).
+   */
+  readonly tenantAccess?: 'audit';
 }
 
 /** The webhook worker's timeout; the queue's visibility timeout is 6 times it (SQS's rule for Lambda consumers). */
@@ -71,6 +78,17 @@ export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     queueEnv: false,
   },
   {
+    id: 'AuditWriter',
+    slug: 'audit-writer',
+    handler: 'audit/writer.handler',
+    description: 'audit writer: consumes the audit queue (the read-only routes\' audit entries) and writes each entry in its account',
+    grants: [],
+    timeout: Duration.seconds(AUDIT_QUEUE.writerTimeoutSeconds),
+    trigger: { queue: 'audit' },
+    queueEnv: false,
+    tenantAccess: 'audit',
+  },
+  {
     id: 'LeaseSweeper',
     slug: 'lease-sweeper',
     handler: 'database/sweeper.sweep',
@@ -104,7 +122,10 @@ export class BackgroundStack extends NestedStack {
     const { settings, targets: t } = props;
     const codes = new CodeAssets(props.assetDir);
     for (const job of props.jobs) {
-      const consumed = 'queue' in job.trigger ? (job.trigger.queue === 'jobs' ? [t.jobsQueue, t.jobsDeadLetterQueue] : [t.queue, t.deadLetterQueue]) : undefined;
+      const consumed =
+        'queue' in job.trigger
+          ? { jobs: [t.jobsQueue, t.jobsDeadLetterQueue], audit: [t.auditQueue, t.auditDeadLetterQueue], webhook: [t.queue, t.deadLetterQueue] }[job.trigger.queue]
+          : undefined;
       const streamRead = new iam.PolicyStatement({
         sid: 'TableStreamRead',
         actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'],
@@ -131,7 +152,9 @@ export class BackgroundStack extends NestedStack {
             }),
           ]
         : [];
-      const role = grantedRole(this, `${job.id}Role`, `${settings.name} ${job.description}`, job.grants, t, settings, extra);
+      // the audit writer: its queue statements and tenant-access role are auditWriterRoles' own
+      const writer = job.tenantAccess === 'audit' ? auditWriterRoles(this, `${job.id}Role`, `${settings.name} ${job.description}`, t, settings) : undefined;
+      const role = writer?.execution ?? grantedRole(this, `${job.id}Role`, `${settings.name} ${job.description}`, job.grants, t, settings, extra);
       const fn = new ServiceFunction(this, job.id, {
         functionName: `${settings.name}-job-${job.slug}`,
         description: job.description,
@@ -143,6 +166,7 @@ export class BackgroundStack extends NestedStack {
         environment: {
           ...props.environment,
           ...(job.queueEnv ? { WEBHOOK_QUEUE_URL: t.queue.queueUrl, WEBHOOK_DLQ_URL: t.deadLetterQueue.queueUrl } : {}),
+          ...(writer ? { TENANT_ROLE_ARN: writer.tenant.roleArn } : {}),
         },
       }).function;
       if ('schedule' in job.trigger) {
@@ -172,7 +196,7 @@ export class BackgroundStack extends NestedStack {
         new lambda.EventSourceMapping(this, `${job.id}Source`, {
           target: fn,
           eventSourceArn: consumed![0]!.queueArn,
-          batchSize: 10,
+          batchSize: job.tenantAccess === 'audit' ? AUDIT_QUEUE.batchSize : 10,
           reportBatchItemFailures: true,
         });
       }

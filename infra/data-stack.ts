@@ -9,14 +9,15 @@ import { TABLE_DEFINITION, TABLE_KEYS } from '../lib/store/keys.js';
 import { alarmActions } from './alarms.js';
 import { acknowledge } from './nag.js';
 import { documentsBucketName } from './naming.js';
+import { AUDIT_QUEUE } from '../lib/audit/queue.js';
 import { JOBS_WORKER_TIMEOUT, WEBHOOK_WORKER_TIMEOUT } from './background.js';
 import type { Settings } from './settings.js';
 
 /**
  * The stateful resources, in their own stack so the API stack can be replaced or deleted
- * without touching data: the single table, the envelope key, the webhook queues and the
- * protected documents' bucket. All are retained when the stack is deleted; the table also has
- * deletion protection.
+ * without touching data: the single table, the envelope key, the webhook, jobs and audit
+ * queues and the protected documents' bucket. All are retained when the stack is deleted; the
+ * table also has deletion protection.
  */
 export class DataStack extends Stack {
   readonly table: dynamodb.Table;
@@ -29,6 +30,9 @@ export class DataStack extends Stack {
   /** Asynchronous tool jobs (database extraction): POST /extraction/db sends, the jobs worker consumes. */
   readonly jobsQueue: sqs.Queue;
   readonly jobsDeadLetterQueue: sqs.Queue;
+  /** The read-only routes' audit entries (lib/audit/queue.ts): they send, the audit writer writes. */
+  readonly auditQueue: sqs.Queue;
+  readonly auditDeadLetterQueue: sqs.Queue;
 
   constructor(scope: Construct, id: string, props: StackProps & { settings: Settings }) {
     super(scope, id, props);
@@ -149,6 +153,26 @@ export class DataStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
+    this.auditDeadLetterQueue = new sqs.Queue(this, 'AuditDeadLetterQueue', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.key,
+      dataKeyReuse: Duration.minutes(5),
+      enforceSSL: true,
+      retentionPeriod: Duration.days(AUDIT_QUEUE.deadLetterRetentionDays),
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    this.auditQueue = new sqs.Queue(this, 'AuditQueue', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.key,
+      dataKeyReuse: Duration.minutes(5),
+      enforceSSL: true,
+      retentionPeriod: Duration.days(AUDIT_QUEUE.retentionDays),
+      visibilityTimeout: Duration.seconds(AUDIT_QUEUE.visibilityTimeoutSeconds),
+      // a message the writer refuses (not an audit entry) or keeps failing on is parked here
+      deadLetterQueue: { queue: this.auditDeadLetterQueue, maxReceiveCount: AUDIT_QUEUE.maxReceiveCount },
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
     // Read by `npm run operator:create -- --stack <this stack>` (scripts/operator/create.ts),
     // which creates the first platform operator in the table with the deployer's credentials.
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The single DynamoDB table' });
@@ -160,6 +184,24 @@ export class DataStack extends Stack {
       threshold: 1,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }).addAlarmAction(...alarmActions(this, settings));
+    // an audit entry in the dead-letter queue is an entry missing from the trail until redriven
+    new cloudwatch.Alarm(this, 'AuditDeadLetterDepth', {
+      alarmDescription: 'Audit entries parked in the audit dead-letter queue: not in the audit trail until redriven (docs/operations.md, Audit).',
+      metric: this.auditDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }).addAlarmAction(...alarmActions(this, settings));
+    // entries waiting longer than the writer ever needs: the writer is failing or stalled
+    new cloudwatch.Alarm(this, 'AuditQueueAge', {
+      alarmDescription: 'The oldest audit entry in the audit queue waited more than 5 minutes: the audit writer is failing or stalled (docs/operations.md, Audit).',
+      metric: this.auditQueue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      threshold: 300,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     }).addAlarmAction(...alarmActions(this, settings));
   }

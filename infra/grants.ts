@@ -28,6 +28,7 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | kms:decrypt  | kms:Decrypt only with an encryption context carrying tenant_id; kms:DescribeKey | the envelope key |
  * | kms:encrypt  | kms:decrypt + kms:GenerateDataKey (same context condition)               | the envelope key |
  * | jobs:send    | sqs:SendMessage; kms:GenerateDataKey + kms:Decrypt only via SQS for this queue | the jobs queue / the key |
+ * | audit:send   | sqs:SendMessage; kms:GenerateDataKey + kms:Decrypt only via SQS for this queue (derived: every read-only route, lib/routes.ts) | the audit queue / the key |
  * | queue:send   | sqs:SendMessage; kms:GenerateDataKey + kms:Decrypt only via SQS for this queue | the webhook queue / the key |
  * | hsm          | ec2 network-interface actions Lambda needs in a VPC; cloudhsm:DescribeClusters; secretsmanager:GetSecretValue | * (ENI actions and DescribeClusters take no resource ARN) / the PIN secret |
  * | hsm:describe | cloudhsm:DescribeClusters                                                | * |
@@ -53,15 +54,25 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | tenant    | TenantRead        | GetItem, BatchGetItem, Query (table, gsi1) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} or METER#${aws:PrincipalTag/tenant_id} |
  * | tenant    | TenantLookups     | the read actions (+ the write actions with table:write) | LeadingKeys only the global lookup prefixes (lib/tenancy/lookups.ts) |
  * | tenant    | TenantWrite       | PutItem, UpdateItem, DeleteItem, ConditionCheckItem (table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} |
- * | tenant    | TenantAudit       | UpdateItem (read-only routes)           | same, and Attributes only AUDIT_ATTRIBUTES (denied requests, sensitive reads) |
  * | tenant    | TenantMeter       | UpdateItem (every tenant role)          | LeadingKeys = METER#${aws:PrincipalTag/tenant_id} only (the metering partition), and Attributes only METERING_ATTRIBUTES |
  * | tenant    | TenantDataKeys    | kms:Decrypt (+ GenerateDataKey with kms:encrypt) | kms:EncryptionContext:tenant_id = ${aws:PrincipalTag/tenant_id} |
  *
  * The metering items (usage per day, rate-limit buckets: lib/ratelimit) are the one write every
  * request makes, read-only routes included; they have their own partition per account
  * (`METER#<tid>`, lib/store/keys.ts `meterPk`), so `TenantMeter` reaches them and no account
- * data: of `T#<tid>`, a read-only route's role writes nothing but, through `TenantAudit`, an
- * audit entry. lib/tenancy/meter.ts states the same rule for the code (lib/store/client.ts).
+ * data: of `T#<tid>`, a read-only route's role writes nothing. lib/tenancy/meter.ts states the
+ * same rule for the code (lib/store/client.ts).
+ *
+ * A read-only route writes no audit entry: it sends it to the audit queue (grant audit:send,
+ * on the execution role) and the audit writer (infra/background.ts, lib/audit/queue.ts)
+ * writes it with the same two roles, made by auditWriterRoles below:
+ *
+ * | role      | sid               | actions                                 | condition |
+ * |-----------|-------------------|-----------------------------------------|-----------|
+ * | execution | AuditQueueConsume | sqs:ReceiveMessage, DeleteMessage, GetQueueAttributes | the audit queue |
+ * | execution | AuditQueueKey     | kms:Decrypt                             | via SQS, encryption context the audit queue |
+ * | execution | AssumeTenantRole  | sts:AssumeRole, sts:TagSession          | its tenant-access role; one tag, tenant_id |
+ * | tenant    | TenantAuditPut    | dynamodb:PutItem only                   | LeadingKeys = T#${aws:PrincipalTag/tenant_id}, Attributes only AUDIT_ATTRIBUTES, ReturnValues NONE |
  *
  * Operator and self-authenticating routes keep the grants above on their own role (the
  * documented exceptions, docs/architecture.md). The share-aware routes are tenant routes: a
@@ -79,9 +90,11 @@ export interface RoleTargets {
   readonly deadLetterQueue: sqs.IQueue;
   readonly jobsQueue: sqs.IQueue;
   readonly jobsDeadLetterQueue: sqs.IQueue;
+  readonly auditQueue: sqs.IQueue;
+  readonly auditDeadLetterQueue: sqs.IQueue;
 }
 
-/** Execution and tenant-access role of a tenant route's grant set. */
+/** Execution and tenant-access role of a tenant route's grant set (or of the audit writer). */
 interface TenantRoles {
   readonly execution: iam.Role;
   readonly tenant: iam.Role;
@@ -281,15 +294,6 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
         conditions: leading,
       }),
     );
-  } else if (has('table:meter')) {
-    statements.push(
-      new iam.PolicyStatement({
-        sid: 'TenantAudit',
-        actions: ['dynamodb:UpdateItem'],
-        resources: [tableArn],
-        conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [TENANT_PARTITION], 'dynamodb:Attributes': [...AUDIT_ATTRIBUTES] } },
-      }),
-    );
   }
   if (has('kms:decrypt') || has('kms:encrypt')) {
     statements.push(
@@ -302,6 +306,72 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
     );
   }
   return statements;
+}
+
+/**
+ * The audit writer's roles (the second table at the top of this file): an execution role
+ * that consumes the audit queue and assumes its tenant-access role with a `tenant_id` tag,
+ * and that tenant-access role, allowed nothing but the PutItem of an audit entry in the
+ * session's account. The writer never reads, updates or deletes an item.
+ */
+export function auditWriterRoles(scope: Construct, id: string, description: string, targets: RoleTargets, settings: Settings): TenantRoles {
+  const execution = new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
+  const tenant = new iam.Role(scope, `${id}Access`, {
+    assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(execution.roleArn)),
+    description: `${description}: tenant access (assumed per account with a tenant_id session tag)`,
+  });
+  const own = grantStatements([], targets, settings);
+  execution.attachInlinePolicy(
+    new iam.Policy(execution, 'Grants', {
+      statements: [
+        ...own.statements,
+        new iam.PolicyStatement({
+          sid: 'AuditQueueConsume',
+          actions: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'],
+          resources: [targets.auditQueue.queueArn],
+        }),
+        new iam.PolicyStatement({
+          sid: 'AuditQueueKey',
+          actions: ['kms:Decrypt'],
+          resources: [targets.key.keyArn],
+          conditions: {
+            StringEquals: {
+              'kms:ViaService': `sqs.${Aws.REGION}.${Aws.URL_SUFFIX}`,
+              'kms:EncryptionContext:aws:sqs:arn': targets.auditQueue.queueArn,
+            },
+          },
+        }),
+        new iam.PolicyStatement({
+          sid: 'AssumeTenantRole',
+          actions: ['sts:AssumeRole', 'sts:TagSession'],
+          resources: [tenant.roleArn],
+          conditions: {
+            Null: { 'aws:RequestTag/tenant_id': 'false' },
+            'ForAllValues:StringEquals': { 'aws:TagKeys': ['tenant_id'] },
+          },
+        }),
+      ],
+    }),
+  );
+  acknowledge(execution, own.acknowledgments);
+  tenant.attachInlinePolicy(new iam.Policy(tenant, 'Grants', { statements: auditWriterStatements(targets) }));
+  return { execution, tenant };
+}
+
+/** The audit writer's tenant-access statement: one audit entry put in the session's account, nothing else. */
+export function auditWriterStatements(targets: Pick<RoleTargets, 'table'>): iam.PolicyStatement[] {
+  return [
+    new iam.PolicyStatement({
+      sid: 'TenantAuditPut',
+      actions: ['dynamodb:PutItem'],
+      resources: [targets.table.tableArn],
+      conditions: {
+        'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [TENANT_PARTITION], 'dynamodb:Attributes': [...AUDIT_ATTRIBUTES] },
+        // the put returns nothing: no attribute of an item it collides with is read back
+        StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+      },
+    }),
+  ];
 }
 
 /**
@@ -412,6 +482,23 @@ export function grantStatements(
         resources: [targets.key.keyArn],
         conditions: {
           StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.${Aws.URL_SUFFIX}`, 'kms:EncryptionContext:aws:s3:arn': bucketArn },
+        },
+      }),
+    );
+  }
+  if (has('audit:send')) {
+    // a read-only route's audit entries (lib/audit/queue.ts): SendMessage only, on the audit queue only
+    statements.push(
+      new iam.PolicyStatement({ sid: 'AuditSend', actions: ['sqs:SendMessage'], resources: [targets.auditQueue.queueArn] }),
+      new iam.PolicyStatement({
+        sid: 'AuditQueueKey',
+        actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+        resources: [targets.key.keyArn],
+        conditions: {
+          StringEquals: {
+            'kms:ViaService': `sqs.${Aws.REGION}.${Aws.URL_SUFFIX}`,
+            'kms:EncryptionContext:aws:sqs:arn': targets.auditQueue.queueArn,
+          },
         },
       }),
     );

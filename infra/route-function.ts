@@ -23,6 +23,8 @@ export interface FunctionDefaults {
   readonly documentsEnvironment?: Readonly<Record<string, string>>;
   /** Added for routes with the `jobs:send` grant. */
   readonly jobsEnvironment: Readonly<Record<string, string>>;
+  /** Added for routes with the `audit:send` grant (the read-only routes: lib/audit/queue.ts). */
+  readonly auditEnvironment: Readonly<Record<string, string>>;
   /** Added for routes with the `hsm` grant. */
   readonly hsmEnvironment: Readonly<Record<string, string>>;
   /** Added for routes with the `hsm:describe` grant (the cluster's state from the CloudHSM API, outside the VPC). */
@@ -139,6 +141,7 @@ export class RouteFunction extends Construct {
         ...(route.grants.includes('queue:send') ? defaults.queueEnvironment : {}),
         ...(route.grants.some((g) => g.startsWith('documents:')) ? defaults.documentsEnvironment : {}),
         ...(route.grants.includes('jobs:send') ? defaults.jobsEnvironment : {}),
+        ...(route.grants.includes('audit:send') ? defaults.auditEnvironment : {}),
         ...(signing ? defaults.hsmEnvironment : {}),
         ...(route.grants.includes('hsm:describe') ? defaults.hsmDescribeEnvironment : {}),
         ...(usesKmsSigning(route.grants) ? { SIGNING_KMS_ENABLED: '1' } : {}),

@@ -35,7 +35,7 @@ export function addStacks(app: App, options: { assetDir: string; routes?: readon
   if (app.node.tryGetContext(STRONG_REFS) === undefined) app.node.setContext(STRONG_REFS, 'strong');
   const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
   const data = new DataStack(app, `${settings.name}-data`, {
-    description: `${settings.name}: table, envelope key, webhook queues (retained on delete)`,
+    description: `${settings.name}: table, envelope key, queues (retained on delete)`,
     settings,
   });
   const api = new ApiStack(app, `${settings.name}-api`, {

@@ -121,6 +121,12 @@ const Env = z
     /** IPFS (lib/tools/ipfs.ts): the Kubo RPC API of the operator's node (AWS), or a filesystem blockstore (the local runtime). */
     IPFS_API_URL: z.url().optional(),
     IPFS_BLOCKSTORE_DIR: z.string().min(1).optional(),
+    /**
+     * The audit queue (lib/audit/queue.ts): where a read-only route (grant `audit:send`, lib/routes.ts)
+     * sends its audit entries for the audit writer (functions/audit/writer.ts) to write. Set for
+     * those functions only (infra); the local runtimes point it at fauxqs.
+     */
+    AUDIT_QUEUE_URL: z.url().optional(),
     /** Extraction jobs (lib/tools/extraction.ts): the jobs queue (SQS in AWS; the local runtime runs jobs in-process). */
     JOBS_QUEUE_URL: z.url().optional(),
     /** LDAP (lib/tools/ldap.ts): connect and operation time limit. */

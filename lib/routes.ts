@@ -38,6 +38,10 @@ type AuthKind = (typeof AUTH_KINDS)[number];
  * - documents:write  documents:read + PutObject and DeleteObject on that bucket
  * - table:ready   GetItem on the readiness probe item (SYS / READY) only: GET /ready
  * - kms:describe  KMS DescribeKey on the envelope key only: GET /ready
+ * - audit:send    SQS SendMessage on the audit queue: derived, never written in a row (r() below):
+ *                 every authenticated route without table:write (a read-only route) sends its
+ *                 audit entries (a denied request, a sensitive read) to the audit writer
+ *                 instead of writing them (lib/audit/queue.ts)
  * Tenant routes (tenancyOf below) hold their table and envelope-key grants through the
  * tenant-access role, conditioned on the caller's account (infra/grants.ts).
  */
@@ -57,6 +61,7 @@ export const GRANTS = [
   'payment',
   'documents:read',
   'documents:write',
+  'audit:send',
 ] as const;
 export type Grant = (typeof GRANTS)[number];
 
@@ -195,6 +200,11 @@ function r(method: HttpMethod, path: string, auth: AuthKind, scopes: string, fam
   const handlerScopes = scopes === 'handler';
   const base: Grant[] = auth === 'public' ? [] : ['table:read', 'table:meter'];
   const extra = grants.split(' ').filter(Boolean) as Grant[];
+  if (extra.includes('audit:send')) throw new Error(`${key}: audit:send is derived from the route's other grants, not declared`);
+  const declared = [...new Set([...base, ...extra])];
+  // THE one place a function is read-only for the audit: it meters (authenticated) but holds
+  // no table write, so its audit entries go through the audit queue (lib/audit/queue.ts)
+  const readOnly = declared.includes('table:meter') && !declared.includes('table:write');
   return {
     key,
     method,
@@ -204,7 +214,7 @@ function r(method: HttpMethod, path: string, auth: AuthKind, scopes: string, fam
     handlerScopes,
     family,
     handler,
-    grants: [...new Set([...base, ...extra])],
+    grants: readOnly ? [...declared, 'audit:send'] : declared,
     maxBodyBytes: BODY_LIMITS[key]?.bytes ?? DEFAULT_MAX_BODY_BYTES,
     ...(BODY_LIMITS[key]?.note ? { bodyLimitNote: BODY_LIMITS[key].note } : {}),
   };

@@ -1,12 +1,15 @@
 import { newId, nowIso } from '../ids.js';
 import { keys } from '../store/keys.js';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { PutCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
 import { transact, type TxItem } from '../store/tx.js';
 import { eventPut } from '../events/outbox.js';
 import { admitted } from '../http/admission.js';
 import type { EventType } from '../events/catalogue.js';
 import type { CallContext } from '../auth/principal.js';
+import type { Route } from '../routes.js';
+import { sendAuditEntry, type AuditEntryMessage } from './queue.js';
 
 interface AuditResource {
   readonly type: string;
@@ -83,33 +86,36 @@ export async function commitWithIds(
 }
 
 /**
+ * The route a request of defineHandler serves (lib/http/define-handler.ts enters it): what
+ * recordAudit reads to know whether the function may write the table. Outside it (background
+ * workers, a test calling the library) entries are written directly.
+ */
+const routes = new AsyncLocalStorage<Pick<Route, 'key' | 'grants'>>();
+
+/** Runs `fn` as a request of `route` (recordAudit takes the route's audit path from its grants). */
+export function auditRouteScope<T>(route: Pick<Route, 'key' | 'grants'>, fn: () => T): T {
+  return routes.run(route, fn);
+}
+
+/**
  * An audit entry on its own (no change to commit): a denied request, a sensitive read
- * (an export, a sync with values). One PutItem; returns the entry's id.
+ * (an export, a sync with values). Returns the entry's id.
+ *
+ * Where it goes depends on the route (lib/routes.ts, grant `audit:send`): a read-only route
+ * holds no table write (docs/architecture.md, "Tenancy in IAM"), so its entry goes to the
+ * audit queue, one SendMessage awaited before the route answers (lib/audit/queue.ts), and
+ * the audit writer writes it shortly after; every other caller (routes with table:write,
+ * background workers) puts the item itself, synchronously.
  */
 export async function recordAudit(ctx: CallContext, tenantId: string, change: Change): Promise<string> {
+  // a speculative handler run sends or writes nothing before its request is admitted
   await admitted();
   const audit = auditPut(ctx, tenantId, change);
-  // An UpdateItem that creates the item (= a conditional put): every authenticated route
-  // may UpdateItem (grant table:meter), so even read-only routes can audit a denial.
-  const { pk, sk, ...fields } = audit.item.Put!.Item as Record<string, unknown>;
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets = Object.entries(fields)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v], i) => {
-      names[`#f${i}`] = k;
-      values[`:f${i}`] = v;
-      return `#f${i} = :f${i}`;
-    });
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: { pk, sk },
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression: 'attribute_not_exists(pk)',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    }),
-  );
+  if (routes.getStore()?.grants.includes('audit:send')) {
+    const { pk: _pk, sk: _sk, gsi1pk: _gpk, gsi1sk: _gsk, ...entry } = audit.item.Put!.Item as Record<string, unknown>;
+    await sendAuditEntry(entry as unknown as AuditEntryMessage);
+    return audit.id;
+  }
+  await db().send(new PutCommand(audit.item.Put! as PutCommandInput));
   return audit.id;
 }

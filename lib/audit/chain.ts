@@ -65,8 +65,9 @@ export async function chainHead(tenantId: string): Promise<ChainHead | undefined
   return out.Item ? ChainHeadItem.parse(out.Item) : undefined;
 }
 
-async function unsealed(tenantId: string, head: ChainHead | undefined): Promise<Record<string, unknown>[]> {
-  const lo = head ? `${keys.auditPrefix}${idPrefixAt(idTime(head.last_id) - LOOKBACK_MS)}` : keys.auditPrefix;
+async function unsealed(tenantId: string, head: ChainHead | undefined, since?: string): Promise<Record<string, unknown>[]> {
+  const lookback = head ? `${keys.auditPrefix}${idPrefixAt(idTime(head.last_id) - LOOKBACK_MS)}` : keys.auditPrefix;
+  const lo = since !== undefined && since < lookback ? since : lookback;
   const items: Record<string, unknown>[] = [];
   const spec: QuerySpec = {
     pk: tenantPk(tenantId),
@@ -83,12 +84,15 @@ async function unsealed(tenantId: string, head: ChainHead | undefined): Promise<
 /**
  * Links every unsealed entry of the account into its chain. Returns how many entries were
  * sealed. Safe to run concurrently: a sealer that loses the head's condition re-reads.
+ * `since` (an entry's sk) widens the search back to that entry: the stream's insert of an
+ * entry older than the lookback (an audit entry the audit writer inserts late, after a
+ * redelivery: lib/audit/queue.ts) is sealed when it arrives, not left out of the chain.
  */
-export async function sealTenant(tenantId: string): Promise<number> {
+export async function sealTenant(tenantId: string, since?: string): Promise<number> {
   let sealed = 0;
   for (let round = 0; round < 50; round++) {
     const head = await chainHead(tenantId);
-    const pending = await unsealed(tenantId, head);
+    const pending = await unsealed(tenantId, head, since);
     if (pending.length === 0) return sealed;
     const batch = pending.slice(0, BATCH);
     let seq = head?.seq ?? 0;

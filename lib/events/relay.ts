@@ -30,8 +30,10 @@ import { deliveryQueued, listWebhooks, type Webhook } from './webhooks.js';
  *
  * Audit sealing rides the same stream: the accounts with audit inserts in the batch are
  * sealed (lib/audit/chain.ts, sealTenant: conditional on the chain head, so sealers on other
- * shards cannot fork a chain). A seal that fails is reported as its account's first audit
- * record, so the stream retries it; an entry is never left for a schedule to find.
+ * shards cannot fork a chain), each back to its oldest inserted entry at least (an entry the
+ * audit writer inserts late, lib/audit/queue.ts, can be older than the sealer's lookback). A
+ * seal that fails is reported as its account's first audit record, so the stream retries it;
+ * an entry is never left for a schedule to find.
  */
 export const OUTBOX_STREAM = {
   /** Lambda event filter patterns: outbox and audit inserts only (TTL deletes and every other item stay out). */
@@ -113,12 +115,15 @@ export async function relayRecords(records: readonly StreamRecord[]): Promise<Re
   let failedAt: number | undefined;
   /** The accounts to seal and the index of their first audit record in the batch. */
   const audited = new Map<string, number>();
+  /** Each account's oldest inserted entry (sk): the sealer looks back at least to it. */
+  const oldest = new Map<string, string>();
   for (const [i, record] of records.entries()) {
     if (record.eventName !== 'INSERT') continue;
     const key = keyOf(record);
     if (key.sk.startsWith(keys.auditPrefix)) {
       const tid = key.pk.slice(2);
       if (!audited.has(tid)) audited.set(tid, i);
+      if (key.sk < (oldest.get(tid) ?? '~')) oldest.set(tid, key.sk);
       continue;
     }
     if (!key.sk.startsWith(keys.outboxPrefix)) continue;
@@ -135,7 +140,7 @@ export async function relayRecords(records: readonly StreamRecord[]): Promise<Re
   for (const [tid, first] of audited) {
     if (failedAt !== undefined && first >= failedAt) continue; // retried with the failed record
     try {
-      sealed += await sealTenant(tid);
+      sealed += await sealTenant(tid, oldest.get(tid));
     } catch (error) {
       logger.warn('audit sealing failed; the stream retries it', { error: error as Error });
       failedAt = Math.min(failedAt ?? first, first);

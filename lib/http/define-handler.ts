@@ -4,6 +4,7 @@ import type * as z from 'zod/v4';
 import { config } from '../config.js';
 import { routeByKey, tenancyOf, wireOf, type Route } from '../routes.js';
 import { tenantScope } from '../tenancy/scope.js';
+import { auditRouteScope } from '../audit/audit.js';
 import { authenticate, type CredentialFacts, type Headers } from '../auth/authenticate.js';
 import { ADMIN_SCOPE, missingScopes } from '../auth/scopes.js';
 import type { Tenant } from '../store/tenants.js';
@@ -314,7 +315,9 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
   // names the account, and from then on its table and KMS calls use that account's credentials
   const outer = (event: APIGatewayProxyEvent, context: Context) => {
     const route = routeByKey(event.httpMethod, event.resource);
-    return route && tenancyOf(route) === 'tenant' ? tenantScope(() => cors(event, context)) : cors(event, context);
+    if (!route) return cors(event, context);
+    // recordAudit takes the route's audit path (written, or sent to the audit queue) from it
+    return auditRouteScope(route, () => (tenancyOf(route) === 'tenant' ? tenantScope(() => cors(event, context)) : cors(event, context)));
   };
   const { summary, description, responses, errors, params, query, body } = spec;
   return Object.assign(outer, { schemas: { summary, description, responses, errors, params, query, body } }) as LambdaHandler;

@@ -5,8 +5,9 @@
  *   (`<bucket>ts`, `<bucket>tok`, `<bucket>cap` with buckets `rl_` and `rl_<credential>_`,
  *   `requests`, `ttl`), as StringLike patterns: on every tenant role, in defence in depth, as
  *   the metering partition `METER#<tid>` is all `TenantMeter` reaches (lib/tenancy/meter.ts);
- * - AUDIT_ATTRIBUTES: one audit entry (lib/audit/audit.ts `recordAudit`: a denied request, a
- *   sensitive read), as exact names.
+ * - AUDIT_ATTRIBUTES: one audit entry, as exact names: what the audit writer's PutItem may
+ *   name (infra/grants.ts `auditWriterStatements`); it writes the entries read-only routes send
+ *   to the audit queue (lib/audit/queue.ts), read-only routes themselves write none.
  * test/unit/tenancy.test.ts holds both lists to the items the code writes.
  */
 export const METERING_ATTRIBUTES = ['pk', 'sk', 'rl_*', 'requests', 'ttl'] as const;

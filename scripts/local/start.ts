@@ -73,6 +73,16 @@ async function main() {
     // billing through the local payment provider, the mock routes on (scripts/local/billing.ts)
     ...(await import('./billing.js')).localBillingEnv(dataDir),
   });
+  // the audit queue on the local SQS engine (the S3 engine's fauxqs): read-only routes send
+  // their audit entries there, the audit writer below writes them (scripts/local/audit.ts)
+  const audit = await (await import('./audit.js')).createLocalAuditQueue({ endpoint: s3.endpoint, region: process.env.AWS_REGION! });
+  Object.assign(process.env, {
+    AUDIT_QUEUE_URL: audit.queueUrl,
+    // the SDK's SQS calls go to fauxqs, signed with stand-in credentials (as the artifact runtime's functions do)
+    AWS_ENDPOINT_URL_SQS: s3.endpoint,
+    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+  });
   // the SoftHSM2 token under DATA_DIR/softhsm (signing); without SoftHSM2 signing answers 503
   process.stdout.write(`${(await import('./softhsm.js')).configureLocalSigning(dataDir)}\n`);
 
@@ -81,6 +91,7 @@ async function main() {
   const stopEvents = (await import('./events.js')).startLocalEvents({ streamEndpoint: endpoint, tableName: process.env.TABLE_NAME! }); // outbox relay (the table's stream) + webhook worker, in-process
   const stopSweeper = (await import('./sweeper.js')).startLeaseSweeper(); // database lease expiry
   const stopJobs = (await import('./jobs.js')).startLocalJobs(); // extraction jobs, in-process (lib/tools/jobs.ts)
+  audit.startWriter(); // the audit queue's mapping: functions/audit/writer.ts
   const { seedRoot } = await import('./seed.js');
   const root = await seedRoot(process.env.SECRETS_DEV_ROOT_KEY || undefined);
   const { startGateway } = await import('./gateway.js');
@@ -96,7 +107,7 @@ async function main() {
     stopping = true;
     stopEvents();
     stopSweeper();
-    void s3.stop();
+    void audit.stop().finally(() => s3.stop());
     stopTools();
     stopJobs();
     server.close();

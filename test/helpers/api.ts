@@ -40,6 +40,40 @@ export async function api<T = any>(method: string, path: string, opts: CallOptio
   return { status: res.status, headers: res.headers, body: parsed as T, text };
 }
 
+/** An entry of GET /api/v1/audit/logs. */
+export interface AuditLogEntry {
+  id: string;
+  time: string;
+  tenant_id: string;
+  actor: { type: string; id: string; user?: string | null; tenant_id?: string };
+  action: string;
+  resource: { type: string; id: string; name?: string };
+  outcome: string;
+  request_id: string | null;
+  source_ip: string | null;
+  user_agent: string | null;
+  detail?: Record<string, any>;
+  chain: { seq: number; hash: string } | null;
+}
+
+/**
+ * The entries of GET /api/v1/audit/logs?`query` (with `key`, audit:read) once `found(entries)`
+ * holds. A read-only route's audit entry is sent to the audit queue before the route answers
+ * and written by the audit writer shortly after (lib/audit/queue.ts), so a test reading it
+ * right after the route polls for it; bounded by `timeoutMs` (then it throws with what it saw).
+ */
+export async function auditLogs(key: string, query: string, found: (entries: AuditLogEntry[]) => boolean, timeoutMs = 20_000): Promise<AuditLogEntry[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await api('GET', `/api/v1/audit/logs?${query}`, { key });
+    if (res.status !== 200) throw new Error(`GET /api/v1/audit/logs?${query}: ${res.status} ${res.text}`);
+    const entries = res.body.data.entries as AuditLogEntry[];
+    if (found(entries)) return entries;
+    if (Date.now() > deadline) throw new Error(`the audit entries of ${query} did not arrive within ${timeoutMs} ms: ${JSON.stringify(entries).slice(0, 2000)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** A value marked as secret: the leak check after the suite looks for the marker everywhere. */
 export const canary = (label = 'v') => `CANARY-${label}-${randomBytes(9).toString('base64url')}`;
 export const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString('hex')}`;

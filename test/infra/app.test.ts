@@ -61,6 +61,8 @@ describe('the CDK app, synthesized offline with the default context', () => {
       // only the document functions learn the documents bucket
       expect('DOCUMENTS_BUCKET' in p.Environment.Variables, route.key).toBe(route.grants.some((g) => g.startsWith('documents:')));
       expect('JOBS_QUEUE_URL' in p.Environment.Variables).toBe(route.grants.includes('jobs:send'));
+      // only the read-only routes learn the audit queue (lib/audit/queue.ts)
+      expect('AUDIT_QUEUE_URL' in p.Environment.Variables, route.key).toBe(route.grants.includes('audit:send'));
     }
   });
 
@@ -257,6 +259,12 @@ describe('the CDK app, synthesized offline with the default context', () => {
     expect(alarms.some((a) => a.MetricName === '5XXError' && a.Namespace === 'AWS/ApiGateway' && a.Statistic === 'Average')).toBe(true);
     expect(alarms.some((a) => a.MetricName === 'Throttles' && a.Namespace === 'AWS/Lambda')).toBe(true);
     expect(alarms.some((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Namespace === 'AWS/SQS')).toBe(true);
+    // the audit queue: an entry parked in its dead-letter queue, or one waiting on a stalled writer
+    const queueId = (prefix: string) => resourcesOfType(s.data, 'AWS::SQS::Queue').find(([id]) => id.startsWith(prefix))![0];
+    const onQueue = (metric: string, prefix: string) =>
+      alarms.find((a) => a.MetricName === metric && a.Namespace === 'AWS/SQS' && JSON.stringify(a.Dimensions).includes(queueId(prefix)));
+    expect(onQueue('ApproximateNumberOfMessagesVisible', 'AuditDeadLetterQueue')).toMatchObject({ Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+    expect(onQueue('ApproximateAgeOfOldestMessage', 'AuditQueue')).toMatchObject({ Threshold: 300, ComparisonOperator: 'GreaterThanThreshold' });
   });
 
   it('alarms per route family on p99 latency and the 5xx rate (metric math) of the service metrics, and a dashboard', () => {
@@ -307,11 +315,11 @@ describe('the CDK app, synthesized offline with the default context', () => {
     expect(key.Properties!.EnableKeyRotation).toBe(true);
     expect(key.DeletionPolicy).toBe('Retain');
 
-    // the webhook queue and the jobs queue, each with its dead-letter queue
+    // the webhook, jobs and audit queues, each with its dead-letter queue
     const queues = resourcesOfType(s.data, 'AWS::SQS::Queue');
-    expect(queues).toHaveLength(4);
+    expect(queues).toHaveLength(6);
     for (const [, q] of queues) expect(q.Properties!.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
-    for (const name of ['Webhook', 'Jobs']) {
+    for (const name of ['Webhook', 'Jobs', 'Audit']) {
       const main = queues.find(([id]) => id.startsWith(`${name}Queue`))!;
       const dlq = queues.find(([id]) => id.startsWith(`${name}DeadLetterQueue`))!;
       expect(main[1].Properties!.RedrivePolicy.deadLetterTargetArn).toEqual({ 'Fn::GetAtt': [dlq[0], 'Arn'] });
@@ -354,6 +362,18 @@ describe('the CDK app, synthesized offline with the default context', () => {
         const extra = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
         expect(actionsOf(s, { template: s.background, resource: f, local: true }), job.id).toEqual([...new Set([...expectedActions(job.grants, false), ...extra])].sort());
         continue;
+      } else if (job.tenantAccess === 'audit') {
+        // the audit writer: consumes the audit queue; its table write is its tenant-access role's
+        // (test/infra/tenancy.test.ts holds that role to one statement)
+        const mapping = mappings.find((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: id }))!;
+        expect(mapping, job.id).toMatchObject({ BatchSize: 10, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+        const queueId = resourcesOfType(s.data, 'AWS::SQS::Queue').find(([qid]) => qid.startsWith('AuditQueue'))![0];
+        expect(JSON.stringify(mapping.EventSourceArn), job.id).toContain(queueId);
+        const own = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'kms:Decrypt', 'sts:AssumeRole', 'sts:TagSession'];
+        expect(actionsOf(s, { template: s.background, resource: f, local: true }), job.id).toEqual(
+          [...new Set([...expectedActions(job.grants, false), ...own, 'dynamodb:PutItem'])].sort(),
+        );
+        continue;
       } else {
         const mapping = mappings.find((m) => JSON.stringify(m.FunctionName) === JSON.stringify({ Ref: id }));
         expect(mapping?.FunctionResponseTypes, job.id).toEqual(['ReportBatchItemFailures']);
@@ -366,7 +386,7 @@ describe('the CDK app, synthesized offline with the default context', () => {
     }
     // SQS's rule for Lambda consumers: visibility timeout at least 6 x the function's timeout
     for (const worker of BACKGROUND_JOBS.filter((j) => 'queue' in j.trigger)) {
-      const name = (worker.trigger as { queue: string }).queue === 'jobs' ? 'JobsQueue' : 'WebhookQueue';
+      const name = { jobs: 'JobsQueue', audit: 'AuditQueue', webhook: 'WebhookQueue' }[(worker.trigger as { queue: 'jobs' | 'audit' | 'webhook' }).queue];
       const main = resourcesOfType(s.data, 'AWS::SQS::Queue').find(([id]) => id.startsWith(name))!;
       expect(main[1].Properties!.VisibilityTimeout, worker.id).toBeGreaterThanOrEqual(6 * worker.timeout.toSeconds());
     }

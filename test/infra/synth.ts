@@ -152,7 +152,7 @@ export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = fa
   if (has('kms:encrypt')) a.add('kms:GenerateDataKey');
   if (has('documents:read') || has('documents:write')) ['s3:GetObject', 'kms:Decrypt'].forEach((x) => a.add(x));
   if (has('documents:write')) ['s3:PutObject', 's3:DeleteObject', 'kms:GenerateDataKey'].forEach((x) => a.add(x));
-  if (has('queue:send') || has('jobs:send')) ['sqs:SendMessage', 'kms:GenerateDataKey', 'kms:Decrypt'].forEach((x) => a.add(x));
+  if (has('queue:send') || has('jobs:send') || has('audit:send')) ['sqs:SendMessage', 'kms:GenerateDataKey', 'kms:Decrypt'].forEach((x) => a.add(x));
   if (has('hsm') && hsm) ENI_ACTIONS.forEach((x) => a.add(x));
   if ((has('hsm') || has('hsm:describe')) && hsm) a.add('cloudhsm:DescribeClusters');
   if (has('hsm') && pin) a.add('secretsmanager:GetSecretValue');

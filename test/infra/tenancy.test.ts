@@ -4,7 +4,7 @@ import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES } from '../../lib/tenancy/lookups.js';
 import { METER_ACTIONS } from '../../lib/tenancy/meter.js';
-import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, synthesize, type Statement, type Synthesized } from './synth.js';
+import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, resourcesOfType, synthesize, type CfnResource, type Statement, type Synthesized } from './synth.js';
 
 /**
  * Tenancy enforced by IAM (docs/architecture.md, "Tenancy in IAM"; infra/grants.ts): every
@@ -144,7 +144,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         'TenantRead',
         'TenantLookups',
         'TenantMeter',
-        ...(has('table:write') ? ['TenantWrite'] : ['TenantAudit']),
+        ...(has('table:write') ? ['TenantWrite'] : []),
         ...(has('kms:decrypt') || has('kms:encrypt') ? ['TenantDataKeys'] : []),
       ];
       expect(tenant.map((st) => st.Sid).sort(), route.key).toEqual(expected.sort());
@@ -152,13 +152,16 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     }
   });
 
-  it('no write permission on read-only routes beyond metering items: no write reaches the account partition T#', () => {
-    // GET routes that declare table:write (exports, key downloads that record a version) are writers by declaration
-    const readOnly = tenantRoutes().filter((r) => r.method === 'GET' && !r.grants.includes('table:write'));
-    expect(readOnly.length).toBeGreaterThan(60);
+  it('no write permission on read-only routes beyond metering: their audit entries go to the audit queue', () => {
+    // read-only: authenticated, without table:write (GET routes that declare it, exports and key
+    // downloads that record a version, are writers by declaration); every one has audit:send
+    const readOnly = ROUTES.filter((r) => r.grants.includes('table:meter') && !r.grants.includes('table:write'));
+    expect(readOnly.length).toBeGreaterThan(100);
+    expect(ROUTES.filter((r) => r.grants.includes('audit:send'))).toEqual(readOnly);
     for (const route of readOnly) {
       const meter: Statement[] = [];
-      for (const { role, statement } of functionStatements(s, fns.get(route.key)!)) {
+      const statements = functionStatements(s, fns.get(route.key)!);
+      for (const { role, statement } of statements) {
         const writes = actions(statement).filter((a) => WRITES.includes(a));
         if (writes.length === 0) continue;
         const where = `${route.key} ${role} ${statement.Sid}`;
@@ -166,21 +169,29 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
           expect(leadingKeys(statement), where).toEqual(['NONCE#*']);
           continue;
         }
+        // the metering statement and nothing else: the tenant role's, or (operator and
+        // self-authenticating routes) the own role's
         expect(writes, where).toEqual(['dynamodb:UpdateItem']);
-        expect(role, where).toBe('tenant');
-        if (statement.Sid === 'TenantAudit') {
-          // the audit entry of a denial or sensitive read: its own statement (lib/audit), not metering
-          expect(leadingKeys(statement), where).toEqual([TENANT]);
-          expect(attributes(statement), where).toEqual([...AUDIT_ATTRIBUTES]);
-          continue;
-        }
-        // every other write: the metering partition only, never T# (a secret's ttl, say)
-        expect(leadingKeys(statement), where).toEqual([METER]);
-        expect(leadingKeys(statement)!.some((k) => k.startsWith('T#')), where).toBe(false);
-        expect(statement.Sid, where).toBe('TenantMeter');
+        if (tenancyOf(route) === 'tenant') {
+          // the metering partition only, never T# (a secret's ttl, say)
+          expect([role, statement.Sid], where).toEqual(['tenant', 'TenantMeter']);
+          expect(leadingKeys(statement), where).toEqual([METER]);
+          expect(attributes(statement), where).toEqual([...METERING_ATTRIBUTES]);
+        } else expect([role, statement.Sid], where).toEqual(['own', 'TableMeter']);
         meter.push(statement);
       }
       expect(meter, route.key).toHaveLength(1);
+      // the audit entry: SendMessage on the audit queue only, its data key only through SQS for that queue
+      const own = statements.filter((x) => x.role === 'own').map((x) => x.statement);
+      const send = own.filter((st) => actions(st).includes('sqs:SendMessage'));
+      expect(send.map((st) => st.Sid).sort(), route.key).toEqual([...(route.grants.includes('queue:send') ? ['QueueSend'] : []), 'AuditSend'].sort());
+      const auditSend = send.find((st) => st.Sid === 'AuditSend')!;
+      // the data stack's audit queue (an export of it, in the API stack)
+      expect(JSON.stringify(auditSend.Resource), route.key).toMatch(/AuditQueue[0-9A-F]{8}Arn/);
+      const key = own.find((st) => st.Sid === 'AuditQueueKey')!;
+      expect(key, route.key).toMatchObject({ Action: ['kms:GenerateDataKey', 'kms:Decrypt'] });
+      expect((key.Condition!.StringEquals as Record<string, unknown>)['kms:EncryptionContext:aws:sqs:arn'], route.key).toEqual(auditSend.Resource);
+      expect(fns.get(route.key)!.resource.Properties!.Environment.Variables.AUDIT_QUEUE_URL, route.key).toBeDefined();
     }
   });
 
@@ -227,6 +238,34 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     expect(checked).toBeGreaterThan(tenantRoutes().length);
   });
 
+  it('the audit writer: a tenant-access role that can only put an audit entry in the session\'s account', () => {
+    const writer: CfnResource = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === 'audit/writer.handler')![1];
+    expect(writer.Properties!.Environment.Variables.TENANT_ROLE_ARN).toBeDefined();
+    const statements = functionStatements(s, { template: s.background, resource: writer, local: true });
+    const tenant = statements.filter((x) => x.role === 'tenant').map((x) => x.statement);
+    expect(tenant).toEqual([
+      {
+        Sid: 'TenantAuditPut',
+        Effect: 'Allow',
+        Action: 'dynamodb:PutItem',
+        Resource: expect.anything(),
+        Condition: {
+          'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [TENANT], 'dynamodb:Attributes': [...AUDIT_ATTRIBUTES] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+        },
+      },
+    ]);
+    // its own role: the audit queue and the assumption of that role, no table action at all
+    const own = statements.filter((x) => x.role === 'own').map((x) => x.statement);
+    expect(own.flatMap(actions).filter((a) => a.startsWith('dynamodb:'))).toEqual([]);
+    expect(own.find((st) => st.Sid === 'AssumeTenantRole')).toMatchObject({
+      Action: ['sts:AssumeRole', 'sts:TagSession'],
+      Condition: { Null: { 'aws:RequestTag/tenant_id': 'false' }, 'ForAllValues:StringEquals': { 'aws:TagKeys': ['tenant_id'] } },
+    });
+    expect(own.find((st) => st.Sid === 'AuditQueueConsume')).toMatchObject({ Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] });
+    expect(own.flatMap(actions).filter((a) => a.startsWith('kms:'))).toEqual(['kms:Decrypt']);
+  });
+
   it('GET /ready holds only GetItem on the SYS partition and kms:DescribeKey', () => {
     const fn = fns.get('GET /ready')!;
     expect(fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN).toBeUndefined();
@@ -252,6 +291,9 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     // every tenant-access role in the app is assumed by a tenant route's function
     const assumed = new Set(tenantRoutes().map((r: Route) => parentRef(fns.get(r.key)!.template, fns.get(r.key)!.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN)));
     const tenantRoles = allOfType(s, 'AWS::IAM::Role').filter((r) => JSON.stringify(r.resource.Properties!.AssumeRolePolicyDocument).includes('sts:TagSession'));
+    // ... or by the audit writer (its own, above)
+    const writer = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === 'audit/writer.handler')![1];
+    assumed.add(writer.Properties!.Environment.Variables.TENANT_ROLE_ARN['Fn::GetAtt'][0] as string);
     expect(tenantRoles.map((r) => r.id).sort()).toEqual([...assumed].sort());
   });
 });

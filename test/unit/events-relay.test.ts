@@ -5,6 +5,8 @@ import { relayRecords, type StreamRecord } from '../../lib/events/relay.js';
 import { memoryQueue } from '../../lib/events/memory-queue.js';
 import { setQueue } from '../../lib/events/queue.js';
 import { keys } from '../../lib/store/keys.js';
+import { idPrefixAt, idTime, LOOKBACK_MS } from '../../lib/audit/chain.js';
+import { newId } from '../../lib/ids.js';
 
 /**
  * lib/events/relay.ts on stream records as the table's stream delivers them, against the
@@ -66,5 +68,31 @@ describe('relayRecords', () => {
     expect(out.batchItemFailures).toEqual([{ itemIdentifier: '11' }]);
     expect(out.events).toBe(1);
     await t.remove(keys.auditChain(broken));
+  });
+
+  it('an audit entry inserted later than the sealer\'s lookback (the audit writer after a redelivery) is sealed when its insert arrives', async () => {
+    const tid = randomUUID();
+    const entry = (id: string) => ({
+      ...keys.audit(tid, id),
+      ...keys.auditIndex(id),
+      id,
+      at: new Date(idTime(id)).toISOString(),
+      tenant_id: tid,
+      actor: { type: 'api_key', id: 'k', user: null, tenant_id: tid },
+      action: 'export.json',
+      resource: { type: 'export', id: 'r' },
+      outcome: 'success',
+      request_id: 'r',
+      source_ip: null,
+      user_agent: null,
+    });
+    const recent = newId();
+    await t.put(entry(recent));
+    expect(await relayRecords([record('INSERT', `T#${tid}`, `AUDIT#${recent}`, '20')])).toMatchObject({ batchItemFailures: [], sealed: 1 });
+    // an entry made two lookbacks before the chain's newest one, written only now
+    const late = `${idPrefixAt(idTime(recent) - 2 * LOOKBACK_MS)}-7000-8000-000000000001`;
+    await t.put(entry(late));
+    expect(await relayRecords([record('INSERT', `T#${tid}`, `AUDIT#${late}`, '21')])).toMatchObject({ batchItemFailures: [], sealed: 1 });
+    expect((await t.get(keys.audit(tid, late)))?.chain).toMatchObject({ seq: 2 });
   });
 });

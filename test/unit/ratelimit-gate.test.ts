@@ -289,7 +289,7 @@ describe('audit of denied requests', () => {
     expect(warn).not.toHaveBeenCalled(); // nothing was even attempted
     undo.push(
       intercept(t.db(), (command, input) => {
-        if (input.Key?.pk === `T#${tenantId}` && String(input.Key?.sk).startsWith('AUDIT#')) throw new Error('audit down');
+        if ((input.Key ?? input.Item)?.pk === `T#${tenantId}` && String((input.Key ?? input.Item)?.sk).startsWith('AUDIT#')) throw new Error('audit down');
         return undefined;
       }),
     );

@@ -10,10 +10,11 @@
  * every 500 ms at the default 120) so that tests see the pipeline move.
  */
 import { randomUUID } from 'node:crypto';
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type { QueueSpec } from './deployment.js';
 import { ACCOUNT, type Deployment, REGION } from './deployment.js';
 import type { FunctionHost } from './host.js';
+import { pollQueue } from '../sqs.js';
 import { type StreamPoller, startStreamPoller } from '../streams.js';
 
 export interface Queues {
@@ -99,59 +100,16 @@ export function startSources(opts: {
     const queueUrl = queues.urls.get(source.queueKey);
     if (!fn || !queueUrl) throw new Error(`event source ${source.queueKey} -> ${source.functionKey}: unknown queue or function`);
     const queueArn = `arn:aws:sqs:${REGION}:${ACCOUNT}:${queueUrl.slice(queueUrl.lastIndexOf('/') + 1)}`;
-    const poll = async () => {
-      while (running) {
-        try {
-          const out = await sqs.send(
-            new ReceiveMessageCommand({
-              QueueUrl: queueUrl,
-              MaxNumberOfMessages: Math.min(10, source.batchSize),
-              WaitTimeSeconds: 1,
-              MessageSystemAttributeNames: ['All'],
-              MessageAttributeNames: ['All'],
-            }),
-          );
-          const messages = out.Messages ?? [];
-          if (!running || messages.length === 0) continue;
-          const event = {
-            Records: messages.map((m) => ({
-              messageId: m.MessageId,
-              receiptHandle: m.ReceiptHandle,
-              body: m.Body,
-              attributes: m.Attributes ?? {},
-              messageAttributes: m.MessageAttributes ?? {},
-              md5OfBody: m.MD5OfBody,
-              eventSource: 'aws:sqs',
-              eventSourceARN: queueArn,
-              awsRegion: REGION,
-            })),
-          };
-          const outcome = await functions.invoke(fn, event);
-          let done = messages;
-          if (!outcome.ok) {
-            done = [];
-            log.write(`artifact event source ${fn.functionName}: ${outcome.error.errorType}: ${outcome.error.errorMessage}\n`);
-          } else if (source.reportBatchItemFailures) {
-            const failed = new Set(
-              ((outcome.result as { batchItemFailures?: { itemIdentifier: string }[] } | null)?.batchItemFailures ?? []).map((f) => f.itemIdentifier),
-            );
-            done = messages.filter((m) => !failed.has(m.MessageId!));
-          }
-          count(fn.functionName, !outcome.ok);
-          if (done.length) {
-            await sqs.send(
-              new DeleteMessageBatchCommand({
-                QueueUrl: queueUrl,
-                Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
-              }),
-            );
-          }
-        } catch (error) {
-          if (running) log.write(`artifact event source ${fn.functionName}: ${(error as Error).message}\n`);
-          await new Promise((r) => setTimeout(r, 500));
-        }
-      }
-    };
+    const poll = () =>
+      pollQueue({
+        sqs,
+        mapping: { queueUrl, queueArn, region: REGION, batchSize: source.batchSize, reportBatchItemFailures: source.reportBatchItemFailures },
+        invoke: (event) => functions.invoke(fn, event),
+        running: () => running,
+        name: `artifact event source ${fn.functionName}`,
+        log,
+        onInvocation: (ok) => count(fn.functionName, !ok),
+      });
     // Lambda starts with several concurrent pollers per mapping
     loops.push(poll(), poll());
   }
