@@ -4077,6 +4077,7 @@ var package_default = {
     "test:localstack": "tsx scripts/localstack/test.ts",
     "operator:create": "tsx scripts/operator/create.ts",
     "operator:migrate-shards": "tsx scripts/operator/migrate-shards.ts",
+    "operator:migrate-meter": "tsx scripts/operator/migrate-meter.ts",
     bench: "tsx scripts/bench/secrets.ts",
     "bench:sign": "tsx scripts/bench/sign.ts",
     "bench:trips": "tsx scripts/bench/trips.ts",

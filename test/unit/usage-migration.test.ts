@@ -62,16 +62,14 @@ describe('moveUsageToMeter', () => {
         if (command === 'TransactWriteItemsCommand' && touches && !raced) {
           raced = true;
           // an earlier release's container counts a request between the read and the move
-          await t
-            .db()
-            .send(
-              new UpdateCommand({
-                TableName: t.tableName(),
-                Key: old(tid, 'USAGE#2026-02-01'),
-                UpdateExpression: 'ADD requests :one',
-                ExpressionAttributeValues: { ':one': 1 },
-              }),
-            );
+          await t.db().send(
+            new UpdateCommand({
+              TableName: t.tableName(),
+              Key: old(tid, 'USAGE#2026-02-01'),
+              UpdateExpression: 'ADD requests :one',
+              ExpressionAttributeValues: { ':one': 1 },
+            }),
+          );
         }
         return undefined;
       }),
