@@ -59,7 +59,7 @@ describe('the credential-provider-node shim', () => {
     vi.unstubAllEnvs();
   });
 
-  it("answers the credentials Lambda puts in the environment, as the SDK's own env provider reads them", async () => {
+  it("answers the credentials Lambda puts in the environment (the first link of the SDK's own chain)", async () => {
     vi.stubEnv('AWS_ACCESS_KEY_ID', 'ASIAEXAMPLEKEY');
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', 'example-secret');
     vi.stubEnv('AWS_SESSION_TOKEN', 'example-token');
