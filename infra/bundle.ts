@@ -91,6 +91,8 @@ export interface BuildOptions {
   /** Background functions (infra/background.ts) built alongside the routes. */
   readonly jobs?: readonly BackgroundJob[];
   readonly sourceMaps?: boolean;
+  /** Module stand-ins (default SHIMS); `{}` bundles every package as it is (bench:cold's SDK-only baseline). */
+  readonly shims?: Readonly<Record<string, string>>;
 }
 
 /** A background job as a pseudo-route, so the same checks apply to it. */
@@ -125,7 +127,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuildR
     sourcesContent: false,
     legalComments: 'none',
     external: Object.keys(EXTERNAL),
-    alias: SHIMS,
+    alias: { ...(options.shims ?? SHIMS) },
     banner: { js: "import{createRequire as __cr}from'node:module';const require=__cr(import.meta.url);" },
     metafile: true,
     logLevel: 'warning',
