@@ -8,7 +8,7 @@ import { Construct } from 'constructs';
 import { GRANTS, tenancyOf, type Grant, type Route } from '../lib/routes.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES } from '../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES } from '../lib/tenancy/lookups.js';
-import { meterPk, TABLE_KEYS } from '../lib/store/keys.js';
+import { keys, meterPk, TABLE_KEYS } from '../lib/store/keys.js';
 import { documentsBucketName } from './naming.js';
 import { hsmConfigured, type Settings } from './settings.js';
 
@@ -23,7 +23,7 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | (every role) | logs:CreateLogStream, logs:PutLogEvents                                  | /aws/lambda/<name>-* log groups |
  * | (every role) | xray:PutTraceSegments, xray:PutTelemetryRecords (added by Tracing.ACTIVE)| * (X-Ray has no resource ARNs) |
  * | table:read   | dynamodb:GetItem, BatchGetItem, Query                                    | the table and its gsi1 index (by name) |
- * | table:meter  | dynamodb:UpdateItem                                                      | the table |
+ * | table:meter  | dynamodb:UpdateItem, LeadingKeys only METER#* and IP#*, Attributes only METERING_ATTRIBUTES (operator and self routes; tenant routes: TenantMeter) | the table |
  * | table:write  | table:read + PutItem, UpdateItem, DeleteItem, ConditionCheckItem         | the table (TransactWriteItems is authorized per item action) |
  * | kms:decrypt  | kms:Decrypt only with an encryption context carrying tenant_id; kms:DescribeKey | the envelope key |
  * | kms:encrypt  | kms:decrypt + kms:GenerateDataKey (same context condition)               | the envelope key |
@@ -170,6 +170,8 @@ export const TENANT_PARTITION = 'T#${aws:PrincipalTag/tenant_id}';
  * `TenantMeter` writes, and one `TenantRead` reads.
  */
 export const METER_PARTITION = meterPk('${aws:PrincipalTag/tenant_id}');
+/** Every metering partition: the accounts' (usage, rate-limit buckets) and the per-IP rate-limit items (`TableMeter`). */
+const METERING_PARTITIONS = [meterPk('*'), keys.ipRate('*').pk] as const;
 /** Credential items authentication looks up by hash or id before it knows the account (lib/store/keys.ts). */
 export const CREDENTIAL_PARTITIONS = ['KEY#*', 'APITOKEN#*', 'DEVICE#*'] as const;
 
@@ -421,7 +423,16 @@ export function grantStatements(
       }),
     );
   } else if (has('table:meter')) {
-    statements.push(new iam.PolicyStatement({ sid: 'TableMeter', actions: ['dynamodb:UpdateItem'], resources: [tableArn] }));
+    // operator and self-authenticating read-only routes: the metering items only, of any
+    // account (these routes are not tenant-scoped) and the per-IP rate-limit items
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'TableMeter',
+        actions: ['dynamodb:UpdateItem'],
+        resources: [tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...METERING_PARTITIONS], 'dynamodb:Attributes': [...METERING_ATTRIBUTES] } },
+      }),
+    );
   }
   if (has('table:ready')) {
     statements.push(

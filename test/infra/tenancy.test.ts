@@ -177,7 +177,12 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
           expect([role, statement.Sid], where).toEqual(['tenant', 'TenantMeter']);
           expect(leadingKeys(statement), where).toEqual([METER]);
           expect(attributes(statement), where).toEqual([...METERING_ATTRIBUTES]);
-        } else expect([role, statement.Sid], where).toEqual(['own', 'TableMeter']);
+        } else {
+          // operator and self routes are not tenant-scoped: the metering items of any account and the per-IP buckets, nothing else
+          expect([role, statement.Sid], where).toEqual(['own', 'TableMeter']);
+          expect(leadingKeys(statement), where).toEqual(['METER#*', 'IP#*']);
+          expect(attributes(statement), where).toEqual([...METERING_ATTRIBUTES]);
+        }
         meter.push(statement);
       }
       expect(meter, route.key).toHaveLength(1);
