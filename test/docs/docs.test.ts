@@ -84,6 +84,14 @@ describe('docs page (npm run docs)', () => {
       if (path === '/api/v1/secrets' && method === 'post') {
         expect(text).toContain('db-password'); // the request example
         mkdirSync(SCREENSHOTS, { recursive: true });
+        // the text is in the document before Redoc has scrolled to it and painted it: a
+        // screenshot taken then is blank (seen once in CI), so wait for both
+        await section.scrollIntoViewIfNeeded();
+        await page.waitForFunction((sel) => {
+          const r = document.querySelector(sel)?.getBoundingClientRect();
+          return !!r && r.height > 0 && r.top < window.innerHeight && r.bottom > 0;
+        }, `[data-section-id="/${id}"]`);
+        await page.evaluate(() => new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(ok))));
         await page.screenshot({ path: join(SCREENSHOTS, 'docs.png') });
         expect(statSync(join(SCREENSHOTS, 'docs.png')).size).toBeGreaterThan(10_000);
       }
