@@ -6,26 +6,6 @@
  * under `AUDIT`, `TENANTS` or `LEASES` to its `<NAME>#<n>` shard (lib/store/shards.ts
  * moveToShards), with the caller's own AWS credentials. Safe to repeat; prints the counts.
  */
-import { parseArgs } from 'node:util';
+import { runMigration } from './migration.js';
 
-const USAGE = 'usage: npm run -s operator:migrate-shards -- --table <table> [--region <region>] [--endpoint <url>]';
-
-async function main() {
-  const { values } = parseArgs({ options: { table: { type: 'string' }, region: { type: 'string' }, endpoint: { type: 'string' } } });
-  if (!values.table) {
-    process.stderr.write(`${USAGE}\n`);
-    process.exit(2);
-  }
-  Object.assign(process.env, {
-    TABLE_NAME: values.table,
-    ...(values.region ? { AWS_REGION: values.region } : {}),
-    ...(values.endpoint ? { DYNAMODB_ENDPOINT: values.endpoint } : {}),
-  });
-  const { moveToShards } = await import('../../lib/store/shards.js');
-  process.stdout.write(`${JSON.stringify(await moveToShards())}\n`);
-}
-
-main().catch((error: unknown) => {
-  process.stderr.write(`${String((error as Error).stack ?? error)}\n`);
-  process.exit(1);
-});
+runMigration('operator:migrate-shards', async () => (await import('../../lib/store/shards.js')).moveToShards());
