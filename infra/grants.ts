@@ -461,20 +461,7 @@ export function grantStatements(
     );
   }
   if (has('queue:send')) {
-    statements.push(
-      new iam.PolicyStatement({ sid: 'QueueSend', actions: ['sqs:SendMessage'], resources: [targets.queue.queueArn] }),
-      new iam.PolicyStatement({
-        sid: 'QueueKey',
-        actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
-        resources: [targets.key.keyArn],
-        conditions: {
-          StringEquals: {
-            'kms:ViaService': `sqs.${Aws.REGION}.${Aws.URL_SUFFIX}`,
-            'kms:EncryptionContext:aws:sqs:arn': targets.queue.queueArn,
-          },
-        },
-      }),
-    );
+    statements.push(...queueSend('QueueSend', 'QueueKey', targets.queue, targets.key));
   }
   const documents = has('documents:read') || has('documents:write');
   const bucketArn = `arn:${Aws.PARTITION}:s3:::${documentsBucketName(settings.name)}`;
@@ -499,36 +486,10 @@ export function grantStatements(
   }
   if (has('audit:send')) {
     // a read-only route's audit entries (lib/audit/queue.ts): SendMessage only, on the audit queue only
-    statements.push(
-      new iam.PolicyStatement({ sid: 'AuditSend', actions: ['sqs:SendMessage'], resources: [targets.auditQueue.queueArn] }),
-      new iam.PolicyStatement({
-        sid: 'AuditQueueKey',
-        actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
-        resources: [targets.key.keyArn],
-        conditions: {
-          StringEquals: {
-            'kms:ViaService': `sqs.${Aws.REGION}.${Aws.URL_SUFFIX}`,
-            'kms:EncryptionContext:aws:sqs:arn': targets.auditQueue.queueArn,
-          },
-        },
-      }),
-    );
+    statements.push(...queueSend('AuditSend', 'AuditQueueKey', targets.auditQueue, targets.key));
   }
   if (has('jobs:send')) {
-    statements.push(
-      new iam.PolicyStatement({ sid: 'JobsSend', actions: ['sqs:SendMessage'], resources: [targets.jobsQueue.queueArn] }),
-      new iam.PolicyStatement({
-        sid: 'JobsKey',
-        actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
-        resources: [targets.key.keyArn],
-        conditions: {
-          StringEquals: {
-            'kms:ViaService': `sqs.${Aws.REGION}.${Aws.URL_SUFFIX}`,
-            'kms:EncryptionContext:aws:sqs:arn': targets.jobsQueue.queueArn,
-          },
-        },
-      }),
-    );
+    statements.push(...queueSend('JobsSend', 'JobsKey', targets.jobsQueue, targets.key));
   }
   const acknowledgments: { id: string; reason: string }[] = [
     {
@@ -620,6 +581,19 @@ export function grantStatements(
  * CloudHSM's; routes that declare `kms:sign` get these permissions and the backend enabled.
  */
 export const KMS_SIGN_GRANT = 'kms:sign';
+/** SendMessage on one queue, and its data key only through SQS for that queue (SSE-KMS under the envelope key). */
+function queueSend(sid: string, keySid: string, queue: sqs.IQueue, key: kms.IKey): iam.PolicyStatement[] {
+  return [
+    new iam.PolicyStatement({ sid, actions: ['sqs:SendMessage'], resources: [queue.queueArn] }),
+    new iam.PolicyStatement({
+      sid: keySid,
+      actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+      resources: [key.keyArn],
+      conditions: { StringEquals: { 'kms:ViaService': `sqs.${Aws.REGION}.${Aws.URL_SUFFIX}`, 'kms:EncryptionContext:aws:sqs:arn': queue.queueArn } },
+    }),
+  ];
+}
+
 export const usesKmsSigning = (grants: readonly string[]): boolean => grants.includes(KMS_SIGN_GRANT);
 
 /** Every route function's log group: /aws/lambda/<name>-<route> (infra/naming.ts). */
