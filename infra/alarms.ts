@@ -1,21 +1,60 @@
-import { Duration } from 'aws-cdk-lib';
+import { Arn, Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
+import { acknowledge } from './nag.js';
 import type { Settings } from './settings.js';
 
 const topics = new WeakMap<Construct, sns.ITopic>();
 
-/** The alarm actions of a stack: notify context `alarmTopicArn` when set, else none. */
+/** The name of the topic the data stack creates when context `alarmTopicArn` is not set. */
+export function defaultAlarmTopicName(settings: Settings): string {
+  return `${settings.name}-alarms`;
+}
+
+/**
+ * Where every alarm goes: context `alarmTopicArn` when set, else the deployment's own topic
+ * `<name>-alarms` (created by the data stack, which every other stack deploys after, so its
+ * ARN is known without a cross-stack reference). No alarm is ever without an action.
+ */
 export function alarmActions(scope: Construct, settings: Settings): cloudwatch.IAlarmAction[] {
-  if (!settings.alarmTopicArn) return [];
   let topic = topics.get(scope);
   if (!topic) {
-    topic = sns.Topic.fromTopicArn(scope, 'AlarmTopic', settings.alarmTopicArn);
+    const arn =
+      settings.alarmTopicArn ??
+      Arn.format({ service: 'sns', resource: defaultAlarmTopicName(settings) }, Stack.of(scope));
+    topic = sns.Topic.fromTopicArn(scope, 'AlarmTopic', arn);
     topics.set(scope, topic);
   }
   return [new actions.SnsAction(topic)];
+}
+
+/**
+ * The deployment's alarm topic (data stack), unless context `alarmTopicArn` names one: TLS-only
+ * publishing, and an e-mail subscription when context `alarmEmail` is set (AWS sends the
+ * address a confirmation link). Without either, synthesis warns: the topic exists and every
+ * alarm notifies it, but nobody is subscribed yet.
+ */
+export function alarmTopic(scope: Construct, settings: Settings): sns.Topic | undefined {
+  if (settings.alarmTopicArn) return undefined;
+  const topic = new sns.Topic(scope, 'AlarmTopic', {
+    topicName: defaultAlarmTopicName(settings),
+    displayName: `${settings.name} alarms`,
+    enforceSSL: true,
+  });
+  acknowledge(topic, [
+    {
+      id: 'AwsSolutions-SNS2',
+      reason:
+        'The topic carries alarm state changes only (alarm name, metric, threshold, time): no tenant data and no secret. Encrypting it would need a customer-managed key whose policy admits cloudwatch.amazonaws.com (CloudWatch cannot publish to a topic under the AWS-managed SNS key); set context alarmTopicArn to use an encrypted topic of your own.',
+    },
+  ]);
+  if (settings.alarmEmail) topic.addSubscription(new subscriptions.EmailSubscription(settings.alarmEmail));
+  // the data stack's own alarms notify it directly
+  topics.set(scope, topic);
+  return topic;
 }
 
 /** p99 latency over 5 minutes above which a family alarms (ms); families with slow work by nature get more. */

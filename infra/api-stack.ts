@@ -21,7 +21,7 @@ import { RouteRoles } from './grants.js';
 import { CORS_PREFLIGHT } from './handlers.js';
 import { assertUnique, familyId, functionName, routeId } from './naming.js';
 import { ARCHITECTURE, RUNTIME, retentionDays, ServiceFunction, type FunctionDefaults } from './route-function.js';
-import { hsmConfigured, type Settings } from './settings.js';
+import { hsmConfigured, missingHsmContext, type Settings } from './settings.js';
 import { methodSettings } from './throttling.js';
 
 export interface ApiStackProps extends StackProps {
@@ -74,7 +74,8 @@ export class ApiStack extends Stack {
       deploy: false,
       endpointConfiguration: { types: [apigw.EndpointType.REGIONAL] },
       cloudWatchRole: settings.apiGatewayCloudWatchRole,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // CDK refuses a removal policy without the role it applies to (context apiGatewayCloudWatchRole=false)
+      ...(settings.apiGatewayCloudWatchRole ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
     });
 
     // The resource tree: every path of the route table, with its intermediate segments.
@@ -146,8 +147,8 @@ export class ApiStack extends Stack {
       });
     } else if (hsmRoutes.length > 0) {
       const message =
-        `${hsmRoutes.length} signing route(s) need CloudHSM context (hsmClusterId, hsmVpcId, hsmSubnetIds, hsmSecurityGroupId, hsmLayerPath); ` +
-        'without it their functions run outside the VPC without the PKCS#11 layer and signing answers 503';
+        `${hsmRoutes.length} signing route(s) need the CloudHSM context; missing: ${missingHsmContext(settings.hsm).map((k) => `-c ${k}=…`).join(' ')} ` +
+        '(docs/deployment.md, CloudHSM); without it their functions run outside the VPC without the PKCS#11 layer and signing answers 503';
       if (settings.hsm.required) throw new Error(`requireHsm: ${message}`);
       Annotations.of(this).addWarningV2('secrets-api:hsm-context-missing', message);
     }
@@ -181,6 +182,7 @@ export class ApiStack extends Stack {
     this.background = new BackgroundStack(this, 'Background', {
       jobs: props.jobs ?? BACKGROUND_JOBS,
       targets: data,
+      streamFailureQueue: data.streamFailureQueue,
       settings,
       assetDir: props.assetDir,
       environment: defaults.environment,
@@ -250,7 +252,7 @@ export class ApiStack extends Stack {
       loggingLevel: apigw.MethodLoggingLevel.ERROR,
       dataTraceEnabled: false,
       metricsEnabled: false,
-    });
+    }, hsm && signingSecurityGroup ? defaults.hsmReservedConcurrency : undefined);
 
     if (settings.wafWebAclArn) {
       new wafv2.CfnWebACLAssociation(this, 'WebAcl', { resourceArn: this.stage.stageArn, webAclArn: settings.wafWebAclArn });

@@ -4,6 +4,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { AUDIT_QUEUE } from '../lib/audit/queue.js';
 import { OUTBOX_STREAM } from '../lib/events/relay.js';
@@ -116,7 +117,15 @@ export class BackgroundStack extends NestedStack {
   constructor(
     scope: Construct,
     id: string,
-    props: { jobs: readonly BackgroundJob[]; targets: RoleTargets; settings: Settings; assetDir: string; environment: Readonly<Record<string, string>> },
+    props: {
+      jobs: readonly BackgroundJob[];
+      targets: RoleTargets;
+      /** The stream mapping's on-failure destination (infra/data-stack.ts). */
+      streamFailureQueue: sqs.IQueue;
+      settings: Settings;
+      assetDir: string;
+      environment: Readonly<Record<string, string>>;
+    },
   ) {
     super(scope, id, { description: 'secrets API background functions (not routes)' });
     const { settings, targets: t } = props;
@@ -131,8 +140,24 @@ export class BackgroundStack extends NestedStack {
         actions: ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'],
         resources: [t.table.tableStreamArn ?? fail('the table has no stream (infra/data-stack.ts)')],
       });
+      // Lambda sends a stream batch's on-failure record with the function's role: SendMessage to
+      // that queue, and its key only through SQS for that queue.
+      const streamFailure = [
+        new iam.PolicyStatement({ sid: 'StreamFailureSend', actions: ['sqs:SendMessage'], resources: [props.streamFailureQueue.queueArn] }),
+        new iam.PolicyStatement({
+          sid: 'StreamFailureKey',
+          actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+          resources: [t.key.keyArn],
+          conditions: {
+            StringEquals: {
+              'kms:ViaService': `sqs.${this.region}.${this.urlSuffix}`,
+              'kms:EncryptionContext:aws:sqs:arn': props.streamFailureQueue.queueArn,
+            },
+          },
+        }),
+      ];
       const extra = 'stream' in job.trigger
-        ? [streamRead]
+        ? [streamRead, ...streamFailure]
         : consumed
         ? [
             new iam.PolicyStatement({
@@ -177,8 +202,11 @@ export class BackgroundStack extends NestedStack {
         });
       } else if ('stream' in job.trigger) {
         // One invocation per shard at a time (no overlapping relays); a failed record is
-        // retried from its sequence number (ReportBatchItemFailures), bisected on errors.
-        new lambda.EventSourceMapping(this, `${job.id}Source`, {
+        // retried from its sequence number (ReportBatchItemFailures), bisected on errors; a
+        // batch still failing after the retries is recorded in the failure queue, never dropped.
+        // (Set on the L1: the L2's onFailure would also grant the role an unconditioned
+        // kms:Encrypt on the key; the two statements above are the exact need.)
+        const mapping = new lambda.EventSourceMapping(this, `${job.id}Source`, {
           target: fn,
           eventSourceArn: t.table.tableStreamArn,
           startingPosition: lambda.StartingPosition.TRIM_HORIZON,
@@ -190,6 +218,9 @@ export class BackgroundStack extends NestedStack {
           reportBatchItemFailures: true,
           filters: OUTBOX_STREAM.filters.map((pattern) => lambda.FilterCriteria.filter(pattern as Record<string, unknown>)),
         });
+        (mapping.node.defaultChild as lambda.CfnEventSourceMapping).destinationConfig = {
+          onFailure: { destination: props.streamFailureQueue.queueArn },
+        };
       } else {
         // The mapping itself, not SqsEventSource: that one would also grant an unconditioned
         // kms:Decrypt on the key (the queue's), which the statements above grant only via SQS.

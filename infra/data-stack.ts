@@ -1,12 +1,13 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { TABLE_DEFINITION, TABLE_KEYS } from '../lib/store/keys.js';
-import { alarmActions } from './alarms.js';
+import { alarmActions, alarmTopic } from './alarms.js';
 import { acknowledge } from './nag.js';
 import { documentsBucketName } from './naming.js';
 import { AUDIT_QUEUE } from '../lib/audit/queue.js';
@@ -33,10 +34,26 @@ export class DataStack extends Stack {
   /** The read-only routes' audit entries (lib/audit/queue.ts): they send, the audit writer writes. */
   readonly auditQueue: sqs.Queue;
   readonly auditDeadLetterQueue: sqs.Queue;
+  /**
+   * The outbox stream mapping's on-failure destination (infra/background.ts): a batch the relay
+   * still fails after its retries is recorded here (shard and sequence numbers, no record
+   * contents) instead of being dropped, so its events can be replayed from the stream.
+   */
+  readonly streamFailureQueue: sqs.Queue;
+  /** The deployment's own alarm topic; undefined when context alarmTopicArn names one. */
+  readonly alarmTopic?: sns.Topic;
 
   constructor(scope: Construct, id: string, props: StackProps & { settings: Settings }) {
     super(scope, id, props);
     const { settings } = props;
+
+    this.alarmTopic = alarmTopic(this, settings);
+    if (this.alarmTopic && !settings.alarmEmail) {
+      Annotations.of(this).addWarningV2(
+        'secrets-api:alarm-subscriber',
+        `every alarm notifies the SNS topic ${settings.name}-alarms, which has no subscriber: set context alarmEmail=<address>, or subscribe to it (output AlarmTopicArn), or set alarmTopicArn to a topic of your own`,
+      );
+    }
 
     this.key = new kms.Key(this, 'EnvelopeKey', {
       description: `${settings.name}: wraps tenant data keys (encryption context tenant_id) and encrypts the webhook queues`,
@@ -130,7 +147,7 @@ export class DataStack extends Stack {
       {
         id: 'AwsSolutions-S1',
         reason:
-          'Every download and page view is an entry of the application audit chain (lib/documents/access.ts) naming the principal; only the document functions\' roles can read the bucket. Add CloudTrail S3 data events for object-level logs.',
+          'No S3 server access logs: accesses made through the service (uploads, downloads, page views) are entries of the application audit chain naming the principal, and the objects are sealed with their tenant\'s data key, so a raw read yields ciphertext. Direct accesses by other IAM principals of the account (administrators) are NOT logged by this stack: enable CloudTrail S3 data events on the bucket for object-level logs of those.',
       },
     ]);
     this.jobsDeadLetterQueue = new sqs.Queue(this, 'JobsDeadLetterQueue', {
@@ -173,10 +190,78 @@ export class DataStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
+    this.streamFailureQueue = new sqs.Queue(this, 'StreamFailureQueue', {
+      encryption: sqs.QueueEncryption.KMS,
+      encryptionMasterKey: this.key,
+      dataKeyReuse: Duration.minutes(5),
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    acknowledge(this.streamFailureQueue, [
+      {
+        id: 'AwsSolutions-SQS3',
+        reason: 'This queue IS a dead-letter destination: the outbox stream mapping\'s on-failure records (shard, sequence numbers) land here; nothing consumes it automatically.',
+      },
+    ]);
+
     // Read by `npm run operator:create -- --stack <this stack>` (scripts/operator/create.ts),
     // which creates the first platform operator in the table with the deployer's credentials.
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The single DynamoDB table' });
     new CfnOutput(this, 'EnvelopeKeyArn', { value: this.key.keyArn, description: 'KMS key that wraps tenant data keys' });
+    if (this.alarmTopic) new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: 'SNS topic every alarm notifies: subscribe to it' });
+
+    const depthAlarm = (id: string, queue: sqs.IQueue, description: string) =>
+      new cloudwatch.Alarm(this, id, {
+        alarmDescription: description,
+        metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }).addAlarmAction(...alarmActions(this, settings));
+    depthAlarm('JobsDeadLetterDepth', this.jobsDeadLetterQueue, 'Tool jobs whose worker kept crashing are parked in the jobs dead-letter queue (docs/operations.md).');
+    depthAlarm(
+      'StreamFailureDepth',
+      this.streamFailureQueue,
+      'The outbox relay failed a stream batch after all retries: its events (webhooks, audit seals) were not delivered; replay them from the shard and sequence numbers in the message within the stream\'s 24 hours (docs/operations.md).',
+    );
+    // The table: throttled requests (on-demand tables throttle at their table or account
+    // ceiling, or on a hot partition) and DynamoDB's own errors, over the operations the service uses.
+    const operations = [
+      dynamodb.Operation.GET_ITEM,
+      dynamodb.Operation.PUT_ITEM,
+      dynamodb.Operation.UPDATE_ITEM,
+      dynamodb.Operation.DELETE_ITEM,
+      dynamodb.Operation.QUERY,
+      dynamodb.Operation.BATCH_GET_ITEM,
+      dynamodb.Operation.BATCH_WRITE_ITEM,
+      dynamodb.Operation.TRANSACT_GET_ITEMS,
+      dynamodb.Operation.TRANSACT_WRITE_ITEMS,
+    ];
+    new cloudwatch.Alarm(this, 'TableThrottles', {
+      alarmDescription: 'DynamoDB throttled requests to the table for 10 minutes (table or account throughput ceiling, or a hot partition): callers see 5xx or retries.',
+      metric: new cloudwatch.MathExpression({
+        expression: 'r + w',
+        usingMetrics: {
+          r: this.table.metric('ReadThrottleEvents', { period: Duration.minutes(5), statistic: 'Sum' }),
+          w: this.table.metric('WriteThrottleEvents', { period: Duration.minutes(5), statistic: 'Sum' }),
+        },
+        period: Duration.minutes(5),
+      }),
+      threshold: 1,
+      evaluationPeriods: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }).addAlarmAction(...alarmActions(this, settings));
+    new cloudwatch.Alarm(this, 'TableSystemErrors', {
+      alarmDescription: 'DynamoDB answered the table\'s requests with server errors (HTTP 500) for 10 minutes.',
+      metric: this.table.metricSystemErrorsForOperations({ operations, period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 1,
+      evaluationPeriods: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }).addAlarmAction(...alarmActions(this, settings));
 
     new cloudwatch.Alarm(this, 'WebhookDeadLetterDepth', {
       alarmDescription: 'Webhook deliveries parked in the dead-letter queue (see README, webhooks).',

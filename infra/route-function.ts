@@ -10,7 +10,7 @@ import { usesKmsSigning } from './grants.js';
 import { acknowledge } from './nag.js';
 import { lambdaEntry } from './handlers.js';
 import { functionName } from './naming.js';
-import { hsmConfigured, type Settings } from './settings.js';
+import { hsmConfigured, missingHsmContext, type Settings } from './settings.js';
 
 /** What every function of a deployment shares: the bundle, the environment, the HSM wiring. */
 export interface FunctionDefaults {
@@ -98,7 +98,7 @@ export class ServiceFunction extends Construct {
     acknowledge(this.function, [
       {
         id: 'AwsSolutions-L1',
-        reason: 'nodejs22.x is the runtime this service is built and tested for (target node20 bundle, Node 20+ locally); a newer runtime is a deliberate change with its own test run, made here in RUNTIME.',
+        reason: 'nodejs22.x is the runtime this service is built and tested for: the bundles target node22 (infra/bundle.ts) and the artifact test tier runs every one under a real Node 22 binary. nodejs24.x is newer and untested here; moving to it is a deliberate change with its own test run, made in RUNTIME.',
       },
     ]);
     if (props.vpc) {
@@ -151,7 +151,9 @@ export class RouteFunction extends Construct {
         // the integrator helpers answer only where the deployment turns them on (context mockRoutes)
         ...(settings.mockRoutes && route.path.startsWith('/api/v1/mock/') ? { MOCK_ROUTES_ENABLED: '1' } : {}),
       },
-      ...(signing ? { reservedConcurrency: defaults.hsmReservedConcurrency } : {}),
+      // reserved only where signing runs: without the HSM the function answers 503 and must not
+      // hold back account concurrency from every other function
+      ...(inVpc ? { reservedConcurrency: defaults.hsmReservedConcurrency } : {}),
       ...(inVpc && layer ? { layers: [layer] } : {}),
       // The cluster's subnets (context; a cluster is not a CloudFormation resource) and the
       // signing functions' own security group, which the cluster's group admits on TCP
@@ -162,12 +164,12 @@ export class RouteFunction extends Construct {
     if (signing && !inVpc) {
       Annotations.of(this).addWarningV2(
         'secrets-api:hsm-context',
-        `${route.key} needs the CloudHSM cluster (context hsmClusterId, hsmVpcId, hsmSubnetIds, hsmSecurityGroupId, hsmLayerPath): ` +
+        `${route.key} needs the CloudHSM cluster (missing context: ${missingHsmContext(settings.hsm).join(', ') || 'the signing security group'}): ` +
           'synthesized without VPC and PKCS#11 layer, so signing answers 503 until they are set',
       );
     }
 
-    if (signing) {
+    if (inVpc) {
       new cloudwatch.Alarm(this, 'Throttles', {
         alarmDescription: `${route.key}: throttled at its reserved concurrency (${defaults.hsmReservedConcurrency}, its share of the CloudHSM client connections).`,
         metric: this.function.metricThrottles({ period: Duration.minutes(5), statistic: 'Sum' }),

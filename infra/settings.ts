@@ -27,8 +27,10 @@ export interface Settings {
   readonly wafWebAclArn?: string;
   /** Allowed CORS origins (exact, lib/http/cors.ts parseOrigins); empty = CORS off (no OPTIONS methods, no preflight function). */
   readonly corsOrigins: readonly string[];
-  /** SNS topic notified by every alarm. */
+  /** SNS topic notified by every alarm; absent: the data stack creates `<name>-alarms` (infra/alarms.ts). */
   readonly alarmTopicArn?: string;
+  /** E-mail address subscribed to the deployment's own alarm topic (not with alarmTopicArn: subscribe to your topic yourself). */
+  readonly alarmEmail?: string;
   /** The operator's IPFS node (Kubo RPC API URL) for POST /ipfs/store and /fetch; unset: those routes answer 503. */
   readonly ipfsApiUrl?: string;
   /** The k-anonymity range API of the breach check (default: api.pwnedpasswords.com). */
@@ -73,9 +75,27 @@ export interface HsmSettings {
   readonly required: boolean;
 }
 
-/** True when the signing functions can be placed in the cluster's VPC with the layer. */
+/**
+ * The CloudHSM context keys that are not set, by their `-c` names: signing needs every one (the
+ * cluster, its VPC, subnets and security group to place the functions, the layer with the
+ * PKCS#11 library, and the secret holding the crypto user's PIN, the only PIN source a
+ * deployment has: lib/signing/registry.ts).
+ */
+export function missingHsmContext(hsm: HsmSettings): string[] {
+  const present: Record<string, boolean> = {
+    hsmClusterId: Boolean(hsm.clusterId),
+    hsmVpcId: Boolean(hsm.vpcId),
+    hsmSubnetIds: hsm.subnetIds.length > 0,
+    hsmSecurityGroupId: Boolean(hsm.securityGroupId),
+    hsmLayerPath: Boolean(hsm.layerPath),
+    hsmPinSecretArn: Boolean(hsm.pinSecretArn),
+  };
+  return Object.keys(present).filter((k) => !present[k]);
+}
+
+/** True when the signing functions can be placed in the cluster's VPC with the layer and a PIN source. */
 export function hsmConfigured(hsm: HsmSettings): boolean {
-  return Boolean(hsm.clusterId && hsm.vpcId && hsm.subnetIds.length > 0 && hsm.securityGroupId && hsm.layerPath);
+  return missingHsmContext(hsm).length === 0;
 }
 
 export function readSettings(node: Node): Settings {
@@ -136,6 +156,14 @@ export function readSettings(node: Node): Settings {
       }
     })(),
     alarmTopicArn: str('alarmTopicArn'),
+    alarmEmail: (() => {
+      const email = str('alarmEmail');
+      if (email !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new Error('context "alarmEmail" must be one e-mail address (name@example.com)');
+      if (email !== undefined && str('alarmTopicArn')) {
+        throw new Error('context "alarmEmail" subscribes to the deployment\'s own alarm topic; with alarmTopicArn set, subscribe the address to that topic instead');
+      }
+      return email;
+    })(),
     ipfsApiUrl: str('ipfsApiUrl'),
     breachRangeUrl: str('breachRangeUrl'),
     apiGatewayCloudWatchRole: bool('apiGatewayCloudWatchRole', true),

@@ -13,7 +13,7 @@ import type { Route } from '../lib/routes.js';
  * |-----------|-----------------------------------------------------------------|----------------------|
  * | default   | every other route (API key, JWT, device or operator credentials) | 10,000 / 5,000: one route may use the whole account quota; the service's own per-account token buckets (lib/ratelimit) share it out between tenants |
  * | public    | routes a caller reaches without a credential (auth public, endpoint, temp-token) | 1,000 / 500: nothing identifies the caller before the function runs, so API Gateway bounds what one route can take |
- * | signing   | routes on the HSM or a KMS signing key (grants `hsm`, `kms:sign`) | 1,000 / 500: CloudHSM and KMS Sign have their own, lower ceilings; requests beyond them would only fail later, and cost more |
+ * | signing   | routes on the HSM or a KMS signing key (grants `hsm`, `kms:sign`) | 1,000 / 500: CloudHSM and KMS Sign have their own, lower ceilings; requests beyond them would only fail later, and cost more. With the HSM configured, each `hsm` route is further bounded by its reserved concurrency (hsmCeiling): 150 reserved → 600 / 150 |
  *
  * Each is a context setting (infra/settings.ts): `throttleRate`/`throttleBurst` (default
  * group), `throttlePublicRate`/`throttlePublicBurst`, `throttleSigningRate`/
@@ -61,8 +61,33 @@ export function routeGroup(route: Pick<Route, 'auth' | 'grants'>): RouteGroup {
   return 'default';
 }
 
-/** Each route's limit and where it comes from. Throws on a `throttleRoutes` key the table does not have. */
-export function routeLimits(routes: readonly Route[], throttling: ThrottleSettings): Map<string, Limit & { readonly group: RouteGroup | 'route' }> {
+/**
+ * The p99 duration assumed of one HSM signing request in its function (table reads, the
+ * PKCS#11 sign, the audit write), which turns a function's reserved concurrency into the
+ * request rate it can serve: reserved / seconds per request.
+ */
+export const HSM_SIGN_P99_SECONDS = 0.25;
+
+/**
+ * The ceiling of an HSM signing route whose function has `reserved` concurrency: API Gateway
+ * must answer 429 before Lambda refuses an invocation over the reservation (which reaches the
+ * caller as a 5xx). Burst at most the reservation (a burst of simultaneous requests needs that
+ * many instances), rate at most what the reservation serves at HSM_SIGN_P99_SECONDS.
+ */
+export function hsmCeiling(reserved: number): Limit {
+  return { rate: Math.max(1, Math.floor(reserved / HSM_SIGN_P99_SECONDS)), burst: reserved };
+}
+
+/**
+ * Each route's limit and where it comes from. Throws on a `throttleRoutes` key the table does
+ * not have. `hsmReservedConcurrency` (set when signing runs on the HSM) bounds the group limit of
+ * every `hsm` route by hsmCeiling; a `throttleRoutes` entry is the operator's own and is kept.
+ */
+export function routeLimits(
+  routes: readonly Route[],
+  throttling: ThrottleSettings,
+  hsmReservedConcurrency?: number,
+): Map<string, Limit & { readonly group: RouteGroup | 'route' }> {
   const keys = new Set(routes.map((r) => r.key));
   const unknown = Object.keys(throttling.routes).filter((k) => !keys.has(k));
   if (unknown.length > 0) throw new Error(`context "throttleRoutes" names routes that do not exist: ${unknown.join(', ')}`);
@@ -70,7 +95,10 @@ export function routeLimits(routes: readonly Route[], throttling: ThrottleSettin
   for (const route of routes) {
     const own = throttling.routes[route.key];
     const group = routeGroup(route);
-    out.set(route.key, own ? { ...own, group: 'route' } : { ...throttling.groups[group], group });
+    const limit = throttling.groups[group];
+    const ceiling = hsmReservedConcurrency !== undefined && (route.grants as readonly string[]).includes('hsm') ? hsmCeiling(hsmReservedConcurrency) : undefined;
+    const bounded = ceiling ? { rate: Math.min(limit.rate, ceiling.rate), burst: Math.min(limit.burst, ceiling.burst) } : limit;
+    out.set(route.key, own ? { ...own, group: 'route' } : { ...bounded, group });
   }
   return out;
 }
@@ -96,6 +124,7 @@ export function methodSettings(
   routes: readonly Route[],
   throttling: ThrottleSettings,
   common: CommonMethodSettings,
+  hsmReservedConcurrency?: number,
 ): apigw.CfnStage.MethodSettingProperty[] {
   const entry = (resourcePath: string, httpMethod: string, limit: Limit): apigw.CfnStage.MethodSettingProperty => ({
     resourcePath,
@@ -107,7 +136,7 @@ export function methodSettings(
     throttlingBurstLimit: limit.burst,
   });
   const base = throttling.groups.default;
-  const limits = routeLimits(routes, throttling);
+  const limits = routeLimits(routes, throttling, hsmReservedConcurrency);
   const specific = [...routes]
     .sort((a, b) => a.key.localeCompare(b.key))
     .map((route) => [route, limits.get(route.key)!] as const)

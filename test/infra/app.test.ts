@@ -200,10 +200,9 @@ describe('the CDK app, synthesized offline with the default context', () => {
     expect(fns.filter((f) => f.resource.Properties!.Layers)).toHaveLength(0);
   });
 
-  it('reserves concurrency for the signing functions only', () => {
+  it('reserves no concurrency without the HSM context (signing answers 503 there; the CloudHSM variant reserves: test/infra/operations.test.ts)', () => {
     for (const [key, fn] of functionsByRoute(s)) {
-      const route = ROUTES.find((r) => r.key === key)!;
-      expect(fn.resource.Properties!.ReservedConcurrentExecutions !== undefined, key).toBe(route.grants.includes('hsm'));
+      expect(fn.resource.Properties!.ReservedConcurrentExecutions, key).toBeUndefined();
     }
   });
 
@@ -315,9 +314,11 @@ describe('the CDK app, synthesized offline with the default context', () => {
     expect(key.Properties!.EnableKeyRotation).toBe(true);
     expect(key.DeletionPolicy).toBe('Retain');
 
-    // the webhook, jobs and audit queues, each with its dead-letter queue
+    // the webhook, jobs and audit queues, each with its dead-letter queue, and the outbox
+    // stream's failure destination
     const queues = resourcesOfType(s.data, 'AWS::SQS::Queue');
-    expect(queues).toHaveLength(6);
+    expect(queues).toHaveLength(7);
+    expect(queues.filter(([id]) => id.startsWith('StreamFailureQueue'))).toHaveLength(1);
     for (const [, q] of queues) expect(q.Properties!.KmsMasterKeyId).toEqual({ 'Fn::GetAtt': [keyId, 'Arn'] });
     for (const name of ['Webhook', 'Jobs', 'Audit']) {
       const main = queues.find(([id]) => id.startsWith(`${name}Queue`))!;
