@@ -3,7 +3,7 @@
  * runs, so a fresh machine gets a clear answer instead of a failure deep in a test file.
  *
  * - Command-line tools the tests and the local runtime run (each with the Debian package that
- *   provides it): missing ones are installed with `apt-get update && apt-get install -y …`
+ *   provides it): missing ones are installed with `apt-get update && apt-get install -y --no-install-recommends …` (only what the tests use: no kernel image, no printer tools)
  *   when running as root on a system with apt-get; otherwise it stops with the exact command.
  * - PostgreSQL (127.0.0.1:5432, user postgres without password) and MariaDB
  *   (127.0.0.1:3306, root without password), which the database-lease tests use: a server
@@ -82,7 +82,7 @@ function aptInstall(pkgs: readonly string[]): boolean {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const update = spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
   if (update.status !== 0) return false;
-  return spawnSync('apt-get', ['install', '-y', '-qq', ...pkgs], { stdio: 'inherit', env }).status === 0;
+  return spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...pkgs], { stdio: 'inherit', env }).status === 0;
 }
 
 interface Server {
@@ -121,7 +121,7 @@ const SERVERS: readonly Server[] = [
       const version = readdirSync('/etc/postgresql').sort().at(-1);
       return version ? ['pg_ctlcluster', '--skip-systemctl-redirect', version, 'main', 'start'] : undefined;
     },
-    install: 'apt-get install -y postgresql, allow `host all all 127.0.0.1/32 trust` in pg_hba.conf, then start it (pg_ctlcluster <version> main start)',
+    install: 'apt-get install -y --no-install-recommends postgresql, allow `host all all 127.0.0.1/32 trust` in pg_hba.conf, then start it (pg_ctlcluster <version> main start)',
   },
   {
     name: 'MariaDB',
@@ -139,7 +139,7 @@ const SERVERS: readonly Server[] = [
       }
     },
     startCommand: () => (existsSync('/usr/sbin/mariadbd') ? ['start-stop-daemon', '--start', '--oknodo', '--background', '--exec', '/usr/sbin/mariadbd'] : undefined),
-    install: 'apt-get install -y mariadb-server, give root an empty password for TCP logins from 127.0.0.1, then start it',
+    install: 'apt-get install -y --no-install-recommends mariadb-server, give root an empty password for TCP logins from 127.0.0.1, then start it',
   },
 ];
 
@@ -180,11 +180,11 @@ async function main(): Promise<number> {
     const pkgs = [...new Set(missing.map((m) => m.tool.pkg))];
     const lines = missing.map((m) => `  ${m.problem}: needed by ${m.tool.usedBy} (Debian package ${m.tool.pkg})`);
     if (isRoot() && has('apt-get')) {
-      if (!aptInstall(pkgs)) problems.push(`apt-get install -y ${pkgs.join(' ')} failed`);
+      if (!aptInstall(pkgs)) problems.push(`apt-get install -y --no-install-recommends ${pkgs.join(' ')} failed`);
       missing = toolProblems();
       if (missing.length > 0) problems.push(...missing.map((m) => `${m.problem} after installing ${m.tool.pkg}`));
     } else if (has('apt-get')) {
-      problems.push(`missing tools:\n${lines.join('\n')}\nInstall them with:\n  sudo apt-get update && sudo apt-get install -y ${pkgs.join(' ')}`);
+      problems.push(`missing tools:\n${lines.join('\n')}\nInstall them with:\n  sudo apt-get update && sudo apt-get install -y --no-install-recommends ${pkgs.join(' ')}`);
     } else {
       problems.push(`missing tools (no apt-get here: install the equivalents with your package manager):\n${lines.join('\n')}`);
     }
