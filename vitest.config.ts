@@ -26,7 +26,7 @@ export default defineConfig({
           ...shared,
           name: 'source',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/artifact/**'],
+          exclude: ['test/artifact/**', 'test/deploy/**'],
           globalSetup: ['test/setup/openapi.ts', 'test/setup/global.ts'],
           setupFiles: ['test/setup/responses.ts'],
         },
