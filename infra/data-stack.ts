@@ -211,20 +211,29 @@ export class DataStack extends Stack {
     new CfnOutput(this, 'EnvelopeKeyArn', { value: this.key.keyArn, description: 'KMS key that wraps tenant data keys' });
     if (this.alarmTopic) new CfnOutput(this, 'AlarmTopicArn', { value: this.alarmTopic.topicArn, description: 'SNS topic every alarm notifies: subscribe to it' });
 
-    const depthAlarm = (id: string, queue: sqs.IQueue, description: string) =>
+    // "at least one in the window" alarms: a parked message, a throttled or failed table request
+    const anyAlarm = (id: string, description: string, metric: cloudwatch.IMetric, evaluationPeriods = 1) =>
       new cloudwatch.Alarm(this, id, {
         alarmDescription: description,
-        metric: queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+        metric,
         threshold: 1,
-        evaluationPeriods: 1,
+        evaluationPeriods,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       }).addAlarmAction(...alarmActions(this, settings));
-    depthAlarm('JobsDeadLetterDepth', this.jobsDeadLetterQueue, 'Tool jobs whose worker kept crashing are parked in the jobs dead-letter queue (docs/operations.md).');
-    depthAlarm(
+    const depth = (queue: sqs.IQueue) => queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' });
+    anyAlarm('WebhookDeadLetterDepth', 'Webhook deliveries parked in the dead-letter queue (see README, webhooks).', depth(this.deadLetterQueue));
+    // an audit entry in the dead-letter queue is an entry missing from the trail until redriven
+    anyAlarm(
+      'AuditDeadLetterDepth',
+      'Audit entries parked in the audit dead-letter queue: not in the audit trail until redriven (docs/operations.md, Audit).',
+      depth(this.auditDeadLetterQueue),
+    );
+    anyAlarm('JobsDeadLetterDepth', 'Tool jobs whose worker kept crashing are parked in the jobs dead-letter queue (docs/operations.md).', depth(this.jobsDeadLetterQueue));
+    anyAlarm(
       'StreamFailureDepth',
-      this.streamFailureQueue,
       'The outbox relay failed a stream batch after all retries: its events (webhooks, audit seals) were not delivered; replay them from the shard and sequence numbers in the message within the stream\'s 24 hours (docs/operations.md).',
+      depth(this.streamFailureQueue),
     );
     // The table: throttled requests (on-demand tables throttle at their table or account
     // ceiling, or on a hot partition) and DynamoDB's own errors, over the operations the service uses.
@@ -239,47 +248,19 @@ export class DataStack extends Stack {
       dynamodb.Operation.TRANSACT_GET_ITEMS,
       dynamodb.Operation.TRANSACT_WRITE_ITEMS,
     ];
-    new cloudwatch.Alarm(this, 'TableThrottles', {
-      alarmDescription: 'DynamoDB throttled requests to the table for 10 minutes (table or account throughput ceiling, or a hot partition): callers see 5xx or retries.',
-      metric: new cloudwatch.MathExpression({
-        expression: 'r + w',
-        usingMetrics: {
-          r: this.table.metric('ReadThrottleEvents', { period: Duration.minutes(5), statistic: 'Sum' }),
-          w: this.table.metric('WriteThrottleEvents', { period: Duration.minutes(5), statistic: 'Sum' }),
-        },
-        period: Duration.minutes(5),
-      }),
-      threshold: 1,
-      evaluationPeriods: 2,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    }).addAlarmAction(...alarmActions(this, settings));
-    new cloudwatch.Alarm(this, 'TableSystemErrors', {
-      alarmDescription: 'DynamoDB answered the table\'s requests with server errors (HTTP 500) for 10 minutes.',
-      metric: this.table.metricSystemErrorsForOperations({ operations, period: Duration.minutes(5), statistic: 'Sum' }),
-      threshold: 1,
-      evaluationPeriods: 2,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    }).addAlarmAction(...alarmActions(this, settings));
-
-    new cloudwatch.Alarm(this, 'WebhookDeadLetterDepth', {
-      alarmDescription: 'Webhook deliveries parked in the dead-letter queue (see README, webhooks).',
-      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    }).addAlarmAction(...alarmActions(this, settings));
-    // an audit entry in the dead-letter queue is an entry missing from the trail until redriven
-    new cloudwatch.Alarm(this, 'AuditDeadLetterDepth', {
-      alarmDescription: 'Audit entries parked in the audit dead-letter queue: not in the audit trail until redriven (docs/operations.md, Audit).',
-      metric: this.auditDeadLetterQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
-      threshold: 1,
-      evaluationPeriods: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    }).addAlarmAction(...alarmActions(this, settings));
+    const sum = (name: string) => this.table.metric(name, { period: Duration.minutes(5), statistic: 'Sum' });
+    anyAlarm(
+      'TableThrottles',
+      'DynamoDB throttled requests to the table for 10 minutes (table or account throughput ceiling, or a hot partition): callers see 5xx or retries.',
+      new cloudwatch.MathExpression({ expression: 'r + w', usingMetrics: { r: sum('ReadThrottleEvents'), w: sum('WriteThrottleEvents') }, period: Duration.minutes(5) }),
+      2,
+    );
+    anyAlarm(
+      'TableSystemErrors',
+      'DynamoDB answered the table\'s requests with server errors (HTTP 500) for 10 minutes.',
+      this.table.metricSystemErrorsForOperations({ operations, period: Duration.minutes(5), statistic: 'Sum' }),
+      2,
+    );
     // entries waiting longer than the writer ever needs: the writer is failing or stalled
     new cloudwatch.Alarm(this, 'AuditQueueAge', {
       alarmDescription: 'The oldest audit entry in the audit queue waited more than 5 minutes: the audit writer is failing or stalled (docs/operations.md, Audit).',
