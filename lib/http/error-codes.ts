@@ -67,6 +67,7 @@ export const ERROR_CODES = {
   route_not_found: [404, 'No route matches this path.'],
   method_not_allowed: [405, 'The path exists with other methods (Allow lists them).'],
   conflict: [409, 'The request conflicts with the current state.'],
+  sso_identity_conflict: [409, 'Single sign-on names an e-mail address of a user it did not create (a password or passkey user, or another identity): an e-mail address alone never binds a sign-in to it.'],
   already_exists: [409, 'The name is taken.'],
   already_revoked: [409, 'Already revoked.'],
   stale_etag: [409, 'If-Match names an older version, or a concurrent write won.'],
