@@ -1,4 +1,7 @@
 import * as z from 'zod/v4';
+import { jwkSetReply } from '../../lib/auth/jwk-set.js';
+import { serviceKeySet } from '../../lib/auth/jwt.js';
+import { AccountJwks } from '../../lib/certificates/schemas.js';
 import { defineHandler, protocol, type Reply } from '../../lib/http/index.js';
 import { consentPage } from '../../lib/oauth/consent-page.js';
 import { authorize as authorizeRequest, providerMetadata, token as tokenRequest } from '../../lib/oauth/server.js';
@@ -30,6 +33,18 @@ export const discovery = defineHandler({
   query: z.strictObject({}),
   async handler({ headers }) {
     return protocol(providerMetadata(headers), { 'Cache-Control': 'public, max-age=300' });
+  },
+});
+
+/** The authorization server's JWK Set: its discovery `jwks_uri`. */
+export const jwks = defineHandler({
+  summary: 'Get the authorization server\u2019s JWK set',
+  description:
+    'The public keys the service signs access tokens with (RFC 7517; the discovery document\u2019s `jwks_uri`): no credential needed, `public` caching with an ETag (a matching `If-None-Match` gets 304). It never holds an account\u2019s jwt-signing keys (those users generate, import or export: GET /api/v1/.well-known/jwks.json), so a token a user signs never verifies against it.',
+  responses: { 200: AccountJwks, 304: null },
+  query: z.strictObject({}),
+  async handler({ headers }) {
+    return jwkSetReply(await serviceKeySet(), headers, 'public');
   },
 });
 

@@ -17,7 +17,7 @@ import { getTenant, type Tenant } from '../store/tenants.js';
 import { openClientSession, refreshSession, type GrantTokens, type RequestFacts } from '../users/sessions.js';
 import { spend } from '../users/single-use.js';
 import { getUser, scopesOf } from '../users/users.js';
-import { issuerOf, publicBase, sessionFromCookie, tokenEndpointOf } from './base.js';
+import { issuerOf, sessionFromCookie, tokenEndpointOf } from './base.js';
 
 /**
  * The authorization server of the clients registered at /api/v1/oidc/clients (RFC 6749,
@@ -53,7 +53,8 @@ export function providerMetadata(headers: Readonly<Record<string, string>>) {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: tokenEndpointOf(headers),
-    jwks_uri: `${publicBase(headers)}/api/v1/.well-known/jwks.json`,
+    // the authorization server's own set (lib/auth/jwt.ts serviceKeySet), never the account's, which holds keys users export
+    jwks_uri: `${issuerOf(headers)}/jwks`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],

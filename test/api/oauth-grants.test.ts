@@ -1,0 +1,167 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createRemoteJWKSet, decodeProtectedHeader, importJWK, jwtVerify, SignJWT, type JWK } from 'jose';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { api, baseUrl, newAccount, oauthError, unique, type TestAccount } from '../helpers/api.js';
+import { findLeaks } from '../helpers/leaks.js';
+import { librarySession } from './sign-in.helpers.js';
+
+/**
+ * The authorization server against an attacker (issue 32): its own public key set (a token
+ * a user signs with an exported jwt-signing key never verifies against it), authorization
+ * code replay (RFC 6749 §4.1.2: the second exchange fails and revokes what the first one
+ * issued), and refresh retries after a lost answer. The person's step is plain HTTP: the
+ * session cookie the sign-in routes set, the consent form's ticket, the 302 to the client.
+ */
+const REDIRECT = 'https://client.example.test/cb';
+let a: TestAccount;
+let secretName: string;
+const exported: string[] = [];
+const issuer = () => `${baseUrl()}/api/v1/auth/oauth`;
+const table = () =>
+  DynamoDBDocumentClient.from(
+    new DynamoDBClient({ endpoint: inject('dynamoEndpoint'), region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  );
+
+function form(path: string, params: Record<string, string>, headers: Record<string, string> = {}) {
+  return api('POST', path, { rawBody: new URLSearchParams(params).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers } });
+}
+const basic = (id: string, s: string) => ({ authorization: `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(s)}`).toString('base64')}` });
+
+interface Client {
+  id: string;
+  secret: string;
+}
+
+async function newClient(grants: string[]): Promise<Client> {
+  const res = await api('POST', '/api/v1/oidc/clients', {
+    key: a.adminKey,
+    body: { name: unique('app'), grant_types: grants, redirect_uris: [REDIRECT], scopes: ['secrets:read'] },
+  });
+  expect(res.status, res.text).toBe(201);
+  exported.push(res.body.data.client_secret);
+  return { id: res.body.data.client.client_id, secret: res.body.data.client_secret };
+}
+
+/** The person's step without a browser: the session cookie, the consent form's ticket, the redirect's code. */
+async function authorizationCode(c: Client): Promise<{ code: string; verifier: string }> {
+  const session = await librarySession(a.tenantId, a.adminEmail);
+  exported.push(session.access_token, session.refresh_token);
+  const verifier = randomBytes(32).toString('base64url');
+  const params = new URLSearchParams({
+    response_type: 'code',
+    client_id: c.id,
+    redirect_uri: REDIRECT,
+    scope: 'secrets:read',
+    state: 'st',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+  });
+  const headers = { cookie: `sc_session=${session.access_token}` };
+  let res = await fetch(`${issuer()}/authorize?${params}`, { headers, redirect: 'manual' });
+  if (res.status === 200) {
+    const ticket = /name="ticket" value="([^"]+)"/.exec(await res.text())?.[1];
+    expect(ticket).toBeDefined();
+    res = await fetch(`${issuer()}/authorize?${params}&ticket=${ticket}&decision=allow`, { headers, redirect: 'manual' });
+  }
+  expect(res.status).toBe(302);
+  const code = new URL(res.headers.get('location')!).searchParams.get('code');
+  expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  return { code: code!, verifier };
+}
+
+const redeem = (c: Client, code: { code: string; verifier: string }) =>
+  form('/api/v1/auth/oauth/token', { grant_type: 'authorization_code', code: code.code, redirect_uri: REDIRECT, code_verifier: code.verifier }, basic(c.id, c.secret));
+
+const readsSecret = async (token: string) => (await api('GET', `/api/v1/secrets/${secretName}`, { key: token })).status;
+
+beforeAll(async () => {
+  a = await newAccount('oauth-grants');
+  secretName = unique('db');
+  const made = await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name: secretName, data: { value: 'x' } } });
+  expect(made.status, made.text).toBe(201);
+});
+
+afterAll(async () => {
+  const leaks = await findLeaks({ dynamoEndpoint: inject('dynamoEndpoint'), tableName: inject('tableName'), logText: '', extra: exported });
+  expect(leaks).toEqual([]);
+});
+
+describe('the authorization server\u2019s own key set (discovery jwks_uri)', () => {
+  it('is public and standard; an access token of the server verifies against it, a JWT signed with a user-exported jwt-signing key does not', async () => {
+    const meta = await api('GET', '/api/v1/auth/oauth/.well-known/openid-configuration');
+    expect(meta.status, meta.text).toBe(200);
+    const jwksUri = meta.body.jwks_uri as string;
+    expect(jwksUri).toBe(`${issuer()}/jwks`);
+
+    // a user with credentials:write and export:read makes and exports a jwt-signing key, and signs an admin token with it
+    const [writer, exporter] = await Promise.all([a.key(['credentials:write']), a.key(['credentials:write', 'export:read'])]);
+    const gen = await api('POST', '/api/v1/keys/jwt-signing/generate', { key: writer, body: { name: unique('forge'), algorithm: 'ES256' } });
+    expect(gen.status, gen.text).toBe(201);
+    const { id, kid } = gen.body.data.key as { id: string; kid: string };
+    const full = await api('GET', `/api/v1/keys/jwt-signing/${id}?include_private=true`, { key: exporter });
+    expect(full.status, full.text).toBe(200);
+    const jwk = full.body.data.key.private.private_jwk as JWK;
+    exported.push(jwk.d!);
+    const forged = await new SignJWT({ tid: a.tenantId, scope: 'admin:*' })
+      .setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' })
+      .setIssuer('secrets-api')
+      .setAudience('secrets-api')
+      .setSubject(a.adminEmail)
+      .setIssuedAt()
+      .setExpirationTime('5m')
+      .sign(await importJWK(jwk, 'ES256'));
+
+    // a real access token of the authorization server (client_credentials)
+    const c = await newClient(['client_credentials']);
+    const issued = await form('/api/v1/auth/oauth/token', { grant_type: 'client_credentials', scope: 'secrets:read' }, basic(c.id, c.secret));
+    expect(issued.status, issued.text).toBe(200);
+    const accessToken = issued.body.access_token as string;
+    exported.push(accessToken);
+
+    // no credential needed: jose fetches the set as a resource server would
+    const remote = createRemoteJWKSet(new URL(jwksUri));
+    const { payload } = await jwtVerify(accessToken, remote);
+    expect(payload.tid).toBe(a.tenantId);
+    await expect(jwtVerify(forged, remote)).rejects.toMatchObject({ code: 'ERR_JWKS_NO_MATCHING_KEY' });
+
+    const res = await fetch(jwksUri);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/jwk-set+json');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=300');
+    const set = (await res.json()) as { keys: JWK[] };
+    expect(Object.keys(set)).toEqual(['keys']);
+    const kids = set.keys.map((k) => k.kid);
+    expect(kids).toContain(decodeProtectedHeader(accessToken).kid);
+    expect(kids).not.toContain(kid);
+    for (const k of set.keys) expect(Object.keys(k).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x', 'y']);
+    const etag = res.headers.get('etag');
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{43}"$/);
+    expect((await fetch(jwksUri, { headers: { 'if-none-match': etag! } })).status).toBe(304);
+
+    // the contract's account set is unchanged: bearer-protected, and it holds the account's jwt-signing key
+    expect((await fetch(`${baseUrl()}/api/v1/.well-known/jwks.json`)).status).toBe(401);
+    const account = await api('GET', '/api/v1/.well-known/jwks.json', { key: writer });
+    expect(account.status).toBe(200);
+    expect((account.body.keys as JWK[]).map((k) => k.kid)).toContain(kid);
+  });
+
+  it('a token-signing key written before the set existed joins it when it next signs', async () => {
+    const b = await newAccount('oauth-grants-old');
+    const first = await librarySession(b.tenantId, b.adminEmail);
+    exported.push(first.access_token, first.refresh_token);
+    const kid = decodeProtectedHeader(first.access_token).kid!;
+    const kids = async () => ((await (await fetch(`${issuer()}/jwks`)).json()) as { keys: JWK[] }).keys.map((k) => k.kid);
+    expect(await kids()).toContain(kid);
+    // as the key item of an earlier release: not in the listing
+    await table().send(
+      new UpdateCommand({ TableName: inject('tableName'), Key: { pk: `T#${b.tenantId}`, sk: `TOKENKEY#${kid}` }, UpdateExpression: 'REMOVE gsi1pk, gsi1sk' }),
+    );
+    expect(await kids()).not.toContain(kid);
+    const next = await librarySession(b.tenantId, b.adminEmail);
+    exported.push(next.access_token, next.refresh_token);
+    expect(decodeProtectedHeader(next.access_token).kid).toBe(kid);
+    expect(await kids()).toContain(kid);
+  });
+});
