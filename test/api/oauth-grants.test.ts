@@ -165,3 +165,109 @@ describe('the authorization server\u2019s own key set (discovery jwks_uri)', () 
     expect(await kids()).toContain(kid);
   });
 });
+
+describe('authorization code replay (RFC 6749 §4.1.2)', () => {
+  it('a second exchange of a code fails and revokes the tokens the first one issued, whoever presents it', async () => {
+    const c = await newClient(['authorization_code', 'refresh_token']);
+    const code = await authorizationCode(c);
+    const first = await redeem(c, code);
+    expect(first.status, first.text).toBe(200);
+    const { access_token, refresh_token } = first.body as { access_token: string; refresh_token: string };
+    exported.push(access_token, refresh_token);
+    expect(await readsSecret(access_token)).toBe(200);
+
+    const second = await redeem(c, code);
+    expect(second.status, second.text).toBe(400);
+    expect(oauthError(second)).toBe('invalid_grant');
+    expect(second.body.error_description).toContain('already used');
+    expect(second.text).not.toContain('access_token');
+    // the first exchange's tokens: the access token is refused at the API, the refresh token at the token endpoint
+    expect(await readsSecret(access_token)).toBe(401);
+    const refreshed = await form('/api/v1/auth/oauth/token', { grant_type: 'refresh_token', refresh_token }, basic(c.id, c.secret));
+    expect(refreshed.status).toBe(400);
+    expect(oauthError(refreshed)).toBe('invalid_grant');
+    expect((await redeem(c, code)).status).toBe(400);
+
+    // an attacker's client of the same account replaying a code it intercepted: refused, and the grant revoked too
+    const other = await newClient(['authorization_code']);
+    const code2 = await authorizationCode(c);
+    const legit = await redeem(c, code2);
+    expect(legit.status, legit.text).toBe(200);
+    exported.push(legit.body.access_token, legit.body.refresh_token);
+    const stolen = await redeem(other, code2);
+    expect(stolen.status).toBe(400);
+    expect(oauthError(stolen)).toBe('invalid_grant');
+    expect(await readsSecret(legit.body.access_token)).toBe(401);
+  });
+});
+
+describe('refresh retried after a lost answer', () => {
+  const refreshAt = (c: Client, token: string) => form('/api/v1/auth/oauth/token', { grant_type: 'refresh_token', refresh_token: token }, basic(c.id, c.secret));
+  const refreshItem = (token: string) => ({ pk: `REFRESH#${createHash('sha256').update(token, 'utf8').digest('hex')}`, sk: 'REFRESH' });
+
+  async function grant(c: Client) {
+    const res = await redeem(c, await authorizationCode(c));
+    expect(res.status, res.text).toBe(200);
+    exported.push(res.body.access_token, res.body.refresh_token);
+    return res.body as { access_token: string; refresh_token: string };
+  }
+
+  it('the same client within the retry window gets the same new refresh token, and the session goes on', async () => {
+    const c = await newClient(['authorization_code', 'refresh_token']);
+    const t = await grant(c);
+    const r1 = await refreshAt(c, t.refresh_token);
+    expect(r1.status, r1.text).toBe(200);
+    exported.push(r1.body.access_token, r1.body.refresh_token);
+    // the answer was lost: the client retries with the token it still holds
+    const r2 = await refreshAt(c, t.refresh_token);
+    expect(r2.status, r2.text).toBe(200);
+    exported.push(r2.body.access_token);
+    expect(r2.body.refresh_token).toBe(r1.body.refresh_token);
+    expect(r2.body.scope).toBe(r1.body.scope);
+    expect(await readsSecret(r2.body.access_token)).toBe(200);
+    expect(await readsSecret(r1.body.access_token)).toBe(200);
+    // the chain goes on from the one new token
+    const r3 = await refreshAt(c, r2.body.refresh_token);
+    expect(r3.status, r3.text).toBe(200);
+    exported.push(r3.body.access_token, r3.body.refresh_token);
+    // once the new token is used, the old one is a replay again: refused, and the family revoked
+    const replay = await refreshAt(c, t.refresh_token);
+    expect(replay.status).toBe(400);
+    expect(oauthError(replay)).toBe('invalid_grant');
+    expect(await readsSecret(r3.body.access_token)).toBe(401);
+  });
+
+  it('after the retry window, or from another client, a used refresh token still revokes the family', async () => {
+    const c = await newClient(['authorization_code', 'refresh_token']);
+    const late = await grant(c);
+    const r1 = await refreshAt(c, late.refresh_token);
+    expect(r1.status, r1.text).toBe(200);
+    exported.push(r1.body.access_token, r1.body.refresh_token);
+    // the first use was longer ago than the window
+    await table().send(
+      new UpdateCommand({
+        TableName: inject('tableName'),
+        Key: refreshItem(late.refresh_token),
+        UpdateExpression: 'SET used_at = :at',
+        ExpressionAttributeValues: { ':at': new Date(Date.now() - 60_000).toISOString() },
+      }),
+    );
+    const stale = await refreshAt(c, late.refresh_token);
+    expect(stale.status).toBe(400);
+    expect(oauthError(stale)).toBe('invalid_grant');
+    expect(await readsSecret(r1.body.access_token)).toBe(401);
+
+    // another client of the account presenting the used token within the window
+    const other = await newClient(['refresh_token', 'client_credentials']);
+    const t = await grant(c);
+    const s1 = await refreshAt(c, t.refresh_token);
+    expect(s1.status, s1.text).toBe(200);
+    exported.push(s1.body.access_token, s1.body.refresh_token);
+    const foreign = await refreshAt(other, t.refresh_token);
+    expect(foreign.status).toBe(400);
+    expect(oauthError(foreign)).toBe('invalid_grant');
+    expect(foreign.text).not.toContain(s1.body.refresh_token);
+    expect(await readsSecret(s1.body.access_token)).toBe(401);
+    expect((await refreshAt(c, s1.body.refresh_token)).status).toBe(400);
+  });
+});
