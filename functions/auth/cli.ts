@@ -102,7 +102,8 @@ export const token = defineHandler({
 
 const RevokeBody = z.strictObject({
   token: z.string().min(1).max(4096),
-  token_type_hint: z.enum(['refresh_token', 'access_token']).optional(),
+  // RFC 7009 §2.1: a hint the server does not understand is ignored (the token is looked up either way)
+  token_type_hint: z.string().max(256).optional(),
   client_id: ClientIdSchema.optional(),
 });
 

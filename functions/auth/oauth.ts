@@ -48,7 +48,8 @@ export const jwks = defineHandler({
   },
 });
 
-const AuthorizeQuery = z.strictObject({
+/** RFC 6749 §3.1: parameters the server does not know (`prompt`, `response_mode`, `login_hint`, `resource`, …) are ignored, not refused. */
+const AuthorizeQuery = z.object({
   response_type: Param,
   client_id: Param,
   redirect_uri: Param,

@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   unauthorized_client: [400, 'RFC 6749 §5.2: the client is not registered for this grant type.'],
   invalid_request: [400, 'RFC 6749 §5.2: an OAuth request is malformed (a parameter missing, repeated or invalid).'],
   unsupported_grant_type: [400, 'RFC 6749 §5.2: the token endpoint does not serve this grant_type.'],
+  invalid_target: [400, 'RFC 8693 §2.2.2: no token is issued for the target the `audience` names.'],
   skey_exhausted: [409, 'The S/KEY sequence has no one-time password left; create a new sequence.'],
   steg_decode_failed: [400, 'No payload opens with this passphrase (wrong passphrase, or the image was altered).'],
   shares_invalid: [400, 'The escrow shares are malformed, from different splits, too few, or do not combine.'],

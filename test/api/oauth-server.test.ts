@@ -512,7 +512,7 @@ describe('workload token exchange (RFC 8693)', () => {
       ['not a JWT', 'not-a-jwt', {}, 'invalid_request'],
       ['scope beyond', workloadJwt({ repository_owner: 'acme' }), { scope: 'secrets:write' }, 'invalid_scope'],
       ['token type', workloadJwt({ repository_owner: 'acme' }), { subject_token_type: 'urn:ietf:params:oauth:token-type:saml2' }, 'invalid_request'],
-      ['audience parameter', workloadJwt({ repository_owner: 'acme' }), { audience: `urn:secrets-api:account:${b.tenantId}` }, 'invalid_request'],
+      ['audience parameter', workloadJwt({ repository_owner: 'acme' }), { audience: `urn:secrets-api:account:${b.tenantId}` }, 'invalid_target'],
       ['requested type', workloadJwt({ repository_owner: 'acme' }), { requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' }, 'invalid_request'],
     ];
     for (const [what, token, extra, error] of cases) {
