@@ -96,6 +96,7 @@ const PROTOCOL_WIRES: Readonly<Record<string, Exclude<Wire, 'envelope'>>> = {
   'POST /api/v1/agent/oauth/device': 'oauth', // RFC 8628 §3.1
   'POST /api/v1/agent/oauth/token': 'oauth', // RFC 8628 §3.4
   'GET /api/v1/auth/cli/login': 'oauth', // RFC 8628 §3.1-3.2 (the device authorization response; with user_code, the sign-in page's review or decision)
+  'POST /api/v1/auth/cli/login': 'oauth', // RFC 8628 §3.1 (the device authorization request as the RFC sends it)
   'POST /api/v1/auth/cli/token': 'oauth', // RFC 8628 §3.4-3.5
   'POST /api/v1/auth/cli/revoke': 'oauth', // RFC 7009 §2
   'GET /api/v1/saml/metadata/{id}/xml': 'text', // SAML 2.0 Metadata
@@ -510,10 +511,13 @@ const CONTRACT_ROUTES: readonly Route[] = [
  *   `jwks_uri` (RFC 8414 §2): public, only the keys the service signs tokens with. The
  *   contract's GET /api/v1/.well-known/jwks.json needs a credential and holds keys users can
  *   export, so a verifier trusting it would accept tokens users sign.
+ * - POST /api/v1/auth/cli/login: the RFC 8628 §3.1 device authorization request as the RFC
+ *   sends it (POST, form-encoded); the contract's GET of the same path stays.
  */
 // biome-ignore format: the route table is read as a table, one route a line
 export const ROUTES_BEYOND_CONTRACT: readonly Route[] = [
   r("GET",    "/api/v1/auth/oauth/jwks",                             "endpoint",   "-",                                   "auth",         "auth/oauth.jwks"),
+  r("POST",   "/api/v1/auth/cli/login",                              "endpoint",   "-",                                   "auth",         "auth/cli.start", "table:write"),
 ];
 
 /** Every route: the contract's, in its order, then those beyond it. */

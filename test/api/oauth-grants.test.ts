@@ -315,4 +315,23 @@ describe('what off-the-shelf clients send (issue 33)', () => {
     expect(res.status, res.text).toBe(200);
     expect(await readsSecret(t.access_token)).toBe(401);
   });
+
+  it('device authorization by POST, form-encoded, as RFC 8628 §3.1 sends it (scope and unknown parameters ignored); the CLI then polls', async () => {
+    const res = await form('/api/v1/auth/cli/login', { client_id: 'secrets-cli', scope: 'openid secrets:read', audience: 'ignored' });
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers.get('cache-control')).toContain('no-store');
+    expect(res.body).not.toHaveProperty('success');
+    expect(res.body).toMatchObject({ verification_uri: `${baseUrl()}/api/v1/auth/oidc/login`, expires_in: 600, interval: 5 });
+    expect(res.body.device_code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(res.body.verification_uri_complete).toBe(`${res.body.verification_uri}?user_code=${res.body.user_code}`);
+    const poll = await form('/api/v1/auth/cli/token', {
+      grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+      device_code: res.body.device_code,
+      client_id: 'secrets-cli',
+    });
+    expect(poll.status).toBe(400);
+    expect(oauthError(poll)).toBe('authorization_pending');
+    // the contract's GET start is unchanged
+    expect((await api('GET', '/api/v1/auth/cli/login?client_id=secrets-cli')).status).toBe(200);
+  });
 });

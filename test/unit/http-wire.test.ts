@@ -24,6 +24,7 @@ describe('which routes speak a protocol', () => {
       'POST /api/v1/agent/oauth/device': 'oauth',
       'POST /api/v1/agent/oauth/token': 'oauth',
       'GET /api/v1/auth/cli/login': 'oauth',
+      'POST /api/v1/auth/cli/login': 'oauth',
       'POST /api/v1/auth/cli/token': 'oauth',
       'POST /api/v1/auth/cli/revoke': 'oauth',
       'GET /api/v1/saml/metadata/{id}/xml': 'text',
