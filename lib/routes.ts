@@ -1,7 +1,8 @@
 import { CATALOG, type CatalogEntry } from './catalog.js';
 
 /**
- * THE route table: the 322 routes of the service as data (docs/architecture.md).
+ * THE route table: the contract's 322 routes of the service and the few beyond it
+ * (ROUTES_BEYOND_CONTRACT), as data (docs/architecture.md).
  *
  * Everything derives from it: the local gateway's router, the scope check at run time
  * (defineHandler looks the route up by the event's method + resource template), the CDK
@@ -89,11 +90,13 @@ const PROTOCOL_WIRES: Readonly<Record<string, Exclude<Wire, 'envelope'>>> = {
   'GET /api/v1/.well-known/jwks.json': 'document', // RFC 7517 §5
   'GET /api/v1/oidc/jwks/.well-known': 'document', // RFC 7517 §5
   'GET /api/v1/auth/oauth/.well-known/openid-configuration': 'document', // OpenID Connect Discovery 1.0 §4
+  'GET /api/v1/auth/oauth/jwks': 'document', // RFC 7517 §5 (the authorization server's own set)
   'POST /api/v1/auth/oauth/token': 'oauth', // RFC 6749 §3.2
   'POST /api/v1/auth/workload/token': 'oauth', // RFC 8693 §2
   'POST /api/v1/agent/oauth/device': 'oauth', // RFC 8628 §3.1
   'POST /api/v1/agent/oauth/token': 'oauth', // RFC 8628 §3.4
   'GET /api/v1/auth/cli/login': 'oauth', // RFC 8628 §3.1-3.2 (the device authorization response; with user_code, the sign-in page's review or decision)
+  'POST /api/v1/auth/cli/login': 'oauth', // RFC 8628 §3.1 (the device authorization request as the RFC sends it)
   'POST /api/v1/auth/cli/token': 'oauth', // RFC 8628 §3.4-3.5
   'POST /api/v1/auth/cli/revoke': 'oauth', // RFC 7009 §2
   'GET /api/v1/saml/metadata/{id}/xml': 'text', // SAML 2.0 Metadata
@@ -243,7 +246,7 @@ function credentialCollection(path: string, module: string, hsm = false): Route[
 const CATALOG_BY_PATH: ReadonlyMap<string, CatalogEntry> = new Map(Object.values(CATALOG).map((e: CatalogEntry) => [e.path, e]));
 
 // biome-ignore format: the route table is read as a table, one route a line
-export const ROUTES: readonly Route[] = [
+const CONTRACT_ROUTES: readonly Route[] = [
   r("GET",    "/",                                                   "public",     "-",                                   "public",       "public/health.welcome"),
   r("GET",    "/.well-known/acme-challenge/{token}",                 "public",     "-",                                   "certificates", "certificates/challenge.challenge", "table:read"),
   r("GET",    "/health",                                             "public",     "-",                                   "public",       "public/health.health"),
@@ -499,6 +502,26 @@ export const ROUTES: readonly Route[] = [
   r("GET",    "/api/v1/ldap/export",                                 "bearer",     "ldap:use",                            "tools",        "tools/ldap.exportDirectory", "table:read kms:decrypt"),
   r("POST",   "/api/v1/ldap/import",                                 "bearer",     "ldap:use",                            "tools",        "tools/ldap.importDirectory", "table:read kms:decrypt"),
 ];
+
+/**
+ * The routes beyond the contract's: each one a standard needs at a path no contract route
+ * can serve, as few as possible (API Gateway's resource quota), declared and deployed like
+ * every other route.
+ * - GET /api/v1/auth/oauth/jwks: the authorization server's own JWK set, its discovery
+ *   `jwks_uri` (RFC 8414 §2): public, only the keys the service signs tokens with. The
+ *   contract's GET /api/v1/.well-known/jwks.json needs a credential and holds keys users can
+ *   export, so a verifier trusting it would accept tokens users sign.
+ * - POST /api/v1/auth/cli/login: the RFC 8628 §3.1 device authorization request as the RFC
+ *   sends it (POST, form-encoded); the contract's GET of the same path stays.
+ */
+// biome-ignore format: the route table is read as a table, one route a line
+export const ROUTES_BEYOND_CONTRACT: readonly Route[] = [
+  r("GET",    "/api/v1/auth/oauth/jwks",                             "endpoint",   "-",                                   "auth",         "auth/oauth.jwks"),
+  r("POST",   "/api/v1/auth/cli/login",                              "endpoint",   "-",                                   "auth",         "auth/cli.start", "table:write"),
+];
+
+/** Every route: the contract's, in its order, then those beyond it. */
+export const ROUTES: readonly Route[] = [...CONTRACT_ROUTES, ...ROUTES_BEYOND_CONTRACT];
 
 const ROUTES_BY_KEY: ReadonlyMap<string, Route> = new Map(ROUTES.map((route) => [route.key, route]));
 

@@ -67,6 +67,27 @@ export const login = defineHandler({
   },
 });
 
+/** RFC 8628 §3.1: `client_id` and `scope` (no scope is granted by it: the approver's session decides), parameters it does not know ignored. */
+const StartBody = z.object({
+  client_id: ClientIdSchema.optional(),
+  scope: z.string().max(4096).optional(),
+  name: z.string().trim().min(1).max(128).optional(),
+});
+
+/** The device authorization request as RFC 8628 §3.1 sends it: POST, form-encoded. */
+export const start = defineHandler({
+  summary: 'Start a CLI login (RFC 8628 device authorization request)',
+  description:
+    'RFC 8628 §3.1 as the RFC sends it (POST, form-encoded or JSON): `client_id` (optional), `scope` (ignored: the session is the approver\u2019s), `name` (optional, shown to the approver). ' +
+    'The same device authorization response as GET /api/v1/auth/cli/login without `user_code`; the CLI polls POST /api/v1/auth/cli/token.',
+  body: StartBody,
+  responses: { 200: DeviceAuthorization },
+  errors: ['invalid_request'],
+  async handler(input) {
+    return protocol(await startCliLogin({ client_id: input.body.client_id, name: input.body.name }, verificationUri(input.headers)), NO_STORE);
+  },
+});
+
 const TokenBody = z.strictObject({
   grant_type: z.string().max(255),
   device_code: DeviceCodeSchema,
@@ -102,7 +123,8 @@ export const token = defineHandler({
 
 const RevokeBody = z.strictObject({
   token: z.string().min(1).max(4096),
-  token_type_hint: z.enum(['refresh_token', 'access_token']).optional(),
+  // RFC 7009 §2.1: a hint the server does not understand is ignored (the token is looked up either way)
+  token_type_hint: z.string().max(256).optional(),
   client_id: ClientIdSchema.optional(),
 });
 

@@ -1,4 +1,7 @@
 import * as z from 'zod/v4';
+import { jwkSetReply } from '../../lib/auth/jwk-set.js';
+import { serviceKeySet } from '../../lib/auth/jwt.js';
+import { AccountJwks } from '../../lib/certificates/schemas.js';
 import { defineHandler, protocol, type Reply } from '../../lib/http/index.js';
 import { consentPage } from '../../lib/oauth/consent-page.js';
 import { authorize as authorizeRequest, providerMetadata, token as tokenRequest } from '../../lib/oauth/server.js';
@@ -33,7 +36,20 @@ export const discovery = defineHandler({
   },
 });
 
-const AuthorizeQuery = z.strictObject({
+/** The authorization server's JWK Set: its discovery `jwks_uri`. */
+export const jwks = defineHandler({
+  summary: 'Get the authorization server\u2019s JWK set',
+  description:
+    'The public keys the service signs access tokens with (RFC 7517; the discovery document\u2019s `jwks_uri`): no credential needed, `public` caching with an ETag (a matching `If-None-Match` gets 304). It never holds an account\u2019s jwt-signing keys (those users generate, import or export: GET /api/v1/.well-known/jwks.json), so a token a user signs never verifies against it.',
+  responses: { 200: AccountJwks, 304: null },
+  query: z.strictObject({}),
+  async handler({ headers }) {
+    return jwkSetReply(await serviceKeySet(), headers, 'public');
+  },
+});
+
+/** RFC 6749 §3.1: parameters the server does not know (`prompt`, `response_mode`, `login_hint`, `resource`, …) are ignored, not refused. */
+const AuthorizeQuery = z.object({
   response_type: Param,
   client_id: Param,
   redirect_uri: Param,
@@ -89,7 +105,7 @@ const TokenAnswer = z.strictObject({
 export const token = defineHandler({
   summary: 'Issue tokens to a registered client',
   description:
-    'Form-encoded (or JSON) RFC 6749 token requests: `authorization_code` (with the PKCE code_verifier and the same redirect_uri), `refresh_token` (the refresh token is spent and a new one returned; a used one revokes the whole grant) and `client_credentials`. Clients authenticate with their registered method: client_secret_basic, client_secret_post or private_key_jwt (RFC 7523, signed by a key of the client\u2019s JWK set, aud = the issuer or this endpoint, jti once). Answers and errors are RFC 6749 §5 JSON, not the envelope. Access tokens carry exactly the granted scopes and are refused once their grant is revoked.',
+    'Form-encoded (or JSON) RFC 6749 token requests: `authorization_code` (with the PKCE code_verifier and the same redirect_uri; a code presented again is refused and revokes the grant it gave, RFC 6749 §4.1.2), `refresh_token` (the refresh token is spent and a new one returned; a used one revokes the whole grant, except a retry by the same client within 30 s while the new one is unused, which gets the same new one) and `client_credentials`. Clients authenticate with their registered method: client_secret_basic, client_secret_post or private_key_jwt (RFC 7523, signed by a key of the client\u2019s JWK set, aud = the issuer or this endpoint, jti once). Answers and errors are RFC 6749 §5 JSON, not the envelope. Access tokens carry exactly the granted scopes and are refused once their grant is revoked.',
   responses: { 200: TokenAnswer },
   errors: ['invalid_client', 'invalid_grant', 'invalid_scope', 'unauthorized_client', 'unsupported_grant_type', 'invalid_request'],
   body: TokenBody,

@@ -37,9 +37,9 @@ export const login = defineHandler({
 export const callback = defineHandler({
   summary: 'Finish single sign-on',
   description:
-    'The identity provider’s redirect back: the code is exchanged, the ID token validated (issuer, audience, nonce, signature) and a session opened for an admitted e-mail domain. The state is single use.',
+    'The identity provider’s redirect back: the code is exchanged, the ID token validated (issuer, audience, nonce, signature) and a session opened for a verified e-mail address (`email_verified: true`) of an admitted domain. The state is single use. An e-mail address of a user single sign-on did not create (a password or passkey user, another identity\u2019s) is 409 `sso_identity_conflict`, never taken over.',
   responses: { 200: SignedIn },
-  errors: ['sign_in_failed', 'idp_failed', 'not_found', 'forbidden', 'tenant_suspended'],
+  errors: ['sign_in_failed', 'idp_failed', 'not_found', 'forbidden', 'tenant_suspended', 'sso_identity_conflict'],
   query: CallbackQuery,
   async handler(input) {
     const session = await finishLogin(input.query.code, input.query.state, requestFacts(input));

@@ -11,7 +11,7 @@ const RefreshBody = z.strictObject({
 export const refresh = defineHandler({
   summary: 'Refresh a session',
   description:
-    'Rotates the refresh token: a new access token (15 minutes) and a new refresh token; the old refresh token is spent. Presenting a spent one ends the whole session (401 `refresh_token_reused`).',
+    'Rotates the refresh token: a new access token (15 minutes) and a new refresh token; the old refresh token is spent. Presenting a spent one ends the whole session (401 `refresh_token_reused`), except a retry within 30 s while the new refresh token is unused (an answer lost): it gets that same new refresh token again.',
   responses: { 200: SessionTokensSchema },
   body: RefreshBody,
   errors: ['unauthorized', 'invalid_grant', 'refresh_token_reused', 'tenant_suspended'],

@@ -1,8 +1,9 @@
 import { SignJWT, jwtVerify, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
-import { queryFirst } from '../store/pagination.js';
+import { getMany, queryAll, queryFirst } from '../store/pagination.js';
+import { publicOnly } from './jwk-set.js';
 import { newId, nowIso, UUID_RE } from '../ids.js';
 import { openJson, sealJson } from '../crypto/envelope.js';
 import { sessionState } from '../users/session-state.js';
@@ -28,6 +29,7 @@ async function currentSigningKey(tenantId: string): Promise<{ kid: string; priva
   const item = await queryFirst({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.tokenKeyPrefix }, newestFirst: true });
   if (item) {
     const kid = item.kid as string;
+    if (item.gsi1pk === undefined) await indexTokenKey(tenantId, kid);
     return { kid, privateJwk: await openJson<JWK>({ tenantId, type: 'token_key', id: kid, version: 1 }, item.private as Uint8Array) };
   }
   const kid = newId();
@@ -39,6 +41,7 @@ async function currentSigningKey(tenantId: string): Promise<{ kid: string; priva
       TableName: tableName(),
       Item: {
         ...keys.tokenKey(tenantId, kid),
+        ...keys.tokenKeyIndex(kid),
         kid,
         public: publicJwk,
         private: await sealJson({ tenantId, type: 'token_key', id: kid, version: 1 }, privateJwk),
@@ -48,6 +51,45 @@ async function currentSigningKey(tenantId: string): Promise<{ kid: string; priva
     }),
   );
   return { kid, privateJwk };
+}
+
+/**
+ * A key written before the authorization server had its own set joins it (its listing,
+ * keys.tokenKeyIndex) when it next signs. Best effort: a sign-in never fails for it, the
+ * next one retries.
+ */
+async function indexTokenKey(tenantId: string, kid: string): Promise<void> {
+  const index = keys.tokenKeyIndex(kid);
+  await db()
+    .send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.tokenKey(tenantId, kid),
+        UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(gsi1pk)',
+        ExpressionAttributeValues: { ':pk': index.gsi1pk, ':sk': index.gsi1sk },
+      }),
+    )
+    .catch(() => undefined);
+}
+
+/**
+ * The authorization server's JWK Set (RFC 7517; GET /api/v1/auth/oauth/jwks, its discovery
+ * `jwks_uri`): the public keys the service signs access tokens with, every account's
+ * token-signing keys and nothing else. A key a user can generate, import or export (the
+ * account's jwt-signing keys, GET /api/v1/.well-known/jwks.json) never joins it, so a token a
+ * user signs never verifies for a resource server trusting the authorization server. Read
+ * from the keys' own listing (keys.tokenKeyIndex), public parameters only.
+ */
+export async function serviceKeySet(): Promise<{ keys: JWK[] }> {
+  const listed = (await Promise.all(keys.tokenKeyIndexPks.map((pk) => queryAll({ pk, index: 'gsi1' })))).flat();
+  const refs = listed
+    .map((i) => ({ pk: i.pk as string, sk: i.sk as string }))
+    .filter((k) => k.pk.startsWith('T#') && k.sk.startsWith(keys.tokenKeyPrefix));
+  // the public JWK only: the sealed private part is never read here
+  const items = await getMany(refs, ['public']);
+  const set = items.filter((i) => i.public).map((i) => publicOnly(i.public as Record<string, unknown>));
+  return { keys: set.sort((a, b) => String(a.kid).localeCompare(String(b.kid))) };
 }
 
 export async function issueAccessToken(

@@ -68,6 +68,7 @@ export const OAUTH_ERRORS = [
   'unauthorized_client',
   'unsupported_grant_type',
   'invalid_scope',
+  'invalid_target',
   'authorization_pending',
   'slow_down',
   'access_denied',

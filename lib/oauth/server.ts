@@ -14,10 +14,11 @@ import { db, tableName } from '../store/client.js';
 import { readItem } from '../store/items.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
-import { openClientSession, refreshSession, type GrantTokens, type RequestFacts } from '../users/sessions.js';
+import { TxConditionFailed, type TxItem } from '../store/tx.js';
+import { endSession, openClientSession, refreshSession, type GrantTokens, type RequestFacts } from '../users/sessions.js';
 import { spend } from '../users/single-use.js';
 import { getUser, scopesOf } from '../users/users.js';
-import { issuerOf, publicBase, sessionFromCookie, tokenEndpointOf } from './base.js';
+import { issuerOf, sessionFromCookie, tokenEndpointOf } from './base.js';
 
 /**
  * The authorization server of the clients registered at /api/v1/oidc/clients (RFC 6749,
@@ -31,6 +32,8 @@ import { issuerOf, publicBase, sessionFromCookie, tokenEndpointOf } from './base
  * with exactly those scopes and refused from the moment the session is revoked.
  */
 const CODE_SECONDS = 60;
+/** How long a redeemed code is remembered: as long as the session it opened may live (7 days). */
+const REDEEMED_CODE_SECONDS = 7 * 86_400;
 const TICKET_SECONDS = 600;
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -53,7 +56,8 @@ export function providerMetadata(headers: Readonly<Record<string, string>>) {
     issuer,
     authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: tokenEndpointOf(headers),
-    jwks_uri: `${publicBase(headers)}/api/v1/.well-known/jwks.json`,
+    // the authorization server's own set (lib/auth/jwt.ts serviceKeySet), never the account's, which holds keys users export
+    jwks_uri: `${issuerOf(headers)}/jwks`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
@@ -248,10 +252,25 @@ export async function token(body: TokenRequest, headers: Readonly<Record<string,
   }
 }
 
+const codeReused = () => invalidGrant('authorization code already used: it is refused, and the tokens issued for it are revoked');
+
+/** RFC 6749 §4.1.2: a code presented again is refused and the grant it gave (its session: every access and refresh token) revoked. */
+async function refuseReusedCode(item: Record<string, unknown>, request: RequestFacts): Promise<never> {
+  await endSession(item.tenant_id as string, item.session_id as string, request, 'authorization_code_reuse');
+  throw codeReused();
+}
+
+/**
+ * A code is redeemed once: the session it opens is recorded on the code item in the same
+ * transaction (conditional on no session being recorded yet), and the item is kept as long as
+ * that session may live, so a second presentation, however late, finds the session to revoke.
+ */
 async function redeemCode(client: Client, body: TokenRequest, request: RequestFacts): Promise<TokenAnswer> {
   if (!body.code || !body.code_verifier || !body.redirect_uri)
     throw badRequest('code, code_verifier and redirect_uri are required', undefined, 'invalid_request');
-  const item = await spend(keys.oauthCode(sha256(body.code)));
+  const codeKey = keys.oauthCode(sha256(body.code));
+  const item = await readItem(codeKey);
+  if (item && typeof item.session_id === 'string') return refuseReusedCode(item, request);
   if (!item || (item.expires_at as string) <= nowIso()) throw invalidGrant('unknown, used or expired authorization code');
   if (item.client_id !== client.client_id) throw invalidGrant('the code was issued to another client');
   if (item.redirect_uri !== body.redirect_uri) throw invalidGrant('redirect_uri differs from the authorization request');
@@ -262,7 +281,29 @@ async function redeemCode(client: Client, body: TokenRequest, request: RequestFa
   if (!user) throw invalidGrant('the user who authorized the client no longer exists');
   const current = scopesOf(user);
   const scopes = (item.scopes as string[]).filter((s) => hasScope(current, s));
-  return openClientSession(tenant, { client_id: client.client_id, subject: user.email, method: 'oauth_code', scopes }, request);
+  const redeemed = (sessionId: string): TxItem[] => [
+    {
+      Update: {
+        TableName: tableName(),
+        Key: codeKey,
+        UpdateExpression: 'SET session_id = :sid, redeemed_at = :at, #ttl = :ttl',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(session_id)',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':sid': sessionId, ':at': nowIso(), ':ttl': epoch(Date.now()) + REDEEMED_CODE_SECONDS },
+      },
+    },
+  ];
+  try {
+    return await openClientSession(tenant, { client_id: client.client_id, subject: user.email, method: 'oauth_code', scopes }, request, redeemed);
+  } catch (error) {
+    // redeemed meanwhile by a concurrent request: this one is the second use
+    if (error instanceof TxConditionFailed && (error.index === 0 || error.conflict)) {
+      const now = await readItem(codeKey);
+      if (now && typeof now.session_id === 'string') return refuseReusedCode(now, request);
+      throw invalidGrant('unknown, used or expired authorization code');
+    }
+    throw error;
+  }
 }
 
 // ---- the authorization endpoint (RFC 6749 §4.1.1, RFC 7636 §4.3) -----------------------------

@@ -15,7 +15,8 @@ import { openClientSession, type RequestFacts } from '../users/sessions.js';
  * account is never accepted by another). What it gets: the first workload binding of the
  * issuer's JWK set (lib/federation/jwks.ts, admin-written) whose subject and claim patterns
  * match, its scopes (or the requested subset) for its lifetime. Every refusal of the subject
- * token is RFC 8693 §2.2.2 `invalid_request`; a scope beyond the binding is `invalid_scope`.
+ * token is RFC 8693 §2.2.2 `invalid_request`; a scope beyond the binding is `invalid_scope`;
+ * an `audience` parameter naming another target than the subject token's account is `invalid_target`.
  */
 const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const JWT_TYPES = ['urn:ietf:params:oauth:token-type:jwt', 'urn:ietf:params:oauth:token-type:id_token'];
@@ -65,7 +66,9 @@ export async function exchange(body: ExchangeRequest, request: RequestFacts) {
   const ours = auds.filter((a) => a.startsWith(AUDIENCE_PREFIX) && UUID_RE.test(a.slice(AUDIENCE_PREFIX.length)));
   if (ours.length !== 1) throw refuse(`wrong audience: the subject token's aud must name one account as ${AUDIENCE_PREFIX}<account id>`);
   const audience = ours[0]!;
-  if (body.audience !== undefined && body.audience !== audience) throw refuse('audience differs from the subject token\u2019s audience');
+  // RFC 8693 §2.2.2: no token is issued for a target other than the account the subject token names
+  if (body.audience !== undefined && body.audience !== audience)
+    throw badRequest('audience differs from the subject token\u2019s audience: a token is issued only for that account', undefined, 'invalid_target');
   const tenant = await getTenant(audience.slice(AUDIENCE_PREFIX.length));
   // an unknown account and an unknown issuer are one answer: nothing tells which accounts exist
   const set =

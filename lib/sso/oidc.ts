@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { open, seal } from '../crypto/envelope.js';
-import { forbidden, HttpError, notFound, unauthorized } from '../http/errors.js';
+import { conflict, forbidden, HttpError, notFound, unauthorized } from '../http/errors.js';
 import { nowIso } from '../ids.js';
 import { accountSettings } from '../settings/settings.js';
 import { db, tableName } from '../store/client.js';
@@ -181,24 +181,54 @@ function mappedScopes(cfg: SsoConfig, claims: JWTPayload): string[] {
   return [...scopes];
 }
 
-/** The user for verified claims: the account's existing user, or a new SSO user with the mapped scopes. */
+/**
+ * The user for verified claims: an SSO user of this identity (same issuer and subject), or a
+ * new SSO user with the mapped scopes. The provider must vouch for the e-mail address
+ * (`email_verified: true`; absent is not a yes). An e-mail address alone never binds a
+ * sign-in to a user this identity did not create: a user who signs in without single
+ * sign-on (the account's admin, with a password or a passkey) or an SSO user of another
+ * identity is refused (409 `sso_identity_conflict`), never taken over.
+ */
 async function userFor(cfg: SsoConfig, tenant: Tenant, claims: JWTPayload): Promise<User> {
   const email = typeof claims.email === 'string' ? claims.email.toLowerCase() : undefined;
-  if (!email || claims.email_verified === false) throw forbidden('the identity provider vouches for no verified e-mail address');
+  if (!email || claims.email_verified !== true)
+    throw forbidden('the identity provider vouches for no verified e-mail address (email_verified must be true)');
   const domain = email.split('@')[1] ?? '';
   if (!cfg.allowed_domains.includes(domain)) throw forbidden(`e-mail domain ${domain} is not admitted by this account\u2019s single sign-on`);
   const existing = await getUser(tenant.id, email);
-  if (existing && existing.source !== 'sso') return existing;
+  if (existing && existing.source !== 'sso')
+    throw conflict(
+      `${email} is a user of this account who signs in without single sign-on (password or passkey); single sign-on never takes over an existing user by e-mail address. Sign in as that user with its password or passkey, or sign in through the identity provider with another e-mail address`,
+      'sso_identity_conflict',
+    );
+  if (existing && (existing.issuer !== cfg.issuer || existing.subject !== claims.sub))
+    throw conflict(
+      `${email} was created by another identity of single sign-on (another issuer or subject); an e-mail address alone never moves it to this one: sign in with the identity that created it`,
+      'sso_identity_conflict',
+    );
   const scopes = mappedScopes(cfg, claims);
   if (scopes.length === 0) throw forbidden('no scope is mapped to this user\u2019s claims');
   const at = nowIso();
-  const user: User = existing ? { ...existing, scopes } : { email, role: 'viewer', scopes, source: 'sso', created_at: at, last_sign_in_at: null };
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.user(tenant.id, email), ...keys.userIndex(tenant.id, email), ...user, subject: claims.sub, issuer: cfg.issuer },
-    }),
-  );
+  const user: User = existing
+    ? { ...existing, scopes }
+    : { email, role: 'viewer', scopes, source: 'sso', issuer: cfg.issuer, subject: claims.sub!, created_at: at, last_sign_in_at: null };
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.user(tenant.id, email), ...keys.userIndex(tenant.id, email), ...user },
+        // only the user read above is replaced: a user written meanwhile (a local one, another identity's) never is
+        ConditionExpression: existing ? '#src = :sso AND subject = :sub AND issuer = :iss' : 'attribute_not_exists(pk)',
+        ...(existing
+          ? { ExpressionAttributeNames: { '#src': 'source' }, ExpressionAttributeValues: { ':sso': 'sso', ':sub': claims.sub, ':iss': cfg.issuer } }
+          : {}),
+      }),
+    );
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ConditionalCheckFailedException')
+      throw conflict(`${email} was created or changed by another sign-in at the same time: sign in again`, 'sso_identity_conflict');
+    throw error;
+  }
   return user;
 }
 

@@ -24,7 +24,7 @@
  * | user code (8628)    | USERCODE#<sha256>  | USERCODE (ttl)                  |                                 |
  * | enrolment token     | ENROLL#<sha256>    | ENROLL (ttl)                    |                                 |
  * | data key            | T#<tid>            | DEK#CURRENT                     |                                 |
- * | token-signing key   | T#<tid>            | TOKENKEY#<kid>                  |                                 |
+ * | token-signing key   | T#<tid>            | TOKENKEY#<kid>                  | TOKENKEYS#<n> / <kid>           |
  * | secret (head)       | T#<tid>            | SECRET#<name>                   | T#<tid> / RES#<id>              |
  * | resource (head)     | T#<tid>            | R#<type>#<id>                   | T#<tid> / RES#<id>              |
  * | resource version    | T#<tid>            | V#<type>#<id>#<n, 10 digits>    |                                 |
@@ -95,7 +95,7 @@
  * by the recipient's e-mail (a recipient in any account finds what was shared with them);
  * both hold the owner's tenant id and are written in the same transaction as the owner's items.
  *
- * Hot keys (docs/capacity.md): the platform-wide gsi1 listings (AUDIT, TENANTS, LEASES) are
+ * Hot keys (docs/capacity.md): the platform-wide gsi1 listings (AUDIT, TENANTS, LEASES, TOKENKEYS) are
  * spread over GSI_SHARDS partition keys `<NAME>#<n>`, n a hash of the item's own id (so any
  * writer recomputes it), and every reader merges the shards in sort-key order
  * (lib/store/shards.ts). The usage item of a day is split into `USAGE#<day>#<n>` shards
@@ -163,6 +163,9 @@ export const keys = {
   dataKey: (tid: string) => ({ pk: tenantPk(tid), sk: 'DEK#CURRENT' }),
   tokenKey: (tid: string, kid: string) => ({ pk: tenantPk(tid), sk: `TOKENKEY#${kid}` }),
   tokenKeyPrefix: 'TOKENKEY#',
+  /** Every account's token-signing keys in one listing: the authorization server's public key set (lib/auth/jwt.ts `serviceKeySet`). */
+  tokenKeyIndex: (kid: string) => ({ gsi1pk: `TOKENKEYS#${shardOf(kid)}`, gsi1sk: kid }),
+  tokenKeyIndexPks: sharded('TOKENKEYS'),
   secret: (tid: string, name: string) => ({ pk: tenantPk(tid), sk: `SECRET#${name}` }),
   secretPrefix: 'SECRET#',
   resource: (tid: string, type: string, id: string) => ({ pk: tenantPk(tid), sk: `R#${type}#${id}` }),

@@ -184,16 +184,20 @@ export async function readPage(
 
 /**
  * Many items by key, consistently, in BatchGetItem calls of 100 keys, retrying unprocessed
- * keys (at most 5 rounds, then it fails). Returns the items found, in no particular order.
+ * keys (at most 5 rounds, then it fails). Returns the items found (their keys and the
+ * `projection` attributes when given), in no particular order.
  */
-export async function getMany(keyList: readonly { readonly pk: string; readonly sk: string }[]): Promise<Item[]> {
+export async function getMany(keyList: readonly { readonly pk: string; readonly sk: string }[], projection?: readonly string[]): Promise<Item[]> {
+  // the keys are always read: a caller tells the items apart by them
+  const names = projection ? Object.fromEntries(['pk', 'sk', ...projection].map((f, i) => [`#p${i}`, f])) : undefined;
+  const project = names ? { ProjectionExpression: Object.keys(names).join(', '), ExpressionAttributeNames: names } : {};
   const found: Item[] = [];
   for (let i = 0; i < keyList.length; i += 100) {
     let request: Item[] | undefined = keyList.slice(i, i + 100).map((k) => ({ pk: k.pk, sk: k.sk }));
     for (let round = 0; request && request.length > 0; round++) {
       if (round === 5) throw new Error('BatchGetItem left keys unprocessed');
       const out: BatchGetCommandOutput = await db().send(
-        new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: request, ConsistentRead: true } } }),
+        new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: request, ConsistentRead: true, ...project } } }),
       );
       found.push(...(out.Responses?.[tableName()] ?? []));
       request = out.UnprocessedKeys?.[tableName()]?.Keys;

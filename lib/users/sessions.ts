@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { commit } from '../audit/audit.js';
+import { open, seal } from '../crypto/envelope.js';
 import { issueAccessToken, verifyAccessToken } from '../auth/jwt.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
@@ -19,7 +20,8 @@ import { getUser, scopesOf, type User } from './users.js';
  * session on every request) and an opaque refresh token that rotates on every use. Only
  * the refresh token's SHA-256 is stored (a global lookup: the refresh request carries the
  * token alone). Presenting a used refresh token revokes the whole session, i.e. every token
- * of its family (OAuth 2.0 Security BCP, RFC 9700 §4.14.2).
+ * of its family (OAuth 2.0 Security BCP, RFC 9700 §4.14.2), except a retry of a lost answer
+ * (REFRESH_RETRY_SECONDS).
  */
 const ACCESS_TOKEN_SECONDS = 900;
 /** A session's absolute lifetime: refreshing never extends it. */
@@ -122,8 +124,17 @@ interface ClientGrant {
 
 export type GrantTokens = Omit<SessionTokens, 'refresh_token' | 'session_id'> & { readonly refresh_token?: string };
 
-/** Opens the session of an OAuth grant: an authorization code's (with a refresh token) or a client's own (without). */
-export async function openClientSession(tenant: Tenant, grant: ClientGrant, request: RequestFacts, extra: TxItem[] = []): Promise<GrantTokens> {
+/**
+ * Opens the session of an OAuth grant: an authorization code's (with a refresh token) or a
+ * client's own (without). `extra` joins the transaction; given as a function, it is handed the
+ * new session's id (an authorization code records the session it was redeemed for).
+ */
+export async function openClientSession(
+  tenant: Tenant,
+  grant: ClientGrant,
+  request: RequestFacts,
+  extra: TxItem[] | ((sessionId: string) => TxItem[]) = [],
+): Promise<GrantTokens> {
   const refresh = grant.method === 'oauth_code';
   const seconds = grant.seconds ?? (refresh ? SESSION_SECONDS : ACCESS_TOKEN_SECONDS);
   const { session_id: _sid, ...out } = await startSession(
@@ -148,10 +159,11 @@ async function startSession(
   tenant: Tenant,
   start: SessionStart,
   request: RequestFacts,
-  extra: TxItem[],
+  extraItems: TxItem[] | ((sessionId: string) => TxItem[]),
 ): Promise<GrantTokens & { session_id: string }> {
   if (tenant.status !== 'active') throw forbidden('account is suspended', 'tenant_suspended');
   const sessionId = newId();
+  const extra = typeof extraItems === 'function' ? extraItems(sessionId) : extraItems;
   const at = nowIso();
   const expiresAt = new Date(Date.now() + start.seconds * 1000).toISOString();
   const refresh = start.refresh ? newRefresh(tenant.id, sessionId, expiresAt) : undefined;
@@ -217,13 +229,10 @@ async function readSession(tenantId: string, sessionId: string): Promise<Session
   return out.Item as SessionItem | undefined;
 }
 
+type RevokeReason = 'sign_out' | 'refresh_token_reuse' | 'password_reset' | 'token_revocation' | 'authorization_code_reuse';
+
 /** Ends a session: every access and refresh token of it is refused from the next request on. */
-async function revoke(
-  ctx: CallContext,
-  tenantId: string,
-  sessionId: string,
-  reason: 'sign_out' | 'refresh_token_reuse' | 'password_reset' | 'token_revocation',
-): Promise<void> {
+async function revoke(ctx: CallContext, tenantId: string, sessionId: string, reason: RevokeReason): Promise<void> {
   await commit(
     ctx,
     tenantId,
@@ -262,10 +271,37 @@ export async function revokeUserSessions(ctx: CallContext, tenantId: string, ema
 const reused = () => unauthorized('refresh token already used: the session is revoked; sign in again', 'refresh_token_reused');
 
 /**
+ * How long after a refresh its caller may present the same refresh token again and get the
+ * same new refresh token (with a fresh access token): a client whose answer was lost (a
+ * crash, a dropped connection between the commit and the answer) retries instead of being
+ * signed out. Only while the new refresh token is still unused, by the same client; any
+ * other second use is a replay and revokes the session.
+ */
+export const REFRESH_RETRY_SECONDS = 30;
+const successorScope = (tenantId: string, hash: string) => ({ tenantId, type: 'refresh_successor', id: hash, version: 1 });
+
+/**
+ * The answer of a refresh retried within REFRESH_RETRY_SECONDS: the new refresh token the
+ * first refresh issued (kept sealed on the used token's item, with the account's data key)
+ * while it is unused, with a fresh access token; undefined when the retry does not qualify.
+ */
+async function retriedRefresh(item: Record<string, unknown>, hash: string, session: SessionItem, scopes: readonly string[]) {
+  const usedAt = Date.parse(String(item.used_at));
+  if (!(item.successor instanceof Uint8Array) || !(Date.now() - usedAt <= REFRESH_RETRY_SECONDS * 1000)) return undefined;
+  if (session.status !== 'active' || Date.parse(session.expires_at) <= Date.now()) return undefined;
+  const tenantId = item.tenant_id as string;
+  const successor = (await open(successorScope(tenantId, hash), item.successor)).toString('utf8');
+  const next = await db().send(new GetCommand({ TableName: tableName(), Key: keys.refreshToken(hashToken(successor)), ConsistentRead: true }));
+  if (!next.Item || next.Item.used !== false || next.Item.session_id !== session.id) return undefined;
+  return tokens(tenantId, session.user, scopes, session.id, successor);
+}
+
+/**
  * Rotates a refresh token: the presented one is marked used and a new one issued, with a
  * fresh access token carrying the user's current scopes, in one transaction conditional on
- * the token being unused and the session active. A used token (a replay, or the loser of
- * two concurrent uses) revokes the session.
+ * the token being unused and the session active. A used token (a replay, the loser of two
+ * concurrent uses, or another client's) revokes the session, except a retry of the same
+ * client within REFRESH_RETRY_SECONDS while the new token is unused (retriedRefresh).
  */
 export async function refreshSession(token: string, request: RequestFacts, clientId?: string): Promise<SessionTokens> {
   const hash = hashToken(token);
@@ -276,20 +312,23 @@ export async function refreshSession(token: string, request: RequestFacts, clien
   const [tenant, session] = await Promise.all([getTenant(tenantId), readSession(tenantId, sessionId)]);
   if (!tenant || !session) throw unauthorized('unknown or expired refresh token');
   // a client's refresh token is that client's alone (RFC 6749 §6); a sign-in's is no client's
-  if ((session.client_id ?? null) !== (clientId ?? null))
-    throw badRequest('the refresh token was not issued to this client', undefined, 'invalid_grant');
+  const sameClient = (session.client_id ?? null) === (clientId ?? null);
   const user = await getUser(tenantId, session.user);
   const current = user ? scopesOf(user) : [];
   const scopes = session.scopes ? session.scopes.filter((s) => hasScope(current, s)) : current;
   const ctx = sessionContext(tenant, session.user, sessionId, scopes, request);
   if (out.Item.used === true) {
+    const retried = sameClient && user && tenant.status === 'active' ? await retriedRefresh(out.Item, hash, session, scopes) : undefined;
+    if (retried) return retried;
     if (session.status === 'active') await revoke(ctx, tenantId, sessionId, 'refresh_token_reuse');
     throw reused();
   }
+  if (!sameClient) throw badRequest('the refresh token was not issued to this client', undefined, 'invalid_grant');
   if (session.status !== 'active' || Date.parse(session.expires_at) <= Date.now() || !user)
     throw unauthorized('the session has ended; sign in again');
   if (tenant.status !== 'active') throw forbidden('account is suspended', 'tenant_suspended');
   const next = newRefresh(tenantId, sessionId, session.expires_at);
+  const sealedNext = await seal(successorScope(tenantId, hash), next.token);
   try {
     await commit(
       ctx,
@@ -299,9 +338,10 @@ export async function refreshSession(token: string, request: RequestFacts, clien
           Update: {
             TableName: tableName(),
             Key: keys.refreshToken(hash),
-            UpdateExpression: 'SET used = :t, used_at = :at',
+            // the new token, sealed, for a retry within REFRESH_RETRY_SECONDS (retriedRefresh)
+            UpdateExpression: 'SET used = :t, used_at = :at, successor = :next',
             ConditionExpression: 'used = :f',
-            ExpressionAttributeValues: { ':t': true, ':f': false, ':at': nowIso() },
+            ExpressionAttributeValues: { ':t': true, ':f': false, ':at': nowIso(), ':next': sealedNext },
           },
         },
         next.item,
@@ -360,12 +400,27 @@ export async function revokeSessionByToken(token: string, request: RequestFacts)
     if (claims) [tenantId, sessionId] = [claims.tenantId, claims.tokenId];
   }
   if (!tenantId || !sessionId) return;
+  await endSession(tenantId, sessionId, request, 'token_revocation');
+}
+
+/**
+ * Ends a session named by its account and id, audited as the session's own act; a session
+ * that is unknown or no longer active is left as it is. Token revocation (above), and an
+ * authorization code presented again (RFC 6749 §4.1.2: the tokens issued for it are revoked,
+ * lib/oauth/server.ts).
+ */
+export async function endSession(
+  tenantId: string,
+  sessionId: string,
+  request: RequestFacts,
+  reason: 'token_revocation' | 'authorization_code_reuse',
+) {
   const [tenant, session] = await Promise.all([getTenant(tenantId), readSession(tenantId, sessionId)]);
   if (!tenant || !session || session.status !== 'active') return;
   const user = await getUser(tenantId, session.user);
   const ctx = sessionContext(tenant, session.user, sessionId, user ? scopesOf(user) : [], request);
   try {
-    await revoke(ctx, tenantId, sessionId, 'token_revocation');
+    await revoke(ctx, tenantId, sessionId, reason);
   } catch (error) {
     if (!(error instanceof TxConditionFailed)) throw error;
   }

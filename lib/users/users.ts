@@ -37,6 +37,9 @@ const UserItem = z.object({
   scopes: nullable(z.array(z.string())),
   /** `admin` (named at creation) or `sso`. */
   source: z.enum(['admin', 'sso']).default('admin'),
+  /** An SSO user's identity: the provider's issuer and the `sub` it named; only that identity signs in as this user (lib/sso/oidc.ts). */
+  issuer: z.string().optional(),
+  subject: z.string().optional(),
   created_at: z.string(),
   last_sign_in_at: nullable(z.string()),
   /** SRP-6a: the salt (public) and the verifier sealed with the account's data key; absent: no password. */

@@ -311,11 +311,13 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
     expect(oauthError(foreign)).toBe('invalid_grant');
     const signInRefresh = await api('POST', '/api/v1/auth/refresh', { body: { refresh_token: next.refresh_token } });
     expect(signInRefresh.status).toBe(400);
-    // a used refresh token: invalid_grant, and the whole grant is revoked
+    // once its successor is used, a used refresh token is a replay: invalid_grant, and the whole grant is revoked
+    const after = await client.refreshTokenGrant(config, next.refresh_token!);
+    exported.push(after.access_token, after.refresh_token!);
     const reused = await form('/api/v1/auth/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token! }, basic(c.client_id, client_secret!));
     expect(reused.status).toBe(400);
     expect(oauthError(reused)).toBe('invalid_grant');
-    expect((await api('GET', `/api/v1/secrets/${secret.name}`, { key: next.access_token })).status).toBe(401);
+    expect((await api('GET', `/api/v1/secrets/${secret.name}`, { key: after.access_token })).status).toBe(401);
 
     // consent is remembered: the next authorization for the same scopes goes straight back
     const verifier2 = client.randomPKCECodeVerifier();
@@ -510,7 +512,7 @@ describe('workload token exchange (RFC 8693)', () => {
       ['not a JWT', 'not-a-jwt', {}, 'invalid_request'],
       ['scope beyond', workloadJwt({ repository_owner: 'acme' }), { scope: 'secrets:write' }, 'invalid_scope'],
       ['token type', workloadJwt({ repository_owner: 'acme' }), { subject_token_type: 'urn:ietf:params:oauth:token-type:saml2' }, 'invalid_request'],
-      ['audience parameter', workloadJwt({ repository_owner: 'acme' }), { audience: `urn:secrets-api:account:${b.tenantId}` }, 'invalid_request'],
+      ['audience parameter', workloadJwt({ repository_owner: 'acme' }), { audience: `urn:secrets-api:account:${b.tenantId}` }, 'invalid_target'],
       ['requested type', workloadJwt({ repository_owner: 'acme' }), { requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' }, 'invalid_request'],
     ];
     for (const [what, token, extra, error] of cases) {

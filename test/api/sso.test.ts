@@ -21,6 +21,8 @@ interface Person {
   sub: string;
   email: string;
   groups: string[];
+  /** The ID token's `email_verified`: true unless given; `omit` leaves the claim out. */
+  verified?: boolean | 'omit';
 }
 let idp: { issuer: string; clientSecret: string; person: Person; tamper: Tamper; close(): Promise<void> };
 let a: TestAccount;
@@ -32,7 +34,7 @@ async function startIdp(): Promise<typeof idp> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const signing = { ...(await exportJWK(privateKey)), kid: 'idp-1', alg: 'RS256', use: 'sig' } as JWK;
   const clientSecret = canary('sso-client-secret');
-  const state = { person: { sub: 'u1', email: 'alice@corp.example.test', groups: [] as string[] }, tamper: 'none' as Tamper };
+  const state = { person: { sub: 'u1', email: 'alice@corp.example.test', groups: [] } as Person, tamper: 'none' as Tamper };
   let oidc: Provider;
   const server: Server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
@@ -53,7 +55,13 @@ async function startIdp(): Promise<typeof idp> {
     claims: { openid: ['sub', 'groups'], email: ['email', 'email_verified'], profile: ['name'] },
     findAccount: (_ctx, sub) => ({
       accountId: sub,
-      claims: () => ({ sub, email: state.person.email, email_verified: true, groups: state.person.groups, name: 'Test Person' }),
+      claims: () => ({
+        sub,
+        email: state.person.email,
+        ...(state.person.verified === 'omit' ? {} : { email_verified: state.person.verified ?? true }),
+        groups: state.person.groups,
+        name: 'Test Person',
+      }),
     }),
     features: { devInteractions: { enabled: false } },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
@@ -268,15 +276,9 @@ describe('sign-in through the account\u2019s identity provider', () => {
     expect(unknownState.status).toBe(401);
   });
 
-  it('maps users: the account\u2019s admin keeps its role, an SSO user\u2019s scopes follow its claims, no verified e-mail or no scope is refused', async () => {
+  it('maps users: an SSO user\u2019s scopes follow its claims; no verified e-mail or no scope is refused', async () => {
     await configure(a, { allowed_domains: ['corp.example.test', 'example.test'] });
     try {
-      idp.person = { sub: 'admin', email: a.adminEmail, groups: [] };
-      const admin = await callback(await browse(a.tenantId));
-      expect(admin.status, admin.text).toBe(200);
-      secrets.push(admin.body.data.refresh_token);
-      expect(admin.body.data.scope).toBe('admin:*');
-
       idp.person = { sub: 'alice', email: 'alice@corp.example.test', groups: ['other-group'] };
       const again = await callback(await browse(a.tenantId));
       expect(again.status, again.text).toBe(200);
@@ -288,11 +290,53 @@ describe('sign-in through the account\u2019s identity provider', () => {
       expect(noMail.status).toBe(403);
       expect(noMail.body.error).toContain('verified e-mail');
 
+      for (const verified of ['omit', false] as const) {
+        idp.person = { sub: `unverified-${verified}`, email: `dave-${verified}@corp.example.test`, groups: [], verified };
+        const unverified = await callback(await browse(a.tenantId));
+        expect(unverified.status, unverified.text).toBe(403);
+        expect(unverified.body.error).toContain('email_verified must be true');
+      }
+
       await configure(a, { default_scopes: [] });
       idp.person = { sub: 'carol', email: 'carol@corp.example.test', groups: [] };
       const none = await callback(await browse(a.tenantId));
       expect(none.status).toBe(403);
       expect(none.body.error).toContain('no scope');
+    } finally {
+      await configure(a);
+    }
+  });
+
+  it('never signs in as the account\u2019s admin (a password or passkey user) by e-mail, verified or not, nor as another identity\u2019s SSO user', async () => {
+    await configure(a, { allowed_domains: ['corp.example.test', 'example.test'] });
+    try {
+      for (const verified of ['omit', false, true] as const) {
+        idp.person = { sub: `admin-${verified}`, email: a.adminEmail.toUpperCase(), groups: ['vault-writers'], verified };
+        const res = await callback(await browse(a.tenantId));
+        expect(res.status, res.text).toBe(verified === true ? 409 : 403);
+        expect(res.body.data).toBeUndefined();
+        expect(res.text).not.toContain('admin:*');
+        if (verified === true) {
+          expect(errorCode(res)).toBe('sso_identity_conflict');
+          expect(res.body.error).toContain('never takes over an existing user');
+        }
+      }
+      const users = await api('GET', `/api/v1/admin/tenants/${a.tenantId}/users`, { key: rootKey() });
+      expect(users.body.data.users).toContainEqual(expect.objectContaining({ email: a.adminEmail.toLowerCase(), source: 'admin', role: 'admin' }));
+
+      // an SSO user belongs to the identity that created it: another subject with its e-mail is refused
+      idp.person = { sub: 'erin-1', email: 'erin@corp.example.test', groups: [] };
+      const first = await callback(await browse(a.tenantId));
+      expect(first.status, first.text).toBe(200);
+      secrets.push(first.body.data.refresh_token);
+      idp.person = { sub: 'erin-2', email: 'erin@corp.example.test', groups: ['vault-writers'] };
+      const other = await callback(await browse(a.tenantId));
+      expect(other.status, other.text).toBe(409);
+      expect(errorCode(other)).toBe('sso_identity_conflict');
+      idp.person = { sub: 'erin-1', email: 'erin@corp.example.test', groups: [] };
+      const same = await callback(await browse(a.tenantId));
+      expect(same.status, same.text).toBe(200);
+      secrets.push(same.body.data.refresh_token);
     } finally {
       await configure(a);
     }

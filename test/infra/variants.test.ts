@@ -83,7 +83,7 @@ describe.each(Object.keys(VARIANTS) as Variant[])('the %s variant, over the whol
   });
 
   it('fits every CloudFormation quota: resources, parameters, outputs, template body, resources per nested-stack operation', () => {
-    expect(ROUTES).toHaveLength(322);
+    expect(ROUTES.length).toBeGreaterThanOrEqual(322);
     expect(ROUTES.every((r) => r.handler !== null)).toBe(true); // every route is built (a future one would deploy as not-implemented)
     expect(s.nested.length).toBeGreaterThan(1);
     const over: string[] = [];

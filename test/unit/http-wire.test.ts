@@ -18,17 +18,19 @@ describe('which routes speak a protocol', () => {
       'GET /api/v1/.well-known/jwks.json': 'document',
       'GET /api/v1/oidc/jwks/.well-known': 'document',
       'GET /api/v1/auth/oauth/.well-known/openid-configuration': 'document',
+      'GET /api/v1/auth/oauth/jwks': 'document',
       'POST /api/v1/auth/oauth/token': 'oauth',
       'POST /api/v1/auth/workload/token': 'oauth',
       'POST /api/v1/agent/oauth/device': 'oauth',
       'POST /api/v1/agent/oauth/token': 'oauth',
       'GET /api/v1/auth/cli/login': 'oauth',
+      'POST /api/v1/auth/cli/login': 'oauth',
       'POST /api/v1/auth/cli/token': 'oauth',
       'POST /api/v1/auth/cli/revoke': 'oauth',
       'GET /api/v1/saml/metadata/{id}/xml': 'text',
     });
     // no standard endpoint is left behind: every path that names one is a protocol route
-    for (const r of ROUTES.filter((x) => /\.well-known|\/oauth\/(token|device)$|\/auth\/cli\/|\/metadata\/\{id\}\/xml$/.test(x.path)))
+    for (const r of ROUTES.filter((x) => /\.well-known|\/oauth\/(token|device|jwks)$|\/auth\/cli\/|\/metadata\/\{id\}\/xml$/.test(x.path)))
       expect(wireOf(r), r.key).not.toBe('envelope');
     expect(wireOf(undefined)).toBe('envelope');
   });

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { ROUTES } from '../../lib/routes.js';
 import { buildOpenApi } from '../../scripts/openapi.js';
 
 describe('OpenAPI document', () => {
-  it('has all 322 operations with their auth, scopes and the secrets body schema', async () => {
+  it('has an operation for every route (the contract\'s 322 and those beyond it) with their auth, scopes and the secrets body schema', async () => {
     const doc = await buildOpenApi();
     const ops = Object.values(doc.paths).flatMap((p) => Object.values(p));
-    expect(ops).toHaveLength(322);
+    expect(ops).toHaveLength(ROUTES.length);
     const create = doc.paths['/api/v1/secrets']!.post as any;
     expect(create['x-scopes']).toEqual(['secrets:write']);
     expect(create.requestBody.content['application/json'].schema.required).toEqual(['name', 'data']);
