@@ -197,6 +197,8 @@ describe('GET /api/v1/ldap/export and POST /api/v1/ldap/import', () => {
     expect(records.map((r) => r.dn)).toContain(`uid=zoe,${PEOPLE}`);
     const zoe = records.find((r) => r.dn === `uid=zoe,${PEOPLE}`) as { attributes: Record<string, string[]> };
     expect(zoe.attributes.cn).toEqual(['Zoë Ünïcode']);
+    const alice = records.find((r) => r.dn === `uid=alice,${PEOPLE}`) as { attributes: Record<string, unknown> };
+    expect(alice.attributes.mail).toEqual(['alice@example.test']);
     const people = await api(
       'GET',
       `/api/v1/ldap/export?connection_id=${connId}&base_dn=${encodeURIComponent(PEOPLE)}&scope=one&object_class=inetOrgPerson`,
@@ -204,6 +206,18 @@ describe('GET /api/v1/ldap/export and POST /api/v1/ldap/import', () => {
     );
     expect(people.body.data.entries).toBe(4);
     expect((await api('GET', `/api/v1/ldap/export?connection_id=${connId}&size_limit=2`, { key })).status).toBe(400);
+  });
+
+  it('export withholds password attributes as search does: the user password is nowhere in the answer', async () => {
+    const res = await api('GET', `/api/v1/ldap/export?connection_id=${connId}`, { key });
+    expect(res.status, res.text).toBe(200);
+    const ldif: string = res.body.data.ldif;
+    expect(ldif).toContain(`dn: uid=alice,${PEOPLE}`);
+    for (const form of [userPassword, Buffer.from(userPassword).toString('base64')]) expect(res.text).not.toContain(form);
+    for (const r of parseLdif(ldif, 1000)) {
+      const names = Object.keys((r as { attributes: Record<string, unknown> }).attributes).map((n) => n.toLowerCase());
+      expect(names, r.dn).not.toContain('userpassword');
+    }
   });
 
   it('export: 401, 403, cross-account 404, 400', async () => {
