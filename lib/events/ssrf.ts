@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { admitted } from '../http/admission.js';
 
 /**
  * THE destination classifier of every outbound path: webhooks, JWK sets by URL, identity
@@ -21,6 +22,10 @@ import ipaddr from 'ipaddr.js';
  * resolves to *at connection time*: the request uses guardedLookup as its resolver, so the
  * connection goes to exactly the address that was checked (no DNS rebinding between check and
  * connect). Redirects are never followed.
+ *
+ * No destination is resolved, so no connection made, before the request is admitted (lib/http/admission.ts:
+ * a suspended account, a caller over its quota or outside its IP allow-list never makes the
+ * service reach out, even from a speculative handler run).
  *
  * Two exceptions, neither ever in a tenant's hands:
  * - `allowLoopback`: loopback only, where the deployment's config allows it (the local
@@ -147,6 +152,7 @@ export function checkUrl(raw: string, policy: boolean | DestinationPolicy): URL 
 
 /** Resolves a host name and checks every address; IP literals are checked as they are. */
 export async function resolveChecked(host: string, opts: GuardOptions): Promise<LookupAddress[]> {
+  await admitted();
   const bare = host.replace(/^\[|\]$/g, '');
   const literal = literalAddress(bare);
   if (literal) {
