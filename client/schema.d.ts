@@ -22493,8 +22493,8 @@ export interface operations {
                                     /** Format: uuid */
                                     tenant_id: string;
                                 };
-                                /** @description The configuration with secret-bearing values `[redacted]`. */
-                                configuration: {
+                                /** @description Platform operator only: the configuration with secret-bearing values `[redacted]`. */
+                                configuration?: {
                                     [key: string]: unknown;
                                 };
                                 dependencies: ({
@@ -22509,12 +22509,18 @@ export interface operations {
                                     [key: string]: unknown;
                                 })[];
                                 /**
+                                 * @description `operator` for a platform operator: every probe’s details, the runtime version and the configuration; `account` for an account admin: each dependency’s status only.
+                                 * @enum {string}
+                                 */
+                                detail: "operator" | "account";
+                                /**
                                  * @description `degraded` when a dependency probe failed.
                                  * @enum {string}
                                  */
                                 status: "ok" | "degraded";
                                 versions: {
-                                    node: string;
+                                    /** @description Platform operator only. */
+                                    node?: string;
                                     service: string;
                                 };
                             };

@@ -100,6 +100,30 @@ const Env = z
       .default('0')
       .transform((v) => v === '1' || v === 'true'),
     /**
+     * Customer databases on private addresses (RDS in a VPC): the CIDR blocks the platform
+     * operator opens per account, as JSON `{"<account id>": ["10.20.0.0/16", …]}`. Only private,
+     * unique-local and carrier-grade NAT addresses inside a listed block are admitted, only for
+     * that account (lib/events/ssrf.ts); a deployment setting, so no tenant can set it. Absent: none.
+     */
+    DATABASE_PRIVATE_NETWORKS: z
+      .string()
+      .optional()
+      .transform((raw, ctx) => {
+        if (!raw) return {} as Readonly<Record<string, readonly string[]>>;
+        let json: unknown;
+        try {
+          json = JSON.parse(raw);
+        } catch {
+          json = undefined;
+        }
+        const parsed = z.record(z.uuid(), z.array(z.cidrv4().or(z.cidrv6())).max(100)).safeParse(json);
+        if (!parsed.success) {
+          ctx.addIssue({ code: 'custom', message: 'a JSON object of account id → list of CIDR blocks' });
+          return z.NEVER;
+        }
+        return parsed.data as Readonly<Record<string, readonly string[]>>;
+      }),
+    /**
      * Where relying parties fetch each account CA's CRL and issuer certificate
      * (lib/certificates/publish.ts): the public URL prefix of `<ca id>.crl` and `<ca id>.crt`,
      * named in every issued certificate (CRL Distribution Points, Authority Information Access).

@@ -16,8 +16,11 @@ import { createResource, openSecret, readResource } from '../../lib/store/resour
  * Certificates from an external ACME directory (RFC 8555) with acme-client, validated by
  * http-01: the key authorization of each pending challenge is stored as a global lookup
  * item `ACME#<token>` (the validation request carries only the token) with a TTL, and
- * `GET /.well-known/acme-challenge/{token}` answers it. The order runs within one request,
- * bounded by ACME_TIMEOUT_MS.
+ * `GET /.well-known/acme-challenge/{token}` answers it. The order runs within one request:
+ * the whole operation (account registration and order, or revocation) has one deadline,
+ * ACME_TIMEOUT_MS from its start (within API Gateway's 29 s); past it every connection of the
+ * operation is closed, no further request is sent, and the answer is a 502 `acme_failed`
+ * saying the ACME server did not answer in time.
  *
  * Outbound safety: the directory must be https; every connection (directory, order,
  * finalize, certificate URLs the server returns) goes through the SSRF guard of
@@ -56,7 +59,7 @@ function checkDirectoryUrl(raw: string): URL {
  * The account's ACME account at a directory: its key (sealed) and account URL, registered
  * on first use (terms of service agreed, contact e-mail when given) and reused after.
  */
-async function account(ctx: CallContext, settings: AcmeSettings): Promise<{ key: string; url: string }> {
+async function account(ctx: CallContext, settings: AcmeSettings, op: Operation): Promise<{ key: string; url: string }> {
   const tid = ctx.principal.tenantId;
   const directoryUrl = settings.directory_url;
   const id = uuidv5(`${tid}\n${directoryUrl}`, ACCOUNT_NAMESPACE);
@@ -70,10 +73,11 @@ async function account(ctx: CallContext, settings: AcmeSettings): Promise<{ key:
   if (existing) return existing;
   const pair = await generateKeyPair({ kind: 'ec', curve: 'P-256' });
   const key = privatePkcs8Pem(pair.privateKey);
-  const c = client(settings, key);
+  const c = client(settings, op, key);
   try {
     await c.createAccount({ termsOfServiceAgreed: true, ...(settings.email ? { contact: [`mailto:${settings.email}`] } : {}) });
   } catch (error) {
+    if (op.signal.aborted) throw op.signal.reason;
     throw acmeError(`ACME account registration failed: ${describe(error)}`, error);
   }
   const url = c.getAccountUrl();
@@ -101,12 +105,13 @@ async function account(ctx: CallContext, settings: AcmeSettings): Promise<{ key:
   }
 }
 
-function client(settings: AcmeSettings, key: string, accountUrl?: string): acme.Client {
-  const agent = new https.Agent({
-    ...(settings.directory_ca_pem ? { ca: settings.directory_ca_pem } : {}),
-    lookup: guardedLookup({ allowLoopback: config().ACME_ALLOW_LOOPBACK }) as unknown as https.AgentOptions['lookup'],
-    keepAlive: false,
-  });
+/** One ACME operation's connections: its guarded agent and the signal its deadline aborts. */
+interface Operation {
+  readonly agent: https.Agent;
+  readonly signal: AbortSignal;
+}
+
+function client(settings: AcmeSettings, op: Operation, key: string, accountUrl?: string): acme.Client {
   const c = new acme.Client({
     directoryUrl: settings.directory_url,
     accountKey: key,
@@ -116,21 +121,48 @@ function client(settings: AcmeSettings, key: string, accountUrl?: string): acme.
     backoffMax: 2000,
   });
   // acme-client sends every request through HttpClient.request(url, method, axiosOptions):
-  // this client's requests use the guarded agent, never follow redirects or env proxies.
+  // this client's requests use the operation's guarded agent and signal, never follow
+  // redirects or env proxies, and none starts once the deadline has passed.
   const http = (c as unknown as { http: { request: (u: string, m: string, o?: Record<string, unknown>) => Promise<unknown> } }).http;
   const request = http.request.bind(http);
-  http.request = (url, method, opts = {}) => request(url, method, { ...opts, httpsAgent: agent, maxRedirects: 0, proxy: false, timeout: 10_000 });
+  const timeout = Math.min(10_000, config().ACME_TIMEOUT_MS);
+  http.request = (url, method, opts = {}) => {
+    if (op.signal.aborted) return Promise.reject(op.signal.reason);
+    return request(url, method, { ...opts, httpsAgent: op.agent, maxRedirects: 0, proxy: false, timeout, signal: op.signal });
+  };
   return c;
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<T>((_ok, fail) => {
-      timer = setTimeout(() => fail(acmeError(`the ACME order did not complete within ${ms} ms`)), ms);
-    }),
-  ]);
+/**
+ * Runs one ACME operation under its deadline (ACME_TIMEOUT_MS): connections through the SSRF
+ * guard (lib/events/ssrf.ts), all of them closed when the operation ends or the deadline
+ * passes; a directory that accepts connections and never answers is a 502 naming the server.
+ */
+async function underDeadline<T>(settings: AcmeSettings, run: (op: Operation) => Promise<T>): Promise<T> {
+  const ms = config().ACME_TIMEOUT_MS;
+  const agent = new https.Agent({
+    ...(settings.directory_ca_pem ? { ca: settings.directory_ca_pem } : {}),
+    lookup: guardedLookup({ allowLoopback: config().ACME_ALLOW_LOOPBACK }) as unknown as https.AgentOptions['lookup'],
+    keepAlive: false,
+  });
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_ok, fail) => {
+    timer = setTimeout(() => {
+      const error = acmeError(
+        `the ACME server ${new URL(settings.directory_url).host} did not answer within ${ms} ms: the CA is unreachable or too slow, try again later`,
+      );
+      controller.abort(error);
+      agent.destroy();
+      fail(error);
+    }, ms);
+  });
+  try {
+    return await Promise.race([run({ agent, signal: controller.signal }), deadline]);
+  } finally {
+    clearTimeout(timer);
+    agent.destroy();
+  }
 }
 
 const describe = (error: unknown) => {
@@ -142,54 +174,7 @@ const describe = (error: unknown) => {
 /** Runs a full ACME order for a CSR (http-01); returns the certificate and its chain as PEM. */
 export async function obtainCertificate(ctx: CallContext, settings: AcmeSettings, csrPem: string): Promise<{ certificate: string; chain: string }> {
   checkDirectoryUrl(settings.directory_url);
-  const tid = ctx.principal.tenantId;
-  const acct = await account(ctx, settings);
-  const c = client(settings, acct.key, acct.url);
-  const tokens: string[] = [];
-  let bundle: string;
-  try {
-    bundle = await withTimeout(
-      c.auto({
-        csr: csrPem,
-        ...(settings.email ? { email: settings.email } : {}),
-        termsOfServiceAgreed: true,
-        challengePriority: ['http-01'],
-        // the directory validates against the public route; a self-check from here proves nothing
-        skipChallengeVerification: true,
-        challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
-          if (challenge.type !== 'http-01') throw new Error(`unsupported challenge ${challenge.type}`);
-          tokens.push(challenge.token);
-          await db().send(
-            new PutCommand({
-              TableName: tableName(),
-              Item: {
-                ...keys.acmeChallenge(challenge.token),
-                tenant_id: tid,
-                key_authorization: keyAuthorization,
-                created_at: nowIso(),
-                ttl: Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS,
-              },
-            }),
-          );
-        },
-        challengeRemoveFn: async (_authz, challenge) => {
-          await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.acmeChallenge(challenge.token) }));
-        },
-      }),
-      config().ACME_TIMEOUT_MS,
-    );
-  } catch (error) {
-    if (error instanceof HttpError) throw error;
-    throw acmeError(`ACME enrollment failed: ${describe(error)}`, error);
-  } finally {
-    await Promise.all(
-      tokens.map((t) =>
-        db()
-          .send(new DeleteCommand({ TableName: tableName(), Key: keys.acmeChallenge(t) }))
-          .catch(() => undefined),
-      ),
-    );
-  }
+  const bundle = await underDeadline(settings, (op) => order(ctx, settings, csrPem, op));
   const blocks = bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
   if (blocks.length === 0) throw acmeError('the ACME server returned no certificate');
   return {
@@ -201,15 +186,67 @@ export async function obtainCertificate(ctx: CallContext, settings: AcmeSettings
   };
 }
 
+/** The account, then the order (http-01) to its certificate bundle (PEM). */
+async function order(ctx: CallContext, settings: AcmeSettings, csrPem: string, op: Operation): Promise<string> {
+  const tid = ctx.principal.tenantId;
+  const acct = await account(ctx, settings, op);
+  const c = client(settings, op, acct.key, acct.url);
+  const tokens: string[] = [];
+  try {
+    return await c.auto({
+      csr: csrPem,
+      ...(settings.email ? { email: settings.email } : {}),
+      termsOfServiceAgreed: true,
+      challengePriority: ['http-01'],
+      // the directory validates against the public route; a self-check from here proves nothing
+      skipChallengeVerification: true,
+      challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
+        if (challenge.type !== 'http-01') throw new Error(`unsupported challenge ${challenge.type}`);
+        tokens.push(challenge.token);
+        await db().send(
+          new PutCommand({
+            TableName: tableName(),
+            Item: {
+              ...keys.acmeChallenge(challenge.token),
+              tenant_id: tid,
+              key_authorization: keyAuthorization,
+              created_at: nowIso(),
+              ttl: Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS,
+            },
+          }),
+        );
+      },
+      challengeRemoveFn: async (_authz, challenge) => {
+        await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.acmeChallenge(challenge.token) }));
+      },
+    });
+  } catch (error) {
+    if (op.signal.aborted) throw op.signal.reason;
+    if (error instanceof HttpError) throw error;
+    throw acmeError(`ACME enrollment failed: ${describe(error)}`, error);
+  } finally {
+    await Promise.all(
+      tokens.map((t) =>
+        db()
+          .send(new DeleteCommand({ TableName: tableName(), Key: keys.acmeChallenge(t) }))
+          .catch(() => undefined),
+      ),
+    );
+  }
+}
+
 /** Revokes a certificate at the directory that issued it (RFC 8555 §7.6). */
 export async function revokeAtDirectory(ctx: CallContext, settings: AcmeSettings, certificatePem: string, reasonCode: number): Promise<void> {
-  const acct = await account(ctx, settings);
-  try {
-    await withTimeout(client(settings, acct.key, acct.url).revokeCertificate(certificatePem, { reason: reasonCode }), config().ACME_TIMEOUT_MS);
-  } catch (error) {
-    if (error instanceof HttpError) throw error;
-    throw acmeError(`ACME revocation failed: ${describe(error)}`, error);
-  }
+  await underDeadline(settings, async (op) => {
+    const acct = await account(ctx, settings, op);
+    try {
+      await client(settings, op, acct.key, acct.url).revokeCertificate(certificatePem, { reason: reasonCode });
+    } catch (error) {
+      if (op.signal.aborted) throw op.signal.reason;
+      if (error instanceof HttpError) throw error;
+      throw acmeError(`ACME revocation failed: ${describe(error)}`, error);
+    }
+  });
 }
 
 /** The key authorization for a pending http-01 token, or undefined. */

@@ -1,4 +1,6 @@
+import { Agent } from 'node:https';
 import Stripe from 'stripe';
+import { guardedLookup } from '../events/ssrf.js';
 import type { PlanId } from './plans.js';
 import { planOfPrice, type CheckoutInput, type CheckoutSession, type PaymentProvider, type SubscriptionState } from './provider.js';
 import type { PaymentSecrets } from './secrets.js';
@@ -7,6 +9,8 @@ import type { PaymentSecrets } from './secrets.js';
  * The Stripe adapter of the payment provider port, on the official SDK (API version pinned by
  * the SDK release: Stripe-Version on every request). Every mutation carries the caller's
  * Idempotency-Key. `httpClient` is for tests: the SDK's fetch client over a recording fetch.
+ * Its connections resolve through the destination classifier of every outbound path
+ * (lib/events/ssrf.ts): public unicast addresses only.
  */
 /** The Stripe API version this adapter is written against (the SDK release's own; sent as Stripe-Version). */
 export const STRIPE_API_VERSION = '2026-10-28.endive';
@@ -17,7 +21,8 @@ export function stripeProvider(secrets: PaymentSecrets, options: { httpClient?: 
     maxNetworkRetries: 1,
     timeout: 10_000,
     telemetry: false,
-    ...(options.httpClient ? { httpClient: options.httpClient } : {}),
+    httpClient:
+      options.httpClient ?? Stripe.createNodeHttpClient(new Agent({ keepAlive: true, lookup: guardedLookup({ allowLoopback: false }) as never })),
   });
   const priceOf = (plan: PlanId): string => {
     const price = secrets.prices[plan];

@@ -8,12 +8,15 @@ import type { CredentialType } from './model.js';
 /**
  * Read access to a resource's secret part on routes whose scopes are checked in the handler
  * (lib/routes.ts "handler", e.g. GET /api/v1/passwords/{id}): the caller holds the type's
- * read scope, or created the resource (the same user), or it was shared with them.
+ * read scope, or is the resource's creator in their own sign-in session, or it was shared with
+ * them. An API key or personal API token acts for the user who issued it but holds only its
+ * own scopes: it never inherits its issuer's ownership (a key scoped `audit:read` issued by the
+ * creator does not read the creator's passwords).
  */
 export async function assertCanRead(ctx: CallContext, def: CredentialType, record: TypedRecord): Promise<void> {
   const p = ctx.principal;
   if (def.scopes.read.every((s) => hasScope(p.scopes, s))) return;
-  if (p.user !== null && record.created_by === p.user) return;
+  if (isCreatorSession(ctx, record)) return;
   if (await sharedRead(ctx, def.type, record.id)) return;
   throw forbidden(
     `missing scope: ${def.scopes.read.join(', ')} (or ownership or a share of this ${def.type.replace(/_/g, ' ')})`,
@@ -23,3 +26,7 @@ export async function assertCanRead(ctx: CallContext, def: CredentialType, recor
 
 /** Whether the resource was shared with the caller's user for reading (lib/sharing). */
 export const sharedRead = (ctx: CallContext, type: string, id: string): Promise<boolean> => isSharedWith(ctx, type, id);
+
+/** The caller is the resource's creator, acting in their own sign-in session (not a credential they issued). */
+export const isCreatorSession = (ctx: CallContext, record: Pick<TypedRecord, 'created_by'>): boolean =>
+  ctx.principal.kind === 'user_token' && ctx.principal.user !== null && record.created_by === ctx.principal.user;

@@ -129,6 +129,7 @@ export async function loadConnection(tenantId: string, connectionId: string): Pr
     secret,
     settings: {
       id: connectionId,
+      tenantId,
       engine,
       host: m.host,
       port: Number(m.port ?? (engine === 'postgresql' ? 5432 : 3306)),

@@ -1,9 +1,8 @@
-import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { config } from '../config.js';
+import { BlockedDestination, literalAddress, resolveChecked } from '../events/ssrf.js';
 import { connectError, DatabaseError, statementError, type DbPhase } from './errors.js';
 import type { Dialect, Escaper } from './template.js';
 import type { ConnectionSettings, TlsSettings } from './settings.js';
@@ -30,45 +29,30 @@ export interface AdminSession {
 const HOST_RE = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 
 /**
- * Private addresses are where managed databases live (RDS in a VPC), so they are allowed;
- * refused are link-local (the instance metadata endpoints), unspecified, multicast,
- * broadcast and reserved addresses, and loopback unless DATABASE_ALLOW_LOOPBACK (the local
- * runtime; config refuses it with KMS). Host names are resolved and every address checked.
- * A Unix socket path (pg treats a host starting with "/" as one) is not a host.
+ * The destination rule of every outbound path (lib/events/ssrf.ts): public unicast addresses;
+ * a private one (RDS in a VPC) only inside a block the platform operator opened for the
+ * connection's account (config DATABASE_PRIVATE_NETWORKS); loopback only with
+ * DATABASE_ALLOW_LOOPBACK (the local runtime; config refuses it with KMS). Host names are
+ * resolved and every address checked. A Unix socket path (pg treats a host starting with "/"
+ * as one) is not a host.
  */
-async function checkHost(host: string): Promise<void> {
-  const allowLoopback = config().DATABASE_ALLOW_LOOPBACK;
-  const bare = host.replace(/^\[|\]$/g, '');
-  const problem = (address: string): string | null => {
-    let ip: ipaddr.IPv4 | ipaddr.IPv6;
-    try {
-      ip = ipaddr.process(address);
-    } catch {
-      return 'not an address';
-    }
-    const range = ip.range();
-    if (['unicast', 'private', 'uniqueLocal', 'carrierGradeNat'].includes(range)) return null;
-    if (range === 'loopback' && allowLoopback) return null;
-    return range;
+async function checkHost(c: ConnectionSettings): Promise<void> {
+  const cfg = config();
+  const policy = {
+    allowLoopback: cfg.DATABASE_ALLOW_LOOPBACK,
+    privateNetworks: c.tenantId ? (cfg.DATABASE_PRIVATE_NETWORKS[c.tenantId] ?? []) : [],
   };
-  let addresses: string[];
-  if (isIP(bare)) addresses = [bare];
-  else {
-    if (!HOST_RE.test(bare)) throw new DatabaseError('connect', 'BAD_HOST', "the connection's host is not a host name or IP address");
-    try {
-      addresses = (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
-    } catch (error) {
-      throw connectError(error, `of host ${bare}`);
+  const bare = c.host.replace(/^\[|\]$/g, '');
+  if (!literalAddress(bare) && !HOST_RE.test(bare))
+    throw new DatabaseError('connect', 'BAD_HOST', "the connection's host is not a host name or IP address");
+  try {
+    await resolveChecked(bare, policy);
+  } catch (error) {
+    if (error instanceof BlockedDestination) {
+      const why = error.reason ?? 'refused address';
+      throw new DatabaseError('connect', 'BLOCKED_ADDRESS', `the connection's host resolves to a ${why}, which the service does not connect to`);
     }
-  }
-  for (const a of addresses) {
-    const p = problem(a);
-    if (p)
-      throw new DatabaseError(
-        'connect',
-        'BLOCKED_ADDRESS',
-        `the connection's host resolves to a ${p} address, which the service does not connect to`,
-      );
+    throw connectError(error, `of host ${bare}`);
   }
 }
 
@@ -190,6 +174,6 @@ async function openMysql(c: ConnectionSettings, where: string): Promise<AdminSes
 /** Connects as the connection's admin user. Throws DatabaseError (phase `connect`). */
 export async function openAdminSession(c: ConnectionSettings): Promise<AdminSession> {
   const where = `of connection ${c.id} (${c.host}:${c.port})`;
-  await checkHost(c.host);
+  await checkHost(c);
   return c.engine === 'postgresql' ? openPg(c, where) : openMysql(c, where);
 }

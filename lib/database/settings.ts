@@ -9,6 +9,8 @@ export type Engine = 'postgresql' | 'mysql' | 'mariadb';
 
 export interface ConnectionSettings {
   readonly id: string;
+  /** The account whose connection this is: the private networks the operator opened for it apply (lib/database/session.ts). */
+  readonly tenantId?: string;
   readonly engine: Engine;
   readonly host: string;
   readonly port: number;

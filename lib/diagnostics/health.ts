@@ -14,6 +14,11 @@ import { keys } from '../store/keys.js';
  * probe it, reported as configured or not (the webhook queue, the PKI bucket, the payment
  * provider); the versions; the configuration with every secret-bearing value redacted; the
  * caller's effective scopes (admin:* expanded).
+ *
+ * The platform's internals (the configuration — file paths, endpoints, queue URLs, the table
+ * name —, what each probe says beyond its status, the runtime's version) describe the operator's
+ * deployment, not the caller's account: only a platform operator sees them. An account admin
+ * gets each dependency's status, the service version and their own credential.
  */
 type Probe = {
   readonly name: string;
@@ -84,11 +89,27 @@ export async function diagnostics(ctx: CallContext) {
     },
   );
   const p = ctx.principal;
+  const status = dependencies.some((d) => d.status === 'error') ? 'degraded' : 'ok';
+  const operatorView = p.operator
+    ? {
+        detail: 'operator' as const,
+        status,
+        dependencies,
+        versions: { service: cfg.SERVICE_VERSION, node: process.version },
+        configuration: redactedConfiguration(cfg as unknown as Record<string, unknown>),
+      }
+    : {
+        detail: 'account' as const,
+        status,
+        dependencies: dependencies.map(({ name, status: s, latency_ms }) => ({
+          name,
+          status: s,
+          ...(latency_ms === undefined ? {} : { latency_ms }),
+        })),
+        versions: { service: cfg.SERVICE_VERSION },
+      };
   return {
-    status: dependencies.some((d) => d.status === 'error') ? 'degraded' : 'ok',
-    dependencies,
-    versions: { service: cfg.SERVICE_VERSION, node: process.version },
-    configuration: redactedConfiguration(cfg as unknown as Record<string, unknown>),
+    ...operatorView,
     caller: {
       tenant_id: p.tenantId,
       principal: { kind: p.kind, id: p.id, user: p.user },

@@ -38,10 +38,18 @@ const Probe = z.looseObject({
 
 export const Diagnostics = z.object({
   diagnostics: z.object({
+    detail: z
+      .enum(['operator', 'account'])
+      .describe(
+        '`operator` for a platform operator: every probe’s details, the runtime version and the configuration; `account` for an account admin: each dependency’s status only.',
+      ),
     status: z.enum(['ok', 'degraded']).describe('`degraded` when a dependency probe failed.'),
     dependencies: z.array(Probe),
-    versions: z.object({ service: z.string(), node: z.string() }),
-    configuration: z.record(z.string(), z.unknown()).describe('The configuration with secret-bearing values `[redacted]`.'),
+    versions: z.object({ service: z.string(), node: z.string().optional().describe('Platform operator only.') }),
+    configuration: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Platform operator only: the configuration with secret-bearing values `[redacted]`.'),
     caller: z.object({
       tenant_id: z.uuid(),
       principal: z.object({ kind: z.string(), id: z.string(), user: z.string().nullable() }),

@@ -1,11 +1,13 @@
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { requireScopes } from '../auth/scopes.js';
 import { commit } from '../audit/audit.js';
 import { seal } from '../crypto/envelope.js';
 import { HttpError, payloadTooLarge } from '../http/errors.js';
 import { newId, nowIso } from '../ids.js';
-import { tableName } from '../store/client.js';
+import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
+import { queryAll } from '../store/pagination.js';
 import { actorName } from '../store/resources.js';
 import { WRITE_SCOPE } from './access.js';
 import { docScope, passwordScope } from './documents.js';
@@ -19,7 +21,17 @@ import { deleteObject, objectKey, putObject } from './storage.js';
  * stored, then sealed with the account's envelope key and put in the bucket; the metadata
  * item (with the PDF's password sealed, if it has one) commits with the audit entry and the
  * event. Its own module, so that only the upload function carries the PDF parser.
+ *
+ * The writes are ordered so that a crash at any point leaves no object the table does not
+ * name: an upload intent (`DOCUPLOAD#<id>`, naming the object key) is written before the
+ * object; the commit that records the document deletes it. A failed commit removes the
+ * object and the intent at once; a crash between the object and the commit leaves the intent,
+ * and sweepAbandonedUploads — run after each upload of the account — deletes the object and
+ * the intent once the intent is older than any upload can run.
  */
+
+/** An intent younger than this may belong to an upload still running (a function runs 15 min at most). */
+export const ABANDONED_AFTER_MS = 15 * 60_000;
 export async function uploadDocument(ctx: CallContext, body: UploadBody) {
   requireScopes(ctx.principal, [WRITE_SCOPE]);
   if (body.content_type.split(';')[0]!.trim().toLowerCase() !== 'application/pdf') {
@@ -52,13 +64,24 @@ export async function uploadDocument(ctx: CallContext, body: UploadBody) {
     created_by: actorName(ctx),
     ...(facts.password_protected ? { password: await seal(passwordScope(tid, id, version), body.password!) } : {}),
   };
-  // the object first: a metadata item never names a missing object; a failed commit removes it
+  // the intent, then the object: a metadata item never names a missing object, and no object
+  // is left that the table does not name; the commit records the document and ends the intent
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.documentUpload(tid, id), id, object_key: key, created_at: doc.created_at },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
   await putObject(key, await seal(docScope(tid, id, version), bytes));
   try {
     await commit(
       ctx,
       tid,
-      [{ Put: { TableName: tableName(), Item: { ...doc, ...keys.document(tid, id) }, ConditionExpression: 'attribute_not_exists(pk)' } }],
+      [
+        { Put: { TableName: tableName(), Item: { ...doc, ...keys.document(tid, id) }, ConditionExpression: 'attribute_not_exists(pk)' } },
+        { Delete: { TableName: tableName(), Key: keys.documentUpload(tid, id) } },
+      ],
       {
         action: 'document.upload',
         resource: { type: 'document', id, name: doc.name },
@@ -67,8 +90,35 @@ export async function uploadDocument(ctx: CallContext, body: UploadBody) {
       },
     );
   } catch (error) {
-    await deleteObject(key).catch(() => undefined);
+    await deleteObject(key)
+      .then(() => db().send(new DeleteCommand({ TableName: tableName(), Key: keys.documentUpload(tid, id) })))
+      .catch(() => undefined);
     throw error;
   }
+  // the account's earlier uploads that crashed before their commit: never this answer's failure
+  await sweepAbandonedUploads(tid).catch(() => undefined);
   return documentView(doc);
+}
+
+/**
+ * Removes the objects of the account's abandoned uploads (an intent older than
+ * ABANDONED_AFTER_MS whose document was never recorded) and their intents; an intent whose
+ * document exists is only deleted. Answers how many objects were removed.
+ */
+export async function sweepAbandonedUploads(tenantId: string, now = Date.now(), max = 25): Promise<number> {
+  const intents = await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.documentUploadPrefix } }, max);
+  let removed = 0;
+  for (const intent of intents) {
+    if (now - Date.parse(String(intent.created_at)) < ABANDONED_AFTER_MS) continue;
+    const id = String(intent.id);
+    const recorded = await db().send(
+      new GetCommand({ TableName: tableName(), Key: keys.document(tenantId, id), ConsistentRead: true, ProjectionExpression: 'pk' }),
+    );
+    if (!recorded.Item) {
+      await deleteObject(String(intent.object_key));
+      removed += 1;
+    }
+    await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.documentUpload(tenantId, id) }));
+  }
+  return removed;
 }

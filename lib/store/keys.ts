@@ -67,6 +67,7 @@
  * | billing event mark  | T#<tid>            | BILLEVT#<provider>#<event id> (ttl) |                             |
  * | document            | T#<tid>            | DOC#<id>                        |                                 |
  * | document grant      | T#<tid>            | DOCGRANT#<doc id>#<grant id>    |                                 |
+ * | document upload     | T#<tid>            | DOCUPLOAD#<id>                  |                                 |
  * | grant by grantee    | DOCGRANTEE#<email> | <doc id> (ttl)                  |                                 |
  * | sign-in session     | T#<tid>            | SESSION#<sid> (ttl)             |                                 |
  * | refresh token (auth)| REFRESH#<sha256>   | REFRESH (ttl)                   |                                 |
@@ -263,6 +264,9 @@ export const keys = {
   // account) finds a grant by its own e-mail and the document id, read consistently per request
   document: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `DOC#${id}` }),
   documentPrefix: 'DOC#',
+  // an upload's intent: written before its object, deleted by the commit that records the document
+  documentUpload: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `DOCUPLOAD#${id}` }),
+  documentUploadPrefix: 'DOCUPLOAD#',
   documentGrant: (tid: string, docId: string, grantId: string) => ({ pk: tenantPk(tid), sk: `DOCGRANT#${docId}#${grantId}` }),
   documentGrantPrefix: (docId: string) => `DOCGRANT#${docId}#`,
   documentGrantee: (email: string, docId: string) => ({ pk: `DOCGRANTEE#${email}`, sk: docId }),

@@ -74,8 +74,17 @@ export const ImportBody = z.strictObject({
 });
 type ImportBody = z.infer<typeof ImportBody>;
 
-/** Never returned by a search (an export, the migration path, carries them). */
-const WITHHELD = new Set(['userpassword', 'unicodepwd', 'sambantpassword', 'sambalmpassword']);
+/**
+ * Password attributes: never leave the service, by search or by export (an exported LDIF is a
+ * file that travels: it must not carry the directory's password hashes or cleartexts). The one
+ * rule both answers go through.
+ */
+const WITHHELD = new Set(['userpassword', 'unicodepwd', 'sambantpassword', 'sambalmpassword', 'authpassword']);
+
+/** An entry without its password attributes (any option: `userPassword;binary` is withheld too). */
+export function withholdPasswords(e: LdifEntry): LdifEntry {
+  return { dn: e.dn, attributes: Object.fromEntries(Object.entries(e.attributes).filter(([k]) => !WITHHELD.has(k.split(';')[0]!.toLowerCase()))) };
+}
 
 interface LdapConnection {
   readonly id: string;
@@ -201,9 +210,7 @@ export async function searchDirectory(ctx: CallContext, connectionId: string, bo
       entries: entries.map((e) => ({
         dn: e.dn,
         attributes: Object.fromEntries(
-          Object.entries(e.attributes)
-            .filter(([k]) => !WITHHELD.has(k.toLowerCase()))
-            .map(([k, v]) => [k, v.map((x) => (Buffer.isBuffer(x) ? { base64: x.toString('base64') } : x))]),
+          Object.entries(e.attributes).map(([k, v]) => [k, v.map((x) => (Buffer.isBuffer(x) ? { base64: x.toString('base64') } : x))]),
         ),
       })),
       total: entries.length,
@@ -212,9 +219,10 @@ export async function searchDirectory(ctx: CallContext, connectionId: string, bo
   });
 }
 
+/** A search result entry as the service answers it (search and export alike): its password attributes withheld. */
 function toEntry(e: Record<string, unknown>): LdifEntry {
   const { dn, ...attrs } = e;
-  return { dn: String(dn), attributes: Object.fromEntries(Object.entries(attrs).map(([k, v]) => [k, values(v)])) };
+  return withholdPasswords({ dn: String(dn), attributes: Object.fromEntries(Object.entries(attrs).map(([k, v]) => [k, values(v)])) });
 }
 
 export async function exportLdif(ctx: CallContext, query: ExportQuery) {

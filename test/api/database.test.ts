@@ -581,6 +581,24 @@ describe('database lease errors', () => {
     expect(await server.loginsLike(`v_${server.rolePrefix}un`)).toEqual([]);
   });
 
+  it('a private, carrier-grade NAT or unique-local host is refused by default, in any spelling; no account admin can open one', async () => {
+    const hosts = ['10.0.0.5', '172.16.0.5', '192.168.0.5', '100.64.0.5', '012.0.0.5', '0xc0a80005', 'fd00::5', '::ffff:10.0.0.5'];
+    for (const [i, host] of hosts.entries()) {
+      const conn = await createConnection(acct, server, { host });
+      const role = await createRole(acct, conn, `${server.rolePrefix}p${i}`, { creation_statements: CASES[0]!.creation(server) });
+      const res = await issue(acct.adminKey, role);
+      expect(res.status, `${host}: ${res.text}`).toBe(503);
+      expect(res.body.error, host).toMatch(
+        /resolves to a (private|carrier-grade NAT|private \(unique local\)) address, which the service does not connect to/,
+      );
+    }
+    // the private networks a database may sit on are the platform operator's deployment setting: no account setting, no operator route
+    const setting = await api('PUT', '/api/v1/settings', { key: acct.adminKey, body: { database_private_networks: ['10.0.0.0/8'] } });
+    expect([setting.status, errorCode(setting)]).toEqual([400, 'validation_failed']);
+    const quota = await api('PUT', `/api/v1/admin/tenants/${acct.tenantId}/quota`, { key: acct.adminKey, body: { requests_per_minute: 10 } });
+    expect(quota.status).toBe(403);
+  });
+
   it('a request refused at admission never reaches the database server, though its run started beside the account read', async () => {
     let reached = 0;
     const fake = createServer((socket) => {

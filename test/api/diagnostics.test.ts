@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { CATALOG } from '../../lib/catalog.js';
 import { KNOWN_SCOPES, routeByKey } from '../../lib/routes.js';
-import { api, canary, errorCode, newAccount, type TestAccount } from '../helpers/api.js';
+import { api, canary, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
 
 /**
  * Diagnostics (GET /api/v1/diagnostics, POST /api/v1/diagnostics/trace) and the integrator
@@ -18,10 +18,11 @@ beforeAll(async () => {
 });
 
 describe('GET /api/v1/diagnostics', () => {
-  it('reports dependency health, versions, the configuration with secrets redacted, and the caller’s effective scopes', async () => {
-    const res = await api('GET', '/api/v1/diagnostics', { key: acct.adminKey });
+  it('a platform operator: dependency health, versions, the configuration with secrets redacted, and the caller’s effective scopes', async () => {
+    const res = await api('GET', '/api/v1/diagnostics', { key: rootKey() });
     expect(res.status, res.text).toBe(200);
     const d = res.body.data.diagnostics;
+    expect(d.detail).toBe('operator');
     const byName = Object.fromEntries(d.dependencies.map((x: { name: string }) => [x.name, x]));
     expect(Object.keys(byName).sort()).toEqual(['hsm', 'key_provider', 'payment_provider', 'queue', 's3', 'table']);
     expect(byName.table).toMatchObject({ status: 'ok' });
@@ -41,7 +42,29 @@ describe('GET /api/v1/diagnostics', () => {
     if (inject('runtime') === 'source') expect(d.configuration).toMatchObject({ PAYMENT_PROVIDER: 'local', PAYMENT_SECRET_FILE: '[redacted]' });
     expect(d.configuration.LOCAL_MASTER_KEY_FILE).toBe('[redacted]');
     expect(d.configuration.TABLE_NAME).toEqual(expect.any(String));
-    expect(d.caller).toMatchObject({ tenant_id: acct.tenantId, scopes: ['admin:*'], effective_scopes: KNOWN_SCOPES });
+    expect(d.caller).toMatchObject({ operator: true, scopes: ['admin:*'], effective_scopes: KNOWN_SCOPES });
+  });
+
+  it('an account admin: each dependency’s status and their own credential, never the platform’s paths, endpoints or table', async () => {
+    const full = (await api('GET', '/api/v1/diagnostics', { key: rootKey() })).body.data.diagnostics;
+    const res = await api('GET', '/api/v1/diagnostics', { key: acct.adminKey });
+    expect(res.status, res.text).toBe(200);
+    const d = res.body.data.diagnostics;
+    expect(d.detail).toBe('account');
+    expect(d.configuration).toBeUndefined();
+    expect(d.versions).toEqual({ service: full.versions.service });
+    expect(d.dependencies.map((x: { name: string; status: string }) => [x.name, x.status])).toEqual(
+      full.dependencies.map((x: { name: string; status: string }) => [x.name, x.status]),
+    );
+    for (const dep of d.dependencies) expect(Object.keys(dep).sort(), dep.name).toEqual(expect.arrayContaining(['name', 'status']));
+    for (const dep of d.dependencies) for (const k of Object.keys(dep)) expect(['name', 'status', 'latency_ms'], `${dep.name}.${k}`).toContain(k);
+    // no value of the operator's configuration that names a place (a file path, a URL) reaches the answer
+    const places = Object.values(full.configuration as Record<string, unknown>).filter(
+      (v): v is string => typeof v === 'string' && v !== '[redacted]' && v.includes('/'),
+    );
+    expect(places.length).toBeGreaterThan(0);
+    for (const place of places) expect(res.text, place).not.toContain(place);
+    expect(d.caller).toMatchObject({ tenant_id: acct.tenantId, operator: false, scopes: ['admin:*'], effective_scopes: KNOWN_SCOPES });
   });
 
   it('401 without or with invalid credentials, 403 without admin:* (the route takes no input: no 400)', async () => {

@@ -4,8 +4,8 @@ import { api, canary, errorCode, newAccount, type TestAccount } from '../helpers
 import { useRuntimeConfig } from '../helpers/in-process.js';
 
 /**
- * Passwords: GET /{id} checks access in the handler (passwords:read, or the caller's own
- * password); POST /generate draws from node:crypto by policy and reports entropy. The CRUD
+ * Passwords: GET /{id} checks access in the handler (passwords:read, or the creator in their
+ * own sign-in session); POST /generate draws from node:crypto by policy and reports entropy. The CRUD
  * itself is covered with every collection in credentials.test.ts.
  */
 let a: TestAccount;
@@ -18,15 +18,17 @@ beforeAll(async () => {
   [a, b] = await Promise.all([newAccount('pw-a'), newAccount('pw-b')]);
 });
 
-describe('GET /api/v1/passwords/{id}: owner, or passwords:read', () => {
-  it('the owner reads without passwords:read, another user needs it, another account sees 404', async () => {
+describe('GET /api/v1/passwords/{id}: the creator in their own session, or passwords:read', () => {
+  it('the creator reads in their session without passwords:read, another user needs it, another account sees 404', async () => {
     const secret = canary('pw');
-    const writer = await a.key(['passwords:write']); // acts for the account admin, who owns what it creates
+    const writer = await a.key(['passwords:write']); // issued by the account admin, who becomes the creator
     const made = await api('POST', '/api/v1/passwords', { key: writer, body: { name: 'mail', username: 'alice', password: secret } });
     expect(made.status, made.text).toBe(201);
     const id = made.body.data.password.id;
-    const own = await api('GET', `/api/v1/passwords/${id}`, { key: writer });
-    expect(own.status).toBe(200);
+    expect(made.body.data.password.created_by).toBe(a.adminEmail);
+    const session = await jwt.issueAccessToken(a.tenantId, a.adminEmail, ['passwords:write']);
+    const own = await api('GET', `/api/v1/passwords/${id}`, { key: session });
+    expect(own.status, own.text).toBe(200);
     expect(own.body.data.password.password).toBe(secret);
 
     const bob = await jwt.issueAccessToken(a.tenantId, 'bob@example.test', ['passwords:write']);
@@ -44,6 +46,28 @@ describe('GET /api/v1/passwords/{id}: owner, or passwords:read', () => {
     expect((await api('GET', `/api/v1/passwords/${id}`, { key: nobody })).status).toBe(403);
     expect((await api('GET', `/api/v1/passwords/${id}`, { key: b.adminKey })).status).toBe(404);
     expect((await api('GET', '/api/v1/passwords/00000000-0000-7000-8000-000000000000', { key: nobody })).status).toBe(404);
+  });
+
+  it("a key the creator issued holds only its own scopes: without passwords:read it never reads the creator's password", async () => {
+    const secret = canary('pw-key');
+    const made = await api('POST', '/api/v1/passwords', { key: a.adminKey, body: { name: 'issuer-owned', password: secret } });
+    expect(made.status, made.text).toBe(201);
+    const id = made.body.data.password.id;
+    expect(made.body.data.password.created_by).toBe(a.adminEmail);
+    for (const scopes of [['intelligence:read'], ['audit:read'], ['ldap:use'], ['passwords:write']]) {
+      const key = await a.key(scopes);
+      const res = await api('GET', `/api/v1/passwords/${id}`, { key });
+      expect(res.status, `${scopes}: ${res.text}`).toBe(403);
+      expect(errorCode(res)).toBe('insufficient_scope');
+      expect(res.text).not.toContain(secret);
+    }
+    const session = await jwt.issueAccessToken(a.tenantId, a.adminEmail, ['audit:read']);
+    const own = await api('GET', `/api/v1/passwords/${id}`, { key: session });
+    expect(own.status, own.text).toBe(200);
+    expect(own.body.data.password.password).toBe(secret);
+    const reader = await api('GET', `/api/v1/passwords/${id}`, { key: await a.key(['passwords:read']) });
+    expect(reader.status, reader.text).toBe(200);
+    expect(reader.body.data.password.password).toBe(secret);
   });
 });
 

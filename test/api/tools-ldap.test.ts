@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { api, canary, errorCode, newAccount, unique, type TestAccount } from '../helpers/api.js';
+import { api, canary, errorCode, newAccount, rootKey, unique, type TestAccount } from '../helpers/api.js';
 import { findLeaks } from '../helpers/leaks.js';
 import { parseLdif } from '../../lib/tools/ldif.js';
 import { type Slapd, startSlapd, SUFFIX, ROOT_DN } from '../helpers/slapd.js';
@@ -197,6 +198,8 @@ describe('GET /api/v1/ldap/export and POST /api/v1/ldap/import', () => {
     expect(records.map((r) => r.dn)).toContain(`uid=zoe,${PEOPLE}`);
     const zoe = records.find((r) => r.dn === `uid=zoe,${PEOPLE}`) as { attributes: Record<string, string[]> };
     expect(zoe.attributes.cn).toEqual(['Zoë Ünïcode']);
+    const alice = records.find((r) => r.dn === `uid=alice,${PEOPLE}`) as { attributes: Record<string, unknown> };
+    expect(alice.attributes.mail).toEqual(['alice@example.test']);
     const people = await api(
       'GET',
       `/api/v1/ldap/export?connection_id=${connId}&base_dn=${encodeURIComponent(PEOPLE)}&scope=one&object_class=inetOrgPerson`,
@@ -204,6 +207,18 @@ describe('GET /api/v1/ldap/export and POST /api/v1/ldap/import', () => {
     );
     expect(people.body.data.entries).toBe(4);
     expect((await api('GET', `/api/v1/ldap/export?connection_id=${connId}&size_limit=2`, { key })).status).toBe(400);
+  });
+
+  it('export withholds password attributes as search does: the user password is nowhere in the answer', async () => {
+    const res = await api('GET', `/api/v1/ldap/export?connection_id=${connId}`, { key });
+    expect(res.status, res.text).toBe(200);
+    const ldif: string = res.body.data.ldif;
+    expect(ldif).toContain(`dn: uid=alice,${PEOPLE}`);
+    for (const form of [userPassword, Buffer.from(userPassword).toString('base64')]) expect(res.text).not.toContain(form);
+    for (const r of parseLdif(ldif, 1000)) {
+      const names = Object.keys((r as { attributes: Record<string, unknown> }).attributes).map((n) => n.toLowerCase());
+      expect(names, r.dn).not.toContain('userpassword');
+    }
   });
 
   it('export: 401, 403, cross-account 404, 400', async () => {
@@ -299,5 +314,56 @@ describe('GET /api/v1/ldap/export and POST /api/v1/ldap/import', () => {
       extra: [bindPassword, userPassword],
     });
     expect(leaks).toEqual([]);
+  });
+});
+
+describe('admission before the service reaches out', () => {
+  it('a suspended account’s export and search are refused (403) without any connection to its LDAP server', async () => {
+    // a TCP listener standing in for the account's LDAP server: it counts connections
+    const sockets = new Set<Socket>();
+    let connections = 0;
+    const listener = createServer((socket) => {
+      connections += 1;
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      socket.resume();
+    });
+    await new Promise<void>((ok) => listener.listen(0, '127.0.0.1', ok));
+    try {
+      const port = (listener.address() as { port: number }).port;
+      const suspended = await newAccount('ldap-suspended');
+      const useKey = await suspended.key(['ldap:use']);
+      const made = await api('POST', '/api/v1/integrations', {
+        key: suspended.adminKey,
+        body: {
+          name: unique('dir'),
+          provider: 'ldap',
+          url: `ldap://127.0.0.1:${port}`,
+          bind_dn: ROOT_DN,
+          password: canary('ldap-s'),
+          base_dn: SUFFIX,
+        },
+      });
+      expect(made.status, made.text).toBe(201);
+      const id = made.body.data.integration.id;
+      const sus = await api('PATCH', `/api/v1/admin/tenants/${suspended.tenantId}/suspend`, { key: rootKey() });
+      expect(sus.status, sus.text).toBe(200);
+      for (let i = 0; i < 3; i++) {
+        const exp = await api('GET', `/api/v1/ldap/export?connection_id=${id}`, { key: useKey });
+        expect([exp.status, errorCode(exp)]).toEqual([403, 'tenant_suspended']);
+        const found = await api('POST', `/api/v1/ldap/connections/${id}/search`, {
+          key: useKey,
+          body: { where: [{ attribute: 'uid', equals: 'a' }] },
+        });
+        expect([found.status, errorCode(found)]).toEqual([403, 'tenant_suspended']);
+      }
+      // a request after the refused ones: anything the refused runs started has had its chance to connect
+      expect((await api('GET', '/api/v1/ldap/export?connection_id=nope', { key: key })).status).toBe(400);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(connections).toBe(0);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((ok) => listener.close(ok));
+    }
   });
 });
