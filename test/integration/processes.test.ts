@@ -1,12 +1,14 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitForDynamo } from '../../scripts/local/dynamodb.js';
 import { freePort } from '../../scripts/local/ports.js';
+import type { TestProject } from 'vitest/node';
 import { groupMembers, spawnGroup, stopGroup } from '../setup/processes.js';
+import { startRuntime as startSuiteRuntime } from '../setup/runtime.js';
 
 /**
  * No process outlives the one that started it: the local runtime (`npm start`,
@@ -102,5 +104,45 @@ describe("the suite's process-group stop (test/setup/processes.ts)", () => {
     const left = await stopGroup(child, 5000);
     expect(left.some((p) => /sleep 300/.test(p))).toBe(true);
     expect(groupMembers(child.pid!)).toEqual([]);
+  });
+});
+
+describe("the suite's runtime setup (test/setup/runtime.ts) on a runtime that does not start", () => {
+  const project = { provide: () => undefined } as unknown as TestProject;
+  const attempt = async (env: Record<string, string>) => {
+    const dir = mkdtempSync(join(tmpdir(), 'secrets-api-planted-'));
+    dirs.push(dir);
+    const causes = join(dir, 'causes.txt');
+    const before = process.env.SUITE_FAILURE_FILE;
+    process.env.SUITE_FAILURE_FILE = causes;
+    try {
+      const error = await startSuiteRuntime(project, { artifact: false, env }).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      return { error, recorded: readFileSync(causes, 'utf8'), dir };
+    } finally {
+      if (before === undefined) delete process.env.SUITE_FAILURE_FILE;
+      else process.env.SUITE_FAILURE_FILE = before;
+    }
+  };
+
+  it('names the cause in its first line when the runtime exits (a planted failure: DATA_DIR is a file)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'secrets-api-planted-file-'));
+    dirs.push(dir);
+    const file = join(dir, 'not-a-directory');
+    writeFileSync(file, '');
+    const { error, recorded } = await attempt({ DATA_DIR: file });
+    expect(error?.message.split('\n')[0]).toMatch(/^local source runtime exited \(code 1\) before listening: .*(ENOTDIR|EEXIST).*not-a-directory/);
+    expect(recorded.trim()).toBe(error?.message);
+  });
+
+  it('names the step that took too long, and the variable that gives it more time', async () => {
+    // the setup's own clock (read in this process), not the runtime's
+    process.env.RUNTIME_STEP_TIMEOUT_S = '0.001';
+    const { error } = await attempt({}).finally(() => delete process.env.RUNTIME_STEP_TIMEOUT_S);
+    expect(error?.message).toMatch(
+      /^local source runtime did not start: ".+" took more than 0\.001 s \(set RUNTIME_STEP_TIMEOUT_S to wait longer\)$/,
+    );
   });
 });
