@@ -34,17 +34,24 @@ export interface RuntimeOptions {
  * How long one step of the runtime's start may go without the runtime reporting the next
  * (its `[start] ...` lines, scripts/local/start.ts): building the bundles and synthesizing
  * the app (artifact) get RUNTIME_BUILD_TIMEOUT_S (default 1200 s: 283-334 s were measured
- * on this 2-core machine under load), every other step (DynamoDB Local, the table, the
- * gateway, the modules' import check) RUNTIME_STEP_TIMEOUT_S (default 300 s). Each step
- * restarts the clock, so a slow machine that makes progress is waited for, and a step
- * that hangs is named.
+ * on this 2-core machine under load); importing every function's module in a fresh process
+ * gets RUNTIME_IMPORT_TIMEOUT_S per module (default 3 s; 172 s for 329 under load), so it
+ * scales with the app; every other step (DynamoDB Local, the table, the gateway)
+ * RUNTIME_STEP_TIMEOUT_S (default 300 s). Each step restarts the clock, so a slow machine
+ * that makes progress is waited for, and a step that hangs is named.
  */
-export function stepTimeoutMs(step: string, env: NodeJS.ProcessEnv = process.env): number {
+export function stepTimeoutMs(step: string, env: NodeJS.ProcessEnv = process.env): { ms: number; knob: string } {
   const seconds = (name: string, fallback: number) => {
     const v = Number(env[name]);
     return Number.isFinite(v) && v > 0 ? v : fallback;
   };
-  return /\b(build|synth)/i.test(step) ? seconds('RUNTIME_BUILD_TIMEOUT_S', 1200) * 1000 : seconds('RUNTIME_STEP_TIMEOUT_S', 300) * 1000;
+  if (/\b(build|synth)/i.test(step)) return { ms: seconds('RUNTIME_BUILD_TIMEOUT_S', 1200) * 1000, knob: 'RUNTIME_BUILD_TIMEOUT_S' };
+  const modules = /importing each of the (\d+)/.exec(step);
+  if (modules) {
+    const ms = Math.max(seconds('RUNTIME_STEP_TIMEOUT_S', 300), Number(modules[1]) * seconds('RUNTIME_IMPORT_TIMEOUT_S', 3)) * 1000;
+    return { ms, knob: 'RUNTIME_IMPORT_TIMEOUT_S (seconds per module)' };
+  }
+  return { ms: seconds('RUNTIME_STEP_TIMEOUT_S', 300) * 1000, knob: 'RUNTIME_STEP_TIMEOUT_S' };
 }
 
 /** The last `lines` lines of a text. */
@@ -110,9 +117,8 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
       let timer: NodeJS.Timeout | undefined;
       const step = (what: string) => {
         clearTimeout(timer);
-        const ms = stepTimeoutMs(what);
+        const { ms, knob } = stepTimeoutMs(what);
         timer = setTimeout(() => {
-          const knob = /\b(build|synth)/i.test(what) ? 'RUNTIME_BUILD_TIMEOUT_S' : 'RUNTIME_STEP_TIMEOUT_S';
           fail(new Error(`${name} did not start: "${what}" took more than ${ms / 1000} s (set ${knob} to wait longer)`));
         }, ms);
       };
