@@ -26,6 +26,15 @@ export function groupAlive(pgid: number): boolean {
 export function groupMembers(pgid: number): string[] {
   if (process.platform === 'win32') return [];
   const ps = spawnSync('ps', ['-eo', 'pid=,pgid=,stat=,args='], { encoding: 'utf8' });
+  if (ps.error || ps.status !== 0) {
+    // no ps here: whether the group still has a process is all that can be said
+    try {
+      process.kill(-pgid, 0);
+      return [`(process group ${pgid}: still has a process; ps is not available to list it)`];
+    } catch {
+      return [];
+    }
+  }
   return ps.stdout
     .split('\n')
     .map((l) => l.trim().split(/\s+/))
