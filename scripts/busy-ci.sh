@@ -7,6 +7,7 @@
 #   scripts/busy-ci.sh            # clone HEAD into a temporary directory and run there
 #   BUSY=3 scripts/busy-ci.sh     # three CPU-bound processes instead of two
 #   KEEP=1 scripts/busy-ci.sh     # keep the clone (its path is printed)
+#   CI_COMMAND='npm test' scripts/busy-ci.sh   # another command than .ci/run, in the clone
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 busy="${BUSY:-2}"
@@ -37,7 +38,7 @@ done
 start=$(date +%s)
 set +e
 # a session of its own (its id is this pid): what the run leaves behind is found by session
-setsid bash -c 'cd "$1" && exec .ci/run' busy-ci "$work/repo" &
+setsid bash -c 'cd "$1" && eval "$2"' busy-ci "$work/repo" "${CI_COMMAND:-.ci/run}" &
 run=$!
 wait "$run"
 status=$?
@@ -52,5 +53,5 @@ if [[ -n "$left" ]]; then
   pkill -KILL -s "$run" || true
   status=1
 fi
-echo "busy-ci: .ci/run exit $status after ${elapsed} s with $busy busy processes"
+echo "busy-ci: ${CI_COMMAND:-.ci/run} exit $status after ${elapsed} s with $busy busy processes"
 exit "$status"
