@@ -39,7 +39,7 @@ export function groupMembers(pgid: number): string[] {
     .split('\n')
     .map((l) => l.trim().split(/\s+/))
     .filter(([pid, group, stat]) => pid && Number(group) === pgid && !stat?.startsWith('Z'))
-    .map(([pid, , , ...args]) => `${pid} ${args.join(' ').slice(0, 200)}`);
+    .map(([pid, , , ...args]) => `${pid} ${args.join(' ').slice(0, 400)}`);
 }
 
 /** Spawns `command` as the leader of a new process group, killed with the group when this process exits. */
