@@ -1,8 +1,8 @@
 // @ts-check
 /**
  * Mutation testing of the security core (`npm run mutation`; not part of npm test).
- * Each mutant is judged by the unit tests alone (vitest.unit.config.ts: test/unit with
- * DynamoDB Local, no gateway), only those that cover it (perTest). Surviving mutants that
+ * Each mutant is judged by the unit and integration tests of the core alone
+ * (vitest.mutation.config.ts: DynamoDB Local, no gateway), only those that cover it (perTest). Surviving mutants that
  * no test can kill because the program behaves the same are listed, with the reason, in
  * stryker.equivalent.md beside this file. Reports: coverage/mutation/.
  *
@@ -11,7 +11,7 @@
 export default {
   testRunner: 'vitest',
   plugins: ['@stryker-mutator/vitest-runner'],
-  vitest: { configFile: 'vitest.unit.config.ts', related: false },
+  vitest: { configFile: 'vitest.mutation.config.ts', related: false },
   mutate: [
     'lib/auth/**/*.ts',
     'lib/crypto/**/*.ts',

@@ -1,8 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Two projects, each with its own local runtime:
- * - `source`: every test, against the runtime over the TypeScript sources (`npm start`);
+ * The suite's tiers, each a project that starts exactly what its tests need, once:
+ * - `unit` (test/unit): no process at all: library code in-process, AWS clients mocked.
+ *   `npm run test:unit`; a test that needs a table or a server does not belong here;
+ * - `integration` (test/integration): library code in-process against DynamoDB Local (and
+ *   the PostgreSQL/MariaDB services where a test says so): test/setup/dynamodb.ts starts
+ *   DynamoDB Local alone. `npm run test:integration`;
+ * - `source`: the HTTP tests (test/api), test/runtime, test/docs and test/infra against the
+ *   local runtime over the TypeScript sources (`npm start`);
  * - `artifact`: the HTTP tests again, and test/artifact, against what `cdk deploy` ships:
  *   the built bundles wired as the synthesized templates wire them, each function in its own
  *   Node 22 process (`npm start -- --artifact`).
@@ -24,9 +30,27 @@ export default defineConfig({
       {
         test: {
           ...shared,
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          // one module graph per worker, not per file: the files share no state (checked by
+          // running them so), and re-importing lib/ for each of them was most of the tier's time
+          isolate: false,
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/setup/dynamodb.ts'],
+        },
+      },
+      {
+        test: {
+          ...shared,
           name: 'source',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/artifact/**', 'test/deploy/**'],
+          exclude: ['test/unit/**', 'test/integration/**', 'test/artifact/**', 'test/deploy/**'],
           globalSetup: ['test/setup/openapi.ts', 'test/setup/global.ts'],
           setupFiles: ['test/setup/responses.ts'],
         },

@@ -8,10 +8,16 @@
  *
  * Prints statements, branches, functions and lines per folder, writes coverage/merged
  * (html, lcov, json) and exits non-zero when the suite fails or a threshold is not met.
+ *
+ * A failed suite is said first and last, with its cause (what the global setups recorded in
+ * SUITE_FAILURE_FILE, e.g. a runtime that did not start), and no coverage is read then.
+ * `--typecheck` (npm test) runs `tsc --noEmit` first, saying so every 30 s while it lasts.
+ * A signal to this process goes on to vitest, whose setups stop the runtimes' process groups.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
 import libCoverage from 'istanbul-lib-coverage';
 import libReport from 'istanbul-lib-report';
 import reports from 'istanbul-reports';
@@ -23,13 +29,16 @@ export const THRESHOLDS: Record<string, { branches: number }> = {
   functions: { branches: 80 },
 };
 
-/** Waits (up to 30 s) until the directory holds coverage files that no longer grow. */
+/**
+ * Waits (up to 30 s) until the directory's coverage files no longer grow (none at all: a run
+ * without the source runtime). The setup waits for the runtime's exit, so this is a guard.
+ */
 async function settled(dir: string): Promise<void> {
   const sizes = () => readdirSync(dir).filter((f) => f.startsWith('coverage-')).map((f) => statSync(join(dir, f)).size).join(',');
   let last = '';
   for (const until = Date.now() + 30_000; Date.now() < until; ) {
     const now = sizes();
-    if (now !== '' && now === last) return;
+    if (now === last) return;
     last = now;
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -42,14 +51,65 @@ const runtimeDir = join(out, 'runtime');
 for (const dir of ['workers', 'runtime', 'merged']) rmSync(join(out, dir), { recursive: true, force: true });
 mkdirSync(runtimeDir, { recursive: true });
 
+/** Runs a child with this terminal, passing SIGINT/SIGTERM/SIGHUP on; resolves with its exit code. */
+let current: ChildProcess | undefined;
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    if (current && current.exitCode === null) current.kill(signal);
+    else process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
+  });
+}
+function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  return new Promise((ok) => {
+    current = spawn(command, args, { stdio: 'inherit', env });
+    current.on('exit', (code, signal) => ok(code ?? (signal ? 128 : 1)));
+  });
+}
+
+const since = (start: number) => `${Math.round((Date.now() - start) / 1000)} s`;
+/** A step said as it begins, every 30 s while it lasts, and with its duration when it ends. */
+async function step<T>(what: string, body: () => Promise<T>): Promise<T> {
+  const start = Date.now();
+  process.stdout.write(`[test] ${what}\n`);
+  const beat = setInterval(() => process.stdout.write(`[test] still ${what} (${since(start)})\n`), 30_000);
+  try {
+    return await body();
+  } finally {
+    clearInterval(beat);
+    process.stdout.write(`[test] ${what}: done in ${since(start)}\n`);
+  }
+}
+
 // Arguments narrow the run (files, --project): then the figures are printed but only a
 // whole run is held to the thresholds and to "every built route answered 2xx".
-const args = process.argv.slice(2);
+const typecheck = process.argv.includes('--typecheck');
+const args = process.argv.slice(2).filter((a) => a !== '--typecheck');
 const whole = args.length === 0;
-const vitest = spawnSync(join(root, 'node_modules/.bin/vitest'), ['run', '--config', 'scripts/coverage/vitest.config.ts', ...args], {
-  stdio: 'inherit',
-  env: { ...process.env, RUNTIME_COVERAGE_DIR: runtimeDir, ...(whole ? { ARTIFACT_FULL_RUN: '1' } : {}) },
-});
+if (typecheck) {
+  const status = await step('type-checking (tsc --noEmit)', () => run(join(root, 'node_modules/.bin/tsc'), ['--noEmit']));
+  if (status !== 0) {
+    process.stderr.write(`\nFAIL the type check failed (tsc --noEmit exit ${status}): the errors are above; no test was run\n`);
+    process.exit(status);
+  }
+}
+const failureFile = join(mkdtempSync(join(tmpdir(), 'secrets-api-suite-')), 'causes.txt');
+const status = await step('running the suite (vitest)', () =>
+  run(join(root, 'node_modules/.bin/vitest'), ['run', '--config', 'scripts/coverage/vitest.config.ts', ...args], {
+    ...process.env,
+    RUNTIME_COVERAGE_DIR: runtimeDir,
+    SUITE_FAILURE_FILE: failureFile,
+    ...(whole ? { ARTIFACT_FULL_RUN: '1' } : {}),
+  }),
+);
+const causes = existsSync(failureFile) ? readFileSync(failureFile, 'utf8').trim() : '';
+rmSync(dirname(failureFile), { recursive: true, force: true });
+if (status !== 0 || causes) {
+  // before any coverage is read: a suite that did not run has none, and its cause comes first
+  process.stderr.write(
+    `\nFAIL the test suite failed (vitest exit ${status})${causes ? `: ${causes.split('\n').join('; ')}` : ': see the failed tests above'}\ncoverage figures are not computed for a failed run\n`,
+  );
+  process.exit(status || 1);
+}
 
 // the runtime writes its coverage when it exits, which the suite's teardown only starts
 await settled(runtimeDir);
@@ -101,9 +161,5 @@ process.stdout.write(
     '',
   ].join('\n'),
 );
-if (vitest.status !== 0) {
-  process.stderr.write(`the test suite failed (exit ${vitest.status}): coverage figures are not accepted\n`);
-  process.exit(vitest.status ?? 1);
-}
 if (failed && whole) process.exit(1);
 if (failed) process.stdout.write('(a partial run: the thresholds apply to the whole suite only)\n');

@@ -47,6 +47,7 @@ const wanted = (root: string, folders: readonly string[]) => (url: string) => {
 
 /** The JavaScript tsx generates for each module, without running any of them. */
 function regenerate(root: string, urls: readonly string[]): Map<string, string> {
+  if (urls.length === 0) return new Map();
   const work = mkdtempSync(join(tmpdir(), 'coverage-capture-'));
   try {
     const out = join(work, 'sources.jsonl');

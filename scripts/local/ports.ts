@@ -11,3 +11,26 @@ export function freePort(): Promise<number> {
     s.on('error', fail);
   });
 }
+
+/** Whether `port` can be taken on `host` right now (EADDRINUSE: another process holds it). */
+export function portFree(port: number, host: string): Promise<boolean> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' || error.code === 'EACCES' ? ok(false) : fail(error)));
+    s.listen({ port, host, exclusive: true }, () => s.close(() => ok(true)));
+  });
+}
+
+/**
+ * The one line that answers a port the local runtime needs and cannot take, naming the
+ * variable that moves it; undefined when every port is free. DynamoDB Local listens on every
+ * interface (scripts/local/dynamodb.ts), so its port is tried there.
+ */
+export async function portProblem(ports: readonly { port: number; variable: string; host: string }[]): Promise<string | undefined> {
+  for (const p of ports) {
+    if (!(await portFree(p.port, p.host))) {
+      return `port ${p.port} is in use (${p.variable}): set ${p.variable} to a free port, e.g. ${p.variable}=${p.port + 1} npm start`;
+    }
+  }
+  return undefined;
+}

@@ -12,10 +12,28 @@
  * ARTIFACT_ASSEMBLY serves a prebuilt cdk.out, ARTIFACT_CONTEXT (JSON) adds CDK context to the
  * synth, ARTIFACT_REPORT_FILE receives a JSON report (modules, answers per method, failures)
  * when the runtime stops.
+ *
+ * It says what it is doing from its first second: one `[start] <step>` line per step (the
+ * suite's setup times each step by them, test/setup/runtime.ts) and a "still ..." line every
+ * 30 s of a long one. A port in use is answered with one line naming the variable to set,
+ * before anything starts; DynamoDB Local never outlives this process (scripts/local/dynamodb.ts).
  */
-import { resolve } from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { JAVA_MISSING, ensureTable, javaAvailable, startDynamoLocal, waitForDynamo } from './dynamodb.js';
+import { resolve } from 'node:path';
+
+const startedAt = Date.now();
+let heartbeat: NodeJS.Timeout | undefined;
+/** One step of the start, said as it begins (and every 30 s while it lasts). */
+function progress(step: string): void {
+  process.stdout.write(`[start] ${step}\n`);
+  clearInterval(heartbeat);
+  const since = Date.now();
+  heartbeat = setInterval(() => {
+    process.stdout.write(`        still ${step} (${Math.round((Date.now() - since) / 1000)} s; ${Math.round((Date.now() - startedAt) / 1000)} s since start)\n`);
+  }, 30_000);
+  heartbeat.unref();
+}
+const started = () => clearInterval(heartbeat);
 
 const port = Number(process.env.PORT ?? 3000);
 const dataDir = resolve(process.env.DATA_DIR ?? '.data');
@@ -24,8 +42,38 @@ const inMemory = process.env.DYNAMODB_IN_MEMORY === '1';
 
 const artifact = process.argv.includes('--artifact') || process.env.SECRETS_RUNTIME === 'artifact';
 
+/** Until the runtime is up, a signal ends the process at once (its exit handlers stop DynamoDB Local). */
+const early = (signal: NodeJS.Signals) => process.exit(signal === 'SIGINT' ? 130 : 143);
+process.on('SIGINT', early);
+process.on('SIGTERM', early);
+const up = () => {
+  process.off('SIGINT', early);
+  process.off('SIGTERM', early);
+};
+
+/**
+ * Started by another process (the suite's setup, `npm start`), the runtime ends with it: when
+ * its parent is gone (this process re-parented) it stops as on SIGTERM.
+ */
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM');
+}, 1000).unref();
+
 async function main() {
-  if (artifact) return startArtifact();
+  progress(`${artifact ? 'built artifact' : 'TypeScript sources'}: checking PORT ${port} and DYNAMODB_PORT ${dynamoPort}`);
+  const { portProblem } = await import('./ports.js');
+  const busy = await portProblem([
+    { port, variable: 'PORT', host: '127.0.0.1' },
+    { port: dynamoPort, variable: 'DYNAMODB_PORT', host: '0.0.0.0' },
+  ]);
+  if (busy) {
+    started();
+    process.stderr.write(`${busy}\n`);
+    process.exit(1);
+  }
+  const { JAVA_MISSING, ensureTable, javaAvailable, startDynamoLocal, stopDynamoLocal, waitForDynamo } = await import('./dynamodb.js');
+  if (artifact) return startArtifact(javaAvailable, JAVA_MISSING);
   if (!javaAvailable()) {
     process.stderr.write(`${JAVA_MISSING}\n`);
     process.exit(1);
@@ -36,7 +84,9 @@ async function main() {
   // "Benchmarks"). Manual mode keeps the hooks off; set before any handler module loads.
   process.env.AWS_XRAY_MANUAL_MODE ??= '1';
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  progress('starting the local tools (breach corpus, IPFS blockstore)');
   const stopTools = await (await import('./tools.js')).startLocalTools(dataDir); // breach range corpus, IPFS blockstore (lib/tools)
+  progress(`starting DynamoDB Local on port ${dynamoPort}`);
   const endpoint = `http://127.0.0.1:${dynamoPort}`;
   const dynamo = startDynamoLocal({ port: dynamoPort, ...(inMemory ? {} : { dataDir: resolve(dataDir, 'dynamodb') }) });
   let stopping = false;
@@ -48,6 +98,7 @@ async function main() {
   });
 
   // the documents bucket on the local S3 engine (scripts/local/s3.ts), objects under DATA_DIR/s3
+  progress('starting the local S3 and SQS engine (fauxqs)');
   const { LOCAL_DOCUMENTS_BUCKET, startLocalS3 } = await import('./s3.js');
   const s3 = await startLocalS3({ dataDir, buckets: [LOCAL_DOCUMENTS_BUCKET] });
 
@@ -86,8 +137,11 @@ async function main() {
   // the SoftHSM2 token under DATA_DIR/softhsm (signing); without SoftHSM2 signing answers 503
   process.stdout.write(`${(await import('./softhsm.js')).configureLocalSigning(dataDir)}\n`);
 
-  await waitForDynamo(endpoint);
+  progress(`waiting for DynamoDB Local to answer on ${endpoint}`);
+  await waitForDynamo(endpoint, undefined, dynamo);
+  progress(`creating the table ${process.env.TABLE_NAME}`);
   await ensureTable(endpoint, process.env.TABLE_NAME!);
+  progress('loading the handlers and starting the gateway');
   const stopEvents = (await import('./events.js')).startLocalEvents({ streamEndpoint: endpoint, tableName: process.env.TABLE_NAME! }); // outbox relay (the table's stream) + webhook worker, in-process
   const stopSweeper = (await import('./sweeper.js')).startLeaseSweeper(); // database lease expiry
   const stopJobs = (await import('./jobs.js')).startLocalJobs(); // extraction jobs, in-process (lib/tools/jobs.ts)
@@ -96,6 +150,7 @@ async function main() {
   const root = await seedRoot(process.env.SECRETS_DEV_ROOT_KEY || undefined);
   const { startGateway } = await import('./gateway.js');
   const server = await startGateway({ port, pkiDir: process.env.PKI_PUBLISH_DIR });
+  started();
 
   process.stdout.write(`secrets API listening on http://127.0.0.1:${port} (DynamoDB Local on ${endpoint}, data in ${inMemory ? 'memory' : dataDir})\n`);
   if (root && !process.env.SECRETS_DEV_ROOT_KEY) {
@@ -112,19 +167,21 @@ async function main() {
     stopJobs();
     server.close();
     server.closeAllConnections();
-    dynamo.once('exit', () => process.exit(0));
-    dynamo.kill('SIGTERM');
-    setTimeout(() => process.exit(0), 5000).unref();
+    void stopDynamoLocal(dynamo).then(() => process.exit(0));
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  up();
 }
 
-async function startArtifact() {
+async function startArtifact(javaAvailable: () => boolean, JAVA_MISSING: string) {
   const { LAMBDA_NODE_MAJOR, node22 } = await import('./node22.js');
   if (Number(process.versions.node.split('.')[0]) !== LAMBDA_NODE_MAJOR) {
     // the runtime itself needs Node 22 (fauxqs uses node:sqlite); the functions run under it too
     const { spawn } = await import('node:child_process');
+    progress(`re-running under Node ${LAMBDA_NODE_MAJOR} (the functions' runtime)`);
+    started();
+    up(); // signals go to the child, which stops what it started; this process follows it
     const child = spawn(node22(), [...process.execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: { ...process.env, SECRETS_RUNTIME: 'artifact' } });
     for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
     child.on('exit', (code) => process.exit(code ?? 1));
@@ -135,7 +192,9 @@ async function startArtifact() {
     process.exit(1);
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  progress('starting the local tools (breach corpus, IPFS blockstore)');
   await (await import('./tools.js')).startLocalTools(dataDir); // breach range corpus, IPFS blockstore (lib/tools)
+  progress(process.env.ARTIFACT_ASSEMBLY ? `reading the cloud assembly ${process.env.ARTIFACT_ASSEMBLY}` : 'building the function bundles (minutes on a 2-core machine)');
   const { startArtifactRuntime, writeReport } = await import('./artifact/runtime.js');
   const runtime = await startArtifactRuntime({
     port,
@@ -156,6 +215,7 @@ async function startArtifact() {
     for (const f of runtime.importFailures) process.stderr.write(`  ${f.module}: ${f.error}\n`);
     return stop(1);
   }
+  started();
   process.stdout.write(`secrets API (built artifact) listening on ${runtime.url} (table ${runtime.tableName})\n`);
   let stopping = false;
   const onSignal = () => {
@@ -165,6 +225,7 @@ async function startArtifact() {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  up();
 }
 
 main().catch((error: unknown) => {

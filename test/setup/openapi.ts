@@ -15,7 +15,10 @@ declare module 'vitest' {
 export default async (project: TestProject) => {
   const dir = mkdtempSync(join(tmpdir(), 'secrets-api-openapi-'));
   const file = join(dir, 'openapi.json');
+  const started = Date.now();
+  process.stderr.write(`${project.name}: building the OpenAPI document\n`);
   writeFileSync(file, JSON.stringify(await buildOpenApi()));
+  process.stderr.write(`${project.name}: OpenAPI document built (${Math.round((Date.now() - started) / 1000)} s)\n`);
   project.provide('openapiFile', file);
   return () => rmSync(dir, { recursive: true, force: true });
 };

@@ -1,11 +1,12 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { appendFileSync, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { generateApiKey } from '../../lib/auth/api-keys.js';
-import { findLeaks } from '../helpers/leaks.js';
 import { freePort } from '../../scripts/local/ports.js';
+import { findLeaks } from '../helpers/leaks.js';
+import { spawnGroup, stopGroup } from './processes.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -30,21 +31,60 @@ export interface RuntimeOptions {
 }
 
 /**
+ * How long one step of the runtime's start may go without the runtime reporting the next
+ * (its `[start] ...` lines, scripts/local/start.ts): building the bundles and synthesizing
+ * the app (artifact) get RUNTIME_BUILD_TIMEOUT_S (default 1200 s: 283-334 s were measured
+ * on this 2-core machine under load); importing every function's module in a fresh process
+ * gets RUNTIME_IMPORT_TIMEOUT_S per module (default 3 s; 172 s for 329 under load), so it
+ * scales with the app; every other step (DynamoDB Local, the table, the gateway)
+ * RUNTIME_STEP_TIMEOUT_S (default 300 s). Each step restarts the clock, so a slow machine
+ * that makes progress is waited for, and a step that hangs is named.
+ */
+export function stepTimeoutMs(step: string, env: NodeJS.ProcessEnv = process.env): { ms: number; knob: string } {
+  const seconds = (name: string, fallback: number) => {
+    const v = Number(env[name]);
+    return Number.isFinite(v) && v > 0 ? v : fallback;
+  };
+  if (/\b(build|synth)/i.test(step)) return { ms: seconds('RUNTIME_BUILD_TIMEOUT_S', 1200) * 1000, knob: 'RUNTIME_BUILD_TIMEOUT_S' };
+  const modules = /importing each of the (\d+)/.exec(step);
+  if (modules) {
+    const ms = Math.max(seconds('RUNTIME_STEP_TIMEOUT_S', 300), Number(modules[1]) * seconds('RUNTIME_IMPORT_TIMEOUT_S', 3)) * 1000;
+    return { ms, knob: 'RUNTIME_IMPORT_TIMEOUT_S (seconds per module)' };
+  }
+  return { ms: seconds('RUNTIME_STEP_TIMEOUT_S', 300) * 1000, knob: 'RUNTIME_STEP_TIMEOUT_S' };
+}
+
+/** The last `lines` lines of a text. */
+export const tail = (text: string, lines = 40) => text.trimEnd().split('\n').slice(-lines).join('\n');
+
+/**
+ * Records a cause of failure where scripts/coverage/run.ts repeats it as the last line of a
+ * failed run (SUITE_FAILURE_FILE), and prints it at once with what explains it.
+ */
+export function reportFailure(cause: string, detail = ''): void {
+  process.stderr.write(`\nFAIL ${cause}\n${detail ? `${detail}\n` : ''}`);
+  if (process.env.SUITE_FAILURE_FILE) appendFileSync(process.env.SUITE_FAILURE_FILE, `${cause}\n`);
+}
+
+/**
  * Starts one local runtime for a test project (`scripts/local/start.ts`, exactly as `npm
  * start` does: DynamoDB Local in memory + a gateway; with `artifact`, the built bundles as the
- * synthesized templates wire them), with its output captured to a file. After the suite, the
- * whole table and the captured logs are searched for every canary value and API key, and any
- * hit fails the run. Under `npm run coverage` (RUNTIME_COVERAGE_DIR) the source runtime
- * writes raw V8 coverage when it exits.
+ * synthesized templates wire them) in a process group of its own (test/setup/processes.ts),
+ * with its output captured to a file and its progress printed. A runtime that does not start
+ * fails the run with the cause first and its log's tail. After the suite, the whole table
+ * and the captured logs are searched for every canary value and API key, and any hit fails
+ * the run; so does any process of its group still running after it stopped. Under `npm run
+ * coverage` (RUNTIME_COVERAGE_DIR) the source runtime writes raw V8 coverage when it exits.
  */
 export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
+  const name = `local ${opts.artifact ? 'artifact' : 'source'} runtime`;
   const [port, dynamoPort] = [await freePort(), await freePort()];
   const dataDir = mkdtempSync(join(tmpdir(), `secrets-api-test-${opts.artifact ? 'artifact' : 'source'}-`));
   const logFile = join(dataDir, 'server.log');
   const rootKey = generateApiKey().key;
   const log = createWriteStream(logFile);
   const coverageDir = !opts.artifact ? process.env.RUNTIME_COVERAGE_DIR : undefined;
-  const server: ChildProcess = spawn(
+  const server: ChildProcess = spawnGroup(
     process.execPath,
     ['--import', 'tsx', resolve('scripts/local/start.ts'), ...(opts.artifact ? ['--artifact'] : [])],
     {
@@ -63,28 +103,73 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
-  server.stdout!.pipe(log);
+  let output = '';
   let stderr = '';
   server.stderr!.on('data', (c: Buffer) => {
     stderr += c.toString();
+    output += c.toString();
     log.write(c);
   });
   let tableName = 'secrets';
-  await new Promise<void>((ok, fail) => {
-    const timer = setTimeout(
-      () => fail(new Error(`local ${opts.artifact ? 'artifact' : 'source'} runtime did not start in time:\n${stderr}`)),
-      240_000,
-    );
-    server.stdout!.on('data', (c: Buffer) => {
-      const line = /listening on \S+(?: \(table ([^)\s]+)\))?/.exec(c.toString());
-      if (line) {
-        if (line[1]) tableName = line[1];
+  const started = Date.now();
+  try {
+    await new Promise<void>((ok, fail) => {
+      let timer: NodeJS.Timeout | undefined;
+      const step = (what: string) => {
         clearTimeout(timer);
-        ok();
-      }
+        const { ms, knob } = stepTimeoutMs(what);
+        timer = setTimeout(() => {
+          fail(new Error(`${name} did not start: "${what}" took more than ${ms / 1000} s (set ${knob} to wait longer)`));
+        }, ms);
+      };
+      step('starting');
+      let pending = '';
+      server.stdout!.on('data', (c: Buffer) => {
+        const text = c.toString();
+        output += text;
+        log.write(c);
+        pending += text;
+        const lines = pending.split('\n');
+        pending = lines.pop() ?? '';
+        for (const line of lines) {
+          const progress = /^\[start\] (.*)$/.exec(line);
+          if (progress) {
+            step(progress[1]!);
+            process.stderr.write(`${name}: ${progress[1]} (${Math.round((Date.now() - started) / 1000)} s)\n`);
+          }
+          const listening = /listening on \S+(?: \(table ([^)\s]+)\))?/.exec(line);
+          if (listening) {
+            if (listening[1]) tableName = listening[1];
+            clearTimeout(timer);
+            ok();
+          }
+        }
+      });
+      server.on('exit', (code, signal) => {
+        clearTimeout(timer);
+        const cause =
+          stderr
+            .trim()
+            .split('\n')
+            .find((l) => l.trim() !== '') ?? `no message on stderr`;
+        fail(new Error(`${name} exited (${signal ?? `code ${code}`}) before listening: ${cause}`));
+      });
     });
-    server.on('exit', (code) => fail(new Error(`local ${opts.artifact ? 'artifact' : 'source'} runtime exited with ${code}:\n${stderr}`)));
-  });
+  } catch (error) {
+    const left = await stopGroup(server, 5_000);
+    await new Promise((r) => log.end(r));
+    const cause = (error as Error).message;
+    reportFailure(
+      cause,
+      [
+        `--- the last 40 lines of its output (all of it: ${logFile}) ---`,
+        tail(output),
+        '---',
+        ...(left.length > 0 ? [`killed, still running after it stopped: ${left.join('; ')}`] : []),
+      ].join('\n'),
+    );
+    throw new Error(cause);
+  }
   const dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
   project.provide('baseUrl', `http://127.0.0.1:${port}`);
   project.provide('rootKey', rootKey);
@@ -101,16 +186,15 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
       if (leaks.length > 0) problems.push(`secret material leaked after the suite:\n${leaks.join('\n')}`);
     } finally {
       // the runtime writes its report (artifact) and coverage (source) as it exits
-      const exited = new Promise((r) => server.once('exit', r));
-      server.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000).unref())]);
+      const left = await stopGroup(server, 30_000);
+      if (left.length > 0) problems.push(`processes of the ${name} still running after it stopped (killed now):\n${left.join('\n')}`);
       await new Promise((r) => log.end(r));
     }
     if (opts.checks) problems.push(...opts.checks(dataDir));
     rmSync(dataDir, { recursive: true, force: true });
     if (problems.length > 0) {
       // vitest reports a teardown error without failing the run: fail the process itself.
-      process.stderr.write(`\nFAIL (${opts.artifact ? 'artifact' : 'source'} runtime):\n${problems.join('\n')}\n`);
+      reportFailure(`${name}: ${problems[0]!.split('\n')[0]}`, problems.join('\n'));
       process.exitCode = 1;
     }
   };

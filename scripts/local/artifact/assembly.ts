@@ -37,8 +37,13 @@ export interface Assembly {
 }
 
 /** Builds every handler bundle and synthesizes the app into `<workDir>/cdk.out`, as `cdk synth` does. */
-export async function synthesizeArtifact(workDir: string, context: Record<string, unknown>): Promise<string> {
+export async function synthesizeArtifact(
+  workDir: string,
+  context: Record<string, unknown>,
+  log: NodeJS.WritableStream = process.stdout,
+): Promise<string> {
   const assetDir = (await buildFunctions({ outDir: join(workDir, 'lambda') })).outDir;
+  log.write('[start] synthesizing the app (cdk synth)\n'); // a step of its own (scripts/local/start.ts)
   const outdir = join(workDir, 'cdk.out');
   mkdirSync(outdir, { recursive: true });
   // As the CLI does: asset metadata names each asset's and nested template's file.

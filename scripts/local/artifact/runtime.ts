@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import { localClient, startDynamoLocal, waitForDynamo } from '../dynamodb.js';
+import { localClient, startDynamoLocal, stopDynamoLocal, waitForDynamo } from '../dynamodb.js';
 import { DEFAULT_TOKEN_LABEL, prepareSoftHsm, softHsmModule } from '../softhsm.js';
 import { readAssembly, synthesizeArtifact } from './assembly.js';
 import { LOCAL_CLUSTER_ID, type RecordedRequest, startCloudHsmControlPlane } from './cloudhsm-control-plane.js';
@@ -107,13 +107,14 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const workDir = mkdtempSync(join(tmpdir(), 'secrets-api-artifact-'));
   const url = `http://127.0.0.1:${opts.port}`;
   const assemblyDir =
-    opts.assembly ?? (await synthesizeArtifact(workDir, { ...localHsmContext(workDir), ...LOCAL_BILLING_CONTEXT, ...opts.context }));
+    opts.assembly ?? (await synthesizeArtifact(workDir, { ...localHsmContext(workDir), ...LOCAL_BILLING_CONTEXT, ...opts.context }, log));
   const assembly = readAssembly(assemblyDir);
 
   // DynamoDB Local with the tables as declared
   const endpoint = `http://127.0.0.1:${opts.dynamoPort}`;
+  log.write(`[start] starting DynamoDB Local on port ${opts.dynamoPort}\n`); // the steps: scripts/local/start.ts
   const dynamo = startDynamoLocal({ port: opts.dynamoPort, ...(opts.inMemory ? {} : { dataDir: join(opts.dataDir, 'dynamodb') }) });
-  await waitForDynamo(endpoint);
+  await waitForDynamo(endpoint, undefined, dynamo);
   const tables = new Map<string, string>();
   for (const table of tablesOf(assembly)) {
     const name = String(table.properties.TableName ?? table.key.replace(/[^A-Za-z0-9_.-]+/g, '-').slice(-255));
@@ -189,6 +190,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const root = await seedRoot(process.env.SECRETS_DEV_ROOT_KEY || undefined);
 
   // every code asset imports under Node 22 in a fresh process, or the runtime says which does not
+  log.write(`[start] importing each of the ${deployment.functions.size} functions' modules in a fresh Node 22 process\n`);
   const modules = await verifyImports(functions, [...deployment.functions.values()]);
   const importFailures = modules.filter((m) => !m.ok).map((m) => ({ module: m.module, error: m.error! }));
 
@@ -227,11 +229,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
       await buckets.stop();
       await controlPlane.stop();
       await sts.close();
-      await new Promise<void>((ok) => {
-        dynamo.once('exit', () => ok());
-        dynamo.kill('SIGTERM');
-        setTimeout(ok, 5000).unref();
-      });
+      await stopDynamoLocal(dynamo);
       rmSync(workDir, { recursive: true, force: true });
     },
   };
