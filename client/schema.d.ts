@@ -907,7 +907,13 @@ export interface paths {
          */
         get: operations["GET_api_v1_auth_cli_login"];
         put?: never;
-        post?: never;
+        /**
+         * Start a CLI login (RFC 8628 device authorization request)
+         * @description RFC 8628 §3.1 as the RFC sends it (POST, form-encoded or JSON): `client_id` (optional), `scope` (ignored: the session is the approver’s), `name` (optional, shown to the approver). The same device authorization response as GET /api/v1/auth/cli/login without `user_code`; the CLI polls POST /api/v1/auth/cli/token.
+         *
+         *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
+         */
+        post: operations["POST_api_v1_auth_cli_login"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1002,6 +1008,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/oauth/jwks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the authorization server’s JWK set
+         * @description The public keys the service signs access tokens with (RFC 7517; the discovery document’s `jwks_uri`): no credential needed, `public` caching with an ETag (a matching `If-None-Match` gets 304). It never holds an account’s jwt-signing keys (those users generate, import or export: GET /api/v1/.well-known/jwks.json), so a token a user signs never verifies against it.
+         *
+         *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
+         */
+        get: operations["GET_api_v1_auth_oauth_jwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/oauth/token": {
         parameters: {
             query?: never;
@@ -1013,7 +1041,7 @@ export interface paths {
         put?: never;
         /**
          * Issue tokens to a registered client
-         * @description Form-encoded (or JSON) RFC 6749 token requests: `authorization_code` (with the PKCE code_verifier and the same redirect_uri), `refresh_token` (the refresh token is spent and a new one returned; a used one revokes the whole grant) and `client_credentials`. Clients authenticate with their registered method: client_secret_basic, client_secret_post or private_key_jwt (RFC 7523, signed by a key of the client’s JWK set, aud = the issuer or this endpoint, jti once). Answers and errors are RFC 6749 §5 JSON, not the envelope. Access tokens carry exactly the granted scopes and are refused once their grant is revoked.
+         * @description Form-encoded (or JSON) RFC 6749 token requests: `authorization_code` (with the PKCE code_verifier and the same redirect_uri; a code presented again is refused and revokes the grant it gave, RFC 6749 §4.1.2), `refresh_token` (the refresh token is spent and a new one returned; a used one revokes the whole grant, except a retry by the same client within 30 s while the new one is unused, which gets the same new one) and `client_credentials`. Clients authenticate with their registered method: client_secret_basic, client_secret_post or private_key_jwt (RFC 7523, signed by a key of the client’s JWK set, aud = the issuer or this endpoint, jti once). Answers and errors are RFC 6749 §5 JSON, not the envelope. Access tokens carry exactly the granted scopes and are refused once their grant is revoked.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1033,7 +1061,7 @@ export interface paths {
         };
         /**
          * Finish single sign-on
-         * @description The identity provider’s redirect back: the code is exchanged, the ID token validated (issuer, audience, nonce, signature) and a session opened for an admitted e-mail domain. The state is single use.
+         * @description The identity provider’s redirect back: the code is exchanged, the ID token validated (issuer, audience, nonce, signature) and a session opened for a verified e-mail address (`email_verified: true`) of an admitted domain. The state is single use. An e-mail address of a user single sign-on did not create (a password or passkey user, another identity’s) is 409 `sso_identity_conflict`, never taken over.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1101,7 +1129,7 @@ export interface paths {
         put?: never;
         /**
          * Refresh a session
-         * @description Rotates the refresh token: a new access token (15 minutes) and a new refresh token; the old refresh token is spent. Presenting a spent one ends the whole session (401 `refresh_token_reused`).
+         * @description Rotates the refresh token: a new access token (15 minutes) and a new refresh token; the old refresh token is spent. Presenting a spent one ends the whole session (401 `refresh_token_reused`), except a retry within 30 s while the new refresh token is unused (an answer lost): it gets that same new refresh token again.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1211,7 +1239,7 @@ export interface paths {
         put?: never;
         /**
          * Exchange a workload JWT for an access token (RFC 8693)
-         * @description grant_type=urn:ietf:params:oauth:grant-type:token-exchange, subject_token = a JWT of an issuer whose keys are in one of the account’s JWK sets, its aud `urn:secrets-api:account:<account id>`, subject_token_type urn:ietf:params:oauth:token-type:jwt (or id_token). The first workload binding of that JWK set matching the token’s sub and claims gives the scopes (or the requested subset, `scope`) and the lifetime. An expired or unverifiable token, a wrong audience, an unknown issuer or no matching binding is `invalid_request` (RFC 8693 §2.2.2); a scope beyond the binding `invalid_scope`.
+         * @description grant_type=urn:ietf:params:oauth:grant-type:token-exchange, subject_token = a JWT of an issuer whose keys are in one of the account’s JWK sets, its aud `urn:secrets-api:account:<account id>`, subject_token_type urn:ietf:params:oauth:token-type:jwt (or id_token). The first workload binding of that JWK set matching the token’s sub and claims gives the scopes (or the requested subset, `scope`) and the lifetime. An expired or unverifiable token, a wrong audience, an unknown issuer or no matching binding is `invalid_request` (RFC 8693 §2.2.2); a scope beyond the binding `invalid_scope`; an `audience` parameter other than the subject token’s account `invalid_target`.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -6109,7 +6137,7 @@ export interface components {
              * @description lib/http/error-codes.ts: see x-error-codes
              * @enum {string}
              */
-            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_scope" | "unauthorized_client" | "invalid_request" | "unsupported_grant_type" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "would_lock_out" | "unauthorized" | "invalid_client" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
+            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_scope" | "unauthorized_client" | "invalid_request" | "unsupported_grant_type" | "invalid_target" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "would_lock_out" | "unauthorized" | "invalid_client" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "sso_identity_conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
             /** @description On `validation_failed`: one entry per field problem. */
             details?: {
                 message: string;
@@ -12915,6 +12943,104 @@ export interface operations {
             };
         };
     };
+    POST_api_v1_auth_cli_login: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_id?: string;
+                    name?: string;
+                    scope?: string;
+                };
+                "application/x-www-form-urlencoded": {
+                    client_id?: string;
+                    name?: string;
+                    scope?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        device_code: string;
+                        expires_in: number;
+                        interval: number;
+                        user_code: string;
+                        /** Format: uri */
+                        verification_uri: string;
+                        /** Format: uri */
+                        verification_uri_complete: string;
+                    };
+                };
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_request` (RFC 6749 §5.2: an OAuth request is malformed (a parameter missing, repeated or invalid).) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Payload too large: `payload_too_large` (The body exceeds the route’s limit.) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Unsupported media type: `unsupported_media_type` (The body is not JSON (nor form-encoded, on an OAuth endpoint).) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Internal error: `internal_error` (An internal error (never with internals).) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
     POST_api_v1_auth_cli_revoke: {
         parameters: {
             query?: never;
@@ -12927,14 +13053,12 @@ export interface operations {
                 "application/json": {
                     client_id?: string;
                     token: string;
-                    /** @enum {string} */
-                    token_type_hint?: "refresh_token" | "access_token";
+                    token_type_hint?: string;
                 };
                 "application/x-www-form-urlencoded": {
                     client_id?: string;
                     token: string;
-                    /** @enum {string} */
-                    token_type_hint?: "refresh_token" | "access_token";
+                    token_type_hint?: string;
                 };
             };
         };
@@ -13278,6 +13402,95 @@ export interface operations {
             };
         };
     };
+    GET_api_v1_auth_oauth_jwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: {
+                            alg?: string;
+                            crv?: string;
+                            e?: string;
+                            key_ops?: string[];
+                            kid?: string;
+                            kty: string;
+                            n?: string;
+                            use?: string;
+                            x?: string;
+                            y?: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Not modified: the If-None-Match ETag is current (no body) */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "validation_failed" | "bad_request";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `internal_error` (An internal error (never with internals).) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     POST_api_v1_auth_oauth_token: {
         parameters: {
             query?: never;
@@ -13494,6 +13707,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "not_found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state: `sso_identity_conflict` (Single sign-on names an e-mail address of a user it did not create (a password or passkey user, or another identity): an e-mail address alone never binds a sign-in to it.) */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "sso_identity_conflict";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -14630,7 +14856,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_request` (RFC 6749 §5.2: an OAuth request is malformed (a parameter missing, repeated or invalid).); `invalid_scope` (RFC 6749 §5.2: a requested scope is unknown or beyond what the client (or workload binding) may get.); `unsupported_grant_type` (RFC 6749 §5.2: the token endpoint does not serve this grant_type.) */
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_request` (RFC 6749 §5.2: an OAuth request is malformed (a parameter missing, repeated or invalid).); `invalid_scope` (RFC 6749 §5.2: a requested scope is unknown or beyond what the client (or workload binding) may get.); `invalid_target` (RFC 8693 §2.2.2: no token is issued for the target the `audience` names.); `unsupported_grant_type` (RFC 6749 §5.2: the token endpoint does not serve this grant_type.) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

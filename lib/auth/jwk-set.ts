@@ -15,7 +15,7 @@ export const publicOnly = (jwk: Record<string, unknown>): JWK =>
   Object.fromEntries(PUBLIC_PARAMS.filter((p) => jwk[p] !== undefined).map((p) => [p, jwk[p]])) as JWK;
 
 /** How long a verifier may reuse a set: a new key is seen within this time, a removed one stops verifying after it. */
-export const JWKS_MAX_AGE_SECONDS = 300;
+const JWKS_MAX_AGE_SECONDS = 300;
 
 export function jwkSetReply(set: { keys: JWK[] }, headers: Readonly<Record<string, string>>, visibility: 'public' | 'private'): Reply {
   const etag = `"${createHash('sha256').update(JSON.stringify(set)).digest('base64url')}"`;

@@ -28,5 +28,5 @@ export async function assertCanRead(ctx: CallContext, def: CredentialType, recor
 export const sharedRead = (ctx: CallContext, type: string, id: string): Promise<boolean> => isSharedWith(ctx, type, id);
 
 /** The caller is the resource's creator, acting in their own sign-in session (not a credential they issued). */
-export const isCreatorSession = (ctx: CallContext, record: Pick<TypedRecord, 'created_by'>): boolean =>
+const isCreatorSession = (ctx: CallContext, record: Pick<TypedRecord, 'created_by'>): boolean =>
   ctx.principal.kind === 'user_token' && ctx.principal.user !== null && record.created_by === ctx.principal.user;

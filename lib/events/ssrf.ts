@@ -47,7 +47,7 @@ export class BlockedDestination extends Error {
 }
 
 /** What a path may reach beyond public unicast addresses (see above: never set by a tenant). */
-export interface DestinationPolicy {
+interface DestinationPolicy {
   readonly allowLoopback: boolean;
   /** CIDR blocks of private addresses opened by the platform operator for the calling account. */
   readonly privateNetworks?: readonly string[];

@@ -82,7 +82,7 @@ type ImportBody = z.infer<typeof ImportBody>;
 const WITHHELD = new Set(['userpassword', 'unicodepwd', 'sambantpassword', 'sambalmpassword', 'authpassword']);
 
 /** An entry without its password attributes (any option: `userPassword;binary` is withheld too). */
-export function withholdPasswords(e: LdifEntry): LdifEntry {
+function withholdPasswords(e: LdifEntry): LdifEntry {
   return { dn: e.dn, attributes: Object.fromEntries(Object.entries(e.attributes).filter(([k]) => !WITHHELD.has(k.split(';')[0]!.toLowerCase()))) };
 }
 

@@ -277,7 +277,7 @@ const reused = () => unauthorized('refresh token already used: the session is re
  * signed out. Only while the new refresh token is still unused, by the same client; any
  * other second use is a replay and revokes the session.
  */
-export const REFRESH_RETRY_SECONDS = 30;
+const REFRESH_RETRY_SECONDS = 30;
 const successorScope = (tenantId: string, hash: string) => ({ tenantId, type: 'refresh_successor', id: hash, version: 1 });
 
 /**

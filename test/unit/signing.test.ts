@@ -2,7 +2,7 @@ import { createHash, generateKeyPairSync } from 'node:crypto';
 import { CreateKeyCommand, GetPublicKeyCommand, KMSClient, NotFoundException, ScheduleKeyDeletionCommand, SignCommand } from '@aws-sdk/client-kms';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { HttpError } from '../../lib/http/errors.js';
 import { algorithmsFor } from '../../lib/signing/algorithms.js';
 import { BackendUnavailable, DeviceError, UnsupportedKeySpec } from '../../lib/signing/backend.js';
@@ -76,6 +76,8 @@ describe('backend failures map to the spec statuses', () => {
 
 describe('kms backend (mocked: no KMS engine here) sends exactly these requests', () => {
   const kms = mockClient(KMSClient);
+  // the unit tier shares module state between files (isolate: false): leave KMSClient as found
+  afterAll(() => kms.restore());
   const arn = 'arn:aws:kms:eu-west-1:111122223333:key/0b1c2d3e-1111-2222-3333-444455556666';
   const backend = new KmsSigningBackend({ enabled: true, client: () => new KMSClient({ region: 'eu-west-1' }) });
   const message = Buffer.from('release-1.2.3.tar.gz contents');
@@ -157,6 +159,7 @@ describe('kms backend (mocked: no KMS engine here) sends exactly these requests'
 
 describe('PKCS#11 crypto-user credentials', () => {
   const sm = mockClient(SecretsManagerClient);
+  afterAll(() => sm.restore());
 
   it('read from Secrets Manager by secret id; CloudHSM {username, password} becomes <user>:<password>', async () => {
     sm.reset();
