@@ -3,7 +3,7 @@ import { readAssembly } from '../../scripts/local/artifact/assembly.js';
 import { type AwsCall, decodeAwsRequest, type RawAwsRequest } from '../../scripts/local/artifact/aws-calls.js';
 import { bucketName } from '../../scripts/local/artifact/buckets.js';
 import { type Deployment, type FunctionSpec, bucketsOf, queuesOf, readDeployment, tablesOf } from '../../scripts/local/artifact/deployment.js';
-import { type Caller, callerFor, evaluateCall, IamEvaluation, type IamModel, iamModel, type RolePolicies } from '../../scripts/local/artifact/iam.js';
+import { type Caller, callerFor, evaluateCall, IamEvaluation, type IamModel, iamModel, type RolePolicies, serviceCalls } from '../../scripts/local/artifact/iam.js';
 import { queueName } from '../../scripts/local/artifact/sources.js';
 import { iamProblems } from '../setup/artifact.js';
 import { ACCOUNT_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
@@ -59,6 +59,22 @@ const assumeRole = (roleArn: string, tid: string): RawAwsRequest => ({
     'TransitiveTagKeys.member.1': 'tenant_id',
     DurationSeconds: '900',
   }).toString(),
+});
+/** The local keyring's stand-in KMS request (bootstrap.mjs), KeyId filled in by the runtime from the template's KMS_KEY_ID. */
+const kmsRequest = (op: string, keyArn: string, context: Record<string, string>, session?: string): RawAwsRequest => ({
+  method: 'POST',
+  host: 'kms.local',
+  path: '/',
+  headers: { ...signed('kms', session), 'x-amz-target': `TrentService.${op}` },
+  body: JSON.stringify({ KeyId: keyArn, EncryptionContext: context }),
+});
+/** lib/audit/queue.ts: the audit entry of a read-only route, sent to the audit queue. */
+const auditSend = (queueUrl: string): RawAwsRequest => ({
+  method: 'POST',
+  host: '127.0.0.1:9324',
+  path: '/',
+  headers: { ...signed('sqs'), 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': 'AmazonSQS.SendMessage' },
+  body: JSON.stringify({ QueueUrl: queueUrl, MessageBody: '{}' }),
 });
 /** A tenant session's read of an item of `tid`'s partition. */
 const itemRead = (session: string, tid: string) => dynamo('GetItem', { TableName: TABLE, Key: key(keys.apiKey(tid, 'k1')), ConsistentRead: true }, session);
@@ -134,6 +150,29 @@ describe('the IAM evaluation tier, over the synthesized policies', () => {
     const verdict = await evaluateCall(model, caller, decode(itemRead(TENANT, OTHER))[0]!);
     expect(verdict.allowed).toBe(false);
     expect(verdict.reason).toContain('TenantRead');
+  });
+
+  it("evaluates the data-key calls on the encryption context: a tenant session opens its own tenant's data key, not another's", async () => {
+    const method = deployment.methods.find((m) => m.httpMethod === 'GET' && m.path === '/api/v1/secrets/{name}')!;
+    const reader = deployment.functions.get(method.functionKey!)!;
+    const readerCaller = callerFor(deployment, reader);
+    const keyArn = reader.environment.KMS_KEY_ID!;
+    expect(keyArn).toMatch(/^arn:aws:kms:/);
+    const own = decode(kmsRequest('Decrypt', keyArn, { tenant_id: TENANT }, TENANT))[0]!;
+    expect(own.context).toMatchObject({ 'kms:EncryptionContext:tenant_id': TENANT, 'aws:PrincipalTag/tenant_id': TENANT });
+    expect(await evaluateCall(model, readerCaller, own)).toEqual({ allowed: true });
+    const other = await evaluateCall(model, readerCaller, decode(kmsRequest('Decrypt', keyArn, { tenant_id: OTHER }, TENANT))[0]!);
+    expect(other.allowed).toBe(false);
+    expect(other.reason).toContain('TenantDataKeys');
+    expect(other.reason).toContain('kms:EncryptionContext:tenant_id');
+    // a read-only route sends its audit entry: SendMessage, and SQS's data key through SQS for that queue only
+    const auditQueue = [...model.queueKeys.keys()].find((arn) => arn.includes('AuditQueue'))!;
+    const send = decode(auditSend(`http://127.0.0.1:9324/000000000000/${auditQueue.slice(auditQueue.lastIndexOf(':') + 1)}`))[0]!;
+    const calls = [send, ...serviceCalls(model, send)];
+    expect(calls.map((c) => c.action)).toEqual(['sqs:SendMessage', 'kms:GenerateDataKey', 'kms:Decrypt']);
+    for (const c of calls) expect(await evaluateCall(model, readerCaller, c), c.action).toEqual({ allowed: true });
+    const elsewhere = { ...calls[1]!, context: { ...calls[1]!.context, 'kms:EncryptionContext:aws:sqs:arn': auditQueue.replace('AuditQueue', 'JobsQueue') } };
+    expect((await evaluateCall(model, readerCaller, elsewhere)).allowed).toBe(false);
   });
 
   it('fails the run, naming the route, when StringEquals is planted back on dynamodb:Select of AccountRead', async () => {

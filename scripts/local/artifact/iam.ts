@@ -176,9 +176,8 @@ export function mappingCalls(model: IamModel, source: { kind: 'sqs'; queueArn: s
         : []),
     ];
   }
-  return ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator']
-    .map((a) => call(a, source.streamArn))
-    .concat(call('dynamodb:ListStreams', '*'));
+  // (dynamodb:ListStreams takes no resource and the mapping knows its stream: not modelled as a call Lambda makes)
+  return ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'].map((a) => call(a, source.streamArn));
 }
 
 /** The caller of a recorded call: the function (and its routes) and its roles. */
@@ -217,6 +216,37 @@ function principalOf(model: IamModel, caller: Caller, call: AwsCall): { principa
   return { principal: `arn:aws:sts::${ACCOUNT}:assumed-role/${roleNameOf(arn)}/${session}`, role };
 }
 
+/**
+ * iam-simulate 0.1.173 keeps a request's pattern condition keys only when they are
+ * `/`-separated (`aws:PrincipalTag/<key>`): it drops `kms:EncryptionContext:<key>` (colon)
+ * before evaluating, so every condition on the encryption context would fail as if the key
+ * were absent. The evaluator carries those keys, in the request and in every policy alike, as
+ * `aws:RequestTag/kms:EncryptionContext:<key>` (a global pattern key the engine keeps): a
+ * renaming of one key on both sides, which changes no condition's outcome. Explanations
+ * name the key by its real name again.
+ */
+const EC_PREFIX = 'kms:encryptioncontext:';
+const EC_CARRIER = 'aws:RequestTag/';
+const carry = (key: string) => (key.toLowerCase().startsWith(EC_PREFIX) ? `${EC_CARRIER}${key}` : key);
+const uncarry = (text: string) => text.replaceAll(`${EC_CARRIER}kms:EncryptionContext:`, 'kms:EncryptionContext:');
+
+function carriedPolicy(policy: PolicyDocument): PolicyDocument {
+  const statements = list(policy.Statement as Record<string, any> | Record<string, any>[]).map((st) =>
+    st.Condition
+      ? {
+          ...st,
+          Condition: Object.fromEntries(
+            Object.entries(st.Condition as Record<string, Record<string, unknown>>).map(([op, keys]) => [
+              op,
+              Object.fromEntries(Object.entries(keys).map(([k, v]) => [carry(k), v])),
+            ]),
+          ),
+        }
+      : st,
+  );
+  return { ...policy, Statement: statements };
+}
+
 /** Evaluates one call; the result says which statements came close when it is denied. */
 export async function evaluateCall(model: IamModel, caller: Caller, call: AwsCall): Promise<Verdict> {
   const who = principalOf(model, caller, call);
@@ -226,18 +256,21 @@ export async function evaluateCall(model: IamModel, caller: Caller, call: AwsCal
     : call.action.startsWith('kms:')
       ? model.resourcePolicies.get(call.resource)
       : undefined;
+  const kms = call.action.startsWith('kms:');
+  const policy = (p: PolicyDocument) => (kms ? carriedPolicy(p) : p);
+  const context = Object.fromEntries(Object.entries(call.context).map(([k, v]) => [kms ? carry(k) : k, v]));
   const result = await runSimulation(
     {
       request: {
         principal: who.principal,
         action: call.action,
         resource: { resource: call.resource, accountId: ACCOUNT },
-        contextVariables: { ...call.context, 'aws:PrincipalArn': who.role.arn, 'aws:PrincipalAccount': ACCOUNT },
+        contextVariables: { ...context, 'aws:PrincipalArn': who.role.arn, 'aws:PrincipalAccount': ACCOUNT },
       },
-      identityPolicies: who.role.policies.map((p) => ({ name: p.name, policy: p.policy })),
+      identityPolicies: who.role.policies.map((p) => ({ name: p.name, policy: policy(p.policy) })),
       serviceControlPolicies: [],
       resourceControlPolicies: [],
-      ...(resourcePolicy ? { resourcePolicy } : {}),
+      ...(resourcePolicy ? { resourcePolicy: policy(resourcePolicy) } : {}),
     },
     { simulationMode: 'Strict' },
   );
@@ -253,7 +286,7 @@ function verdictOf(result: RunSimulationResults, role: RolePolicies): Verdict {
   for (const s of analysis?.identityAnalysis?.unmatchedStatements ?? []) {
     if (!s.actionMatch || !s.resourceMatch) continue;
     const sid = (s.statement as any).sid?.() ?? '(no Sid)';
-    const failed = JSON.stringify(failingConditions(s.explain));
+    const failed = uncarry(JSON.stringify(failingConditions(s.explain)));
     near.push(`${sid} (conditions that failed: ${failed})`);
   }
   const where = analysis?.identityAnalysis?.result === 'Allowed' ? `the resource policy (${analysis.resourceAnalysis?.result})` : `${role.key}`;
