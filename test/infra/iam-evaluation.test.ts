@@ -183,7 +183,7 @@ describe('the IAM evaluation tier, over the synthesized policies', () => {
     });
     const evaluation = await evaluate(strict, decode(accountRead(TENANT)));
     expect(evaluation.denied).toHaveLength(1);
-    const problems = iamProblems({ iam: { evaluated: evaluation.evaluated, denied: evaluation.denied, undecoded: [] } } as never);
+    const problems = iamProblems({ iam: { requests: 1, evaluated: evaluation.evaluated, denied: evaluation.denied, undecoded: [] } } as never);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain('GET /api/v1/secrets');
     expect(problems[0]).toContain('dynamodb:GetItem');
@@ -197,7 +197,7 @@ describe('the IAM evaluation tier, over the synthesized policies', () => {
       decode(credentialRead),
     );
     expect(without.denied).toHaveLength(1);
-    expect(iamProblems({ iam: { evaluated: 1, denied: without.denied, undecoded: [] } } as never)[0]).toContain('GET /api/v1/secrets');
+    expect(iamProblems({ iam: { requests: 1, evaluated: 1, denied: without.denied, undecoded: [] } } as never)[0]).toContain('GET /api/v1/secrets');
     // the account item without a projection: every attribute of it, which AccountRead must not give
     const whole = dynamo('GetItem', { TableName: TABLE, Key: key(keys.tenant(TENANT)), ConsistentRead: true });
     expect((await evaluateCall(model, caller, decode(whole)[0]!)).allowed).toBe(false);

@@ -50,6 +50,9 @@ export function reportProblems(report: ArtifactReport, fullRun: boolean): string
 export function iamProblems(report: ArtifactReport, max = 40): string[] {
   const iam = report.iam;
   if (!iam) return ['the artifact report has no IAM evaluation (scripts/local/artifact/iam.ts)'];
+  // every run's functions call AWS (the first request reads a credential): none recorded means the recorder is broken
+  if (iam.requests === 0)
+    return ['the IAM evaluation recorded no AWS request of any function: the recorder (scripts/local/artifact/bootstrap.mjs) saw nothing'];
   const lines = new Map<string, string>();
   for (const d of iam.denied) {
     const call = d.call as { action: string; resource: string; context: unknown; principal: { kind: string } };

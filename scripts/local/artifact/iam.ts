@@ -310,6 +310,8 @@ export class IamEvaluation {
   readonly denied: { caller: string; call: AwsCall; reason: string }[] = [];
   readonly undecoded: { caller: string; error: string }[] = [];
   evaluated = 0;
+  /** Requests the functions' processes recorded (the evaluated calls also hold what services and Lambda do for them). */
+  requests = 0;
 
   constructor(private readonly model: IamModel) {}
 

@@ -96,6 +96,7 @@ export interface ArtifactReport {
   readonly cloudhsmRequests: readonly RecordedRequest[];
   /** The IAM evaluation tier (scripts/local/artifact/iam.ts): distinct AWS calls evaluated, those denied, requests not decoded. */
   readonly iam: {
+    readonly requests: number;
     readonly evaluated: number;
     readonly denied: readonly { caller: string; call: unknown; reason: string }[];
     readonly undecoded: readonly { caller: string; error: string }[];
@@ -199,6 +200,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     log,
     lane: (fn) => (fn.layerDirs.length > 0 ? 'softhsm-token' : undefined),
     onAwsRequest: (fn, request) => {
+      iam.requests++;
       try {
         // the local keyring's stand-in KMS requests name no key: the template's KMS_KEY_ID
         const keyed =
@@ -250,6 +252,9 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     importFailures,
     async report() {
       await iam.settled();
+      log.write(
+        `artifact: IAM evaluation: ${iam.requests} AWS requests recorded, ${iam.evaluated} distinct calls evaluated, ${iam.denied.length} denied, ${iam.undecoded.length} not decoded\n`,
+      );
       return {
         assembly: assemblyDir,
         modules,
@@ -267,7 +272,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
         sources: Object.fromEntries(sources.counts),
         coldStarts: functions.coldStarts,
         cloudhsmRequests: [...controlPlane.requests],
-        iam: { evaluated: iam.evaluated, denied: [...iam.denied], undecoded: [...iam.undecoded] },
+        iam: { requests: iam.requests, evaluated: iam.evaluated, denied: [...iam.denied], undecoded: [...iam.undecoded] },
       };
     },
     async stop() {
