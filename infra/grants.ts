@@ -48,7 +48,7 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | role      | sid               | actions                                 | condition |
  * |-----------|-------------------|-----------------------------------------|-----------|
  * | execution | CredentialRead    | dynamodb:GetItem                        | LeadingKeys only credential items (KEY#, APITOKEN#, DEVICE#) |
- * | execution | AccountRead       | dynamodb:GetItem                        | LeadingKeys T#*, Attributes only ACCOUNT_ATTRIBUTES, Select SPECIFIC_ATTRIBUTES |
+ * | execution | AccountRead       | dynamodb:GetItem                        | LeadingKeys T#*, Attributes only ACCOUNT_ATTRIBUTES and present, Select SPECIFIC_ATTRIBUTES if set |
  * | execution | DeviceNonce       | dynamodb:PutItem (device routes)        | LeadingKeys only NONCE# |
  * | execution | AssumeTenantRole  | sts:AssumeRole, sts:TagSession          | the tenant-access role; one tag, tenant_id |
  * | tenant    | TenantRead        | GetItem, BatchGetItem, Query (table, gsi1) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} or METER#${aws:PrincipalTag/tenant_id} |
@@ -203,10 +203,16 @@ function tenantRoles(scope: Construct, id: string, description: string, grants: 
       sid: 'AccountRead',
       actions: ['dynamodb:GetItem'],
       resources: [tableArn],
+      // GetItem has no Select parameter: DynamoDB sets no dynamodb:Select for it, so the key is
+      // IfExists (a plain StringEquals denied every authenticated request: the IAM evaluation
+      // tier, scripts/local/artifact/aws-calls.ts, cites the AWS documentation); a ForAllValues
+      // condition holds when its key is absent, so a GetItem without a projection (every
+      // attribute of the account item) is refused by the Null condition on dynamodb:Attributes.
       conditions: {
         'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
         'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...ACCOUNT_ATTRIBUTES] },
-        StringEquals: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+        Null: { 'dynamodb:Attributes': 'false' },
+        StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
       },
     }),
     ...(device

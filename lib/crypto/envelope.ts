@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { channel } from 'node:diagnostics_channel';
 import { KMSClient } from '@aws-sdk/client-kms';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
@@ -64,12 +65,35 @@ function kmsClient(): KMSClient {
   return client;
 }
 
+/**
+ * The KMS request the local keyring stands in for, announced (no-op without a subscriber) so
+ * the artifact runtime's IAM evaluation tier (scripts/local/artifact/bootstrap.mjs) evaluates
+ * it as AWS would: the operation, the encryption context, and the tenant whose session
+ * kmsClient() would sign it with (undefined: the function's own role).
+ */
+export const LOCAL_KMS_CHANNEL = 'secrets-api:local-kms';
+const localKms = channel(LOCAL_KMS_CHANNEL);
+
+function announced(keyring: KeyProvider): KeyProvider {
+  const announce = (operation: 'GenerateDataKey' | 'Decrypt', context: Record<string, string>) => {
+    if (!localKms.hasSubscribers) return;
+    const tenantId = config().TENANT_ROLE_ARN ? currentScope()?.tenantId : undefined;
+    localKms.publish({ operation, context, tenantId });
+  };
+  return {
+    name: keyring.name,
+    generateDataKey: (context) => (announce('GenerateDataKey', context), keyring.generateDataKey(context)),
+    decryptDataKey: (wrapped, context) => (announce('Decrypt', context), keyring.decryptDataKey(wrapped, context)),
+    check: () => keyring.check(),
+  };
+}
+
 export function keyProvider(): KeyProvider {
   if (!provider) {
     const cfg = config();
     provider =
       cfg.KEY_PROVIDER === 'local'
-        ? localKeyring(loadMasterKey(cfg.LOCAL_MASTER_KEY_FILE!))
+        ? announced(localKeyring(loadMasterKey(cfg.LOCAL_MASTER_KEY_FILE!)))
         : kmsKeyProvider({ send: (command) => kmsClient().send(command) }, cfg.KMS_KEY_ID!);
   }
   return provider;

@@ -206,7 +206,7 @@ async function startArtifact(javaAvailable: () => boolean, JAVA_MISSING: string)
   });
   const stop = async (code: number) => {
     const reportFile = process.env.ARTIFACT_REPORT_FILE;
-    if (reportFile) writeReport(reportFile, runtime.report());
+    if (reportFile) writeReport(reportFile, await runtime.report());
     await runtime.stop();
     process.exit(code);
   };

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../scripts/local/artifact/deployment.js';
 import { FunctionHost } from '../../scripts/local/artifact/host.js';
+import type { RawAwsRequest } from '../../scripts/local/artifact/aws-calls.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /**
  * The artifact runtime's Lambda host (scripts/local/artifact/host.ts) on hand-written code
@@ -33,6 +36,7 @@ const spec = (key: string, codeDir: string, handler: string, extra: Partial<Func
   codeDir,
   layerDirs: [],
   environment: { FROM_TEMPLATE: 'template-value' },
+  roleArn: 'arn:aws:iam::000000000000:role/test',
   inVpc: false,
   ...extra,
 });
@@ -98,5 +102,50 @@ describe('the artifact host', () => {
     expect(await host.invoke(spec('crash', dir, 'm/modes.crash'), {})).toMatchObject({ ok: false, error: { errorType: 'Runtime.ExitError' } });
     const slow = await host.invoke(spec('slow', dir, 'm/modes.slow', { timeoutSeconds: 1 }), {});
     expect(slow).toMatchObject({ ok: false, error: { errorType: 'Sandbox.Timedout', errorMessage: 'Task timed out after 1.00 seconds' } });
+  });
+  it('records every SigV4-signed request a function sends, with its body, for the IAM evaluation tier, and nothing unsigned', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end('{}'));
+    });
+    await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+    const port = (server.address() as AddressInfo).port;
+    const recorded: { fn: string; request: RawAwsRequest; invocation: string | undefined }[] = [];
+    const recording = new FunctionHost({
+      overlay: () => ({ TARGET_PORT: String(port) }),
+      onAwsRequest: (fn, request, invocation) => recorded.push({ fn: fn.key, request, invocation }),
+    });
+    try {
+      const dir = asset('signed', {
+        'x/signed.mjs': `import { request } from 'node:http';
+          const send = (headers, body) => new Promise((ok) => {
+            const r = request({ host: '127.0.0.1', port: Number(process.env.TARGET_PORT), method: 'POST', path: '/', headers }, (res) => { res.resume(); res.on('end', ok); });
+            r.write(body.slice(0, 5));
+            r.end(body.slice(5));
+          });
+          export const handler = async () => {
+            await send({ authorization: 'AWS4-HMAC-SHA256 Credential=local/20261127/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0', 'x-amz-target': 'DynamoDB_20120810.GetItem', 'x-amz-security-token': 'local-session-tnt_a' }, '{"TableName":"t","Key":{"pk":{"S":"T#tnt_a"}}}');
+            await send({ 'content-type': 'application/json' }, '{"unsigned":"webhook"}');
+            return { statusCode: 200 };
+          };\n`,
+      });
+      const outcome = await recording.invoke(spec('signed', dir, 'x/signed.handler'), {}, 'req-1');
+      expect(outcome.ok).toBe(true);
+      // the request's IPC message precedes the result's: recorded by the time the invocation returns
+      expect(recorded).toHaveLength(1);
+      expect(recorded[0]).toMatchObject({
+        fn: 'signed',
+        invocation: 'req-1',
+        request: {
+          method: 'POST',
+          path: '/',
+          headers: { 'x-amz-target': 'DynamoDB_20120810.GetItem', 'x-amz-security-token': 'local-session-tnt_a' },
+        },
+      });
+      expect(JSON.parse(recorded[0]!.request.body)).toEqual({ TableName: 't', Key: { pk: { S: 'T#tnt_a' } } });
+    } finally {
+      await recording.close();
+      server.close();
+    }
   });
 });

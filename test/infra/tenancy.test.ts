@@ -116,7 +116,8 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         Condition: {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
           'ForAllValues:StringEquals': { 'dynamodb:Attributes': [...ACCOUNT_ATTRIBUTES] },
-          StringEquals: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
+          Null: { 'dynamodb:Attributes': 'false' },
+          StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
         },
       });
       expect(Boolean(sid('DeviceNonce')), route.key).toBe(route.auth === 'device');

@@ -16,12 +16,16 @@ import { startRuntime } from './runtime.js';
  * - on a whole run (ARTIFACT_FULL_RUN=1, set by npm test): every built route answered at
  *   least one 2xx through its bundle, so no handler module is only ever seen failing, and
  *   the signing functions did look their cluster up.
+ * - the IAM evaluation tier (docs/architecture.md, "The IAM evaluation tier"): every AWS call
+ *   a function made is allowed by the synthesized policies of the role that signed it, and
+ *   every signed request was one the evaluation could read;
  * A module that fails at import stops the runtime before the suite, naming the module.
  */
 export function reportProblems(report: ArtifactReport, fullRun: boolean): string[] {
   const problems: string[] = [];
   for (const f of report.initFailures) problems.push(`function ${f.functionName} (${f.handler}) failed to initialise: ${f.error}`);
   for (const f of report.failures) problems.push(`${f.method}: the function failed (${f.errorType}): ${f.errorMessage}`);
+  problems.push(...iamProblems(report));
   const expected = JSON.stringify({ Filters: { clusterIds: [LOCAL_CLUSTER_ID] } });
   for (const r of report.cloudhsmRequests) {
     if (r.target !== 'BaldrApiService.DescribeClusters' || JSON.stringify(r.body) !== expected) {
@@ -40,6 +44,30 @@ export function reportProblems(report: ArtifactReport, fullRun: boolean): string
     for (const m of silent) problems.push(`${m.method} (${m.handler}) never answered 2xx through the built bundle`);
   }
   return problems;
+}
+
+/** The IAM evaluation's denials, one line per route, action and reason (the same denial of many items is one line). */
+export function iamProblems(report: ArtifactReport, max = 40): string[] {
+  const iam = report.iam;
+  if (!iam) return ['the artifact report has no IAM evaluation (scripts/local/artifact/iam.ts)'];
+  // every run's functions call AWS (the first request reads a credential): none recorded means the recorder is broken
+  if (iam.requests === 0)
+    return ['the IAM evaluation recorded no AWS request of any function: the recorder (scripts/local/artifact/bootstrap.mjs) saw nothing'];
+  const lines = new Map<string, string>();
+  for (const d of iam.denied) {
+    const call = d.call as { action: string; resource: string; context: unknown; principal: { kind: string } };
+    const key = `${d.caller} ${call.action} ${call.principal.kind} ${d.reason.replace(/"value":"[^"]*"/g, '')}`;
+    if (!lines.has(key)) {
+      lines.set(
+        key,
+        `IAM denies ${d.caller}: ${call.action} on ${call.resource} as the ${call.principal.kind === 'session' ? 'tenant session' : 'execution role'} with ${JSON.stringify(call.context)}: ${d.reason}`,
+      );
+    }
+  }
+  for (const u of iam.undecoded)
+    lines.set(`undecoded ${u.caller} ${u.error}`, `IAM evaluation could not read an AWS request of ${u.caller}: ${u.error}`);
+  const all = [...lines.values()];
+  return all.length > max ? [...all.slice(0, max), `... and ${all.length - max} more IAM problems (the artifact report lists them all)`] : all;
 }
 
 export default (project: TestProject) =>

@@ -5,6 +5,7 @@
  * the built bundle once (the init phase), then runs the invocations the host sends over IPC,
  * one at a time, with a Lambda context object.
  */
+import { subscribe } from 'node:diagnostics_channel';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -16,6 +17,52 @@ const describe = (error) => ({
 });
 
 const send = (message) => new Promise((resolve) => process.send(message, resolve));
+
+/**
+ * Every AWS call the function makes (scripts/local/artifact/iam.ts evaluates them): each
+ * SigV4-signed HTTP request, as it leaves the process, with the headers and body AWS would
+ * authorize it from. S3 object bodies are not sent (only their length): the request line and
+ * headers name the object.
+ */
+let invocation;
+subscribe('http.client.request.created', ({ request }) => {
+  const authorization = String(request.getHeader('authorization') ?? '');
+  if (!authorization.startsWith('AWS4-HMAC-SHA256')) return;
+  const chunks = [];
+  const keep = (chunk, encoding) => {
+    if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? encoding : 'utf8') : Buffer.from(chunk));
+  };
+  const write = request.write;
+  const end = request.end;
+  request.write = function (chunk, encoding, ...rest) {
+    keep(chunk, encoding);
+    return write.call(this, chunk, encoding, ...rest);
+  };
+  request.end = function (chunk, encoding, ...rest) {
+    keep(chunk, encoding);
+    const headers = {};
+    for (const name of ['authorization', 'host', 'content-type', 'x-amz-target', 'x-amz-security-token']) {
+      const value = request.getHeader(name);
+      if (value !== undefined) headers[name] = String(value);
+    }
+    const body = Buffer.concat(chunks);
+    const s3 = / Credential=[^/]+\/[^/]+\/[^/]+\/s3\//.test(authorization);
+    process.send?.({
+      type: 'aws-request',
+      invocation,
+      request: {
+        method: request.method,
+        host: headers.host ?? request.host,
+        path: request.path,
+        headers,
+        body: s3 ? '' : body.toString('utf8'),
+        bytes: body.length,
+      },
+    });
+    return end.call(this, chunk, encoding, ...rest);
+  };
+});
 
 async function init() {
   const handler = process.env._HANDLER ?? '';
@@ -50,6 +97,25 @@ try {
   process.exit(1);
 }
 
+// the local keyring's stand-in KMS requests (lib/crypto/envelope.ts): KeyId is the template's KMS_KEY_ID, filled in by the runtime
+subscribe('secrets-api:local-kms', ({ operation, context, tenantId }) => {
+  process.send?.({
+    type: 'aws-request',
+    invocation,
+    request: {
+      method: 'POST',
+      host: 'kms.local',
+      path: '/',
+      headers: {
+        authorization: `AWS4-HMAC-SHA256 Credential=local/00000000/${process.env.AWS_REGION}/kms/aws4_request, SignedHeaders=host, Signature=local-keyring`,
+        'x-amz-target': `TrentService.${operation}`,
+        ...(tenantId !== undefined ? { 'x-amz-security-token': `local-session-${tenantId}` } : {}),
+      },
+      body: JSON.stringify({ KeyId: '', EncryptionContext: context }),
+    },
+  });
+});
+
 process.on('message', async (message) => {
   if (message?.type !== 'invoke') return;
   const { id, event, context: c } = message;
@@ -67,6 +133,7 @@ process.on('message', async (message) => {
     fail: () => undefined,
     succeed: () => undefined,
   };
+  invocation = id;
   try {
     const result = await fn(event, context);
     await send({ type: 'result', id, result: result === undefined ? null : result });

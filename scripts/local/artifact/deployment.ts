@@ -40,6 +40,8 @@ export interface FunctionSpec {
   readonly layerDirs: readonly string[];
   readonly environment: Readonly<Record<string, string>>;
   readonly inVpc: boolean;
+  /** The execution role's ARN (scripts/local/artifact/iam.ts evaluates the function's AWS calls against its policies). */
+  readonly roleArn: string;
 }
 
 export interface MethodSpec {
@@ -230,6 +232,8 @@ export class Resolver {
         return this.world.buckets?.get(key) ?? fail(`bucket ${key} was not created`);
       case 'AWS::Lambda::Function':
         return key;
+      case 'AWS::IAM::Role':
+        return roleName(key);
       case 'AWS::ApiGateway::Resource': {
         const parent = String(this.value(t, r.Properties!.ParentId));
         return `${parent === '/' ? '' : parent}/${r.Properties!.PathPart as string}`;
@@ -262,10 +266,15 @@ export class Resolver {
     if (r.Type === 'AWS::DynamoDB::Table' && attr === 'Arn') return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${this.ref(t, id)}`;
     if (r.Type === 'AWS::DynamoDB::Table' && attr === 'StreamArn')
       return `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${this.ref(t, id)}/stream/local`;
+    if (r.Type === 'AWS::IAM::Role' && attr === 'Arn') return roleArn(key);
     if (r.Type === 'AWS::KMS::Key' && attr === 'Arn') return `arn:aws:kms:${REGION}:${ACCOUNT}:key/${key.replace(/\//g, '-')}`;
     return `arn:aws:local:${REGION}:${ACCOUNT}:${r.Type}/${key}#${attr}`;
   }
 }
+
+/** A role's name as CloudFormation would generate it (IAM allows [\w+=,.@-], at most 64 characters). */
+export const roleName = (key: string): string => key.replace(/[^\w+=,.@-]+/g, '-').slice(-64);
+export const roleArn = (key: string): string => `arn:aws:iam::${ACCOUNT}:role/${roleName(key)}`;
 
 function fail(message: string): never {
   throw new Error(message);
@@ -314,6 +323,7 @@ export function readDeployment(assembly: Assembly, world: World): Deployment {
           .map(([k, v]) => [k, String(v)]),
       ),
       inVpc: Boolean(p.VpcConfig),
+      roleArn: String(r.value(template, p.Role)),
     });
   }
 

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { node22 } from '../node22.js';
+import type { RawAwsRequest } from './aws-calls.js';
 import { ACCOUNT, type FunctionSpec, REGION } from './deployment.js';
 
 const BOOTSTRAP = join(dirname(fileURLToPath(import.meta.url)), 'bootstrap.mjs');
@@ -44,6 +45,8 @@ export interface HostOptions {
    * stand-in that is not safe for concurrent writers from several processes), or undefined.
    */
   readonly lane?: (fn: FunctionSpec) => string | undefined;
+  /** Every SigV4-signed request an environment of `fn` sends (bootstrap.mjs records them), with the invocation it belongs to. */
+  readonly onAwsRequest?: (fn: FunctionSpec, request: RawAwsRequest, invocation: string | undefined) => void;
 }
 
 interface Environment {
@@ -133,6 +136,12 @@ export class FunctionHost {
     const log = this.options.log ?? process.stdout;
     child.stdout!.on('data', (c: Buffer) => log.write(c));
     child.stderr!.on('data', (c: Buffer) => log.write(c));
+    const onAwsRequest = this.options.onAwsRequest;
+    if (onAwsRequest) {
+      child.on('message', (m: { type?: string; request?: RawAwsRequest; invocation?: string }) => {
+        if (m?.type === 'aws-request' && m.request) onAwsRequest(fn, m.request, m.invocation);
+      });
+    }
     const env: Environment = {
       fn,
       child,

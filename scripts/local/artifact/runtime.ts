@@ -28,9 +28,11 @@ import { readAssembly, synthesizeArtifact } from './assembly.js';
 import { LOCAL_CLUSTER_ID, type RecordedRequest, startCloudHsmControlPlane } from './cloudhsm-control-plane.js';
 import { startSts } from './sts.js';
 import { startBuckets } from './buckets.js';
-import { bucketsOf, type FunctionSpec, queuesOf, readDeployment, tablesOf } from './deployment.js';
+import { ACCOUNT, bucketsOf, type FunctionSpec, queuesOf, REGION, readDeployment, tablesOf } from './deployment.js';
 import { startArtifactGateway } from './gateway.js';
 import { FunctionHost } from './host.js';
+import { decodeAwsRequest } from './aws-calls.js';
+import { type Caller, callerFor, IamEvaluation, iamModel, mappingCalls, serviceCalls } from './iam.js';
 import { startQueues, startSources } from './sources.js';
 import { LOCAL_BILLING_CONTEXT, localBillingOverlay } from '../billing.js';
 import { LOCAL_TOOLS_ENV } from '../tools.js';
@@ -50,7 +52,7 @@ export const LOCAL_WORLD: readonly string[] = [
 ];
 
 /** The CloudHSM context the local synth uses, so signing functions are wired as in a CloudHSM deployment. */
-function localHsmContext(workDir: string): Record<string, string> {
+export function localHsmContext(workDir: string): Record<string, string> {
   const layer = join(workDir, 'hsm-layer');
   const target = join(layer, 'nodejs', 'node_modules', 'pkcs11js');
   mkdirSync(dirname(target), { recursive: true });
@@ -92,13 +94,20 @@ export interface ArtifactReport {
   readonly coldStarts: number;
   /** What the functions asked the CloudHSM API (the stand-in's record). */
   readonly cloudhsmRequests: readonly RecordedRequest[];
+  /** The IAM evaluation tier (scripts/local/artifact/iam.ts): distinct AWS calls evaluated, those denied, requests not decoded. */
+  readonly iam: {
+    readonly requests: number;
+    readonly evaluated: number;
+    readonly denied: readonly { caller: string; call: unknown; reason: string }[];
+    readonly undecoded: readonly { caller: string; error: string }[];
+  };
 }
 
 export interface ArtifactRuntime {
   readonly url: string;
   readonly tableName: string;
   readonly importFailures: readonly { module: string; error: string }[];
-  report(): ArtifactReport;
+  report(): Promise<ArtifactReport>;
   stop(): Promise<void>;
 }
 
@@ -126,7 +135,18 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
 
   const queues = await startQueues(queuesOf(assembly));
   const buckets = await startBuckets(bucketsOf(assembly), opts.dataDir);
-  const deployment = readDeployment(assembly, { tables, queues: queues.urls, buckets: buckets.names });
+  const world = { tables, queues: queues.urls, buckets: buckets.names };
+  const deployment = readDeployment(assembly, world);
+
+  // the IAM evaluation tier: every AWS call of every function, against the role that signed it
+  const model = iamModel(assembly, world);
+  const iam = new IamEvaluation(model);
+  const callers = new Map<string, Caller>();
+  const callerOf = (fn: FunctionSpec): Caller => {
+    let caller = callers.get(fn.key);
+    if (!caller) callers.set(fn.key, (caller = callerFor(deployment, fn)));
+    return caller;
+  };
 
   // the local keyring (the envelope key's stand-in) and the SoftHSM2 token (CloudHSM's)
   const masterKeyFile = join(opts.dataDir, 'keyring', 'master.key');
@@ -176,7 +196,24 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   });
   // SoftHSM2 keeps its token in files that several processes writing at once can corrupt
   // (CloudHSM serves concurrent clients): functions with the HSM layer take turns here.
-  const functions = new FunctionHost({ overlay, log, lane: (fn) => (fn.layerDirs.length > 0 ? 'softhsm-token' : undefined) });
+  const functions = new FunctionHost({
+    overlay,
+    log,
+    lane: (fn) => (fn.layerDirs.length > 0 ? 'softhsm-token' : undefined),
+    onAwsRequest: (fn, request) => {
+      iam.requests++;
+      try {
+        // the local keyring's stand-in KMS requests name no key: the template's KMS_KEY_ID
+        const keyed =
+          request.headers['x-amz-target']?.startsWith('TrentService.') && JSON.parse(request.body || '{}').KeyId === ''
+            ? { ...request, body: JSON.stringify({ ...JSON.parse(request.body), KeyId: fn.environment.KMS_KEY_ID ?? '' }) }
+            : request;
+        for (const call of decodeAwsRequest(keyed, model)) for (const c of [call, ...serviceCalls(model, call)]) iam.record(callerOf(fn), c);
+      } catch (error) {
+        iam.undecoded.push({ caller: callerOf(fn).name, error: (error as Error).message });
+      }
+    },
+  });
 
   // the first operator, with this process's copy of the library, before any function runs
   Object.assign(process.env, {
@@ -194,6 +231,19 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const modules = await verifyImports(functions, [...deployment.functions.values()]);
   const importFailures = modules.filter((m) => !m.ok).map((m) => ({ module: m.module, error: m.error! }));
 
+  // what Lambda itself does with each mapped function's execution role
+  for (const source of deployment.eventSources.filter((s) => s.enabled)) {
+    const fn = deployment.functions.get(source.functionKey)!;
+    const url = queues.urls.get(source.queueKey)!;
+    const queueArn = `arn:aws:sqs:${REGION}:${ACCOUNT}:${url.slice(url.lastIndexOf('/') + 1)}`;
+    for (const call of mappingCalls(model, { kind: 'sqs', queueArn })) iam.record(callerOf(fn), call);
+  }
+  for (const source of deployment.streamSources.filter((s) => s.enabled)) {
+    const fn = deployment.functions.get(source.functionKey)!;
+    const streamArn = `arn:aws:dynamodb:${REGION}:${ACCOUNT}:table/${source.tableName}/stream/local`;
+    for (const call of mappingCalls(model, { kind: 'stream', streamArn })) iam.record(callerOf(fn), call);
+  }
+
   const gateway = await startArtifactGateway({ port: opts.port, deployment, functions, log });
   const sources = startSources({ deployment, queues, dynamoEndpoint: endpoint, functions, log });
   if (root && !process.env.SECRETS_DEV_ROOT_KEY) log.write(`generated platform-operator root key (shown once, keep it):\n  ${root.key}\n`);
@@ -202,24 +252,31 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     url,
     tableName,
     importFailures,
-    report: () => ({
-      assembly: assemblyDir,
-      modules,
-      methods: [...gateway.stats.entries()].map(([method, s]) => ({
-        method,
-        ...(s.method.functionKey ? { handler: deployment.functions.get(s.method.functionKey)?.handler } : {}),
-        statuses: Object.fromEntries(s.statuses),
-      })),
-      failures: gateway.failures,
-      initFailures: functions.initFailures.map((f) => ({
-        functionName: f.functionName,
-        handler: f.handler,
-        error: `${f.error.errorType}: ${f.error.errorMessage}`,
-      })),
-      sources: Object.fromEntries(sources.counts),
-      coldStarts: functions.coldStarts,
-      cloudhsmRequests: [...controlPlane.requests],
-    }),
+    async report() {
+      await iam.settled();
+      log.write(
+        `artifact: IAM evaluation: ${iam.requests} AWS requests recorded, ${iam.evaluated} distinct calls evaluated, ${iam.denied.length} denied, ${iam.undecoded.length} not decoded\n`,
+      );
+      return {
+        assembly: assemblyDir,
+        modules,
+        methods: [...gateway.stats.entries()].map(([method, s]) => ({
+          method,
+          ...(s.method.functionKey ? { handler: deployment.functions.get(s.method.functionKey)?.handler } : {}),
+          statuses: Object.fromEntries(s.statuses),
+        })),
+        failures: gateway.failures,
+        initFailures: functions.initFailures.map((f) => ({
+          functionName: f.functionName,
+          handler: f.handler,
+          error: `${f.error.errorType}: ${f.error.errorMessage}`,
+        })),
+        sources: Object.fromEntries(sources.counts),
+        coldStarts: functions.coldStarts,
+        cloudhsmRequests: [...controlPlane.requests],
+        iam: { requests: iam.requests, evaluated: iam.evaluated, denied: [...iam.denied], undecoded: [...iam.undecoded] },
+      };
+    },
     async stop() {
       gateway.server.close();
       gateway.server.closeAllConnections();
