@@ -3,7 +3,7 @@ import { ROUTES } from '../../lib/routes.js';
 import { buildOpenApi } from '../../scripts/openapi.js';
 
 describe('OpenAPI document', () => {
-  it('has an operation for every route (the contract\'s 322 and those beyond it) with their auth, scopes and the secrets body schema', async () => {
+  it("has an operation for every route (the contract's 322 and those beyond it) with their auth, scopes and the secrets body schema", async () => {
     const doc = await buildOpenApi();
     const ops = Object.values(doc.paths).flatMap((p) => Object.values(p));
     expect(ops).toHaveLength(ROUTES.length);
