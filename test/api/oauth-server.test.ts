@@ -289,15 +289,6 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
     expect(read.status, read.text).toBe(200);
     expect((await api('GET', '/api/v1/api-keys', { key: tokens.access_token })).status).toBe(403);
 
-    // the code is single-use
-    const again = await form(
-      '/api/v1/auth/oauth/token',
-      { grant_type: 'authorization_code', code: back.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier },
-      basic(c.client_id, client_secret!),
-    );
-    expect(again.status).toBe(400);
-    expect(oauthError(again)).toBe('invalid_grant');
-
     // refresh with rotation
     const next = await client.refreshTokenGrant(config, tokens.refresh_token!);
     exported.push(next.access_token, next.refresh_token!);
@@ -331,6 +322,16 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
     const tokens2 = await client.authorizationCodeGrant(config, back2, { pkceCodeVerifier: verifier2 });
     exported.push(tokens2.access_token, tokens2.refresh_token!);
     expect(tokens2.scope).toBe('secrets:read');
+    expect((await api('GET', `/api/v1/secrets/${secret.name}`, { key: tokens2.access_token })).status).toBe(200);
+    // the code is single-use, and a replay revokes what its first exchange issued (RFC 6749 §4.1.2)
+    const again = await form(
+      '/api/v1/auth/oauth/token',
+      { grant_type: 'authorization_code', code: back2.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: verifier2 },
+      basic(c.client_id, client_secret!),
+    );
+    expect(again.status).toBe(400);
+    expect(oauthError(again)).toBe('invalid_grant');
+    expect((await api('GET', `/api/v1/secrets/${secret.name}`, { key: tokens2.access_token })).status).toBe(401);
     // a wrong verifier is invalid_grant
     const url3 = client.buildAuthorizationUrl(config, {
       redirect_uri: REDIRECT,
