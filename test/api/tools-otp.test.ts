@@ -238,9 +238,10 @@ describe('time-locks with break-glass', () => {
 
   it('break-glass: a request announced by webhook opens the value after the delay unless vetoed', async () => {
     const value = canary('glass');
-    const res = await seal({ action: 'seal', name: 'glass', value, release_at: inSeconds(86400), break_glass: { delay_seconds: 2 } });
+    // 8 s of delay: the announcement and the 'still closed' read must come before it, on a loaded machine too
+    const res = await seal({ action: 'seal', name: 'glass', value, release_at: inSeconds(86400), break_glass: { delay_seconds: 8 } });
     const id = res.body.data.timelock.id;
-    expect(res.body.data.timelock.break_glass).toMatchObject({ status: 'armed', delay_seconds: 2 });
+    expect(res.body.data.timelock.break_glass).toMatchObject({ status: 'armed', delay_seconds: 8 });
     const req = await seal({ action: 'request_release', id, reason: 'incident 42' });
     expect(req.status, req.text).toBe(200);
     const pending = req.body.data.timelock;
@@ -265,7 +266,8 @@ describe('time-locks with break-glass', () => {
       name: 'vetoed',
       value,
       release_at: inSeconds(86400),
-      break_glass: { delay_seconds: 1, veto_shares: { shares: 3, threshold: 2 } },
+      // the veto (six requests later) must come before the delay ends, on a loaded machine too
+      break_glass: { delay_seconds: 8, veto_shares: { shares: 3, threshold: 2 } },
     });
     expect(res.status).toBe(201);
     const { timelock, veto_shares } = res.body.data;
