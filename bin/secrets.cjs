@@ -4158,6 +4158,7 @@ var package_default = {
     "@aws-sdk/client-cloudformation": "^3.1169.0",
     "@aws-sdk/client-dynamodb-streams": "3.1141.0",
     "@biomejs/biome": "2.5.15",
+    "@cloud-copilot/iam-simulate": "0.1.173",
     "@redocly/cli": "2.77.0",
     "@stoplight/spectral-cli": "6.16.3",
     "@stryker-mutator/core": "^9.6.1",

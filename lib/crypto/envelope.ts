@@ -71,7 +71,8 @@ function kmsClient(): KMSClient {
  * it as AWS would: the operation, the encryption context, and the tenant whose session
  * kmsClient() would sign it with (undefined: the function's own role).
  */
-export const LOCAL_KMS_CHANNEL = 'secrets-api:local-kms';
+// scripts/local/artifact/bootstrap.mjs subscribes by this name
+const LOCAL_KMS_CHANNEL = 'secrets-api:local-kms';
 const localKms = channel(LOCAL_KMS_CHANNEL);
 
 function announced(keyring: KeyProvider): KeyProvider {
