@@ -448,7 +448,7 @@ const CONTRACT_ROUTES: readonly Route[] = [
   r("GET",    "/api/v1/webauthn/credentials",                        "bearer",     "handler",                             "auth",         "auth/webauthn.list"),
   r("DELETE", "/api/v1/webauthn/credentials/{id}",                   "bearer",     "handler",                             "auth",         "auth/webauthn.remove", "table:write"),
   r("GET",    "/api/v1/api-keys",                                    "bearer",     "admin:*",                             "account",      "account/api-keys.list", "table:read"),
-  r("POST",   "/api/v1/api-keys",                                    "bearer",     "admin:*",                             "account",      "account/api-keys.create", "table:write", "kms:decrypt"),
+  r("POST",   "/api/v1/api-keys",                                    "bearer",     "admin:*",                             "account",      "account/api-keys.create", "table:write kms:decrypt"),
   r("DELETE", "/api/v1/api-keys/{id}",                               "bearer",     "admin:*",                             "account",      "account/api-keys.revoke", "table:write"),
   r("GET",    "/api/v1/audit/logs",                                  "bearer",     "audit:read",                          "audit",        "audit/audit.list", "table:read"),
   r("GET",    "/api/v1/audit/logs/export",                           "bearer",     "audit:read",                          "audit",        "audit/audit.exportLogs", "table:write kms:encrypt"),
