@@ -17,7 +17,7 @@ import { defineConfig } from 'vitest/config';
 const shared = {
   testTimeout: 60_000,
   hookTimeout: 120_000,
-  // library code run in-process prints no EMF metric lines (lib/http/metrics.ts) unless asked for
+  // library code run in-process prints no EMF metric lines (lib/core/metrics.ts) unless asked for
   env: { POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true' },
 };
 

@@ -69,7 +69,7 @@ export const LATENCY_P99_MS: Readonly<Record<string, number>> = {
 /** The 5xx share of a family's requests above which it alarms (%). */
 export const ERROR_RATE_PERCENT = 5;
 
-/** The service's own metrics (lib/http/metrics.ts): namespace and `service` dimension are the deployment's name. */
+/** The service's own metrics (lib/core/metrics.ts): namespace and `service` dimension are the deployment's name. */
 export function serviceMetric(settings: Settings, metricName: string, family: string, statistic: string): cloudwatch.Metric {
   return new cloudwatch.Metric({
     namespace: settings.name,

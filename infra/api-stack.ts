@@ -99,7 +99,7 @@ export class ApiStack extends Stack {
         KMS_KEY_ID: data.key.keyArn,
         QUEUE_PROVIDER: 'sqs',
         SERVICE_NAME: settings.name,
-        // lib/http/metrics.ts: the service's metrics under the deployment's name (infra/alarms.ts reads them there)
+        // lib/core/metrics.ts: the service's metrics under the deployment's name (infra/alarms.ts reads them there)
         POWERTOOLS_METRICS_NAMESPACE: settings.name,
         POWERTOOLS_SERVICE_NAME: settings.name,
         SERVICE_VERSION: props.serviceVersion,

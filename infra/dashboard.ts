@@ -5,7 +5,7 @@ import { serviceMetric } from './alarms.js';
 import type { Settings } from './settings.js';
 
 /**
- * The service's CloudWatch dashboard, from its own metrics (lib/http/metrics.ts): per route
+ * The service's CloudWatch dashboard, from its own metrics (lib/core/metrics.ts): per route
  * family requests, 5xx rate and p99 latency (what the family alarms watch, infra/alarms.ts),
  * then the rate limiter's decisions and the KMS and HSM calls across the service.
  */

@@ -60,7 +60,7 @@ export class FamilyStack extends NestedStack {
         // invocations from the console use the same permission, so no second one is created.
         integration: new apigw.LambdaIntegration(fn, { proxy: true, allowTestInvoke: false }),
         options: {
-          // Every route authenticates in its handler (lib/auth/authenticate.ts): API keys and
+          // Every route authenticates in its handler (lib/authn/authenticate.ts): API keys and
           // JWTs are checked against the table on each request, so revocation takes effect on
           // the very next call; public and endpoint routes have no gateway credential either.
           authorizationType: apigw.AuthorizationType.NONE,

@@ -3,7 +3,7 @@ import { EXPOSE_HEADERS } from '../lib/http/cors.js';
 
 /**
  * Responses API Gateway produces itself (before any function runs), rewritten into the
- * service's error envelope (lib/http/responses.ts): `{"success":false,"error":...,"code":...,
+ * service's error envelope (lib/core/responses.ts): `{"success":false,"error":...,"code":...,
  * "request_id":...}`. Gateway-response templates substitute $context variables but run no
  * VTL, so each type has a fixed code.
  *
@@ -37,7 +37,7 @@ export const GATEWAY_RESPONSES: readonly GatewayErrorResponse[] = [
   { type: 'DEFAULT_5XX', status: '500', code: 'internal_error', message: 'internal error' },
 ];
 
-/** The headers of every function response (lib/http/responses.ts SECURITY_HEADERS) that a static gateway value can carry. */
+/** The headers of every function response (lib/core/responses.ts SECURITY_HEADERS) that a static gateway value can carry. */
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': "'application/json; charset=utf-8'",
   'Cache-Control': "'no-store'",

@@ -500,7 +500,7 @@ export function grantStatements(
   const acknowledgments: { id: string; reason: string }[] = [
     {
       id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/aws/lambda/${settings.name}-*:*]`,
-      reason: 'A role is shared by every function with the same grants, and its functions write their logs to groups named /aws/lambda/<name>-<route>: the pattern lets them write log streams in any log group of this deployment (and of another deployment whose name starts with "<name>-"), not only their own; it grants no read. Naming each group would grow with every route of the role. The logger logs metadata only, never a body, header value or secret (lib/http/logger.ts; the suite\'s leak scan searches every log line for canary values).',
+      reason: 'A role is shared by every function with the same grants, and its functions write their logs to groups named /aws/lambda/<name>-<route>: the pattern lets them write log streams in any log group of this deployment (and of another deployment whose name starts with "<name>-"), not only their own; it grants no read. Naming each group would grow with every route of the role. The logger logs metadata only, never a body, header value or secret (lib/core/logger.ts; the suite\'s leak scan searches every log line for canary values).',
     },
     {
       id: 'AwsSolutions-IAM5[Resource::*]',

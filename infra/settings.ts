@@ -1,5 +1,5 @@
 import type { Node } from 'constructs';
-import { parseOrigins } from '../lib/http/cors.js';
+import { parseOrigins } from '../lib/core/origins.js';
 import { DEFAULT_THROTTLING, type Limit, type ThrottleSettings } from './throttling.js';
 
 /**
@@ -25,7 +25,7 @@ export interface Settings {
   readonly throttling: ThrottleSettings;
   /** AWS WAFv2 web ACL (REGIONAL scope) to associate with the stage. */
   readonly wafWebAclArn?: string;
-  /** Allowed CORS origins (exact, lib/http/cors.ts parseOrigins); empty = CORS off (no OPTIONS methods, no preflight function). */
+  /** Allowed CORS origins (exact, lib/core/origins.ts); empty = CORS off (no OPTIONS methods, no preflight function). */
   readonly corsOrigins: readonly string[];
   /** SNS topic notified by every alarm; absent: the data stack creates `<name>-alarms` (infra/alarms.ts). */
   readonly alarmTopicArn?: string;

@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { parseOrigins } from './http/cors.js';
+import { parseOrigins } from './core/origins.js';
 
 /**
  * Every environment variable the service reads, parsed once at cold start with zod and

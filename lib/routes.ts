@@ -70,7 +70,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * How a route speaks on the wire: the rule that standard endpoints speak their standard,
- * not the service's envelope (docs/api.md, "Protocol endpoints"). lib/http/responses.ts and
+ * not the service's envelope (docs/api.md, "Protocol endpoints"). lib/core/responses.ts and
  * lib/http/body.ts apply it; a route takes it from PROTOCOL_WIRES below.
  * - `envelope`: JSON requests; `{"success":true,"data":…}` / `{"success":false,"error",…}`.
  * - `document`: a standard's JSON document at the top level (RFC 7517 JWK Set, RFC 8414 /

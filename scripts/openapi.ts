@@ -37,7 +37,7 @@ const json = (schema: unknown) => ({ 'application/json': { schema } });
 export const pathParams = (route: Pick<Route, 'path'>) => [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
 
 const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-/** Writes to one resource (its id or name last in the path) honour If-Match (lib/store/resources.ts checkIfMatch). */
+/** Writes to one resource (its id or name last in the path) honour If-Match (lib/resources/store.ts checkIfMatch). */
 export const takesIfMatch = (route: Route) =>
   route.auth === 'bearer' && (route.method === 'PUT' || route.method === 'PATCH' || route.method === 'DELETE') && /\{\w+\}$/.test(route.path);
 /** Mutations of an authenticated caller honour Idempotency-Key (lib/http/idempotency.ts). */

@@ -2,7 +2,7 @@ import * as z from 'zod/v4';
 import { Limit, OptionalCursor } from '../../lib/schemas.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
 import { CliSyncSchema } from '../../lib/account/schemas.js';
-import { cliSync } from './cli-sync-service.js';
+import { cliSync } from '../../lib/account/cli-sync.js';
 
 const SyncQuery = z.strictObject({
   since: z.string().max(512).optional(),

@@ -2,7 +2,7 @@ import { defineHandler, ok } from '../../lib/http/index.js';
 import * as z from 'zod/v4';
 import { AccountSettingsSchema } from '../../lib/account/schemas.js';
 import { SettingsBody } from '../../lib/settings/settings.js';
-import { updateSettings } from './settings-service.js';
+import { updateSettings } from '../../lib/account/settings.js';
 
 /** PUT /api/v1/settings (settings:write): strict schema, unknown keys → 400; returns the effective settings. */
 export const update = defineHandler({

@@ -1,7 +1,7 @@
 import { grantFor, readGrantedSecret } from '../../lib/agents/access.js';
 import { issueGrantedLease } from '../../lib/agents/lease.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
-import { AccessAnswer, AccessBody, AliasParams } from './schemas.js';
+import { AccessAnswer, AccessBody, AliasParams } from '../../lib/agents/schemas.js';
 
 /**
  * POST /api/v1/agent/access/{alias} (a signed device request): a `secret.read` grant returns

@@ -1,7 +1,7 @@
 import { createDevice, deviceView, listDevices, revokeDevice, REVOCATION_NOTE } from '../../lib/agents/admin.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { listPage } from '../../lib/schemas.js';
-import { CreateDeviceBody, DeviceAnswer, DevicePage, DeviceRevoked, IdParams, ListQuery } from './schemas.js';
+import { CreateDeviceBody, DeviceAnswer, DevicePage, DeviceRevoked, IdParams, ListQuery } from '../../lib/agents/schemas.js';
 
 export const list = defineHandler({
   summary: 'List agent devices',

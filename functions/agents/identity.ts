@@ -1,8 +1,8 @@
 import { readIdentity } from '../../lib/agents/access.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
-import { Identity } from './schemas.js';
+import { Identity } from '../../lib/agents/schemas.js';
 
-/** GET /api/v1/agent/identity (a signed device request: lib/auth/device-signature.ts). */
+/** GET /api/v1/agent/identity (a signed device request: lib/agents/device-signature.ts). */
 export const identity = defineHandler({
   summary: 'Read the calling device’s identity (device)',
   description: 'A signed device request: the device, its profile and the aliases it may use (audited).',

@@ -14,7 +14,7 @@ import {
   EnrollBody,
   ReviewBody,
   TokenBody,
-} from './schemas.js';
+} from '../../lib/agents/schemas.js';
 
 /** Where the user goes to review the request. */
 const verificationUri = (headers: Readonly<Record<string, string>>) => publicUrl(headers, config().PUBLIC_BASE_URL, '/api/v1/agents/oauth/review');

@@ -1,7 +1,7 @@
 import { listProfiles, profileView, putProfile } from '../../lib/agents/admin.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { listPage } from '../../lib/schemas.js';
-import { IdParams, ListQuery, ProfileAnswer, ProfileBody, ProfilePage } from './schemas.js';
+import { IdParams, ListQuery, ProfileAnswer, ProfileBody, ProfilePage } from '../../lib/agents/schemas.js';
 
 export const list = defineHandler({
   summary: 'List agent profiles',

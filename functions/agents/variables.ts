@@ -1,6 +1,6 @@
 import { resolveGrantedVariables, VariablesBody } from '../../lib/agents/variables.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
-import { ResolvedVariables } from './schemas.js';
+import { ResolvedVariables } from '../../lib/agents/schemas.js';
 
 /** POST /api/v1/agent/variables/resolve (a signed device request): only variables over granted credentials. */
 export const resolveVariables = defineHandler({

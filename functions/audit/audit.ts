@@ -2,7 +2,7 @@ import { recordAudit } from '../../lib/audit/audit.js';
 import { adminListAudit, exportAudit, exportToCsv, exportToJsonLines, listAudit, type AuditFilter } from '../../lib/audit/query.js';
 import { defineHandler, download, ok } from '../../lib/http/index.js';
 import { listPage } from '../../lib/schemas.js';
-import { AdminAuditQuery, AuditExportQuery, AuditListQuery, AuditPage } from './schemas.js';
+import { AdminAuditQuery, AuditExportQuery, AuditListQuery, AuditPage } from '../../lib/audit/schemas.js';
 
 const filterOf = (q: AuditListQuery | AdminAuditQuery): AuditFilter => {
   const { limit: _l, cursor: _c, ...f } = q;

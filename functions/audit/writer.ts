@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { writeAuditMessages } from '../../lib/audit/queue.js';
-import { flushMetrics } from '../../lib/http/metrics.js';
+import { flushMetrics } from '../../lib/core/metrics.js';
 
 /**
  * The audit writer in AWS (not a route; infra/background.ts): the SQS event source of the

@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { authenticateBearer } from '../../lib/auth/authenticate.js';
+import { authenticateBearer } from '../../lib/authn/authenticate.js';
 import { ClientIdSchema, DEVICE_CODE_GRANT, DeviceCodeSchema, publicUrl, UserCodeSchema } from '../../lib/auth/device-flow.js';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { config } from '../../lib/config.js';

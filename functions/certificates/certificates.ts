@@ -4,7 +4,7 @@ import { listPage } from '../../lib/schemas.js';
 import { CATALOG } from '../../lib/catalog.js';
 import { IdParams, ListQuery } from '../../lib/keys/schemas.js';
 import { CertificateList, CertificateOrCa } from '../../lib/certificates/schemas.js';
-import { getCertificate, listCertificates } from './service.js';
+import { getCertificate, listCertificates } from '../../lib/certificates/service.js';
 
 /**
  * /api/v1/certificates. Scopes checked here (the route table says "handler"):

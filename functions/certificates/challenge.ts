@@ -1,6 +1,6 @@
 import * as z from 'zod/v4';
 import { defineHandler, notFound, protocol } from '../../lib/http/index.js';
-import { challengeAnswer } from './acme.js';
+import { challengeAnswer } from '../../lib/certificates/acme.js';
 
 /**
  * GET /.well-known/acme-challenge/{token} (public): the key authorization of a pending

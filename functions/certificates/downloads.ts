@@ -3,7 +3,7 @@ import { CATALOG } from '../../lib/catalog.js';
 import { CertificateDownload, DownloadBody, DownloadQuery, type DownloadFormat } from '../../lib/certificates/schemas.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
 import { IdParams } from '../../lib/keys/schemas.js';
-import { download } from './download-service.js';
+import { download } from '../../lib/certificates/download.js';
 
 /**
  * GET and POST /api/v1/certificates/{id}/download. Scopes checked here (the route table says

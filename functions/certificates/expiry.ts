@@ -1,11 +1,11 @@
 import { daysLeft, EXPIRY_THRESHOLDS_DAYS, emitNoticeOnce, thresholdFor } from '../../lib/events/expiry.js';
-import { eventPut } from '../../lib/events/outbox.js';
+import { eventPut } from '../../lib/outbox/outbox.js';
 import { emitExpiringSamlCertificates } from '../../lib/federation/saml.js';
 import { keys } from '../../lib/store/keys.js';
 import { tableName } from '../../lib/store/client.js';
-import { listResources } from '../../lib/store/resources.js';
+import { listResources } from '../../lib/resources/store.js';
 import { listTenants } from '../../lib/store/tenants.js';
-import type { CertMeta } from './service.js';
+import type { CertMeta } from '../../lib/certificates/service.js';
 
 /**
  * Expiry tracking: `certificate.expiring` once per certificate and warning threshold

@@ -3,7 +3,7 @@ import { jwkSetReply, publicOnly } from '../../lib/auth/jwk-set.js';
 import { defineHandler } from '../../lib/http/index.js';
 import { queryAll } from '../../lib/store/pagination.js';
 import { keys } from '../../lib/store/keys.js';
-import { listResources } from '../../lib/store/resources.js';
+import { listResources } from '../../lib/resources/store.js';
 import { AccountJwks } from '../../lib/certificates/schemas.js';
 
 /**

@@ -1,7 +1,7 @@
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { CertificateAnswer, EnrollBody, RenewBody, RevokeBody } from '../../lib/certificates/schemas.js';
 import { IdParams } from '../../lib/keys/schemas.js';
-import { enroll, renew, revoke } from './issue-service.js';
+import { enroll, renew, revoke } from '../../lib/certificates/issue.js';
 
 /** Enrolling (the account CA or an ACME directory), renewing and revoking certificates: the routes that load the ACME client. */
 export const enrollCertificate = defineHandler({

@@ -1,7 +1,7 @@
 import * as z from 'zod/v4';
 import { hasScope } from '../../lib/auth/scopes.js';
 import { defineHandler, forbidden, ok } from '../../lib/http/index.js';
-import { etagOf } from '../../lib/store/resources.js';
+import { etagOf } from '../../lib/resources/store.js';
 import { CodeSigningExport, codeSigningKey } from '../../lib/credentials/types/code-signing-key.js';
 import { collectionHandlers } from '../../lib/credentials/handlers.js';
 import { IdParams } from '../../lib/schemas.js';

@@ -1,6 +1,6 @@
 import * as z from 'zod/v4';
 import { conflict, defineHandler, notFound, ok, created } from '../../lib/http/index.js';
-import { etagOf } from '../../lib/store/resources.js';
+import { etagOf } from '../../lib/resources/store.js';
 import { buildPkcs12 } from '../../lib/pki/pkcs12.js';
 import { collectionHandlers } from '../../lib/credentials/handlers.js';
 import { IdParams } from '../../lib/schemas.js';

@@ -1,7 +1,7 @@
 import QRCode from 'qrcode';
 import * as z from 'zod/v4';
 import { badRequest, defineHandler, ok, created } from '../../lib/http/index.js';
-import { etagOf } from '../../lib/store/resources.js';
+import { etagOf } from '../../lib/resources/store.js';
 import { collectionHandlers } from '../../lib/credentials/handlers.js';
 import { IdParams } from '../../lib/schemas.js';
 import { createTyped, openTyped, show } from '../../lib/credentials/service.js';

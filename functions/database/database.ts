@@ -1,7 +1,7 @@
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { issueLease, revokeLease } from '../../lib/database/leases.js';
 import { rotateRoleConnection } from '../../lib/database/rotate.js';
-import { IssueBody, IssuedLease, LeaseParams, LeaseRevoked, RoleParams, Rotation, RotateBody } from './schemas.js';
+import { IssueBody, IssuedLease, LeaseParams, LeaseRevoked, RoleParams, Rotation, RotateBody } from '../../lib/database/schemas.js';
 
 /** POST /api/v1/database/roles/{id}/credentials → 201 {lease_id, username, password, expires_at, ttl_seconds}. */
 export const issue = defineHandler({

@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { diagnoseAuth } from '../../lib/auth/diagnose.js';
+import { diagnoseAuth } from '../../lib/authn/diagnose.js';
 import { AuthDiagnosis } from '../../lib/diagnostics/schemas.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
 

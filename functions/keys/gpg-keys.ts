@@ -1,6 +1,6 @@
 import * as z from 'zod/v4';
-import { keyFamilyHandlers } from './family.js';
-import { exportGpgKey, generateGpgKey, getGpgKey, importGpgKey } from './gpg-service.js';
+import { keyFamilyHandlers } from '../../lib/keys/family.js';
+import { exportGpgKey, generateGpgKey, getGpgKey, importGpgKey } from '../../lib/keys/gpg.js';
 import { Description, Email, KeyName, KeyText, Passphrase, Tags, GpgKey, GpgKeyExport } from '../../lib/keys/schemas.js';
 
 /**

@@ -24,7 +24,7 @@ import {
   Tags,
   type KeyKind,
 } from '../../lib/keys/schemas.js';
-import { randomString, UNAMBIGUOUS } from './material-core.js';
+import { randomString, UNAMBIGUOUS } from '../../lib/keys/material-core.js';
 import type { KeyMetaBase, ResourceTypeName } from '../../lib/catalog.js';
 
 /**

@@ -8,7 +8,7 @@ import { describeKey, generateKeyPair, privatePkcs8Pem, publicSpkiPem, spkiFinge
 import { SecretName } from '../../lib/secrets/schemas.js';
 import { createSecret } from '../../lib/secrets/service.js';
 import { createKey, keyView } from '../../lib/keys/common.js';
-import { generatePassword, randomBytesOf } from './material-core.js';
+import { generatePassword, randomBytesOf } from '../../lib/keys/material-core.js';
 import { Description, GeneratedMaterial, Tags } from '../../lib/keys/schemas.js';
 
 /**

@@ -1,7 +1,7 @@
 import * as z from 'zod/v4';
-import { keyFamilyHandlers } from './family.js';
+import { keyFamilyHandlers } from '../../lib/keys/family.js';
 import { Description, KeyName, KeyText, Passphrase, Tags, SshKey, SshKeyExport } from '../../lib/keys/schemas.js';
-import { exportSshKey, generateSshKey, getSshKey, importSshKey } from './ssh-service.js';
+import { exportSshKey, generateSshKey, getSshKey, importSshKey } from '../../lib/keys/ssh.js';
 
 /**
  * /api/v1/ssh-keys. Scopes checked here: GET /{id} needs ssh:read (public parts only);

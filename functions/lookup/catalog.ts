@@ -3,7 +3,7 @@ import { badRequest, defineHandler, ok } from '../../lib/http/index.js';
 import { RESOURCE_TYPES } from '../../lib/catalog.js';
 import { readPage } from '../../lib/store/pagination.js';
 import { keys } from '../../lib/store/keys.js';
-import { KeyCatalogPage, KeyCatalogQuery } from './schemas.js';
+import { KeyCatalogPage, KeyCatalogQuery } from '../../lib/lookup/schemas.js';
 
 /**
  * GET /api/v1/key-catalog: one listing of every key-like resource of the account — each

@@ -1,14 +1,14 @@
 import type { CallContext } from '../../lib/auth/principal.js';
 import { requireScopes } from '../../lib/auth/scopes.js';
 import { defineHandler, ok } from '../../lib/http/index.js';
-import { notFound } from '../../lib/http/errors.js';
+import { notFound } from '../../lib/core/errors.js';
 import { resourceType, secretReadScopes } from '../../lib/catalog.js';
 import { readHead } from '../../lib/sharing/heads.js';
 import { resourceView } from '../../lib/sharing/views.js';
 import { findMember } from '../../lib/store/membership.js';
-import { etagOf, openSecret, readVersion } from '../../lib/store/resources.js';
+import { etagOf, openSecret, readVersion } from '../../lib/resources/store.js';
 import { containerByRef } from '../../lib/containers/service.js';
-import { LookupAnswer, LookupParams, LookupVersionAnswer, LookupVersionParams } from './schemas.js';
+import { LookupAnswer, LookupParams, LookupVersionAnswer, LookupVersionParams } from '../../lib/lookup/schemas.js';
 
 /**
  * GET /api/v1/s/{container}/{key}[/{version}]: a resource found by its key (its name) inside

@@ -4,13 +4,13 @@ import { defineHandler, ok } from '../../lib/http/index.js';
 import { RESOURCE_TYPES, resourceType } from '../../lib/catalog.js';
 import { keys } from '../../lib/store/keys.js';
 import { queryAll } from '../../lib/store/pagination.js';
-import { tfidfRanker, type SearchDocument, type SearchRanker } from './ranker.js';
-import { SearchAnswer, SemanticSearchBody } from './schemas.js';
+import { tfidfRanker, type SearchDocument, type SearchRanker } from '../../lib/lookup/ranker.js';
+import { SearchAnswer, SemanticSearchBody } from '../../lib/lookup/schemas.js';
 
 /**
  * POST /api/v1/search/semantic: ranks the account's resources of every type against a
  * free-text query, over their names, descriptions, tags and types — read with projections
- * that never include a value — through the SearchRanker port (functions/lookup/ranker.ts).
+ * that never include a value — through the SearchRanker port (lib/lookup/ranker.ts).
  * Only types whose read scope the caller holds are searched. At most MAX_DOCUMENTS heads are
  * ranked per request (the index is built per request: no copy of the metadata is kept).
  */

@@ -1,6 +1,6 @@
 import { defineHandler, ok } from '../../lib/http/index.js';
 import { putSsoConfig, SsoBody } from '../../lib/sso/config.js';
-import { SsoAnswer, TenantParams } from './schemas.js';
+import { SsoAnswer, TenantParams } from '../../lib/operator/schemas.js';
 
 /** Sets an account's single sign-on (its OpenID Connect provider); the client secret is sealed and never shown again. */
 export const put = defineHandler({

@@ -1,7 +1,7 @@
 import { defineHandler, ok, created } from '../../lib/http/index.js';
 import { listPage } from '../../lib/schemas.js';
-import { CreateTenantBody, ListTenantsQuery, QuotaBody, TenantAnswer, TenantCreated, TenantPage, TenantParams } from './schemas.js';
-import { createTenant, listTenants, setTenantQuota, setTenantStatus } from './service.js';
+import { CreateTenantBody, ListTenantsQuery, QuotaBody, TenantAnswer, TenantCreated, TenantPage, TenantParams } from '../../lib/operator/schemas.js';
+import { createTenant, listTenants, setTenantQuota, setTenantStatus } from '../../lib/operator/service.js';
 
 export const list = defineHandler({
   summary: 'List accounts',

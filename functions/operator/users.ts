@@ -5,7 +5,7 @@ import { Uuid } from '../../lib/schemas.js';
 import { getTenant } from '../../lib/store/tenants.js';
 import { resetPassword as resetPassword_ } from '../../lib/users/passwords.js';
 import { listUsers, userView } from '../../lib/users/users.js';
-import { PasswordReset, TenantParams, UserList } from './schemas.js';
+import { PasswordReset, TenantParams, UserList } from '../../lib/operator/schemas.js';
 
 /** The users of an account: the admin named at creation and those who signed in (never a verifier). */
 export const list = defineHandler({

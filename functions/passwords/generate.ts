@@ -1,6 +1,6 @@
 import * as z from 'zod/v4';
 import { badRequest, defineHandler, ok } from '../../lib/http/index.js';
-import { alphabets, CLASSES, generateChars, generateWords, type ClassName } from './generator.js';
+import { alphabets, CLASSES, generateChars, generateWords, type ClassName } from '../../lib/passwords/generator.js';
 
 const ClassList = z
   .array(z.enum(Object.keys(CLASSES) as [ClassName, ...ClassName[]]))

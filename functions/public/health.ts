@@ -1,9 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../../lib/config.js';
 import { keyProvider } from '../../lib/crypto/envelope.js';
 import { defineHandler, ok, serviceUnavailable } from '../../lib/http/index.js';
-import { db, tableName } from '../../lib/store/client.js';
-import { Health, Ready, Welcome } from './schemas.js';
+import { probeTable } from '../../lib/store/client.js';
+import { Health, Ready, Welcome } from '../../lib/public/schemas.js';
 
 export const welcome = defineHandler({
   summary: 'Describe the service',
@@ -42,10 +41,7 @@ export const ready = defineHandler({
         checks[name] = 'failed';
       }
     };
-    await Promise.all([
-      probe('table', () => db().send(new GetCommand({ TableName: tableName(), Key: { pk: 'SYS', sk: 'READY' } }))),
-      probe('key_provider', () => keyProvider().check()),
-    ]);
+    await Promise.all([probe('table', probeTable), probe('key_provider', () => keyProvider().check())]);
     if (Object.values(checks).some((v) => v !== 'ok')) {
       throw serviceUnavailable(
         `not ready: ${Object.entries(checks)

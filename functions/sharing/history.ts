@@ -1,5 +1,5 @@
 import { defineHandler, ok } from '../../lib/http/index.js';
-import { getHistorySettings, getHistoryVersion, listHistory, putHistorySettings } from './history-service.js';
+import { getHistorySettings, getHistoryVersion, listHistory, putHistorySettings } from '../../lib/sharing/history.js';
 import {
   HistoryList,
   HistorySettings,

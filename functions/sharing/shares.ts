@@ -1,5 +1,5 @@
 import { created, defineHandler, ok } from '../../lib/http/index.js';
-import { createShare, listSharedWithMe, listShares, revokeShare } from './share-service.js';
+import { createShare, listSharedWithMe, listShares, revokeShare } from '../../lib/sharing/share.js';
 import {
   CreateShareBody,
   ShareAnswer,

@@ -9,7 +9,7 @@ import {
   TokenParams,
   TypeIdParams,
 } from '../../lib/sharing/schemas.js';
-import { createTempAccess, listTempAccess, publicBase, redeemTempAccess, revokeTempAccess } from './temp-service.js';
+import { createTempAccess, listTempAccess, publicBase, redeemTempAccess, revokeTempAccess } from '../../lib/sharing/temp.js';
 
 /** POST /api/v1/{type}/{id}/temp-access — the grant, and the redemption URL (shown once). */
 export const create = defineHandler({

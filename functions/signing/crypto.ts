@@ -2,7 +2,7 @@ import { defineHandler, ok } from '../../lib/http/index.js';
 import { listPage } from '../../lib/schemas.js';
 import { listSigningKeys } from '../../lib/signing/keys.js';
 import { listBackends, signMessage } from '../../lib/signing/service.js';
-import { BackendList, ListSigningKeysQuery, SignBody, SigningKeyPage, SignResult } from './schemas.js';
+import { BackendList, ListSigningKeysQuery, SignBody, SigningKeyPage, SignResult } from '../../lib/signing/schemas.js';
 
 /** GET /api/v1/crypto/backends: configured backends with status, token label, mechanisms. */
 export const backends = defineHandler({

@@ -8,7 +8,7 @@ import {
   CreateTokenBody,
   RotateTokenBody,
 } from '../../lib/credentials/types/api-token.js';
-import { createToken, deleteToken, getToken, listTokens, rotateToken } from './service.js';
+import { createToken, deleteToken, getToken, listTokens, rotateToken } from '../../lib/tokens/service.js';
 
 /** /api/v1/api-tokens: personal tokens; the token value is in the create and rotate answers only. */
 export const list = defineHandler({

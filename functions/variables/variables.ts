@@ -2,7 +2,7 @@ import { recordAudit } from '../../lib/audit/audit.js';
 import { requireScopes } from '../../lib/auth/scopes.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { listPage } from '../../lib/schemas.js';
-import { logger } from '../../lib/http/logger.js';
+import { logger } from '../../lib/core/logger.js';
 import { resolveVariables, scopeAccess, VariableResolutionError } from '../../lib/variables/resolve.js';
 import { deleteVariable, getVariable, listVariables, putVariable } from '../../lib/variables/store.js';
 import {
@@ -14,7 +14,7 @@ import {
   VariableDeleted,
   VariableList,
   VariableParams,
-} from './schemas.js';
+} from '../../lib/variables/schemas.js';
 
 export const list = defineHandler({
   summary: 'List variables',

@@ -1,6 +1,6 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { relayRecords } from '../../lib/events/relay.js';
-import { flushMetrics } from '../../lib/http/metrics.js';
+import { flushMetrics } from '../../lib/core/metrics.js';
 
 /**
  * The outbox relay in AWS (not a route): the table's stream event source (filtered to outbox

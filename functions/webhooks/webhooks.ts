@@ -1,7 +1,16 @@
 import { defineHandler, ok, created } from '../../lib/http/index.js';
 import { listPage } from '../../lib/schemas.js';
-import { CreateWebhookBody, DeliveriesQuery, DeliveryPage, TestBody, TestQueued, WebhookCreated, WebhookList, WebhookParams } from './schemas.js';
-import { createWebhook, listDeliveries, listWebhooks, testWebhook } from './service.js';
+import {
+  CreateWebhookBody,
+  DeliveriesQuery,
+  DeliveryPage,
+  TestBody,
+  TestQueued,
+  WebhookCreated,
+  WebhookList,
+  WebhookParams,
+} from '../../lib/webhooks/schemas.js';
+import { createWebhook, listDeliveries, listWebhooks, testWebhook } from '../../lib/webhooks/service.js';
 
 export const list = defineHandler({
   summary: 'List webhooks',

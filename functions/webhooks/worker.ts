@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { processMessage } from '../../lib/events/delivery.js';
 import { queue } from '../../lib/events/queue.js';
-import { flushMetrics } from '../../lib/http/metrics.js';
+import { flushMetrics } from '../../lib/core/metrics.js';
 
 /**
  * The webhook delivery worker in AWS: the SQS event source of the webhook queue (not a

@@ -2,7 +2,7 @@ import { generateApiKey, hashApiKey, publicPrefix } from '../auth/api-keys.js';
 import type { CallContext } from '../auth/principal.js';
 import { missingScopes } from '../auth/scopes.js';
 import { commit } from '../audit/audit.js';
-import { forbidden, notFound } from '../http/errors.js';
+import { forbidden, notFound } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { apiKeyPuts, apiKeyRevokeItems, getApiKey, listApiKeys as listKeys, type ApiKeyMeta } from '../store/api-keys.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';

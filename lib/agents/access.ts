@@ -1,8 +1,8 @@
 import type { CallContext } from '../auth/principal.js';
-import { deviceSession, signatureError } from '../auth/device-signature.js';
+import { deviceSession, signatureError } from './device-signature.js';
 import { commit, recordAudit } from '../audit/audit.js';
-import { forbidden, notFound } from '../http/errors.js';
-import { openSecret } from '../store/resources.js';
+import { forbidden, notFound } from '../core/errors.js';
+import { openSecret } from '../resources/store.js';
 import { TxConditionFailed } from '../store/tx.js';
 import { grantedHead, hintsCurrent } from './grants.js';
 import { grantHintsUpdate, type StoredGrant } from './store.js';

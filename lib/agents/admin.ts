@@ -1,12 +1,12 @@
 import type { CallContext } from '../auth/principal.js';
 import { commit } from '../audit/audit.js';
-import { conflict, forbidden, notFound, validationFailed, type FieldIssue } from '../http/errors.js';
+import { conflict, forbidden, notFound, validationFailed, type FieldIssue } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
-import { actorName } from '../store/resources.js';
+import { actorName } from '../resources/store.js';
 import { TxConditionFailed } from '../store/tx.js';
 import { counterAdd } from '../store/usage.js';
 import { candidateTypes, findResource, mismatch } from './grants.js';
-import { displayFingerprint, parseDevicePublicKey, PublicKeyError, type DevicePublicKey } from './public-key.js';
+import { displayFingerprint, parseDevicePublicKey, PublicKeyError, type DevicePublicKey } from '../crypto/device-public-key.js';
 import {
   devicePuts,
   deviceRevokeItems,

@@ -11,14 +11,14 @@ import {
 } from '../auth/device-flow.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { commit } from '../audit/audit.js';
-import { forbidden, notFound, validationFailed } from '../http/errors.js';
+import { forbidden, notFound, validationFailed } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
-import { actorName } from '../store/resources.js';
+import { actorName } from '../resources/store.js';
 import { getTenant } from '../store/tenants.js';
 import { transact, TxConditionFailed } from '../store/tx.js';
 
 import { enrolDevice } from './admin.js';
-import { displayFingerprint, type DevicePublicKey } from './public-key.js';
+import { displayFingerprint, type DevicePublicKey } from '../crypto/device-public-key.js';
 import {
   authorizationPuts,
   authorizationUpdate,

@@ -2,7 +2,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { RESOURCE_TYPES } from '../catalog.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
-import { findHeadById } from '../store/resources.js';
+import { findHeadById } from '../resources/store.js';
 import type { DeviceAuthRecord, GrantService, StoredGrant } from './store.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { CallContext } from '../auth/principal.js';
 import { commit } from '../audit/audit.js';
 import { issueLease, revokeLease } from '../database/leases.js';
-import { notFound } from '../http/errors.js';
-import { logger } from '../http/logger.js';
+import { notFound } from '../core/errors.js';
+import { logger } from '../core/logger.js';
 import { accessChange } from './access.js';
 import { DATABASE_ROLE_KIND, readGrantedHead } from './grants.js';
 import type { StoredGrant } from './store.js';

@@ -7,7 +7,7 @@ import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import { queryPage } from '../store/pagination.js';
 import type { TxItem } from '../store/tx.js';
-import type { DeviceAlgorithm, PublicJwk } from './public-key.js';
+import type { DeviceAlgorithm, PublicJwk } from '../crypto/device-public-key.js';
 
 /**
  * Storage of the agents capability (key design: lib/store/keys.ts).

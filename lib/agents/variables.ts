@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { deviceSession } from '../auth/device-signature.js';
+import { deviceSession } from './device-signature.js';
 import type { CallContext } from '../auth/principal.js';
 import { commit, recordAudit } from '../audit/audit.js';
 import { resolveVariables, VariableResolutionError, MAX_NAMES, MAX_TEMPLATE_BYTES } from '../variables/resolve.js';

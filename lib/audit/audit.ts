@@ -4,9 +4,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { PutCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
 import { transact, type TxItem } from '../store/tx.js';
-import { eventPut } from '../events/outbox.js';
-import { admitted } from '../http/admission.js';
-import type { EventType } from '../events/catalogue.js';
+import { eventPut } from '../outbox/outbox.js';
+import { admitted } from '../core/admission.js';
+import type { EventType } from '../outbox/catalogue.js';
 import type { CallContext } from '../auth/principal.js';
 import type { Route } from '../routes.js';
 import { sendAuditEntry, type AuditEntryMessage } from './queue.js';
@@ -75,7 +75,7 @@ export async function commitWithIds(
   items: TxItem[],
   change: Change,
 ): Promise<{ auditId: string; eventId?: string }> {
-  // a speculative handler run commits nothing before its request is admitted (lib/http/admission.ts)
+  // a speculative handler run commits nothing before its request is admitted (lib/core/admission.ts)
   await admitted();
   const audit = auditPut(ctx, tenantId, change);
   const all = [...items, audit.item];

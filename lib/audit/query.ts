@@ -1,4 +1,4 @@
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import { nowIso } from '../ids.js';
 import { keys, tenantPk } from '../store/keys.js';
 import { getMany, queryPages, readPage, type QuerySpec } from '../store/pagination.js';

@@ -1,5 +1,5 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { observeClient } from '../http/metrics.js';
+import { observeClient } from '../core/metrics.js';
 
 /**
  * The audit queue's one SQS call (lib/audit/queue.ts), in a module of its own that queue.ts

@@ -1,5 +1,5 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { unauthorized } from '../http/errors.js';
+import { unauthorized } from '../core/errors.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import type { TxItem } from '../store/tx.js';

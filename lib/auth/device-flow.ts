@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomInt } from 'node:crypto';
 import * as z from 'zod/v4';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../core/errors.js';
 import { db, tableName } from '../store/client.js';
 import { transact, TxConditionFailed, type TxItem } from '../store/tx.js';
 

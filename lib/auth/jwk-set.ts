@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { JWK } from 'jose';
-import { protocol, type Reply } from '../http/responses.js';
+import { protocol, type Reply } from '../core/responses.js';
 
 /**
  * How the service answers a JWK Set (RFC 7517 §5): the set itself at the top level (route

@@ -6,7 +6,7 @@ import { getMany, queryAll, queryFirst } from '../store/pagination.js';
 import { publicOnly } from './jwk-set.js';
 import { newId, nowIso, UUID_RE } from '../ids.js';
 import { openJson, sealJson } from '../crypto/envelope.js';
-import { sessionState } from '../users/session-state.js';
+import { sessionState } from './session-state.js';
 import { identifyTenant } from '../tenancy/scope.js';
 
 /**

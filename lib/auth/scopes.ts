@@ -1,4 +1,4 @@
-import { forbidden } from '../http/errors.js';
+import { forbidden } from '../core/errors.js';
 import type { Principal } from './principal.js';
 
 export const ADMIN_SCOPE = 'admin:*';

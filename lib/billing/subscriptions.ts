@@ -4,7 +4,7 @@ import * as z from 'zod/v4';
 import { auditPut } from '../audit/audit.js';
 import { type CallContext, systemContext } from '../auth/principal.js';
 import { config } from '../config.js';
-import { conflict, HttpError, serviceUnavailable } from '../http/errors.js';
+import { conflict, HttpError, serviceUnavailable } from '../core/errors.js';
 import { nowIso, UUID_RE } from '../ids.js';
 import { setTenantQuota } from '../operator/tenants.js';
 import { db, tableName } from '../store/client.js';

@@ -1,4 +1,4 @@
-import { badRequest, notFound, serviceUnavailable, unauthorized } from '../http/errors.js';
+import { badRequest, notFound, serviceUnavailable, unauthorized } from '../core/errors.js';
 import { configuredProvider, loadSecrets, verifyEvent } from './provider.js';
 import { handleEvent } from './subscriptions.js';
 

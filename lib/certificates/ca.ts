@@ -1,16 +1,16 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { v5 as uuidv5 } from 'uuid';
 import type { CallContext } from '../auth/principal.js';
-import { badRequest, HttpError, serviceUnavailable } from '../http/errors.js';
+import { badRequest, HttpError, serviceUnavailable } from '../core/errors.js';
 import { generateKeyPair, privatePkcs8Pem } from '../pki/keys.js';
 import { certPem, derInteger, dnEscape, pem, randomSerial, sha256Hex, signingAlgorithm, toPublicCryptoKey, toSigningKey, x509 } from '../pki/x509.js';
 import { config } from '../config.js';
-import { logger } from '../http/logger.js';
+import { logger } from '../core/logger.js';
 import { tableName } from '../store/client.js';
 import { pkiPublisher, pkiUrls } from './publish.js';
 import { keys } from '../store/keys.js';
 import { queryAll } from '../store/pagination.js';
-import { createResource, openSecret, readResource, type ResourceRecord } from '../store/resources.js';
+import { createResource, openSecret, readResource, type ResourceRecord } from '../resources/store.js';
 
 /**
  * The account's certificate authority: a root (ECDSA P-384, 10 years, path length 1) and

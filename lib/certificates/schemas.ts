@@ -173,7 +173,7 @@ const EarlierSerial = z.strictObject({
   certificate_pem: z.string().optional(),
 });
 
-/** A managed certificate (functions/certificates/service.ts `certView`). */
+/** A managed certificate (lib/certificates/service.ts `certView`). */
 export const Certificate = z
   .strictObject({
     ...KEY_BASE,

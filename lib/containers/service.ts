@@ -1,7 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import type { Change } from '../audit/audit.js';
-import { conflict, notFound } from '../http/errors.js';
+import { conflict, notFound } from '../core/errors.js';
 import { newId, UUID_RE } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { getMany, queryAll } from '../store/pagination.js';
@@ -16,13 +16,13 @@ import {
   readResource,
   updateResource,
   type ResourceRecord,
-} from '../store/resources.js';
+} from '../resources/store.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import type { CreateContainerBody, ListContainersQuery, UpdateContainerBody } from './schemas.js';
 
 /**
  * Containers: named groups of resources of any type, stored as the versioned resource
- * `R#container#<id>` (lib/store/resources.ts) with public metadata only. A container's name
+ * `R#container#<id>` (lib/resources/store.ts) with public metadata only. A container's name
  * is unique in its account (`CNAME#<name>`, written in the same transaction), so both its id
  * and its name address it in /api/v1/s/{container}/{key}. Membership (which resource sits in
  * which container under which key, and how many) is kept by every write that places a

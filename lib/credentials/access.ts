@@ -1,6 +1,6 @@
 import type { CallContext } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
-import { forbidden } from '../http/errors.js';
+import { forbidden } from '../core/errors.js';
 import { isSharedWith } from '../sharing/access.js';
 import type { TypedRecord } from './service.js';
 import type { CredentialType } from './model.js';

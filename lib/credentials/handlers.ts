@@ -2,7 +2,7 @@ import type * as z from 'zod/v4';
 import { created, defineHandler, ok } from '../http/index.js';
 import { IdParams, listPage, PageQuery } from '../schemas.js';
 import { ownOrShared } from '../sharing/access.js';
-import { etagOf } from '../store/resources.js';
+import { etagOf } from '../resources/store.js';
 import { assertCanRead } from './access.js';
 import { describeType, type CredentialType, type Fields, type TypeSpec } from './model.js';
 import { collectionResponses } from './schemas.js';

@@ -2,9 +2,9 @@ import * as z from 'zod/v4';
 import { Description, Tags } from '../schemas.js';
 import type { CallContext } from '../auth/principal.js';
 import type { ErrorCode } from '../http/error-codes.js';
-import { validationFailed, type FieldIssue } from '../http/errors.js';
+import { validationFailed, type FieldIssue } from '../core/errors.js';
 import { resourceType, type CatalogEntry } from '../catalog.js';
-import type { ResourceRecord } from '../store/resources.js';
+import type { ResourceRecord } from '../resources/store.js';
 import type { TxItem } from '../store/tx.js';
 
 /**
@@ -13,7 +13,7 @@ import type { TxItem } from '../store/tx.js';
  * secret, how PUT treats them, and optional hooks. lib/credentials/types/ holds
  * one TypeSpec per type; the CRUD factory (handlers.ts over service.ts) serves each in its own module.
  *
- * Stored form (lib/store/resources.ts): `meta` = description, tags and the public fields;
+ * Stored form (lib/resources/store.ts): `meta` = description, tags and the public fields;
  * the sealed secret part = the secret fields. Lists show metadata only; the single GET
  * opens the secret part.
  */

@@ -1,13 +1,13 @@
 import type { CallContext } from '../auth/principal.js';
 import type { Change } from '../audit/audit.js';
-import { badRequest, notFound } from '../http/errors.js';
-import { createResource, deleteResource, listResources, openSecret, readResource, updateResource, type ResourceRecord } from '../store/resources.js';
+import { badRequest, notFound } from '../core/errors.js';
+import { createResource, deleteResource, listResources, openSecret, readResource, updateResource, type ResourceRecord } from '../resources/store.js';
 import type { TxItem } from '../store/tx.js';
 import { COMMON_KEYS, fieldsOf, renderResource, split, type CredentialType, type Fields, type StoredMeta } from './model.js';
 
 /**
  * The one domain module of every registry type: create, read, list, update and delete a
- * typed resource over lib/store/resources.ts, with the type's schema split into public
+ * typed resource over lib/resources/store.ts, with the type's schema split into public
  * metadata and a sealed secret part, its prepare hook, and its PUT semantics.
  */
 export type TypedRecord = ResourceRecord<StoredMeta>;

@@ -8,7 +8,7 @@ import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { newId, nowIso } from '../ids.js';
 import { kmsKeyProvider } from './kms.js';
-import { METRIC, observeClient } from '../http/metrics.js';
+import { METRIC, observeClient } from '../core/metrics.js';
 import { tenantCredentials } from '../tenancy/credentials.js';
 import { currentScope, TenantScopeViolation } from '../tenancy/scope.js';
 import { loadMasterKey, localKeyring } from './keyring.js';

@@ -4,14 +4,14 @@ import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { commit, recordAudit } from '../audit/audit.js';
 import { config } from '../config.js';
-import { admitted } from '../http/admission.js';
-import { badRequest, notFound, serviceUnavailable } from '../http/errors.js';
-import { logger } from '../http/logger.js';
+import { admitted } from '../core/admission.js';
+import { badRequest, notFound, serviceUnavailable } from '../core/errors.js';
+import { logger } from '../core/logger.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { queryCount } from '../store/pagination.js';
 import { keys } from '../store/keys.js';
-import { actorName } from '../store/resources.js';
+import { actorName } from '../resources/store.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { DatabaseError } from './errors.js';
 import { isConcurrentUpdate, prepareLogin, revokeLogin, type LoginCreation } from './logins.js';
@@ -203,7 +203,7 @@ export async function issueLease(ctx: CallContext, roleId: string, opts: { ttlSe
     issued_by: actorName(ctx),
   };
 
-  // A speculative run (lib/http/admission.ts) reaches the customer's server only once the
+  // A speculative run (lib/core/admission.ts) reaches the customer's server only once the
   // request is admitted: account active, scopes, rate limits. (Its table writes wait anyway.)
   await admitted();
   let session: AdminSession;

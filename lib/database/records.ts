@@ -1,11 +1,11 @@
-import { notFound, serviceUnavailable } from '../http/errors.js';
-import { openSecret, readResource, type ResourceRecord } from '../store/resources.js';
+import { notFound, serviceUnavailable } from '../core/errors.js';
+import { openSecret, readResource, type ResourceRecord } from '../resources/store.js';
 import { checkTemplate, TemplateError, type Dialect } from './template.js';
 import { dialectOf, type ConnectionSettings, type Engine } from './settings.js';
 import { checkUsernameTemplate } from './usernames.js';
 
 /**
- * The two account-owned records a lease comes from, read through lib/store/resources.ts
+ * The two account-owned records a lease comes from, read through lib/resources/store.ts
  * (tenant first) with the field names of the credential collections
  * (functions/credentials/integrations.ts):
  *

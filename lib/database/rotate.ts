@@ -1,12 +1,12 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { CallContext } from '../auth/principal.js';
-import { conflict, HttpError, serviceUnavailable } from '../http/errors.js';
-import { logger } from '../http/logger.js';
+import { conflict, HttpError, serviceUnavailable } from '../core/errors.js';
+import { logger } from '../core/logger.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
-import { etagOf, updateResource } from '../store/resources.js';
+import { etagOf, updateResource } from '../resources/store.js';
 import { DatabaseError } from './errors.js';
 import { asUnavailable, countActiveLeases } from './leases.js';
 import { setAdminPassword } from './logins.js';

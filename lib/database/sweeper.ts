@@ -1,10 +1,10 @@
 import { systemContext } from '../auth/principal.js';
-import { logger } from '../http/logger.js';
+import { logger } from '../core/logger.js';
 import { newId } from '../ids.js';
 import { mergeShards } from '../store/shards.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../core/errors.js';
 import { cleanUpAbandoned, getLease, revokeLease } from './leases.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { CallContext } from '../auth/principal.js';
 import { CATALOG } from '../catalog.js';
-import { notFound } from '../http/errors.js';
-import { openSecret, readResource } from '../store/resources.js';
+import { notFound } from '../core/errors.js';
+import { openSecret, readResource } from '../resources/store.js';
 import { counted, type Calls } from './counters.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { CallContext } from '../auth/principal.js';
 import { requireScopes } from '../auth/scopes.js';
 import { recordAudit } from '../audit/audit.js';
-import { HttpError, notFound } from '../http/errors.js';
+import { HttpError, notFound } from '../core/errors.js';
 import { readAccount } from '../store/tenants.js';
 import { ownerScope } from '../tenancy/scope.js';
 import { type Grant, granteeGrant, readDocument, type StoredDocument } from './records.js';

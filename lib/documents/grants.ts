@@ -1,11 +1,11 @@
 import type { CallContext } from '../auth/principal.js';
 import { commit, type Change } from '../audit/audit.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { queryAll } from '../store/pagination.js';
-import { actorName } from '../store/resources.js';
+import { actorName } from '../resources/store.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { granteeOf, ownDocument, READ_SCOPE, WRITE_SCOPE } from './access.js';
 import { type Grant, GrantItem, grantView, readGrant } from './records.js';

@@ -1,5 +1,5 @@
 import { PDFDocument } from '@cantoo/pdf-lib';
-import { badRequest, HttpError } from '../http/errors.js';
+import { badRequest, HttpError } from '../core/errors.js';
 
 /**
  * Upload validation: the bytes must open as a PDF (pdf-lib's maintained fork with the

@@ -1,5 +1,5 @@
 import type { CallContext } from '../auth/principal.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../core/errors.js';
 import { nowIso } from '../ids.js';
 import { audit, requireUse, resolveDocument } from './access.js';
 import { documentPassword, openDocument } from './documents.js';

@@ -1,6 +1,6 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { config } from '../config.js';
-import { serviceUnavailable } from '../http/errors.js';
+import { serviceUnavailable } from '../core/errors.js';
 
 /**
  * The documents bucket (S3 in AWS; the local S3-compatible engine in the embedded runtimes,

@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { config } from '../config.js';
-import { logger } from '../http/logger.js';
+import { logger } from '../core/logger.js';
 import { accountSettings } from '../settings/settings.js';
 import { getTenant } from '../store/tenants.js';
 import type { QueuePort, ReceivedMessage } from './queue.js';

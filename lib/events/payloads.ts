@@ -1,7 +1,7 @@
-import { EVENT_TYPES } from './catalogue.js';
+import { EVENT_TYPES } from '../outbox/catalogue.js';
 
 /**
- * Payload shapes of the event catalogue (lib/events/catalogue.ts), as delivered to
+ * Payload shapes of the event catalogue (lib/outbox/catalogue.ts), as delivered to
  * webhooks. Every delivery body is the envelope
  *
  *     {"id": "<event id, UUIDv7 = the webhook-id header>", "type": "secret.created",

@@ -1,6 +1,6 @@
 import { config } from '../config.js';
 import type { QueuePort } from './queue-port.js';
-import { observeClient } from '../http/metrics.js';
+import { observeClient } from '../core/metrics.js';
 
 export type { QueuePort, ReceivedMessage } from './queue-port.js';
 

@@ -1,6 +1,6 @@
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { sealTenant } from '../audit/chain.js';
-import { logger } from '../http/logger.js';
+import { logger } from '../core/logger.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import type { DeliveryMessage, WebhookEvent } from './delivery.js';
@@ -10,7 +10,7 @@ import { deliveryQueued, listWebhooks, type Webhook } from './webhooks.js';
 
 /**
  * The outbox relay (docs/architecture.md, "Events"). A change writes its event into the table
- * in the same transaction (lib/events/outbox.ts); the table's stream (NEW_IMAGE) carries the
+ * in the same transaction (lib/outbox/outbox.ts); the table's stream (NEW_IMAGE) carries the
  * insert to the relay function, filtered to outbox and audit inserts (OUTBOX_STREAM). Nothing
  * polls the table: an event leaves when its stream record arrives.
  *

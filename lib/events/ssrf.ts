@@ -1,7 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { admitted } from '../http/admission.js';
+import { admitted } from '../core/admission.js';
 
 /**
  * THE destination classifier of every outbound path: webhooks, JWK sets by URL, identity
@@ -23,7 +23,7 @@ import { admitted } from '../http/admission.js';
  * connection goes to exactly the address that was checked (no DNS rebinding between check and
  * connect). Redirects are never followed.
  *
- * No destination is resolved, so no connection made, before the request is admitted (lib/http/admission.ts:
+ * No destination is resolved, so no connection made, before the request is admitted (lib/core/admission.ts:
  * a suspended account, a caller over its quota or outside its IP allow-list never makes the
  * service reach out, even from a speculative handler run).
  *

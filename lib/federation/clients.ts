@@ -2,14 +2,14 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { CallContext } from '../auth/principal.js';
 import type { Change } from '../audit/audit.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { badRequest, notFound } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
-import { actorName } from '../store/resources.js';
+import { actorName } from '../resources/store.js';
 import { jwksExists } from './jwks.js';
 import type { CreateClientBody, RotateSecretBody, UpdateClientBody } from './schemas.js';
-import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../store/items.js';
+import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../resources/items.js';
 
 /**
  * OIDC clients of the service's own authorization server (`/api/v1/oidc/clients`): what the

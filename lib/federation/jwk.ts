@@ -1,6 +1,6 @@
 import { createPublicKey } from 'node:crypto';
 import type { JWK } from 'jose';
-import type { FieldIssue } from '../http/errors.js';
+import type { FieldIssue } from '../core/errors.js';
 
 /**
  * Validation of a JWK set (RFC 7517, RFC 7518, RFC 8037) as a trusted issuer's public keys:

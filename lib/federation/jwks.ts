@@ -2,21 +2,21 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { CallContext } from '../auth/principal.js';
 import type { Change } from '../audit/audit.js';
-import { badRequest, conflict, notFound, type FieldIssue } from '../http/errors.js';
+import { badRequest, conflict, notFound, type FieldIssue } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { accountSettings } from '../settings/settings.js';
 import { tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import { queryAll } from '../store/pagination.js';
-import { actorName } from '../store/resources.js';
+import { actorName } from '../resources/store.js';
 import type { TxItem } from '../store/tx.js';
 import { OutboundFailed } from '../events/outbound.js';
 import { fetchJwks } from './fetch.js';
 import { validateJwkSet, type PublicJwk } from './jwk.js';
 import type { CreateJwksBody, UpdateJwksBody, WorkloadBinding } from './schemas.js';
 import { ADMIN_SCOPE, requireScopes } from '../auth/scopes.js';
-import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../store/items.js';
+import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../resources/items.js';
 
 /**
  * Trusted issuer key sets (`/api/v1/oidc/jwks`): public JWKs given inline or fetched from a

@@ -1,7 +1,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { DOMParser, type Document, type Element } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import { MAX_XML_BYTES } from './saml-schemas.js';
 
 /**

@@ -5,17 +5,17 @@ import * as z from 'zod/v4';
 import type { CallContext } from '../auth/principal.js';
 import type { Change } from '../audit/audit.js';
 import { DAY_MS, daysLeft, emitNoticeOnce, thresholdFor } from '../events/expiry.js';
-import { eventPut } from '../events/outbox.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { eventPut } from '../outbox/outbox.js';
+import { badRequest, conflict, notFound } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
-import { actorName } from '../store/resources.js';
+import { actorName } from '../resources/store.js';
 import type { TxItem } from '../store/tx.js';
 import { type CertInfo, locateAssertion, parseMetadata, verifyAssertion, xmlText } from './saml-xml.js';
 import type { CheckReplayBody, CreateMetadataBody, StoreAssertionBody, UpdateMetadataBody } from './saml-schemas.js';
-import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../store/items.js';
+import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../resources/items.js';
 
 /**
  * SAML metadata and assertions (`/api/v1/saml/...`).

@@ -3,15 +3,15 @@ import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, typ
 import type { CallContext } from '../auth/principal.js';
 import type { Change } from '../audit/audit.js';
 import { open, seal } from '../crypto/envelope.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
-import { actorName } from '../store/resources.js';
+import { actorName } from '../resources/store.js';
 import { VERIFY_ALGS } from './jwk.js';
 import { keysForIssuer } from './jwks.js';
 import type { RevokeTokenBody, StoreTokenBody } from './schemas.js';
-import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../store/items.js';
+import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../resources/items.js';
 
 /**
  * Tokens a client hands in (`/api/v1/oidc/tokens`). On store, the compact JWS is decoded and,

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
-import { header } from '../auth/authenticate.js';
+import { header } from '../authn/authenticate.js';
 import type { Wire } from '../routes.js';
-import { badRequest, unsupportedMediaType } from './errors.js';
+import { badRequest, unsupportedMediaType } from '../core/errors.js';
 import { parseJsonBody } from './json.js';
 
 const JSON_TYPE = /^application\/([\w.+-]+\+)?json\b/i;

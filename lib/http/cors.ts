@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { ROUTES, type Route } from '../routes.js';
-import { forbidden, routeNotFound } from './errors.js';
-import { errorResult } from './responses.js';
+import { forbidden, routeNotFound } from '../core/errors.js';
+import { errorResult } from '../core/responses.js';
 
 /**
  * CORS for browser clients (docs/operations.md, "CORS"), configured by CORS_ALLOWED_ORIGINS
@@ -28,30 +28,6 @@ export const ALLOW_HEADERS: readonly string[] = ['Authorization', 'Content-Type'
 export const EXPOSE_HEADERS: readonly string[] = ['ETag', 'X-Request-Id', 'Retry-After', 'Idempotent-Replayed'];
 /** How long a browser may cache a preflight answer (seconds). */
 const PREFLIGHT_MAX_AGE_SECONDS = 600;
-
-/**
- * Parses a comma-separated origin list. Each entry must be a serialized origin
- * (`scheme://host[:port]`, lower case, no path, no trailing slash, not `*` or `null`),
- * because the browser's Origin header is compared with it byte for byte.
- */
-export function parseOrigins(value: string | readonly string[] | undefined): string[] {
-  const entries = (typeof value === 'string' ? value.split(',') : (value ?? [])).map((s) => s.trim()).filter(Boolean);
-  const isOrigin = (entry: string): boolean => {
-    try {
-      const url = new URL(entry);
-      return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === entry;
-    } catch {
-      return false;
-    }
-  };
-  const bad = entries.filter((e) => !isOrigin(e));
-  if (bad.length > 0) {
-    throw new Error(
-      `not an origin: ${bad.map((b) => JSON.stringify(b)).join(', ')} (expected scheme://host[:port] exactly as browsers send it, e.g. https://app.example.com)`,
-    );
-  }
-  return [...new Set(entries)];
-}
 
 type Headers = Readonly<Record<string, string | undefined>> | null | undefined;
 
@@ -151,7 +127,7 @@ export function answerPreflight(origins: readonly string[], path: string, header
 /**
  * The preflight function's handler: the OPTIONS method of every path integrates it (Lambda
  * proxy), so `event.resource` is the path template. Refusals answer in the error envelope
- * (lib/http/responses.ts) without any CORS header.
+ * (lib/core/responses.ts) without any CORS header.
  */
 export function preflightHandler(origins: () => readonly string[]): Handler {
   const paths = methodsByPath();

@@ -5,21 +5,22 @@ import { config } from '../config.js';
 import { routeByKey, tenancyOf, wireOf, type Route } from '../routes.js';
 import { tenantScope } from '../tenancy/scope.js';
 import { auditRouteScope } from '../audit/audit.js';
-import { authenticate, type CredentialFacts, type Headers } from '../auth/authenticate.js';
+import { authenticate, type CredentialFacts, type Headers } from '../authn/authenticate.js';
 import { ADMIN_SCOPE, missingScopes } from '../auth/scopes.js';
 import type { Tenant } from '../store/tenants.js';
-import { speculate, speculativePrincipal } from './admission.js';
+import { speculate } from '../core/admission.js';
+import { speculativePrincipal } from './speculative-principal.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { gate, withHeaders, type Gate } from '../ratelimit/gate.js';
 import { parseRequestBody } from './body.js';
 import { withCors } from './cors.js';
 import type { ErrorCode } from './error-codes.js';
-import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, validationFailed, type FieldIssue } from './errors.js';
+import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, validationFailed, type FieldIssue } from '../core/errors.js';
 import { idempotency } from './idempotency.js';
-import { logger } from './logger.js';
-import { flushMetrics, recordRequest, tracer } from './metrics.js';
+import { logger } from '../core/logger.js';
+import { flushMetrics, recordRequest, tracer } from '../core/metrics.js';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
-import { errorResult, successResult, type Reply } from './responses.js';
+import { errorResult, successResult, type Reply } from '../core/responses.js';
 
 type Schema<T> = z.ZodType<T>;
 
@@ -83,7 +84,7 @@ interface State {
   meter?: Promise<void>;
   /** Rate limits, the usage meter and the API-key IP allow-list (lib/ratelimit/gate.ts). */
   gate?: Gate;
-  /** Set when the handler runs speculatively (lib/http/admission.ts): authentication's remaining checks and the gate. */
+  /** Set when the handler runs speculatively (lib/core/admission.ts): authentication's remaining checks and the gate. */
   admission?: Promise<void>;
   body?: unknown;
   params?: unknown;
@@ -103,7 +104,7 @@ const requestLog = (): Mw => {
     if (s.meter) await s.meter;
     const status = request.response?.statusCode ?? 500;
     const latency = Date.now() - s.started;
-    // metrics by route family only (never per account: lib/http/metrics.ts)
+    // metrics by route family only (never per account: lib/core/metrics.ts)
     recordRequest(s.route?.family ?? 'unrouted', status, latency);
     flushMetrics();
     logger.info('request', {
@@ -176,7 +177,7 @@ const speculative = (route: Route) => route.auth === 'bearer' && (route.method =
  * (rate limits). On a speculative route (above) whose credential grants the route's scopes,
  * the rest of the stack goes on as soon as the credential is found: the account check, the
  * scopes and the gate finish as `admission`, which the handler's writes and its answer wait
- * for (lib/http/admission.ts), and whose failure is the answer.
+ * for (lib/core/admission.ts), and whose failure is the answer.
  */
 const authentication = (): Mw => ({
   before: async (request) => {

@@ -1,6 +1,6 @@
 /**
  * THE error-code catalogue: every machine `code` an error envelope carries, with its status
- * and meaning. lib/http/errors.ts throws only these (its `code` parameters are typed by this
+ * and meaning. lib/core/errors.ts throws only these (its `code` parameters are typed by this
  * table), and scripts/openapi.ts publishes it (docs/api.md lists the common ones).
  */
 export const ERROR_CODES = {

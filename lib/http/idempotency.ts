@@ -4,11 +4,11 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { Principal } from '../auth/principal.js';
-import { header } from '../auth/authenticate.js';
+import { header } from '../authn/authenticate.js';
 import { openJson, sealJson } from '../crypto/envelope.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
-import { badRequest, conflict } from './errors.js';
+import { badRequest, conflict } from '../core/errors.js';
 
 /**
  * `Idempotency-Key` on mutations (docs/api.md, "Conventions"): the first request with a key runs and its
@@ -39,7 +39,7 @@ const scope = (h: Held) => ({ tenantId: h.tenantId, type: 'idempotency', id: h.i
 
 export function idempotency(
   principalOf: (request: Req) => Principal | null,
-  /** Resolves once the request is admitted (a speculative run's admission, lib/http/admission.ts): the record is written after it. */
+  /** Resolves once the request is admitted (a speculative run's admission, lib/core/admission.ts): the record is written after it. */
   admittedOf: (request: Req) => Promise<void> = () => Promise.resolve(),
 ): MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context> {
   const held = new WeakMap<APIGatewayProxyEvent, Held>();

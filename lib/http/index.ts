@@ -1,3 +1,3 @@
 export { defineHandler, type HandlerInput, type LambdaHandler } from './define-handler.js';
-export * from './errors.js';
-export { ok, created, download, protocol, type Reply } from './responses.js';
+export * from '../core/errors.js';
+export { ok, created, download, protocol, type Reply } from '../core/responses.js';

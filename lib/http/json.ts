@@ -1,4 +1,4 @@
-import { badRequest } from './errors.js';
+import { badRequest } from '../core/errors.js';
 
 /**
  * Rejects JSON nested deeper than `maxDepth` before it is parsed, in one pass over the

@@ -1,7 +1,7 @@
 import type { CallContext } from '../auth/principal.js';
 import { requireScopes } from '../auth/scopes.js';
 import { recordAudit, type Change } from '../audit/audit.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../core/errors.js';
 import {
   createResource,
   deleteResource,
@@ -11,7 +11,7 @@ import {
   readResource,
   updateResource,
   type ResourceRecord,
-} from '../store/resources.js';
+} from '../resources/store.js';
 import type { TxItem } from '../store/tx.js';
 import { CATALOG, type KeyMetaBase, type ResourceTypeName } from '../catalog.js';
 import type { ListQuery, UpdateKeyBody } from './schemas.js';

@@ -2,10 +2,10 @@ import type { CallContext } from '../auth/principal.js';
 import { config } from '../config.js';
 import { containerByRef, createContainer } from '../containers/service.js';
 import { CreateContainerBody } from '../containers/schemas.js';
-import { HttpError } from '../http/errors.js';
+import { HttpError } from '../core/errors.js';
 import { CreateSecretBody } from '../secrets/schemas.js';
 import { createSecret } from '../secrets/service.js';
-import { readResourceByName } from '../store/resources.js';
+import { readResourceByName } from '../resources/store.js';
 import { templateOf } from './templates.js';
 
 /**

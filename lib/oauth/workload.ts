@@ -2,7 +2,7 @@ import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet, type JWTPa
 import { systemContext } from '../auth/principal.js';
 import { keysForIssuer } from '../federation/jwks.js';
 import type { WorkloadBinding } from '../federation/schemas.js';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import { newId, UUID_RE } from '../ids.js';
 import { getTenant } from '../store/tenants.js';
 import { openClientSession, type RequestFacts } from '../users/sessions.js';

@@ -3,7 +3,7 @@ import { apiKeyItems, type NewApiKey } from '../account/api-keys.js';
 import { auditPut, type Change } from '../audit/audit.js';
 import type { CallContext } from '../auth/principal.js';
 import { ADMIN_SCOPE } from '../auth/scopes.js';
-import { eventPut } from '../events/outbox.js';
+import { eventPut } from '../outbox/outbox.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';

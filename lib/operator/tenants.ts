@@ -1,6 +1,6 @@
 import { commit, type Change } from '../audit/audit.js';
 import type { CallContext } from '../auth/principal.js';
-import { badRequest, notFound } from '../http/errors.js';
+import { badRequest, notFound } from '../core/errors.js';
 import { nowIso } from '../ids.js';
 import { tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';

@@ -13,7 +13,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { promisify } from 'node:util';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import { sha256Hex } from './x509.js';
 
 /**

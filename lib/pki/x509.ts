@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import { createHash, createPublicKey, webcrypto, type KeyObject } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 
 /**
  * X.509 with @peculiar/x509 on Node's WebCrypto: one place that sets the provider up and

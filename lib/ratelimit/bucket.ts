@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomInt } from 'node:crypto';
-import { logger } from '../http/logger.js';
+import { logger } from '../core/logger.js';
 import { db, tableName } from '../store/client.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { CallContext } from '../auth/principal.js';
 import type { Change } from '../audit/audit.js';
-import { badRequest, forbidden, notFound } from '../http/errors.js';
+import { badRequest, forbidden, notFound } from '../core/errors.js';
 import { UUID_RE } from '../ids.js';
 import { sharedHead } from '../sharing/access.js';
 import {
@@ -13,14 +13,14 @@ import {
   updateResource,
   type ResourceRecord,
   type StoredResource,
-} from '../store/resources.js';
+} from '../resources/store.js';
 import { TxConditionFailed } from '../store/tx.js';
 import { counterAdd } from '../store/usage.js';
 import { ownerScope } from '../tenancy/scope.js';
 import type { CreateSecretBody, ListSecretsQuery, UpdateSecretBody } from './schemas.js';
 
 /**
- * Generic secrets: one more type of the versioned resource store (lib/store/resources.ts),
+ * Generic secrets: one more type of the versioned resource store (lib/resources/store.ts),
  * name-indexed — the head is `SECRET#<name>`, so a read by name is one GetItem — with the
  * `data` object as the sealed secret part and description and tags as `meta`. Its own rules
  * beside the store's: the account's secret quota (a counter in the same transaction) and

@@ -1,9 +1,9 @@
 import type { CallContext } from '../auth/principal.js';
 import { requireScopes } from '../auth/scopes.js';
-import { HttpError, notFound } from '../http/errors.js';
+import { HttpError, notFound } from '../core/errors.js';
 import { RESOURCE_TYPES, resourceType } from '../catalog.js';
 import { ROUTES } from '../routes.js';
-import type { ResourceRecord } from '../store/resources.js';
+import type { ResourceRecord } from '../resources/store.js';
 import { readAccount } from '../store/tenants.js';
 import { ownerScope } from '../tenancy/scope.js';
 import { readHead, typeOrNotFound, type Head } from './heads.js';

@@ -1,10 +1,10 @@
-import { notFound } from '../http/errors.js';
+import { notFound } from '../core/errors.js';
 import { resourceType, type CatalogEntry } from '../catalog.js';
-import { readResource, type StoredHead } from '../store/resources.js';
+import { readResource, type StoredHead } from '../resources/store.js';
 
 /**
  * Any resource's head by type and id, for the cross-type routes (`/api/v1/{type}/{id}/...`,
- * shares, temporary access, lookup): the store's read by id (lib/store/resources.ts), the
+ * shares, temporary access, lookup): the store's read by id (lib/resources/store.ts), the
  * same for every type of the catalogue, the name-indexed generic secret included.
  */
 export type Head = StoredHead<Record<string, unknown>>;

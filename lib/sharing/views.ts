@@ -1,4 +1,4 @@
-import type { ResourceRecord } from '../store/resources.js';
+import type { ResourceRecord } from '../resources/store.js';
 
 /** The public view of any resource's head (metadata; never the sealed value). */
 export const resourceView = (r: ResourceRecord) => ({

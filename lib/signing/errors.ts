@@ -1,4 +1,4 @@
-import { HttpError, badGateway, internalError, serviceUnavailable, validationFailed } from '../http/errors.js';
+import { HttpError, badGateway, internalError, serviceUnavailable, validationFailed } from '../core/errors.js';
 import { BackendUnavailable, DeviceError, UnsupportedKeySpec } from './backend.js';
 
 /**

@@ -1,20 +1,20 @@
 import { createHash, createPublicKey } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { CallContext } from '../auth/principal.js';
-import { fieldIssues, validationFailed } from '../http/errors.js';
+import { fieldIssues, validationFailed } from '../core/errors.js';
 import { newId } from '../ids.js';
-import { logger } from '../http/logger.js';
+import { logger } from '../core/logger.js';
 import { keys } from '../store/keys.js';
 import { decodeCursor, encodeCursor, queryPages } from '../store/pagination.js';
 import { describeKey, publicSpkiPem } from '../pki/keys.js';
-import { createResource, readResource, toRecord, type ResourceRecord } from '../store/resources.js';
+import { createResource, readResource, toRecord, type ResourceRecord } from '../resources/store.js';
 import { KEY_SPECS, SIGNING_ALGORITHMS, algorithmsFor, type KeySpec, type SigningAlgorithm } from './algorithms.js';
 import type { KeyRef } from './backend.js';
 import { BACKEND_NAMES, signingBackend } from './registry.js';
 import { signingError } from './errors.js';
 
 /**
- * Backend-held signing keys. Each is a `code_signing_key` resource (lib/store/resources.ts:
+ * Backend-held signing keys. Each is a `code_signing_key` resource (lib/resources/store.ts:
  * head `T#<tenant>` / `R#code_signing_key#<id>`, tenant-first), stored in the layout of the
  * code-signing-keys collection (functions/credentials: meta = description, tags,
  * secret_fields and the public fields), so the collection lists, reads, updates and

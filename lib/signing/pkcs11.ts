@@ -2,7 +2,7 @@ import { createHash, createPublicKey } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Handle, Mechanism, PKCS11, RsaPSS, Template } from 'pkcs11js';
 import { p256, p384 } from '@noble/curves/nist.js';
-import { count, METRIC } from '../http/metrics.js';
+import { count, METRIC } from '../core/metrics.js';
 import { ALGORITHMS, KEY_SPECS, PSS_SALT_LENGTH, SIGNING_ALGORITHMS, rsaBits, type KeySpec, type SigningAlgorithm } from './algorithms.js';
 import {
   BackendUnavailable,

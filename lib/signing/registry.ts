@@ -4,7 +4,7 @@ import { config } from '../config.js';
 import type { SigningBackend } from './backend.js';
 import { CloudHsmDescription, cloudHsmPreparer } from './cloudhsm.js';
 import { KmsSigningBackend } from './kms.js';
-import { METRIC, observeClient } from '../http/metrics.js';
+import { METRIC, observeClient } from '../core/metrics.js';
 import { Pkcs11Backend } from './pkcs11.js';
 
 /**

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { CallContext } from '../auth/principal.js';
 import { recordAudit } from '../audit/audit.js';
-import { notFound, validationFailed } from '../http/errors.js';
-import { logger } from '../http/logger.js';
+import { notFound, validationFailed } from '../core/errors.js';
+import { logger } from '../core/logger.js';
 import type { BackendStatus } from './backend.js';
 import { signingError } from './errors.js';
 import { SIGNING_KEY_TYPE, readSigningKey, refOf } from './keys.js';

@@ -4,7 +4,7 @@ import { commit } from '../audit/audit.js';
 import type { CallContext } from '../auth/principal.js';
 import { ScopeName } from '../auth/scope-names.js';
 import { seal } from '../crypto/envelope.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../core/errors.js';
 import { nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';

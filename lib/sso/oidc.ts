@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { open, seal } from '../crypto/envelope.js';
-import { conflict, forbidden, HttpError, notFound, unauthorized } from '../http/errors.js';
+import { conflict, forbidden, HttpError, notFound, unauthorized } from '../core/errors.js';
 import { nowIso } from '../ids.js';
 import { accountSettings } from '../settings/settings.js';
 import { db, tableName } from '../store/client.js';

@@ -1,10 +1,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { NodeHttpHandler } from '@smithy/node-http-handler';
 import { Agent } from 'node:https';
 import { Agent as HttpAgent } from 'node:http';
 import { config } from '../config.js';
-import { observeClient } from '../http/metrics.js'; // X-Ray subsegment per call (issue 25)
+import { guardWrites } from '../core/admission.js';
+import { observeClient } from '../core/metrics.js'; // X-Ray subsegment per call (issue 25)
 import { tenantCredentials } from '../tenancy/credentials.js';
 import { partitionAccesses, partitionKeys } from '../tenancy/leading-keys.js';
 import { isLookupPartition } from '../tenancy/lookups.js';
@@ -34,8 +35,8 @@ const tenants = new Map<string, DynamoDBDocumentClient>();
 const MAX_TENANT_CLIENTS = 500;
 let handler: NodeHttpHandler | undefined;
 
-/** What every document client gets when it is made (lib/http/admission.ts: its writes wait for admission). */
-const clientHooks: ((client: DynamoDBDocumentClient) => void)[] = [];
+/** What every document client gets when it is made: first its writes wait for the request's admission (lib/core/admission.ts). */
+const clientHooks: ((client: DynamoDBDocumentClient) => void)[] = [guardWrites];
 
 /** Applies `hook` to every document client, made or to be made (the request path registers the admission gate). */
 export function onDocumentClient(hook: (client: DynamoDBDocumentClient) => void): void {
@@ -137,3 +138,8 @@ export function db(): DynamoDBDocumentClient {
 }
 
 export const tableName = (): string => config().TABLE_NAME;
+
+/** Readiness: one read of a fixed item that need not exist; resolves when the table answers. */
+export async function probeTable(): Promise<void> {
+  await db().send(new GetCommand({ TableName: tableName(), Key: { pk: 'SYS', sk: 'READY' } }));
+}

@@ -1,5 +1,5 @@
 import type * as z from 'zod/v4';
-import { internalError } from '../http/errors.js';
+import { internalError } from '../core/errors.js';
 
 /**
  * An item kind of the single table, declared once: its zod schema, checked on every read

@@ -85,7 +85,7 @@
  * | JWT replay mark     | T#<tid>            | JTI#<sha256(iss, jti)> (ttl)    |                                 |
  *
  * Every versioned resource type (typed credentials, keys, certificates, ...) has a head
- * `R#<type>#<id>` and versions `V#<type>#<id>#<n>` (lib/store/resources.ts). The generic
+ * `R#<type>#<id>` and versions `V#<type>#<id>#<n>` (lib/resources/store.ts). The generic
  * secret's head is keyed by name instead, so a read by name is one GetItem (the hot path);
  * its versions use the same `V#secret#<id>#<n>` form, keyed by the immutable id so a
  * deleted-and-recreated name never mixes histories. Every head carries `RES#<id>` in gsi1,
@@ -172,7 +172,7 @@ export const keys = {
   resource: (tid: string, type: string, id: string) => ({ pk: tenantPk(tid), sk: `R#${type}#${id}` }),
   resourcePrefix: (type: string) => `R#${type}#`,
   /**
-   * The head of any versioned resource (lib/store/resources.ts): `R#<type>#<id>`, except the
+   * The head of any versioned resource (lib/resources/store.ts): `R#<type>#<id>`, except the
    * name-indexed generic secret, `SECRET#<name>`.
    */
   head: (tid: string, type: string, id: string, name: string) => (NAME_INDEXED.has(type) ? keys.secret(tid, name) : keys.resource(tid, type, id)),

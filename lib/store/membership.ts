@@ -1,12 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { conflict, notFound } from '../http/errors.js';
+import { conflict, notFound } from '../core/errors.js';
 import { db, tableName } from './client.js';
 import { keys } from './keys.js';
 import { TxConditionFailed, type TxItem } from './tx.js';
 
 /**
  * Container membership, kept in the same transaction as every write that places a resource
- * in a container, moves it, renames it or deletes it (lib/store/resources.ts and the generic
+ * in a container, moves it, renames it or deletes it (lib/resources/store.ts and the generic
  * secret's service call this):
  *
  * - a member item `CMEMBER#<container id>#<name>` → {type, id}: the resource's key inside

@@ -1,5 +1,5 @@
 import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import { db, tableName } from './client.js';
 
 /**

@@ -1,7 +1,7 @@
 import { entity } from './entity.js';
 import * as z from 'zod/v4';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../core/errors.js';
 import { db, serviceDb, tableName } from './client.js';
 import { keys } from './keys.js';
 import { getMany } from './pagination.js';

@@ -1,7 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { db } from './client.js';
-import { admitted } from '../http/admission.js';
+import { admitted } from '../core/admission.js';
 
 export type TxItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -21,7 +21,7 @@ export class TxConditionFailed extends Error {
  * their own 404/409 without inspecting SDK errors.
  */
 export async function transact(items: TxItem[], clientRequestToken?: string): Promise<void> {
-  // a speculative handler run writes nothing before its request is admitted (lib/http/admission.ts)
+  // a speculative handler run writes nothing before its request is admitted (lib/core/admission.ts)
   await admitted();
   try {
     await db().send(new TransactWriteCommand({ TransactItems: items, ClientRequestToken: clientRequestToken }));

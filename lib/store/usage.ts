@@ -4,8 +4,8 @@ import { keys, meterPk, tenantPk } from './keys.js';
 import { queryAll } from './pagination.js';
 import { mergeShards } from './shards.js';
 import { transact, TxConditionFailed } from './tx.js';
-import { HttpError } from '../http/errors.js';
-import { admitted } from '../http/admission.js';
+import { HttpError } from '../core/errors.js';
+import { admitted } from '../core/admission.js';
 
 export const today = (at = new Date()) => at.toISOString().slice(0, 10);
 

@@ -4,9 +4,9 @@ import type { CallContext } from '../auth/principal.js';
 import { requireScopes } from '../auth/scopes.js';
 import { secretReadScopes } from '../catalog.js';
 import { config } from '../config.js';
-import { badRequest, notFound, serviceUnavailable } from '../http/errors.js';
+import { badRequest, notFound, serviceUnavailable } from '../core/errors.js';
 import { readHead, typeOrNotFound } from '../sharing/heads.js';
-import { openSecret } from '../store/resources.js';
+import { openSecret } from '../resources/store.js';
 import { type Answer, OutboundFailed } from '../events/outbound.js';
 import { guardedGet } from './outbound.js';
 

@@ -6,8 +6,8 @@ import { recordAudit } from '../audit/audit.js';
 import { DatabaseError } from '../database/errors.js';
 import { loadConnection } from '../database/records.js';
 import { openAdminSession, type AdminSession } from '../database/session.js';
-import { forbidden, HttpError, notFound } from '../http/errors.js';
-import { logger } from '../http/logger.js';
+import { forbidden, HttpError, notFound } from '../core/errors.js';
+import { logger } from '../core/logger.js';
 import { newId, nowIso } from '../ids.js';
 import { createSecret, getSecret, updateSecret } from '../secrets/service.js';
 import { db, tableName } from '../store/client.js';
@@ -126,7 +126,7 @@ export async function startExtraction(ctx: CallContext, body: ExtractBody) {
   }
   const tenantId = ctx.principal.tenantId;
   // the connection must be a database integration of this account (a 404 otherwise); its password is not opened here
-  const { readResource } = await import('../store/resources.js');
+  const { readResource } = await import('../resources/store.js');
   const conn = await readResource<Record<string, unknown>>(tenantId, 'integration', body.connection_id);
   if (!conn || !['postgresql', 'mysql', 'mariadb'].includes(String(conn.record.meta.provider))) {
     throw notFound('database connection (an integration of provider postgresql, mysql or mariadb)');

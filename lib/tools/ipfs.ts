@@ -8,7 +8,7 @@ import type { CallContext } from '../auth/principal.js';
 import { recordAudit } from '../audit/audit.js';
 import { config } from '../config.js';
 import { open, seal, type SealScope } from '../crypto/envelope.js';
-import { badRequest, HttpError, notFound, serviceUnavailable } from '../http/errors.js';
+import { badRequest, HttpError, notFound, serviceUnavailable } from '../core/errors.js';
 import { OutboundFailed } from '../events/outbound.js';
 import { checkedUrl } from './outbound.js';
 

@@ -1,5 +1,5 @@
 import { config } from '../config.js';
-import { serviceUnavailable } from '../http/errors.js';
+import { serviceUnavailable } from '../core/errors.js';
 
 /**
  * The jobs queue of asynchronous tool jobs (database extraction): SQS in AWS (JOBS_QUEUE_URL,

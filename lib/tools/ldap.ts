@@ -6,8 +6,8 @@ import type { CallContext } from '../auth/principal.js';
 import { recordAudit } from '../audit/audit.js';
 import { config } from '../config.js';
 import { BlockedDestination, guardedLookup, resolveChecked } from '../events/ssrf.js';
-import { badRequest, notFound, serviceUnavailable } from '../http/errors.js';
-import { openSecret, readResource } from '../store/resources.js';
+import { badRequest, notFound, serviceUnavailable } from '../core/errors.js';
+import { openSecret, readResource } from '../resources/store.js';
 import { toolGuard } from './outbound.js';
 import { LdifError, type LdifEntry, type LdifRecord, type LdifValue, parseLdif, writeLdif } from './ldif.js';
 

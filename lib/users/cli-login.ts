@@ -16,7 +16,7 @@ import {
   userCodePointerPut,
 } from '../auth/device-flow.js';
 import type { CallContext } from '../auth/principal.js';
-import { forbidden, notFound } from '../http/errors.js';
+import { forbidden, notFound } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';

@@ -13,7 +13,7 @@ import { commit } from '../audit/audit.js';
 import type { CallContext } from '../auth/principal.js';
 import { ADMIN_SCOPE } from '../auth/scopes.js';
 import { config } from '../config.js';
-import { conflict, forbidden, notFound, unauthorized } from '../http/errors.js';
+import { conflict, forbidden, notFound, unauthorized } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { commit } from '../audit/audit.js';
-import { authenticateBearer, type Headers, header } from '../auth/authenticate.js';
+import { authenticateBearer, type Headers, header } from '../authn/authenticate.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { open, seal } from '../crypto/envelope.js';
-import { badRequest, forbidden, notFound, unauthorized } from '../http/errors.js';
+import { badRequest, forbidden, notFound, unauthorized } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';

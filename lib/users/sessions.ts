@@ -5,7 +5,7 @@ import { open, seal } from '../crypto/envelope.js';
 import { issueAccessToken, verifyAccessToken } from '../auth/jwt.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
-import { badRequest, forbidden, notFound, unauthorized } from '../http/errors.js';
+import { badRequest, forbidden, notFound, unauthorized } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { queryAll } from '../store/pagination.js';

@@ -1,6 +1,6 @@
 import { openJson } from '../crypto/envelope.js';
 import { RESOURCE_TYPES, resourceType } from '../catalog.js';
-import { findHeadById, sealScope } from '../store/resources.js';
+import { findHeadById, sealScope } from '../resources/store.js';
 
 /**
  * A credential by id within an account, and the fields a variable may bind to.

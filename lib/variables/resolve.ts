@@ -1,6 +1,6 @@
 import type { CallContext, Principal } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
-import { badRequest, HttpError } from '../http/errors.js';
+import { badRequest, HttpError } from '../core/errors.js';
 import { resourceType } from '../catalog.js';
 import { keys } from '../store/keys.js';
 import { getMany } from '../store/pagination.js';

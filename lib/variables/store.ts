@@ -2,14 +2,14 @@ import * as z from 'zod/v4';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { commit } from '../audit/audit.js';
-import { badRequest, conflict, notFound } from '../http/errors.js';
+import { badRequest, conflict, notFound } from '../core/errors.js';
 import { nowIso } from '../ids.js';
 import { resourceType } from '../catalog.js';
 import { db, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import { queryPage } from '../store/pagination.js';
-import { actorName } from '../store/resources.js';
+import { actorName } from '../resources/store.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { credentialFields, findCredential } from './fields.js';
 

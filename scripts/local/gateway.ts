@@ -6,8 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { ROUTES, type Route } from '../../lib/routes.js';
-import { badRequest, HttpError, methodNotAllowed, routeNotFound, payloadTooLarge } from '../../lib/http/errors.js';
-import { errorResult } from '../../lib/http/responses.js';
+import { badRequest, HttpError, methodNotAllowed, routeNotFound, payloadTooLarge } from '../../lib/core/errors.js';
+import { errorResult } from '../../lib/core/responses.js';
 import type { LambdaHandler } from '../../lib/http/define-handler.js';
 import { buildRouter } from './router.js';
 

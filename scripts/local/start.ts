@@ -78,7 +78,7 @@ async function main() {
     process.stderr.write(`${JAVA_MISSING}\n`);
     process.exit(1);
   }
-  // The tracer is off outside Lambda (lib/http/metrics.ts), but the X-Ray SDK it imports would
+  // The tracer is off outside Lambda (lib/core/metrics.ts), but the X-Ray SDK it imports would
   // still track every promise's context through async hooks (cls-hooked) in its default mode:
   // 0.6 ms of CPU per request on a 2-core machine, for traces nobody records (README,
   // "Benchmarks"). Manual mode keeps the hooks off; set before any handler module loads.
@@ -104,7 +104,7 @@ async function main() {
 
   // Configuration of the handlers, read once by lib/config.ts.
   Object.assign(process.env, {
-    // CloudWatch metrics (EMF lines on stdout, lib/http/metrics.ts): only when asked for
+    // CloudWatch metrics (EMF lines on stdout, lib/core/metrics.ts): only when asked for
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     DOCUMENTS_BUCKET: LOCAL_DOCUMENTS_BUCKET,
     DOCUMENTS_S3_ENDPOINT: s3.endpoint,

@@ -669,7 +669,7 @@ describe('enrolment by device authorization (RFC 8628)', () => {
 });
 
 describe('grant targets by resource type', () => {
-  let resources: typeof import('../../lib/store/resources.js');
+  let resources: typeof import('../../lib/resources/store.js');
   let ctxA: import('../../lib/auth/principal.js').CallContext;
   const make = (type: string, meta: Record<string, unknown>, secret?: Record<string, unknown>) =>
     resources.createResource(ctxA, { type, name: unique(type), meta, ...(secret ? { secret } : {}) }, (rec) => ({
@@ -679,7 +679,7 @@ describe('grant targets by resource type', () => {
 
   beforeAll(async () => {
     useRuntimeConfig();
-    resources = await import('../../lib/store/resources.js');
+    resources = await import('../../lib/resources/store.js');
     const { getTenant } = await import('../../lib/store/tenants.js');
     const tenant = (await getTenant(a.tenantId))!;
     ctxA = {

@@ -437,7 +437,7 @@ describe.each(CASES)('database leases on $engine', (c) => {
     }
 
     // stored anyway (bypassing the API's validation): the service still refuses to run it
-    const { createResource } = await import('../../lib/store/resources.js');
+    const { createResource } = await import('../../lib/resources/store.js');
     const ctx = {
       principal: {
         kind: 'api_key' as const,

@@ -21,9 +21,9 @@ let L: {
   db: ReturnType<typeof import('../../lib/store/client.js').db>;
   containers: typeof import('../../lib/containers/service.js');
   secrets: typeof import('../../lib/secrets/service.js');
-  shares: typeof import('../../functions/sharing/share-service.js');
-  temp: typeof import('../../functions/sharing/temp-service.js');
-  history: typeof import('../../functions/sharing/history-service.js');
+  shares: typeof import('../../lib/sharing/share.js');
+  temp: typeof import('../../lib/sharing/temp.js');
+  history: typeof import('../../lib/sharing/history.js');
 };
 
 beforeAll(async () => {
@@ -37,9 +37,9 @@ beforeAll(async () => {
     import('../../lib/store/tenants.js'),
     import('../../lib/containers/service.js'),
     import('../../lib/secrets/service.js'),
-    import('../../functions/sharing/share-service.js'),
-    import('../../functions/sharing/temp-service.js'),
-    import('../../functions/sharing/history-service.js'),
+    import('../../lib/sharing/share.js'),
+    import('../../lib/sharing/temp.js'),
+    import('../../lib/sharing/history.js'),
   ]);
   const db = client.db();
   const at = new Date().toISOString();

@@ -3,14 +3,14 @@ import { useRuntimeConfig } from '../helpers/in-process.js';
 
 /**
  * In-process access to the suite's table for the history / sharing / container / lookup
- * tests: writing typed resources through lib/store/resources.ts directly (for types whose
+ * tests: writing typed resources through lib/resources/store.ts directly (for types whose
  * routes another capability builds), reading the outbox and audit entries a change wrote,
  * and tampering with items to prove a copied ciphertext does not open.
  */
 export async function store() {
   useRuntimeConfig();
   const [resources, tenants, client, keys, ddb, access] = await Promise.all([
-    import('../../lib/store/resources.js'),
+    import('../../lib/resources/store.js'),
     import('../../lib/store/tenants.js'),
     import('../../lib/store/client.js'),
     import('../../lib/store/keys.js'),
@@ -85,7 +85,7 @@ export async function store() {
 
 export type Store = Awaited<ReturnType<typeof store>>;
 
-/** A typed resource written through lib/store/resources.ts (the path every typed capability uses). */
+/** A typed resource written through lib/resources/store.ts (the path every typed capability uses). */
 export async function createTyped(
   s: Store,
   ctx: CallContext,

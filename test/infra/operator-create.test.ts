@@ -11,7 +11,7 @@ import { DataStack } from '../../infra/data-stack.js';
 import { readSettings } from '../../infra/settings.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { API_KEY_RE, hashApiKey } from '../../lib/auth/api-keys.js';
-import { authenticateBearer } from '../../lib/auth/authenticate.js';
+import { authenticateBearer } from '../../lib/authn/authenticate.js';
 import { ADMIN_SCOPE } from '../../lib/auth/scopes.js';
 import { commitOperatorAccount, OperatorExists, operatorAccountItems } from '../../lib/operator/accounts.js';
 import { getTenant } from '../../lib/store/tenants.js';

@@ -5,14 +5,14 @@ import type { CallContext } from '../../lib/auth/principal.js';
 import { useRuntimeConfig } from '../helpers/in-process.js';
 
 /**
- * ACME enrollment and revocation (functions/certificates/acme.ts) against a directory that
+ * ACME enrollment and revocation (lib/certificates/acme.ts) against a directory that
  * accepts TCP connections and never answers: the operation ends at its deadline
  * (ACME_TIMEOUT_MS, set small here: the runtime's configuration is one for every test file,
  * so the fetch path is called in-process) with a 502 `acme_failed` saying the ACME server
  * did not answer, and every connection it opened is closed.
  */
-let acme: typeof import('../../functions/certificates/acme.js');
-let HttpError: typeof import('../../lib/http/errors.js').HttpError;
+let acme: typeof import('../../lib/certificates/acme.js');
+let HttpError: typeof import('../../lib/core/errors.js').HttpError;
 let server: Server;
 let port = 0;
 const sockets = new Set<Socket>();
@@ -22,8 +22,8 @@ beforeAll(async () => {
   useRuntimeConfig();
   process.env.ACME_TIMEOUT_MS = '1500';
   process.env.ACME_ALLOW_LOOPBACK = '1';
-  acme = await import('../../functions/certificates/acme.js');
-  ({ HttpError } = await import('../../lib/http/errors.js'));
+  acme = await import('../../lib/certificates/acme.js');
+  ({ HttpError } = await import('../../lib/core/errors.js'));
   server = createServer((socket) => {
     accepted += 1;
     sockets.add(socket);

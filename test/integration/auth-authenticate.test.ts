@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { table } from './table.js';
-import * as auth from '../../lib/auth/authenticate.js';
+import * as auth from '../../lib/authn/authenticate.js';
 import * as apiKeys from '../../lib/auth/api-keys.js';
 import * as apiTokens from '../../lib/auth/api-tokens.js';
 import * as jwt from '../../lib/auth/jwt.js';
-import * as errors from '../../lib/http/errors.js';
+import * as errors from '../../lib/core/errors.js';
 
 /**
- * lib/auth/authenticate.ts against the suite's table: every malformed Authorization form,
+ * lib/authn/authenticate.ts against the suite's table: every malformed Authorization form,
  * each credential kind (API key, JWT, personal API token), expiry at its exact boundary,
  * suspension, the operator flag, and the route auth kinds.
  */

@@ -2,12 +2,12 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateDeviceKey, signRequest, type DeviceKey } from '../../scripts/agent-client.js';
-import * as ds from '../../lib/auth/device-signature.js';
-import { HttpError } from '../../lib/http/errors.js';
+import * as ds from '../../lib/agents/device-signature.js';
+import { HttpError } from '../../lib/core/errors.js';
 import { table } from './table.js';
 
 /**
- * lib/auth/device-signature.ts: every refusal of the RFC 9421 / RFC 9530 checks with its
+ * lib/agents/device-signature.ts: every refusal of the RFC 9421 / RFC 9530 checks with its
  * sentence, the window and nonce bounds exactly, what a request's signed form is taken from,
  * and the whole authentication against the suite's table (device key, nonce claim,
  * account and profile).

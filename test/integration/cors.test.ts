@@ -8,10 +8,10 @@ import {
   answerPreflight,
   EXPOSE_HEADERS,
   methodsByPath,
-  parseOrigins,
   preflightHandler,
   withCors,
 } from '../../lib/http/cors.js';
+import { parseOrigins } from '../../lib/core/origins.js';
 import { ROUTES } from '../../lib/routes.js';
 import { table } from './table.js';
 

@@ -1,13 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { admitted, guardWrites, NotAdmittedYet, RunAbandoned, speculate, speculativePrincipal } from '../../lib/http/admission.js';
+import { admitted, guardWrites, NotAdmittedYet, RunAbandoned, speculate } from '../../lib/core/admission.js';
+import { speculativePrincipal } from '../../lib/http/speculative-principal.js';
 import type { Tenant } from '../../lib/store/tenants.js';
 import { intercept } from './dynamo-faults.js';
 import { table } from './table.js';
 
 /**
- * lib/http/admission.ts against the suite's table: a speculative run's reads go out at once,
+ * lib/core/admission.ts against the suite's table: a speculative run's reads go out at once,
  * its writes wait for admission and never land when admission fails or the run is abandoned.
  */
 let t: Awaited<ReturnType<typeof table>>;

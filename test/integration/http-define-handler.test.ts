@@ -4,8 +4,8 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { table } from './table.js';
 import * as http from '../../lib/http/index.js';
-import { logger } from '../../lib/http/logger.js';
-import { metrics } from '../../lib/http/metrics.js';
+import { logger } from '../../lib/core/logger.js';
+import { metrics } from '../../lib/core/metrics.js';
 import { generateApiKey, hashApiKey } from '../../lib/auth/api-keys.js';
 
 /**

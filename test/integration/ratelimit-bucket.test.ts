@@ -221,7 +221,7 @@ describe('token bucket: failures', () => {
         return undefined;
       }),
     );
-    const { logger } = await import('../../lib/http/logger.js');
+    const { logger } = await import('../../lib/core/logger.js');
     const warn = vi.spyOn(logger, 'warn');
     expect(await take(r, cap(10), () => now)).toEqual({ allowed: false, policy: 'ip', limit: 10, remaining: 0, resetSeconds: 1 });
     expect(calls).toBe(MAX_ATTEMPTS);

@@ -5,7 +5,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { intercept } from './dynamo-faults.js';
 import { table } from './table.js';
 import * as g from '../../lib/ratelimit/gate.js';
-import * as errors from '../../lib/http/errors.js';
+import * as errors from '../../lib/core/errors.js';
 import { keys } from '../../lib/store/keys.js';
 
 /**
@@ -164,7 +164,7 @@ describe('which buckets a request takes', () => {
     for (const q of <Record<string, number>[]>[{ requests_per_minute: 100, requests_per_minute_per_credential: 100 }, { requests_per_minute: 100 }]) {
       const other = await t.account();
       const same = principal(other, { quota: q });
-      const { logger } = await import('../../lib/http/logger.js');
+      const { logger } = await import('../../lib/core/logger.js');
       const warn = vi.spyOn(logger, 'warn');
       await g.gate(route(), event()).start(same);
       expect(warn).not.toHaveBeenCalled();
@@ -216,7 +216,7 @@ describe('which buckets a request takes', () => {
         return undefined;
       }),
     );
-    const { logger } = await import('../../lib/http/logger.js');
+    const { logger } = await import('../../lib/core/logger.js');
     const warn = vi.spyOn(logger, 'warn');
     const gate = g.gate(route(), event());
     await expect(gate.start(principal(tenantId))).resolves.toBeUndefined();
@@ -280,7 +280,7 @@ describe('audit of denied requests', () => {
     await gate.auditDenied(errors.unauthorized(), 'r');
     await gate.auditDenied(errors.notFound(), 'r');
     await gate.auditDenied(new Error('403'), 'r');
-    const { logger } = await import('../../lib/http/logger.js');
+    const { logger } = await import('../../lib/core/logger.js');
     const warn = vi.spyOn(logger, 'warn');
     const anonymous = g.gate(route(), event());
     await anonymous.start(null);

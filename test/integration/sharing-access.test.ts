@@ -3,10 +3,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { table } from './table.js';
 import * as access from '../../lib/sharing/access.js';
-import { createResource } from '../../lib/store/resources.js';
+import { createResource } from '../../lib/resources/store.js';
 import { shareItems } from '../../lib/sharing/shares.js';
 import { transact } from '../../lib/store/tx.js';
-import { HttpError, notFound } from '../../lib/http/errors.js';
+import { HttpError, notFound } from '../../lib/core/errors.js';
 
 /**
  * lib/sharing/access.ts against the suite's table: the one read-access rule. The owner's

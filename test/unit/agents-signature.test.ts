@@ -8,8 +8,8 @@ import {
   signatureBase,
   signatureVerifies,
   type SignedRequest,
-} from '../../lib/auth/device-signature.js';
-import { parseDevicePublicKey } from '../../lib/agents/public-key.js';
+} from '../../lib/agents/device-signature.js';
+import { parseDevicePublicKey } from '../../lib/crypto/device-public-key.js';
 
 /**
  * The signature scheme against the standard's own test vector (RFC 9421 Appendix B.2.6,

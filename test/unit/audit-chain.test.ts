@@ -2,7 +2,7 @@ import { generateKeyPairSync, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, digestMessage, GENESIS, linkHash } from '../../lib/audit/canonical.js';
 import { verifyExport } from '../../lib/audit/verify.js';
-import { EVENT_TYPES } from '../../lib/events/catalogue.js';
+import { EVENT_TYPES } from '../../lib/outbox/catalogue.js';
 import { isEventPattern, payloadDoc, subscribed } from '../../lib/events/payloads.js';
 
 describe('canonical JSON', () => {

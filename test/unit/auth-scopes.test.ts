@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ADMIN_SCOPE, hasScope, missingScopes, requireScopes } from '../../lib/auth/scopes.js';
-import { HttpError } from '../../lib/http/errors.js';
+import { HttpError } from '../../lib/core/errors.js';
 import type { Principal } from '../../lib/auth/principal.js';
 
 /** lib/auth/scopes.ts: admin:* implies every scope; every other scope is an exact string. */

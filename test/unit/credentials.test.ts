@@ -4,7 +4,7 @@ import { CREDENTIAL_TYPES, typeByCollection, typeByName, renderResource } from '
 import { isBitlockerRecoveryKey } from '../../lib/credentials/types/basic.js';
 import { codeAt } from '../../lib/credentials/types/totp-token.js';
 import { crc16, CRC_OK_RESIDUE, decodeOtp, modhexToBytes } from '../../lib/credentials/types/yubikey.js';
-import { charEntropy, generateChars } from '../../functions/passwords/generator.js';
+import { charEntropy, generateChars } from '../../lib/passwords/generator.js';
 import { deriveAddress, eip55 } from '../../lib/credentials/types/crypto-wallet.js';
 import { ROUTES } from '../../lib/routes.js';
 import { RESOURCE_TYPES } from '../../lib/catalog.js';

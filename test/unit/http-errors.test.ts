@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import * as e from '../../lib/http/errors.js';
-import { created, download, errorResult, ok, SECURITY_HEADERS, successResult } from '../../lib/http/responses.js';
+import * as e from '../../lib/core/errors.js';
+import { created, download, errorResult, ok, SECURITY_HEADERS, successResult } from '../../lib/core/responses.js';
 
-/** lib/http/errors.ts and responses.ts: the status, code and sentence of each error, and the envelopes. */
+/** lib/core/errors.ts and responses.ts: the status, code and sentence of each error, and the envelopes. */
 describe('typed errors', () => {
   it('each constructor: status, code, message and headers', () => {
     const rows: [e.HttpError, number, string, string, Record<string, string> | undefined][] = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../../lib/http/errors.js';
+import { HttpError } from '../../lib/core/errors.js';
 import { assertJsonDepth, parseJsonBody } from '../../lib/http/json.js';
 
 /** lib/http/json.ts: the depth limit is checked on the text before parsing; strings and escapes do not count. */

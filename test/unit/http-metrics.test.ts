@@ -1,9 +1,9 @@
 import { DescribeKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { afterEach, describe, expect, it } from 'vitest';
-import { METRIC, metrics, observeClient } from '../../lib/http/metrics.js';
+import { METRIC, metrics, observeClient } from '../../lib/core/metrics.js';
 
 /**
- * lib/http/metrics.ts: a shared AWS client observed with a counter counts every request it
+ * lib/core/metrics.ts: a shared AWS client observed with a counter counts every request it
  * starts, answered or not (here a KMS client pointed at a closed local port: the request
  * fails, the call was made and is counted).
  */

@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { parseForm, parseRequestBody } from '../../lib/http/body.js';
-import * as e from '../../lib/http/errors.js';
-import { errorResult, OAUTH_ERRORS, protocol, SECURITY_HEADERS, successResult } from '../../lib/http/responses.js';
+import * as e from '../../lib/core/errors.js';
+import { errorResult, OAUTH_ERRORS, protocol, SECURITY_HEADERS, successResult } from '../../lib/core/responses.js';
 import { ROUTES, wireOf } from '../../lib/routes.js';
 
 /**

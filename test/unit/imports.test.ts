@@ -81,6 +81,58 @@ describe('folder directions', () => {
     expect(cycles).toEqual([]);
   });
 
+  it('lib/ folders form a directed acyclic graph (type-only imports count)', () => {
+    // a folder of lib/ is its first path segment; a file at lib/'s root is a node of its own
+    const node = (f: string) => f.split('/').slice(0, 2).join('/');
+    const edges = new Map<string, Map<string, string>>();
+    for (const [f, deps] of GRAPH) {
+      if (top(f) !== 'lib') continue;
+      for (const d of deps) {
+        if (top(d) !== 'lib' || node(d) === node(f)) continue;
+        const out = edges.get(node(f)) ?? new Map<string, string>();
+        if (!out.has(node(d))) out.set(node(d), `${f} -> ${d}`);
+        edges.set(node(f), out);
+      }
+    }
+    // Tarjan's strongly connected components: each one with more than one folder is a cycle
+    const index = new Map<string, number>();
+    const low = new Map<string, number>();
+    const stack: string[] = [];
+    const onStack = new Set<string>();
+    const cycles: string[] = [];
+    const connect = (v: string) => {
+      index.set(v, index.size);
+      low.set(v, index.get(v)!);
+      stack.push(v);
+      onStack.add(v);
+      for (const w of edges.get(v)?.keys() ?? []) {
+        if (!index.has(w)) {
+          connect(w);
+          low.set(v, Math.min(low.get(v)!, low.get(w)!));
+        } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+      }
+      if (low.get(v) !== index.get(v)) return;
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length < 2) return;
+      // name every import that keeps the folders of the cycle together, so the mend is obvious
+      const inside = component.flatMap((a) => [...(edges.get(a) ?? [])].filter(([b]) => component.includes(b)).map(([, why]) => why));
+      cycles.push(`${component.sort().join(' <-> ')}: ${inside.sort().join('; ')}`);
+    };
+    for (const v of edges.keys()) if (!index.has(v)) connect(v);
+    expect(cycles).toEqual([]);
+  });
+
+  it('functions/ build no DynamoDB command: data access lives in lib/', () => {
+    const bad = files('functions').filter((f) => /from ['"]@aws-sdk\/(lib|client)-dynamodb['"]/.test(readFileSync(join(ROOT, f), 'utf8')));
+    expect(bad).toEqual([]);
+  });
+
   it('reads the imports it judges (the parser sees static, type-only and dynamic imports)', () => {
     expect(GRAPH.get('lib/events/queue.ts')).toEqual(
       expect.arrayContaining(['lib/config.ts', 'lib/events/queue-port.ts', 'lib/events/memory-queue.ts', 'lib/events/sqs-queue.ts']),

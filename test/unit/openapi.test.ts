@@ -14,7 +14,8 @@ describe('OpenAPI document', () => {
     const list = doc.paths['/api/v1/secrets']!.get as any;
     expect(list.parameters.find((p: any) => p.name === 'limit').schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
     expect((doc.paths['/health']!.get as any).security).toEqual([]);
-  });
+    // the first build of the document imports every handler module: minutes on a loaded 2-core machine
+  }, 240_000);
 });
 
 describe('OpenAPI request bodies', () => {

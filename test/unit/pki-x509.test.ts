@@ -1,6 +1,6 @@
 import { generateKeyPairSync, webcrypto } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { HttpError } from '../../lib/http/errors.js';
+import { HttpError } from '../../lib/core/errors.js';
 import { dnEscape, keyUsageNames, parseCertificates, sanExtension, sansOf, signingAlgorithm, toPublicCryptoKey, toSigningKey, usagesOf, x509 } from '../../lib/pki/x509.js';
 
 /** lib/pki/x509.ts: the algorithm each key type signs with, subject alternative names both ways, usages by name, DN escaping. */

@@ -3,7 +3,7 @@ import { CreateKeyCommand, GetPublicKeyCommand, KMSClient, NotFoundException, Sc
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { HttpError } from '../../lib/http/errors.js';
+import type { HttpError } from '../../lib/core/errors.js';
 import { algorithmsFor } from '../../lib/signing/algorithms.js';
 import { BackendUnavailable, DeviceError, UnsupportedKeySpec } from '../../lib/signing/backend.js';
 import { signingError } from '../../lib/signing/errors.js';

@@ -1,6 +1,6 @@
 import * as z from 'zod/v4';
 import { config } from '../../config.js';
-import { readResource } from '../../store/resources.js';
+import { readResource } from '../../resources/store.js';
 import { databaseRoleProblems } from '../../database/records.js';
 import { CertificatePem, Email, Host, HttpUrl, Port, PrivateKeyPem, Secret, Text } from '../fields.js';
 import { Problems, type Fields, type TypeSpec } from '../model.js';

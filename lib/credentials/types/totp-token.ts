@@ -1,6 +1,6 @@
 import * as OTPAuth from 'otpauth';
 import * as z from 'zod/v4';
-import { badRequest, fieldIssues } from '../../http/errors.js';
+import { badRequest, fieldIssues } from '../../core/errors.js';
 import { Base32Secret, Text } from '../fields.js';
 import type { Fields, TypeSpec } from '../model.js';
 

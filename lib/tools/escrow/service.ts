@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { CallContext } from '../../auth/principal.js';
 import { recordAudit } from '../../audit/audit.js';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../core/errors.js';
 import { combineShares, splitSecret } from './shamir.js';
 
 /** POST /api/v1/escrow/split and /combine: shares are returned once and never stored; both are audited (ids and counts only). */

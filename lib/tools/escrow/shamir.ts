@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { combine, split } from 'shamir-secret-sharing';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../core/errors.js';
 
 /**
  * Shamir m-of-n escrow over `shamir-secret-sharing` (Privy's audited implementation: GF(2^8),

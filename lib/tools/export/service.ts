@@ -5,10 +5,10 @@ import { hasScope } from '../../auth/scopes.js';
 import type { CallContext } from '../../auth/principal.js';
 import { recordAudit } from '../../audit/audit.js';
 import { CATALOG, type CatalogEntry } from '../../catalog.js';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../core/errors.js';
 import { keys } from '../../store/keys.js';
 import { queryAll } from '../../store/pagination.js';
-import { openSecret, toRecord } from '../../store/resources.js';
+import { openSecret, toRecord } from '../../resources/store.js';
 import { appleCsv, bitwardenJson, bitwardenProtected, chromeCsv, type ExportEntry } from './formats.js';
 
 /**

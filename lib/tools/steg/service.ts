@@ -1,7 +1,7 @@
 import * as z from 'zod/v4';
 import type { CallContext } from '../../auth/principal.js';
 import { recordAudit } from '../../audit/audit.js';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../core/errors.js';
 import { decode, encode } from './steg.js';
 
 /** POST /api/v1/steg/encode and /decode (lib/tools/steg/steg.ts): audited with sizes only, never the payload or passphrase. */

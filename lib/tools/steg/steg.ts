@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
 import { PNG } from 'pngjs';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../core/errors.js';
 
 /**
  * PNG steganography: the payload is sealed with AES-256-GCM under a key derived from the

@@ -1,6 +1,6 @@
 import { base32, base64, base64urlnopad, hex } from '@scure/base';
 import * as qp from 'libqp';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../core/errors.js';
 
 /**
  * The encodings of /api/v1/transform/encode and /decode, over well-kept implementations:

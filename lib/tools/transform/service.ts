@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { badRequest } from '../../http/errors.js';
+import { badRequest } from '../../core/errors.js';
 import { asText, decodeJwt, decodeText, encodeBytes, FORMATS } from './codecs.js';
 import { detectFormats, findSecrets } from './detect.js';
 
