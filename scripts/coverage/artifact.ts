@@ -90,7 +90,6 @@ export async function artifactCoverage(dir: string, root: string, folders: reado
       coverage: { functions: merged.functions, url: prep.url },
       wrapperLength: 0,
     });
-    if (process.env.DEBUG_COV) console.log(Object.keys(converted).slice(0, 5), merged.functions.length);
     for (const [file, data] of Object.entries(converted)) if (isWanted(file)) map.merge({ [file]: data });
   }
   return { map, processes, bundles: byBundle.size, unmapped: [...unmapped] };
