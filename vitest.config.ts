@@ -1,3 +1,6 @@
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -14,6 +17,13 @@ import { defineConfig } from 'vitest/config';
  *   Node 22 process (`npm start -- --artifact`).
  * `npx vitest run --project artifact test/api/secrets.test.ts` runs one file on one of them.
  */
+/**
+ * test/api files that also test the local runtime's own behaviour (its gateway's answers, its
+ * publishing to files), which the artifact project skips because API Gateway and S3 do that
+ * as deployed: `npm test` runs them on the source runtime as well as on the artifact.
+ */
+export const SOURCE_RUNTIME_API_FILES = ['test/api/interop-http.test.ts', 'test/api/interop-pki.test.ts'];
+
 const shared = {
   testTimeout: 60_000,
   hookTimeout: 120_000,
@@ -21,50 +31,69 @@ const shared = {
   env: { POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true' },
 };
 
+/**
+ * The four projects. `apiOnce` (npm test, scripts/coverage/vitest.config.ts): the HTTP suite
+ * (test/api) runs on the artifact runtime only, and the source project keeps test/runtime,
+ * test/docs, test/infra and SOURCE_RUNTIME_API_FILES; without it (`npx vitest run --project
+ * source test/api/<file>`), the source project runs test/api too.
+ */
+export const projects = (apiOnce: boolean) => {
+  const artifactOnly = apiFiles().filter((f) => !SOURCE_RUNTIME_API_FILES.includes(f));
+  return [
+    {
+      test: {
+        ...shared,
+        name: 'unit',
+        include: ['test/unit/**/*.test.ts'],
+        // one module graph per worker, not per file: the files share no state (checked by
+        // running them so), and re-importing lib/ for each of them was most of the tier's time
+        isolate: false,
+      },
+    },
+    {
+      test: {
+        ...shared,
+        name: 'integration',
+        include: ['test/integration/**/*.test.ts'],
+        globalSetup: ['test/setup/dynamodb.ts'],
+      },
+    },
+    {
+      test: {
+        ...shared,
+        name: 'source',
+        include: ['test/**/*.test.ts'],
+        exclude: ['test/unit/**', 'test/integration/**', 'test/artifact/**', 'test/deploy/**', ...(apiOnce ? artifactOnly : [])],
+        globalSetup: ['test/setup/openapi.ts', 'test/setup/global.ts'],
+        setupFiles: ['test/setup/responses.ts'],
+      },
+    },
+    {
+      test: {
+        ...shared,
+        name: 'artifact',
+        include: ['test/api/**/*.test.ts', 'test/artifact/**/*.test.ts'],
+        globalSetup: ['test/setup/openapi.ts', 'test/setup/artifact.ts'],
+        setupFiles: ['test/setup/responses.ts'],
+        // the runtime builds and synthesizes first
+      },
+    },
+  ];
+};
+
+/** Every test file of test/api (its folders included), as a path from the project. */
+function apiFiles(): string[] {
+  const root = fileURLToPath(new URL('.', import.meta.url));
+  return (readdirSync(join(root, 'test/api'), { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.test.ts'))
+    .map((f) => `test/api/${f.split('\\').join('/')}`);
+}
+
 export default defineConfig({
   test: {
     pool: 'forks',
     // two machine cores
     maxWorkers: 2,
-    projects: [
-      {
-        test: {
-          ...shared,
-          name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
-          // one module graph per worker, not per file: the files share no state (checked by
-          // running them so), and re-importing lib/ for each of them was most of the tier's time
-          isolate: false,
-        },
-      },
-      {
-        test: {
-          ...shared,
-          name: 'integration',
-          include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/setup/dynamodb.ts'],
-        },
-      },
-      {
-        test: {
-          ...shared,
-          name: 'source',
-          include: ['test/**/*.test.ts'],
-          exclude: ['test/unit/**', 'test/integration/**', 'test/artifact/**', 'test/deploy/**'],
-          globalSetup: ['test/setup/openapi.ts', 'test/setup/global.ts'],
-          setupFiles: ['test/setup/responses.ts'],
-        },
-      },
-      {
-        test: {
-          ...shared,
-          name: 'artifact',
-          include: ['test/api/**/*.test.ts', 'test/artifact/**/*.test.ts'],
-          globalSetup: ['test/setup/openapi.ts', 'test/setup/artifact.ts'],
-          setupFiles: ['test/setup/responses.ts'],
-          // the runtime builds and synthesizes first
-        },
-      },
-    ],
+    projects: projects(false),
   },
 });

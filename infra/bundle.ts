@@ -90,7 +90,13 @@ export interface BuildOptions {
   readonly functionsDir?: string;
   /** Background functions (infra/background.ts) built alongside the routes. */
   readonly jobs?: readonly BackgroundJob[];
-  readonly sourceMaps?: boolean;
+  /**
+   * true: linked maps beside the bundles (shipped; the app sets --enable-source-maps);
+   * 'external': maps beside the bundles but no sourceMappingURL comment, so each bundle's bytes
+   * are those of a build without maps (the artifact runtime's coverage moves the maps out of
+   * the assets before the synth: what runs is what ships).
+   */
+  readonly sourceMaps?: boolean | 'external';
   /** Module stand-ins (default SHIMS); `{}` bundles every package as it is (bench:cold's SDK-only baseline). */
   readonly shims?: Readonly<Record<string, string>>;
 }
@@ -123,7 +129,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuildR
     mainFields: ['module', 'main'],
     minify: true,
     treeShaking: true,
-    sourcemap: sourceMaps ? 'linked' : false,
+    sourcemap: sourceMaps === 'external' ? 'external' : sourceMaps ? 'linked' : false,
     sourcesContent: false,
     legalComments: 'none',
     external: Object.keys(EXTERNAL),
@@ -145,7 +151,7 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuildR
     const files = runtimeFiles.get(m);
     assets[m] = { module: m, dir: assetId(m), file: `${m}.mjs`, exports: out.exports, ...(files ? { runtimeFiles: files } : {}), bytes: out.bytes };
   }
-  const manifest: BuildManifest = { sourceMaps, assets, externals: [...externals].sort() };
+  const manifest: BuildManifest = { sourceMaps: sourceMaps === true, assets, externals: [...externals].sort() };
   writeFileSync(join(outDir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
   return { outDir, modules, manifest, milliseconds: Date.now() - started };
 }

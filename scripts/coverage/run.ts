@@ -21,6 +21,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import libCoverage from 'istanbul-lib-coverage';
 import libReport from 'istanbul-lib-report';
 import reports from 'istanbul-reports';
+import { artifactCoverage } from './artifact.js';
 import { project, runtimeCoverage } from './runtime.js';
 
 /** Branch coverage each folder must reach (issue 24). Never lowered to pass. */
@@ -111,24 +112,41 @@ if (status !== 0 || causes) {
   process.exit(status || 1);
 }
 
-// the runtime writes its coverage when it exits, which the suite's teardown only starts
+// the runtimes write their coverage when they exit, which the suite's teardown only starts
 await settled(runtimeDir);
+const artifactDir = join(runtimeDir, 'artifact');
+if (existsSync(join(artifactDir, 'v8'))) await settled(join(artifactDir, 'v8'));
 
 const map = libCoverage.createCoverageMap(JSON.parse(readFileSync(join(out, 'workers/coverage-final.json'), 'utf8')));
-const runtime = await runtimeCoverage(runtimeDir, root, Object.keys(THRESHOLDS));
+const runtime = await step('reading the source runtime\'s coverage', () => runtimeCoverage(runtimeDir, root, Object.keys(THRESHOLDS)));
+const artifact = await step("reading the artifact functions' coverage (through the bundles' source maps)", () =>
+  artifactCoverage(artifactDir, root, Object.keys(THRESHOLDS)),
+);
 if (runtime.processes === 0 && whole) {
-  process.stderr.write('no runtime process coverage was found: the merged figures would hide everything the runtime runs\n');
+  process.stderr.write('no source runtime coverage was found: the merged figures would hide everything the runtime runs\n');
+  process.exit(1);
+}
+if (artifact.processes === 0 && whole) {
+  process.stderr.write("no coverage of the artifact's function processes was found: the merged figures would hide everything the HTTP suite runs\n");
   process.exit(1);
 }
 for (const url of runtime.mismatched) process.stderr.write(`left out (regenerated code differs from what ran): ${url}\n`);
-for (const file of runtime.map.files()) {
-  const ran = runtime.map.fileCoverageFor(file).data;
-  if (map.files().includes(file)) {
-    // JSON round trip: end columns "to the end of the line" are null in vitest's data
-    const onto = JSON.parse(JSON.stringify(map.fileCoverageFor(file).data)) as libCoverage.FileCoverageData;
-    map.merge({ [file]: project(onto, JSON.parse(JSON.stringify(ran)), 1) });
-  } else {
-    map.merge({ [file]: JSON.parse(JSON.stringify(ran)) });
+for (const bundle of artifact.unmapped) process.stderr.write(`left out (no source map kept for the bundle): ${bundle}\n`);
+// a module the source runtime loaded ran all of its top level; a bundle holds only what its
+// handler uses (tree-shaken), so code that maps to nothing in it counts as not run there
+for (const [ran, moduleCount] of [
+  [runtime.map, 1],
+  [artifact.map, 0],
+] as const) {
+  for (const file of ran.files()) {
+    const data = ran.fileCoverageFor(file).data;
+    if (map.files().includes(file)) {
+      // JSON round trip: end columns "to the end of the line" are null in vitest's data
+      const onto = JSON.parse(JSON.stringify(map.fileCoverageFor(file).data)) as libCoverage.FileCoverageData;
+      map.merge({ [file]: project(onto, JSON.parse(JSON.stringify(data)), moduleCount) });
+    } else {
+      map.merge({ [file]: JSON.parse(JSON.stringify(data)) });
+    }
   }
 }
 
@@ -154,7 +172,7 @@ for (const [folder, threshold] of Object.entries(THRESHOLDS)) {
 process.stdout.write(
   [
     '',
-    `merged coverage: test workers + ${runtime.processes} runtime process(es); report in ${relative(root, merged)}/index.html`,
+    `merged coverage: test workers + ${runtime.processes} source runtime process(es) + ${artifact.processes} artifact function process(es) over ${artifact.bundles} bundles; report in ${relative(root, merged)}/index.html`,
     '| folder     | statements             | branches               | functions              | lines                  | threshold |',
     '|---|---|---|---|---|---|',
     ...rows,

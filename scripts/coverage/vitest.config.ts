@@ -1,15 +1,16 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig, mergeConfig } from 'vitest/config';
-import base from '../../vitest.config.js';
+import base, { projects } from '../../vitest.config.js';
 
 /**
  * `npm test` / `npm run coverage` (scripts/coverage/run.ts): the suite's own configuration
- * (both projects) plus V8 coverage of the test workers. The source runtime that the
- * `source` project's setup starts writes its own raw V8 coverage (test/setup/runtime.ts sets
- * NODE_V8_COVERAGE from RUNTIME_COVERAGE_DIR for that process only).
+ * with the HTTP suite once, on the artifact runtime (`projects(true)`), plus V8 coverage of the
+ * test workers. The runtimes the setups start write their own raw V8 coverage
+ * (test/setup/runtime.ts, from RUNTIME_COVERAGE_DIR): the source runtime's process, and each
+ * function process of the artifact runtime (scripts/coverage/artifact.ts).
  */
 export default mergeConfig(
-  base,
+  { ...base, test: { ...base.test, projects: projects(true) } },
   defineConfig({
     // the project, not this folder, as vitest.config.ts has it
     root: fileURLToPath(new URL('../..', import.meta.url)),

@@ -203,6 +203,7 @@ async function startArtifact(javaAvailable: () => boolean, JAVA_MISSING: string)
     inMemory,
     ...(process.env.ARTIFACT_ASSEMBLY ? { assembly: resolve(process.env.ARTIFACT_ASSEMBLY) } : {}),
     ...(process.env.ARTIFACT_CONTEXT ? { context: JSON.parse(process.env.ARTIFACT_CONTEXT) as Record<string, unknown> } : {}),
+    ...(process.env.ARTIFACT_COVERAGE_DIR ? { coverageDir: resolve(process.env.ARTIFACT_COVERAGE_DIR) } : {}),
   });
   const stop = async (code: number) => {
     const reportFile = process.env.ARTIFACT_REPORT_FILE;

@@ -74,7 +74,8 @@ export function reportFailure(cause: string, detail = ''): void {
  * fails the run with the cause first and its log's tail. After the suite, the whole table
  * and the captured logs are searched for every canary value and API key, and any hit fails
  * the run; so does any process of its group still running after it stopped. Under `npm run
- * coverage` (RUNTIME_COVERAGE_DIR) the source runtime writes raw V8 coverage when it exits.
+ * coverage` (RUNTIME_COVERAGE_DIR) the source runtime writes raw V8 coverage when it exits,
+ * and the artifact runtime its bundles' maps and its function processes' coverage (`artifact/`).
  */
 export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
   const name = `local ${opts.artifact ? 'artifact' : 'source'} runtime`;
@@ -83,14 +84,15 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
   const logFile = join(dataDir, 'server.log');
   const rootKey = generateApiKey().key;
   const log = createWriteStream(logFile);
-  const coverageDir = !opts.artifact ? process.env.RUNTIME_COVERAGE_DIR : undefined;
+  // npm test's coverage: the source runtime's own process, or each function process of the artifact's
+  const coverageDir = process.env.RUNTIME_COVERAGE_DIR;
   const server: ChildProcess = spawnGroup(
     process.execPath,
     ['--import', 'tsx', resolve('scripts/local/start.ts'), ...(opts.artifact ? ['--artifact'] : [])],
     {
       env: {
         ...process.env,
-        ...(coverageDir ? { NODE_V8_COVERAGE: coverageDir } : {}),
+        ...(coverageDir ? (opts.artifact ? { ARTIFACT_COVERAGE_DIR: join(coverageDir, 'artifact') } : { NODE_V8_COVERAGE: coverageDir }) : {}),
         PORT: String(port),
         DYNAMODB_PORT: String(dynamoPort),
         DYNAMODB_IN_MEMORY: '1',

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { buildFunctions } from '../../../infra/bundle.js';
 import { addStacks } from '../../../infra/stacks.js';
+import { keepBundleMaps } from './bundle-maps.js';
 
 /** A CloudFormation resource as synthesized. */
 export interface CfnResource {
@@ -36,13 +37,20 @@ export interface Assembly {
   assetPath(resource: CfnResource, what: string): string;
 }
 
-/** Builds every handler bundle and synthesizes the app into `<workDir>/cdk.out`, as `cdk synth` does. */
+/**
+ * Builds every handler bundle and synthesizes the app into `<workDir>/cdk.out`, as `cdk synth`
+ * does. With `coverageDir` (npm test), the bundles get source maps that are moved out of the
+ * assets into that directory before the synth (scripts/coverage/artifact.ts): the assets stay
+ * byte for byte what a build without maps ships.
+ */
 export async function synthesizeArtifact(
   workDir: string,
   context: Record<string, unknown>,
   log: NodeJS.WritableStream = process.stdout,
+  coverageDir?: string,
 ): Promise<string> {
-  const assetDir = (await buildFunctions({ outDir: join(workDir, 'lambda') })).outDir;
+  const assetDir = (await buildFunctions({ outDir: join(workDir, 'lambda'), ...(coverageDir ? { sourceMaps: 'external' as const } : {}) })).outDir;
+  if (coverageDir) keepBundleMaps(assetDir, coverageDir);
   log.write('[start] synthesizing the app (cdk synth)\n'); // a step of its own (scripts/local/start.ts)
   const outdir = join(workDir, 'cdk.out');
   mkdirSync(outdir, { recursive: true });

@@ -45,6 +45,12 @@ export interface HostOptions {
    * stand-in that is not safe for concurrent writers from several processes), or undefined.
    */
   readonly lane?: (fn: FunctionSpec) => string | undefined;
+  /**
+   * Where each environment that serves invocations writes raw V8 coverage when it is retired
+   * (NODE_V8_COVERAGE; npm test's coverage of the bundles, scripts/coverage/artifact.ts), or
+   * undefined. The import check's environments write none.
+   */
+  readonly coverageDir?: string;
   /** Every SigV4-signed request an environment of `fn` sends (bootstrap.mjs records them), with the invocation it belongs to. */
   readonly onAwsRequest?: (fn: FunctionSpec, request: RawAwsRequest, invocation: string | undefined) => void;
 }
@@ -118,7 +124,7 @@ export class FunctionHost {
 
   /** Starts one environment of `fn` and reports whether its module imports (then retires it). */
   async probe(fn: FunctionSpec): Promise<LambdaError | undefined> {
-    const env = this.start(fn);
+    const env = this.start(fn, false);
     const error = await env.ready;
     this.retire(env);
     return error;
@@ -127,12 +133,17 @@ export class FunctionHost {
   async close(): Promise<void> {
     this.closed = true;
     const all = [...this.environments.values()].flat();
-    await Promise.all(all.map((e) => this.retire(e)));
+    await Promise.all(all.map((e) => this.retire(e, true)));
   }
 
-  private start(fn: FunctionSpec): Environment {
+  private start(fn: FunctionSpec, serving = true): Environment {
     this.coldStarts++;
-    const child = spawn(this.node, [BOOTSTRAP], { cwd: fn.codeDir, env: this.environmentOf(fn), stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const coverage = serving && this.options.coverageDir ? { NODE_V8_COVERAGE: this.options.coverageDir } : {};
+    const child = spawn(this.node, [BOOTSTRAP], {
+      cwd: fn.codeDir,
+      env: { ...this.environmentOf(fn), ...coverage },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
     const log = this.options.log ?? process.stdout;
     child.stdout!.on('data', (c: Buffer) => log.write(c));
     child.stderr!.on('data', (c: Buffer) => log.write(c));
@@ -250,15 +261,24 @@ export class FunctionHost {
     const all = [...this.environments.values()].flat();
     if (all.length < max) return;
     const idle = all.filter((e) => !e.busy).sort((a, b) => a.lastUsed - b.lastUsed);
-    for (const e of idle.slice(0, all.length - max + 1)) this.retire(e);
+    for (const e of idle.slice(0, all.length - max + 1)) void this.retire(e, true);
   }
 
-  private retire(env: Environment): Promise<void> {
+  /**
+   * Ends an environment: at once (SIGKILL: a timed-out or probed one), or, `gracefully` (an idle
+   * one, or all at close), by closing its channel so that it exits by itself and writes its
+   * coverage, SIGKILL after 10 s.
+   */
+  private retire(env: Environment, gracefully = false): Promise<void> {
     this.remove(env);
     if (env.dead) return Promise.resolve();
     return new Promise((resolve) => {
-      env.child.once('exit', () => resolve());
-      env.child.kill('SIGKILL');
+      env.child.once('exit', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      const timer = setTimeout(() => env.child.kill('SIGKILL'), gracefully && env.child.connected ? 10_000 : 0);
+      if (gracefully && env.child.connected) env.child.disconnect();
     });
   }
 

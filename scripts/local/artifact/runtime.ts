@@ -82,6 +82,12 @@ export interface ArtifactRuntimeOptions {
   /** Extra CDK context for the synth (e.g. corsOrigins). */
   readonly context?: Record<string, unknown>;
   readonly log?: NodeJS.WritableStream;
+  /**
+   * Where the functions' coverage goes (npm test: ARTIFACT_COVERAGE_DIR): the bundles' source
+   * maps (the synth) and each serving environment's raw V8 coverage (`v8/`), read by
+   * scripts/coverage/artifact.ts.
+   */
+  readonly coverageDir?: string;
 }
 
 export interface ArtifactReport {
@@ -116,7 +122,8 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const workDir = mkdtempSync(join(tmpdir(), 'secrets-api-artifact-'));
   const url = `http://127.0.0.1:${opts.port}`;
   const assemblyDir =
-    opts.assembly ?? (await synthesizeArtifact(workDir, { ...localHsmContext(workDir), ...LOCAL_BILLING_CONTEXT, ...opts.context }, log));
+    opts.assembly ??
+    (await synthesizeArtifact(workDir, { ...localHsmContext(workDir), ...LOCAL_BILLING_CONTEXT, ...opts.context }, log, opts.coverageDir));
   const assembly = readAssembly(assemblyDir);
 
   // DynamoDB Local with the tables as declared
@@ -199,6 +206,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   const functions = new FunctionHost({
     overlay,
     log,
+    ...(opts.coverageDir ? { coverageDir: join(opts.coverageDir, 'v8') } : {}),
     lane: (fn) => (fn.layerDirs.length > 0 ? 'softhsm-token' : undefined),
     onAwsRequest: (fn, request) => {
       iam.requests++;
