@@ -68,6 +68,7 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
       user: claims.subject,
       scopes: claims.scopes,
       operator: tenant.operator && claims.scopes.includes(ADMIN_SCOPE),
+      ...(claims.clientId !== undefined ? { client: claims.clientId } : {}),
     };
   }
 
