@@ -79,7 +79,7 @@ function markMissed(): never {
  * `operator`) once its read returned; before that, reading them ends the speculation.
  */
 export function speculativePrincipal(
-  facts: Pick<Principal, 'kind' | 'tenantId' | 'id' | 'user' | 'scopes'>,
+  facts: Pick<Principal, 'kind' | 'tenantId' | 'id' | 'user' | 'scopes' | 'client'>,
   tenantRead: Promise<Tenant | undefined>,
   operatorScope: string,
 ): Principal {

@@ -698,22 +698,18 @@ export async function endSession(
     try {
       aud = decodeJwt(q.id_token_hint).aud;
     } catch {
-      throw badRequest('id_token_hint is not an ID token of this server', undefined, 'invalid_request');
+      throw badRequest('id_token_hint is not an ID token of this server');
     }
     const hinted = Array.isArray(aud) ? aud[0] : aud;
     if (typeof hinted !== 'string' || (clientId !== undefined && clientId !== hinted))
-      throw badRequest('id_token_hint was issued to another client than client_id', undefined, 'invalid_request');
+      throw badRequest('id_token_hint was issued to another client than client_id');
     clientId = hinted;
   }
   let location: string | undefined;
   if (q.post_logout_redirect_uri !== undefined) {
     const client = clientId ? await clientByClientId(clientId) : undefined;
     if (!client || !client.redirect_uris.includes(q.post_logout_redirect_uri))
-      throw badRequest(
-        'post_logout_redirect_uri must equal a redirect URI registered for the client (named by client_id or id_token_hint)',
-        undefined,
-        'invalid_request',
-      );
+      throw badRequest('post_logout_redirect_uri must equal a redirect URI registered for the client (named by client_id or id_token_hint)');
     const url = new URL(q.post_logout_redirect_uri);
     if (q.state !== undefined) url.searchParams.set('state', q.state);
     location = url.href;
