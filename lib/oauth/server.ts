@@ -674,7 +674,7 @@ export async function revoke(body: IntrospectionRequest, headers: Readonly<Recor
 
 // ---- RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0) ------------------------------
 
-export interface EndSessionQuery {
+interface EndSessionQuery {
   readonly id_token_hint?: string | undefined;
   readonly client_id?: string | undefined;
   readonly post_logout_redirect_uri?: string | undefined;

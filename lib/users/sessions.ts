@@ -234,7 +234,7 @@ async function startSession(
   };
 }
 
-export interface SessionItem {
+interface SessionItem {
   readonly id: string;
   readonly user: string;
   readonly status: string;
