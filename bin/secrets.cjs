@@ -4197,6 +4197,7 @@ var package_default = {
     "istanbul-lib-report": "3.0.1",
     "istanbul-reports": "3.2.0",
     "monocart-coverage-reports": "^2.13.0",
+    oauth4webapi: "3.8.8",
     "oidc-provider": "9.13.3",
     "openapi-typescript": "7.13.0",
     "openid-client": "^6.9.0",

@@ -931,7 +931,7 @@ export interface paths {
         put?: never;
         /**
          * End a CLI session (token revocation)
-         * @description RFC 7009 (form-encoded or JSON): `token` is the session’s refresh token (`scr_…`) or access token; the whole session ends, its every token is refused from the next request on. 200 with an empty body whatever the token was (unknown, expired, already revoked): the answer tells nothing about the token.
+         * @description RFC 7009 (form-encoded or JSON): `token` is the session’s refresh token (`scr_…`) or access token; the whole session ends, its every token is refused from the next request on. It is also the authorization server’s `revocation_endpoint`: a client of /api/v1/oidc/clients authenticates as at the token endpoint (client_secret_basic, client_secret_post, private_key_jwt, or a public client by its client_id) and revokes only tokens issued to it; a failed client authentication is 401 `invalid_client`. 200 with an empty body whatever the token was (unknown, expired, already revoked, another client’s): the answer tells nothing about the token.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1008,6 +1008,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/oauth/introspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Introspect a token (RFC 7662)
+         * @description Form-encoded (or JSON) RFC 7662 request: `token` (an access token or a refresh token; `token_type_hint` is ignored), with the client’s authentication as at the token endpoint (a public client cannot introspect: 401 `invalid_client`). An active token of the client’s account answers `active: true` with its `scope`, `client_id`, `sub`, `exp`, `iat`, `iss`, `aud`, `jti` and `token_type`; anything else (unknown, expired, revoked, another account’s, a used refresh token) only `{"active": false}`.
+         *
+         *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
+         */
+        post: operations["POST_api_v1_auth_oauth_introspect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/oauth/jwks": {
         parameters: {
             query?: never;
@@ -1030,6 +1052,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/oauth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Sign out of the browser session (OpenID Connect RP-initiated logout)
+         * @description The `end_session_endpoint`: ends the browser’s sign-in session (the `sc_session` cookie’s; the cookie is cleared) and, with `post_logout_redirect_uri` equal to a redirect URI registered for the client named by `client_id` or `id_token_hint`, a 302 there with `state`; otherwise a page saying the person is signed out. Other parameters (`ui_locales`, `logout_hint`) are ignored.
+         *
+         *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
+         */
+        get: operations["GET_api_v1_auth_oauth_logout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/oauth/token": {
         parameters: {
             query?: never;
@@ -1041,11 +1085,39 @@ export interface paths {
         put?: never;
         /**
          * Issue tokens to a registered client
-         * @description Form-encoded (or JSON) RFC 6749 token requests: `authorization_code` (with the PKCE code_verifier and the same redirect_uri; a code presented again is refused and revokes the grant it gave, RFC 6749 §4.1.2), `refresh_token` (the refresh token is spent and a new one returned; a used one revokes the whole grant, except a retry by the same client within 30 s while the new one is unused, which gets the same new one) and `client_credentials`. Clients authenticate with their registered method: client_secret_basic, client_secret_post or private_key_jwt (RFC 7523, signed by a key of the client’s JWK set, aud = the issuer or this endpoint, jti once). Answers and errors are RFC 6749 §5 JSON, not the envelope. Access tokens carry exactly the granted scopes and are refused once their grant is revoked.
+         * @description Form-encoded (or JSON) RFC 6749 token requests: `authorization_code` (with `openid` among the scopes, also an OpenID Connect ID token: ES256, signed by a key of the discovery `jwks_uri`, `aud` the client_id, with `nonce`, `auth_time` and `at_hash`) (with the PKCE code_verifier and the same redirect_uri; a code presented again is refused and revokes the grant it gave, RFC 6749 §4.1.2), `refresh_token` (the refresh token is spent and a new one returned; a used one revokes the whole grant, except a retry by the same client within 30 s while the new one is unused, which gets the same new one) and `client_credentials`. Clients authenticate with their registered method: client_secret_basic, client_secret_post, private_key_jwt, or none for a public client (it names itself with client_id; PKCE binds its code) (RFC 7523, signed by a key of the client’s JWK set, aud = the issuer or this endpoint, jti once). Answers and errors are RFC 6749 §5 JSON, not the envelope. Access tokens are RFC 9068 JWTs (`typ` at+jwt; `iss` the discovery issuer, `aud`, `client_id`, `sub`, `jti`), carry exactly the granted scopes and are refused once their grant is revoked.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
         post: operations["POST_api_v1_auth_oauth_token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/oauth/userinfo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the signed-in person’s claims (OpenID Connect userinfo)
+         * @description OpenID Connect Core §5.3: the claims about the person an access token with `openid` was issued for, as top-level JSON: `sub` (the ID token’s), and with `email` their e-mail and `email_verified`. The access token comes as `Authorization: Bearer` (or, on POST, the form’s `access_token`); an unusable one is 401 `invalid_token` with `WWW-Authenticate: Bearer error="invalid_token"`, one without `openid` 403 `insufficient_scope`.
+         *
+         *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
+         */
+        get: operations["GET_api_v1_auth_oauth_userinfo"];
+        put?: never;
+        /**
+         * Get the signed-in person’s claims (OpenID Connect userinfo, POST)
+         * @description OpenID Connect Core §5.3: the claims about the person an access token with `openid` was issued for, as top-level JSON: `sub` (the ID token’s), and with `email` their e-mail and `email_verified`. The access token comes as `Authorization: Bearer` (or, on POST, the form’s `access_token`); an unusable one is 401 `invalid_token` with `WWW-Authenticate: Bearer error="invalid_token"`, one without `openid` 403 `insufficient_scope`.
+         *
+         *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
+         */
+        post: operations["POST_api_v1_auth_oauth_userinfo"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6137,7 +6209,7 @@ export interface components {
              * @description lib/http/error-codes.ts: see x-error-codes
              * @enum {string}
              */
-            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_scope" | "unauthorized_client" | "invalid_request" | "unsupported_grant_type" | "invalid_target" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "would_lock_out" | "unauthorized" | "invalid_client" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "sso_identity_conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
+            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_scope" | "unauthorized_client" | "invalid_request" | "unsupported_grant_type" | "invalid_target" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "would_lock_out" | "unauthorized" | "invalid_token" | "invalid_client" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "sso_identity_conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
             /** @description On `validation_failed`: one entry per field problem. */
             details?: {
                 message: string;
@@ -13051,12 +13123,18 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    client_assertion?: string;
+                    client_assertion_type?: string;
                     client_id?: string;
+                    client_secret?: string;
                     token: string;
                     token_type_hint?: string;
                 };
                 "application/x-www-form-urlencoded": {
+                    client_assertion?: string;
+                    client_assertion_type?: string;
                     client_id?: string;
+                    client_secret?: string;
                     token: string;
                     token_type_hint?: string;
                 };
@@ -13077,6 +13155,16 @@ export interface operations {
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_request` (RFC 6749 §5.2: an OAuth request is malformed (a parameter missing, repeated or invalid).) */
             400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Not authenticated: `invalid_client` (RFC 6749 §5.2: client authentication failed (unknown client, wrong secret or assertion, or not its registered method).) */
+            401: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -13402,6 +13490,127 @@ export interface operations {
             };
         };
     };
+    POST_api_v1_auth_oauth_introspect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    client_assertion?: string;
+                    client_assertion_type?: string;
+                    client_id?: string;
+                    client_secret?: string;
+                    token: string;
+                    token_type_hint?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    client_assertion?: string;
+                    client_assertion_type?: string;
+                    client_id?: string;
+                    client_secret?: string;
+                    token: string;
+                    token_type_hint?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        active: boolean;
+                        client_id?: string;
+                        exp?: number;
+                        iat?: number;
+                        iss?: string;
+                        jti?: string;
+                        scope?: string;
+                        sub?: string;
+                        token_type?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_request` (RFC 6749 §5.2: an OAuth request is malformed (a parameter missing, repeated or invalid).) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Not authenticated: `invalid_client` (RFC 6749 §5.2: client authentication failed (unknown client, wrong secret or assertion, or not its registered method).) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Payload too large: `payload_too_large` (The body exceeds the route’s limit.) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Unsupported media type: `unsupported_media_type` (The body is not JSON (nor form-encoded, on an OAuth endpoint).) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Internal error: `internal_error` (An internal error (never with internals).) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
     GET_api_v1_auth_oauth_jwks: {
         parameters: {
             query?: never;
@@ -13440,6 +13649,91 @@ export interface operations {
             304: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "validation_failed" | "bad_request";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `internal_error` (An internal error (never with internals).) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    GET_api_v1_auth_oauth_logout: {
+        parameters: {
+            query?: {
+                client_id?: string;
+                id_token_hint?: string;
+                post_logout_redirect_uri?: string;
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: unknown;
+                        /** @constant */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Found: a browser redirect (see Location) */
+            302: {
+                headers: {
+                    Location: components["headers"]["Location"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13543,6 +13837,7 @@ export interface operations {
                     "application/json": {
                         access_token: string;
                         expires_in: number;
+                        id_token?: string;
                         refresh_token?: string;
                         scope: string;
                         /** @constant */
@@ -13562,6 +13857,203 @@ export interface operations {
             };
             /** @description Not authenticated: `invalid_client` (RFC 6749 §5.2: client authentication failed (unknown client, wrong secret or assertion, or not its registered method).) */
             401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Payload too large: `payload_too_large` (The body exceeds the route’s limit.) */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Unsupported media type: `unsupported_media_type` (The body is not JSON (nor form-encoded, on an OAuth endpoint).) */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Internal error: `internal_error` (An internal error (never with internals).) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    GET_api_v1_auth_oauth_userinfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        email?: string;
+                        email_verified?: boolean;
+                        sub: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Not authenticated: `invalid_token` (RFC 6750 §3.1: the access token presented to the authorization server (userinfo) is invalid, expired or revoked.) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Not allowed: `insufficient_scope` (The credential lacks a scope the route or resource needs.) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Internal error: `internal_error` (An internal error (never with internals).) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+        };
+    };
+    POST_api_v1_auth_oauth_userinfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    access_token?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+                "application/x-www-form-urlencoded": {
+                    access_token?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        email?: string;
+                        email_verified?: boolean;
+                        sub: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `invalid_json` (The body is not JSON.); `json_too_deep` (The JSON body nests deeper than 16 levels.); `invalid_request` (RFC 6749 §5.2: an OAuth request is malformed (a parameter missing, repeated or invalid).) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Not authenticated: `invalid_token` (RFC 6750 §3.1: the access token presented to the authorization server (userinfo) is invalid, expired or revoked.) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description Not allowed: `insufficient_scope` (The credential lacks a scope the route or resource needs.) */
+            403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
@@ -41702,7 +42194,7 @@ export interface operations {
                                 secret_prefix: string | null;
                                 secret_rotated_at: string | null;
                                 /** @enum {string} */
-                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
                                 /** Format: date-time */
                                 updated_at: string;
                                 version: number;
@@ -41816,7 +42308,7 @@ export interface operations {
                      * @default client_secret_basic
                      * @enum {string}
                      */
-                    token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                    token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
                 };
             };
         };
@@ -41853,7 +42345,7 @@ export interface operations {
                                 secret_prefix: string | null;
                                 secret_rotated_at: string | null;
                                 /** @enum {string} */
-                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
                                 /** Format: date-time */
                                 updated_at: string;
                                 version: number;
@@ -42017,7 +42509,7 @@ export interface operations {
                                 secret_prefix: string | null;
                                 secret_rotated_at: string | null;
                                 /** @enum {string} */
-                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
                                 /** Format: date-time */
                                 updated_at: string;
                                 version: number;
@@ -42135,7 +42627,7 @@ export interface operations {
                     redirect_uris?: string[];
                     scopes?: string[];
                     /** @enum {string} */
-                    token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                    token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
                 };
             };
         };
@@ -42172,7 +42664,7 @@ export interface operations {
                                 secret_prefix: string | null;
                                 secret_rotated_at: string | null;
                                 /** @enum {string} */
-                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
                                 /** Format: date-time */
                                 updated_at: string;
                                 version: number;
@@ -42549,7 +43041,7 @@ export interface operations {
                                 secret_prefix: string | null;
                                 secret_rotated_at: string | null;
                                 /** @enum {string} */
-                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+                                token_endpoint_auth_method: "client_secret_basic" | "client_secret_post" | "private_key_jwt" | "none";
                                 /** Format: date-time */
                                 updated_at: string;
                                 version: number;

@@ -92,6 +92,9 @@ const PROTOCOL_WIRES: Readonly<Record<string, Exclude<Wire, 'envelope'>>> = {
   'GET /api/v1/auth/oauth/.well-known/openid-configuration': 'document', // OpenID Connect Discovery 1.0 §4
   'GET /api/v1/auth/oauth/jwks': 'document', // RFC 7517 §5 (the authorization server's own set)
   'POST /api/v1/auth/oauth/token': 'oauth', // RFC 6749 §3.2
+  'GET /api/v1/auth/oauth/userinfo': 'oauth', // OpenID Connect Core §5.3 (RFC 6750 errors)
+  'POST /api/v1/auth/oauth/userinfo': 'oauth', // OpenID Connect Core §5.3.1
+  'POST /api/v1/auth/oauth/introspect': 'oauth', // RFC 7662 §2
   'POST /api/v1/auth/workload/token': 'oauth', // RFC 8693 §2
   'POST /api/v1/agent/oauth/device': 'oauth', // RFC 8628 §3.1
   'POST /api/v1/agent/oauth/token': 'oauth', // RFC 8628 §3.4
@@ -513,11 +516,23 @@ const CONTRACT_ROUTES: readonly Route[] = [
  *   export, so a verifier trusting it would accept tokens users sign.
  * - POST /api/v1/auth/cli/login: the RFC 8628 §3.1 device authorization request as the RFC
  *   sends it (POST, form-encoded); the contract's GET of the same path stays.
+ * - GET and POST /api/v1/auth/oauth/userinfo: the OpenID Connect userinfo endpoint (OIDC
+ *   Core §5.3, both methods required), RFC 6750 bearer errors; no contract route answers a
+ *   person's claims in that format.
+ * - POST /api/v1/auth/oauth/introspect: RFC 7662 introspection, client-authenticated.
+ * - GET /api/v1/auth/oauth/logout: the discovery `end_session_endpoint` (RP-Initiated Logout
+ *   1.0), a browser navigation with the sign-in cookie; the contract's sign-out is a bearer POST.
+ * Revocation at the authorization server is the contract's RFC 7009 route,
+ * POST /api/v1/auth/cli/revoke: no route of its own.
  */
 // biome-ignore format: the route table is read as a table, one route a line
 export const ROUTES_BEYOND_CONTRACT: readonly Route[] = [
   r("GET",    "/api/v1/auth/oauth/jwks",                             "endpoint",   "-",                                   "auth",         "auth/oauth.jwks"),
   r("POST",   "/api/v1/auth/cli/login",                              "endpoint",   "-",                                   "auth",         "auth/cli.start", "table:write"),
+  r("GET",    "/api/v1/auth/oauth/userinfo",                         "endpoint",   "-",                                   "auth",         "auth/oauth.userinfo"),
+  r("POST",   "/api/v1/auth/oauth/userinfo",                         "endpoint",   "-",                                   "auth",         "auth/oauth.userinfoPost"),
+  r("POST",   "/api/v1/auth/oauth/introspect",                       "endpoint",   "-",                                   "auth",         "auth/oauth.introspect", "table:write"),
+  r("GET",    "/api/v1/auth/oauth/logout",                           "endpoint",   "-",                                   "auth",         "auth/oauth.endSession", "table:write"),
 ];
 
 /** Every route: the contract's, in its order, then those beyond it. */

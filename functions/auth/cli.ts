@@ -5,7 +5,8 @@ import type { CallContext } from '../../lib/auth/principal.js';
 import { config } from '../../lib/config.js';
 import { badRequest, defineHandler, protocol } from '../../lib/http/index.js';
 import { decideCliLogin, pollCliLogin, reviewCliLogin, startCliLogin } from '../../lib/users/cli-login.js';
-import { requestFacts, revokeSessionByToken } from '../../lib/users/sessions.js';
+import { revoke as revokeToken } from '../../lib/oauth/server.js';
+import { requestFacts } from '../../lib/users/sessions.js';
 
 /** Answers of the OAuth routes are never cached (RFC 6749 §5.1). */
 const NO_STORE = { 'Cache-Control': 'no-store', Pragma: 'no-cache' };
@@ -126,18 +127,23 @@ const RevokeBody = z.strictObject({
   // RFC 7009 §2.1: a hint the server does not understand is ignored (the token is looked up either way)
   token_type_hint: z.string().max(256).optional(),
   client_id: ClientIdSchema.optional(),
+  // the authorization server's clients authenticate as at its token endpoint (RFC 7009 §2.1, lib/oauth/server.ts)
+  client_secret: z.string().max(2048).optional(),
+  client_assertion_type: z.string().max(2048).optional(),
+  client_assertion: z.string().max(8192).optional(),
 });
 
 export const revoke = defineHandler({
   summary: 'End a CLI session (token revocation)',
   description:
     'RFC 7009 (form-encoded or JSON): `token` is the session\u2019s refresh token (`scr_…`) or access token; the whole session ends, its every token is refused from the next request on. ' +
-    '200 with an empty body whatever the token was (unknown, expired, already revoked): the answer tells nothing about the token.',
+    'It is also the authorization server\u2019s `revocation_endpoint`: a client of /api/v1/oidc/clients authenticates as at the token endpoint (client_secret_basic, client_secret_post, private_key_jwt, or a public client by its client_id) and revokes only tokens issued to it; a failed client authentication is 401 `invalid_client`. ' +
+    '200 with an empty body whatever the token was (unknown, expired, already revoked, another client\u2019s): the answer tells nothing about the token.',
   body: RevokeBody,
   responses: { 200: null },
-  errors: ['invalid_request'],
+  errors: ['invalid_request', 'invalid_client'],
   async handler(input) {
-    await revokeSessionByToken(input.body.token, requestFacts(input));
+    await revokeToken(input.body, input.headers, requestFacts(input));
     return protocol(null, NO_STORE);
   },
 });

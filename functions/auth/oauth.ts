@@ -4,7 +4,17 @@ import { serviceKeySet } from '../../lib/auth/jwt.js';
 import { AccountJwks } from '../../lib/certificates/schemas.js';
 import { defineHandler, protocol, type Reply } from '../../lib/http/index.js';
 import { consentPage } from '../../lib/oauth/consent-page.js';
-import { authorize as authorizeRequest, providerMetadata, token as tokenRequest } from '../../lib/oauth/server.js';
+import {
+  authorize as authorizeRequest,
+  bearerOf,
+  endSession as endSessionRequest,
+  introspect as introspectRequest,
+  providerMetadata,
+  token as tokenRequest,
+  userinfo as userinfoRequest,
+} from '../../lib/oauth/server.js';
+import { signedOutPage } from '../../lib/oauth/consent-page.js';
+import { clearedSessionCookie } from '../../lib/oauth/base.js';
 import { requestFacts } from '../../lib/users/sessions.js';
 import { signInPage } from '../../lib/users/sign-in-page.js';
 
@@ -99,17 +109,94 @@ const TokenAnswer = z.strictObject({
   expires_in: z.number().int(),
   refresh_token: z.string().optional(),
   scope: z.string(),
+  id_token: z.string().optional(),
 });
 
 /** RFC 6749 §3.2: authorization_code, refresh_token (rotated) and client_credentials; RFC 6749 §5 answers and errors. */
 export const token = defineHandler({
   summary: 'Issue tokens to a registered client',
   description:
-    'Form-encoded (or JSON) RFC 6749 token requests: `authorization_code` (with the PKCE code_verifier and the same redirect_uri; a code presented again is refused and revokes the grant it gave, RFC 6749 §4.1.2), `refresh_token` (the refresh token is spent and a new one returned; a used one revokes the whole grant, except a retry by the same client within 30 s while the new one is unused, which gets the same new one) and `client_credentials`. Clients authenticate with their registered method: client_secret_basic, client_secret_post or private_key_jwt (RFC 7523, signed by a key of the client\u2019s JWK set, aud = the issuer or this endpoint, jti once). Answers and errors are RFC 6749 §5 JSON, not the envelope. Access tokens carry exactly the granted scopes and are refused once their grant is revoked.',
+    'Form-encoded (or JSON) RFC 6749 token requests: `authorization_code` (with `openid` among the scopes, also an OpenID Connect ID token: ES256, signed by a key of the discovery `jwks_uri`, `aud` the client_id, with `nonce`, `auth_time` and `at_hash`) (with the PKCE code_verifier and the same redirect_uri; a code presented again is refused and revokes the grant it gave, RFC 6749 §4.1.2), `refresh_token` (the refresh token is spent and a new one returned; a used one revokes the whole grant, except a retry by the same client within 30 s while the new one is unused, which gets the same new one) and `client_credentials`. Clients authenticate with their registered method: client_secret_basic, client_secret_post, private_key_jwt, or none for a public client (it names itself with client_id; PKCE binds its code) (RFC 7523, signed by a key of the client\u2019s JWK set, aud = the issuer or this endpoint, jti once). Answers and errors are RFC 6749 §5 JSON, not the envelope. Access tokens are RFC 9068 JWTs (`typ` at+jwt; `iss` the discovery issuer, `aud`, `client_id`, `sub`, `jti`), carry exactly the granted scopes and are refused once their grant is revoked.',
   responses: { 200: TokenAnswer },
   errors: ['invalid_client', 'invalid_grant', 'invalid_scope', 'unauthorized_client', 'unsupported_grant_type', 'invalid_request'],
   body: TokenBody,
   async handler(input) {
     return protocol(await tokenRequest(input.body, input.headers, requestFacts(input)));
+  },
+});
+
+const Claims = z.looseObject({ sub: z.string(), email: z.string().optional(), email_verified: z.boolean().optional() });
+const USERINFO =
+  'OpenID Connect Core \u00a75.3: the claims about the person an access token with `openid` was issued for, as top-level JSON: `sub` (the ID token\u2019s), and with `email` their e-mail and `email_verified`. The access token comes as `Authorization: Bearer` (or, on POST, the form\u2019s `access_token`); an unusable one is 401 `invalid_token` with `WWW-Authenticate: Bearer error="invalid_token"`, one without `openid` 403 `insufficient_scope`.';
+
+/** OIDC Core §5.3 userinfo, GET. */
+export const userinfo = defineHandler({
+  summary: 'Get the signed-in person\u2019s claims (OpenID Connect userinfo)',
+  description: USERINFO,
+  responses: { 200: Claims },
+  errors: ['invalid_token', 'insufficient_scope'],
+  query: z.object({}),
+  async handler({ headers }) {
+    return protocol(await userinfoRequest(bearerOf(headers)), { 'Cache-Control': 'no-store' });
+  },
+});
+
+/** OIDC Core §5.3.1 userinfo, POST (the token in the header or as the form's access_token). */
+export const userinfoPost = defineHandler({
+  summary: 'Get the signed-in person\u2019s claims (OpenID Connect userinfo, POST)',
+  description: USERINFO,
+  responses: { 200: Claims },
+  errors: ['invalid_token', 'insufficient_scope', 'invalid_request'],
+  body: z.looseObject({ access_token: z.string().max(4096).optional() }).optional(),
+  async handler({ headers, body }) {
+    return protocol(await userinfoRequest(bearerOf(headers, body?.access_token)), { 'Cache-Control': 'no-store' });
+  },
+});
+
+const Introspection = z.looseObject({
+  active: z.boolean(),
+  token_type: z.string().optional(),
+  scope: z.string().optional(),
+  client_id: z.string().optional(),
+  sub: z.string().optional(),
+  exp: z.number().int().optional(),
+  iat: z.number().int().optional(),
+  iss: z.string().optional(),
+  jti: z.string().optional(),
+});
+
+/** RFC 7662 token introspection for the account's confidential clients. */
+export const introspect = defineHandler({
+  summary: 'Introspect a token (RFC 7662)',
+  description:
+    'Form-encoded (or JSON) RFC 7662 request: `token` (an access token or a refresh token; `token_type_hint` is ignored), with the client\u2019s authentication as at the token endpoint (a public client cannot introspect: 401 `invalid_client`). An active token of the client\u2019s account answers `active: true` with its `scope`, `client_id`, `sub`, `exp`, `iat`, `iss`, `aud`, `jti` and `token_type`; anything else (unknown, expired, revoked, another account\u2019s, a used refresh token) only `{"active": false}`.',
+  responses: { 200: Introspection },
+  errors: ['invalid_client', 'invalid_request'],
+  body: z.looseObject({
+    token: z.string().min(1).max(4096),
+    token_type_hint: z.string().max(256).optional(),
+    client_id: Param,
+    client_secret: Param,
+    client_assertion_type: Param,
+    client_assertion: z.string().max(8192).optional(),
+  }),
+  async handler(input) {
+    return protocol(await introspectRequest(input.body, input.headers, requestFacts(input)), { 'Cache-Control': 'no-store' });
+  },
+});
+
+/** OpenID Connect RP-Initiated Logout 1.0: the discovery `end_session_endpoint`. */
+export const endSession = defineHandler({
+  summary: 'Sign out of the browser session (OpenID Connect RP-initiated logout)',
+  description:
+    'The `end_session_endpoint`: ends the browser\u2019s sign-in session (the `sc_session` cookie\u2019s; the cookie is cleared) and, with `post_logout_redirect_uri` equal to a redirect URI registered for the client named by `client_id` or `id_token_hint`, a 302 there with `state`; otherwise a page saying the person is signed out. Other parameters (`ui_locales`, `logout_hint`) are ignored.',
+  responses: { 200: null, 302: null },
+  query: z.object({ id_token_hint: z.string().max(8192).optional(), client_id: Param, post_logout_redirect_uri: Param, state: Param }),
+  async handler(input): Promise<Reply> {
+    const out = await endSessionRequest(input.query, input.headers, requestFacts(input));
+    const clear = { 'Set-Cookie': clearedSessionCookie(input.headers), 'Cache-Control': 'no-store' };
+    if (out.kind === 'redirect') return { status: 302, data: null, raw: '', headers: { Location: out.location, ...clear } };
+    const page = signedOutPage();
+    return { status: 200, data: null, raw: page.html, headers: { ...page.headers, ...clear } };
   },
 });

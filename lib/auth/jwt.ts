@@ -8,6 +8,7 @@ import { newId, nowIso, UUID_RE } from '../ids.js';
 import { openJson, sealJson } from '../crypto/envelope.js';
 import { sessionState } from './session-state.js';
 import { identifyTenant } from '../tenancy/scope.js';
+import { isIssuer } from '../oauth/base.js';
 
 /**
  * Access tokens (JWT, ES256) signed by a per-tenant token-signing key. The public JWK is
@@ -23,6 +24,8 @@ interface AccessClaims {
   readonly subject: string;
   readonly scopes: string[];
   readonly tokenId: string;
+  /** RFC 9068 `client_id`: the OAuth client the token was issued to (lib/oauth); absent for the service's own sign-ins. */
+  readonly clientId?: string;
 }
 
 async function currentSigningKey(tenantId: string): Promise<{ kid: string; privateJwk: JWK }> {
@@ -92,23 +95,42 @@ export async function serviceKeySet(): Promise<{ keys: JWK[] }> {
   return { keys: set.sort((a, b) => String(a.kid).localeCompare(String(b.kid))) };
 }
 
+/**
+ * A token of an OAuth client's grant (RFC 9068): `iss` the discovery issuer, `client_id` the
+ * client. The service's own sign-ins keep TOKEN_ISSUER.
+ */
+export interface ClientTokenFacts {
+  readonly issuer: string;
+  readonly clientId: string;
+}
+
 export async function issueAccessToken(
   tenantId: string,
   subject: string,
   scopes: readonly string[],
   ttlSeconds = 900,
   sessionId?: string,
+  client?: ClientTokenFacts,
 ): Promise<string> {
   const { kid, privateJwk } = await currentSigningKey(tenantId);
-  return new SignJWT({ tid: tenantId, scope: scopes.join(' '), ...(sessionId ? { sid: sessionId } : {}) })
+  return new SignJWT({ tid: tenantId, scope: scopes.join(' '), ...(sessionId ? { sid: sessionId } : {}), ...(client ? { client_id: client.clientId } : {}) })
     .setProtectedHeader({ alg: ALG, kid, typ: 'at+jwt' })
-    .setIssuer(TOKEN_ISSUER)
+    .setIssuer(client?.issuer ?? TOKEN_ISSUER)
     .setAudience(TOKEN_AUDIENCE)
     .setSubject(subject)
     .setJti(newId())
     .setIssuedAt()
     .setExpirationTime(`${ttlSeconds}s`)
     .sign(await importJWK(privateJwk, ALG));
+}
+
+/**
+ * A JWT other than an access token signed with the account's current token-signing key (its
+ * public half is in the authorization server's set): an OpenID Connect ID token (lib/oauth).
+ */
+export async function signWithTokenKey(tenantId: string, payload: Record<string, unknown>): Promise<string> {
+  const { kid, privateJwk } = await currentSigningKey(tenantId);
+  return new SignJWT(payload).setProtectedHeader({ alg: ALG, kid, typ: 'JWT' }).sign(await importJWK(privateJwk, ALG));
 }
 
 /** Why an access token is refused (GET /api/v1/diagnostics/auth says it). */
@@ -155,7 +177,8 @@ export async function checkAccessToken(token: string): Promise<TokenVerdict> {
     return refuse('malformed');
   }
   const { tid, sid } = unverified;
-  if (unverified.iss !== TOKEN_ISSUER) return refuse('unknown_issuer');
+  const issuer = unverified.iss;
+  if (issuer !== TOKEN_ISSUER && !(typeof issuer === 'string' && isIssuer(issuer))) return refuse('unknown_issuer');
   if (header.alg !== ALG) return refuse('unsupported_algorithm');
   if (typeof header.kid !== 'string' || typeof tid !== 'string' || !UUID_RE.test(tid)) return refuse('unknown_key');
   if (sid !== undefined && (typeof sid !== 'string' || !UUID_RE.test(sid))) return refuse('malformed');
@@ -170,7 +193,7 @@ export async function checkAccessToken(token: string): Promise<TokenVerdict> {
   let payload: Awaited<ReturnType<typeof jwtVerify>>['payload'];
   try {
     ({ payload } = await jwtVerify(token, await importJWK(out.Item.public as JWK, ALG), {
-      issuer: TOKEN_ISSUER,
+      issuer,
       audience: TOKEN_AUDIENCE,
       algorithms: [ALG],
       typ: 'at+jwt',
@@ -183,11 +206,20 @@ export async function checkAccessToken(token: string): Promise<TokenVerdict> {
     return refuse(problem, problem === 'expired' && typeof unverified.exp === 'number' ? new Date(unverified.exp * 1000).toISOString() : undefined);
   }
   if (payload.tid !== tid || typeof payload.scope !== 'string') return refuse('invalid_claims');
+  // a client's token names its client, the service's own never does
+  if ((issuer === TOKEN_ISSUER) !== (payload.client_id === undefined) || (payload.client_id !== undefined && typeof payload.client_id !== 'string'))
+    return refuse('invalid_claims');
   if (state !== undefined && state !== 'active') return refuse(state === 'expired' ? 'session_expired' : 'session_revoked');
   return {
     ok: true,
     // a session's tokens are one credential: the session id is the principal id (revocation, rate limits)
-    claims: { tenantId: tid, subject: payload.sub!, scopes: payload.scope.split(' ').filter(Boolean), tokenId: sid ?? payload.jti! },
+    claims: {
+      tenantId: tid,
+      subject: payload.sub!,
+      scopes: payload.scope.split(' ').filter(Boolean),
+      tokenId: sid ?? payload.jti!,
+      ...(typeof payload.client_id === 'string' ? { clientId: payload.client_id } : {}),
+    },
     expiresAt: new Date(payload.exp! * 1000).toISOString(),
   };
 }

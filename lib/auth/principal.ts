@@ -27,6 +27,12 @@ export interface Principal {
   readonly scopes: readonly string[];
   /** Platform operator: an admin credential of an operator account. */
   readonly operator: boolean;
+  /**
+   * For a `user_token` an OAuth client holds (lib/oauth, RFC 9068 `client_id`): the client.
+   * It acts for the person with the client's granted scopes only, never as the person's own
+   * sign-in (no creator's rights).
+   */
+  readonly client?: string;
 }
 
 /** The request's facts that audit entries and domain calls need beside the principal. */

@@ -38,7 +38,7 @@ function activeTenant(tenant: Tenant | undefined): Tenant {
  * starts its check in parallel), with what the credential item itself says of the caller
  * (lib/core/admission.ts starts the handler on it, beside the read of the account).
  */
-export type CredentialFacts = Pick<Principal, 'kind' | 'tenantId' | 'id' | 'user' | 'scopes'>;
+export type CredentialFacts = Pick<Principal, 'kind' | 'tenantId' | 'id' | 'user' | 'scopes' | 'client'>;
 type OnIdentified = (tenantId: string, credentialId: string, tenant: Promise<Tenant | undefined>, facts?: CredentialFacts) => void;
 
 export async function authenticateBearer(headers: Headers, now = Date.now(), onIdentified?: OnIdentified): Promise<Principal> {
@@ -58,12 +58,15 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
     const claims = await verifyAccessToken(token);
     if (!claims) throw unauthorized();
     const read = readAccount(claims.tenantId);
+    // an OAuth client's token (RFC 9068 client_id) acts for the person with its own scopes only (lib/credentials/access.ts)
+    const client = claims.clientId !== undefined ? { client: claims.clientId } : {};
     onIdentified?.(claims.tenantId, claims.tokenId, read, {
       kind: 'user_token',
       tenantId: claims.tenantId,
       id: claims.tokenId,
       user: claims.subject,
       scopes: claims.scopes,
+      ...client,
     });
     const tenant = activeTenant(await read);
     return {
@@ -74,6 +77,7 @@ export async function authenticateBearer(headers: Headers, now = Date.now(), onI
       user: claims.subject,
       scopes: claims.scopes,
       operator: tenant.operator && claims.scopes.includes(ADMIN_SCOPE),
+      ...client,
     };
   }
 

@@ -60,7 +60,7 @@ export function successResult(reply: Reply, requestId: string, wire: Wire = 'env
  */
 export const protocol = (data: unknown, headers?: Record<string, string>, status = 200): Reply => ({ status, data, headers });
 
-/** RFC 6749 §5.2 and RFC 8628 §3.5 error codes: an HttpError whose code is one of these keeps it. */
+/** RFC 6749 §5.2, RFC 6750 §3.1 and RFC 8628 §3.5 error codes: an HttpError whose code is one of these keeps it. */
 export const OAUTH_ERRORS = [
   'invalid_request',
   'invalid_client',
@@ -69,6 +69,9 @@ export const OAUTH_ERRORS = [
   'unsupported_grant_type',
   'invalid_scope',
   'invalid_target',
+  // RFC 6750 §3.1: the authorization server's own protected resource (userinfo)
+  'invalid_token',
+  'insufficient_scope',
   'authorization_pending',
   'slow_down',
   'access_denied',

@@ -27,6 +27,12 @@ export async function assertCanRead(ctx: CallContext, def: CredentialType, recor
 /** Whether the resource was shared with the caller's user for reading (lib/sharing). */
 export const sharedRead = (ctx: CallContext, type: string, id: string): Promise<boolean> => isSharedWith(ctx, type, id);
 
-/** The caller is the resource's creator, acting in their own sign-in session (not a credential they issued). */
+/**
+ * The caller is the resource's creator, acting in their own sign-in session: not a credential
+ * they issued, nor an OAuth client's token acting for them (it holds the client's scopes only).
+ */
 const isCreatorSession = (ctx: CallContext, record: Pick<TypedRecord, 'created_by'>): boolean =>
-  ctx.principal.kind === 'user_token' && ctx.principal.user !== null && record.created_by === ctx.principal.user;
+  ctx.principal.kind === 'user_token' &&
+  ctx.principal.client === undefined &&
+  ctx.principal.user !== null &&
+  record.created_by === ctx.principal.user;

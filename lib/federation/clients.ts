@@ -30,7 +30,7 @@ interface OidcClient {
   readonly description: string;
   readonly redirect_uris: string[];
   readonly grant_types: string[];
-  readonly token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt';
+  readonly token_endpoint_auth_method: 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
   readonly jwks_id: string | null;
   readonly scopes: string[];
   readonly secret_prefix: string | null;
@@ -56,7 +56,7 @@ const ClientItem = entity(
     description: z.string().default(''),
     redirect_uris: z.array(z.string()),
     grant_types: z.array(z.string()),
-    token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt']),
+    token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none']),
     jwks_id: nullable(z.string()),
     scopes: z.array(z.string()),
     secret_prefix: nullable(z.string()),
@@ -81,7 +81,7 @@ const toClient = (s: Stored): OidcClient => {
 
 const hash = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
 const newSecret = () => `ocs_${randomBytes(32).toString('base64url')}`;
-const usesSecret = (method: string) => method !== 'private_key_jwt';
+const usesSecret = (method: string) => method === 'client_secret_basic' || method === 'client_secret_post';
 
 /** Whether `secret` is the client's current secret, or its previous one inside the grace period. */
 export function clientSecretMatches(
@@ -191,6 +191,9 @@ export async function updateClient(
   if (grants.includes('authorization_code') && redirects.length === 0) {
     throw badRequest('authorization_code needs at least one redirect URI', [{ path: 'body.redirect_uris', message: 'at least one is required' }]);
   }
+  if (method === 'none' && grants.includes('client_credentials')) {
+    throw badRequest('a public client (none) cannot use client_credentials', [{ path: 'body.grant_types', message: 'it has no credential' }]);
+  }
   const fresh = usesSecret(method) && current.secret_hash === null ? newSecret() : null;
   const secretFields = !usesSecret(method)
     ? { secret_hash: null, previous_secret_hash: null, previous_secret_expires_at: null, secret_prefix: null }
@@ -230,7 +233,9 @@ export async function rotateClientSecret(
 ): Promise<{ client: OidcClient; client_secret: string; previous_secret_valid_until: string | null }> {
   const current = await found(ctx, id);
   if (!usesSecret(current.token_endpoint_auth_method)) {
-    throw badRequest('a private_key_jwt client has no secret to rotate', [{ path: 'params.id', message: 'the client authenticates with keys' }]);
+    throw badRequest(`a ${current.token_endpoint_auth_method} client has no secret to rotate`, [
+      { path: 'params.id', message: 'the client authenticates with keys, or is public' },
+    ]);
   }
   const secret = newSecret();
   const at = new Date();

@@ -75,7 +75,8 @@ export type UpdateJwksBody = z.infer<typeof UpdateJwksBody>;
 // ---- OIDC clients ---------------------------------------------------------------------
 
 const GRANT_TYPES = ['authorization_code', 'client_credentials', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'] as const;
-const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
+/** `none`: a public client (a native or browser app that cannot keep a secret), authorization code with PKCE only. */
+const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const;
 
 /** A redirect URI: absolute, no fragment, https, or http only to a loopback host (RFC 8252 §7.3). */
 const RedirectUri = z
@@ -123,6 +124,9 @@ const clientRules = <T extends { grant_types?: string[]; redirect_uris?: string[
   s.superRefine((b, ctx) => {
     if (b.grant_types?.includes('authorization_code') && b.redirect_uris !== undefined && b.redirect_uris.length === 0) {
       ctx.addIssue({ code: 'custom', path: ['redirect_uris'], message: 'authorization_code needs at least one redirect URI' });
+    }
+    if (b.token_endpoint_auth_method === 'none' && b.grant_types?.includes('client_credentials')) {
+      ctx.addIssue({ code: 'custom', path: ['grant_types'], message: 'a public client (none) cannot use client_credentials: it has no credential' });
     }
     if (b.token_endpoint_auth_method === 'private_key_jwt' && b.jwks_id === null) {
       ctx.addIssue({ code: 'custom', path: ['jwks_id'], message: 'private_key_jwt needs the id of a JWK set of this account' });
@@ -231,7 +235,7 @@ const OidcClientSchema = z.object({
   description: z.string(),
   redirect_uris: z.array(z.string()),
   grant_types: z.array(z.string()),
-  token_endpoint_auth_method: z.enum(['client_secret_basic', 'client_secret_post', 'private_key_jwt']),
+  token_endpoint_auth_method: z.enum(AUTH_METHODS),
   jwks_id: z.uuid().nullable(),
   scopes: z.array(z.string()),
   secret_prefix: z.string().nullable().describe('The start of the current secret, to recognise it.'),

@@ -37,6 +37,7 @@ export const ERROR_CODES = {
   shares_invalid: [400, 'The escrow shares are malformed, from different splits, too few, or do not combine.'],
   would_lock_out: [400, 'The settings change would lock the caller out (its own address is not in the new allow-list).'],
   unauthorized: [401, 'No, invalid, expired or revoked credentials.'],
+  invalid_token: [401, 'RFC 6750 §3.1: the access token presented to the authorization server (userinfo) is invalid, expired or revoked.'],
   invalid_client: [401, 'RFC 6749 §5.2: client authentication failed (unknown client, wrong secret or assertion, or not its registered method).'],
   unsupported_credentials: [401, 'Credentials in a form this API refuses (X-API-Key).'],
   credentials_expired: [401, 'The credential has expired.'],

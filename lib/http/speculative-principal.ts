@@ -7,7 +7,7 @@ import type { Tenant } from '../store/tenants.js';
  * `operator`) once its read returned; before that, reading them ends the speculation.
  */
 export function speculativePrincipal(
-  facts: Pick<Principal, 'kind' | 'tenantId' | 'id' | 'user' | 'scopes'>,
+  facts: Pick<Principal, 'kind' | 'tenantId' | 'id' | 'user' | 'scopes' | 'client'>,
   tenantRead: Promise<Tenant | undefined>,
   operatorScope: string,
 ): Principal {

@@ -39,3 +39,16 @@ ${hidden}
     },
   };
 }
+
+/** The page of an RP-initiated logout without a redirect: plain HTML, no script. */
+export function signedOutPage(): { html: string; headers: Record<string, string> } {
+  return {
+    html: `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Signed out</title></head>
+<body data-state="signed-out"><main><h1>You are signed out</h1><p>You can close this window.</p></main></body>
+</html>
+`,
+    headers: { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': "default-src 'none'; base-uri 'none'; frame-ancestors 'none'" },
+  };
+}

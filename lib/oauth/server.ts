@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
 import { commit } from '../audit/audit.js';
-import { checkAccessToken } from '../auth/jwt.js';
+import { checkAccessToken, signWithTokenKey } from '../auth/jwt.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
 import { clientByClientId, clientSecretMatches } from '../federation/clients.js';
@@ -15,10 +15,18 @@ import { readItem } from '../resources/items.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
-import { endSession, openClientSession, refreshSession, type GrantTokens, type RequestFacts } from '../users/sessions.js';
+import {
+  endSession as endBrowserSession,
+  openClientSession,
+  refreshSession,
+  revokeSessionByToken,
+  sessionOfToken,
+  type GrantTokens,
+  type RequestFacts,
+} from '../users/sessions.js';
 import { spend } from '../users/single-use.js';
 import { getUser, scopesOf } from '../users/users.js';
-import { issuerOf, sessionFromCookie, tokenEndpointOf } from './base.js';
+import { IDENTITY_SCOPES, isIdentityScope, issuerOf, publicBase, sessionFromCookie, tokenEndpointOf } from './base.js';
 
 /**
  * The authorization server of the clients registered at /api/v1/oidc/clients (RFC 6749,
@@ -38,6 +46,8 @@ const TICKET_SECONDS = 600;
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 const ASSERTION_ALGS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 const AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
+/** ID tokens live as long as the access token issued with them. */
+const ID_TOKEN_SECONDS = 900;
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const epoch = (ms: number) => Math.floor(ms / 1000);
@@ -57,28 +67,48 @@ export function providerMetadata(headers: Readonly<Record<string, string>>) {
     authorization_endpoint: `${issuer}/authorize`,
     token_endpoint: tokenEndpointOf(headers),
     // the authorization server's own set (lib/auth/jwt.ts serviceKeySet), never the account's, which holds keys users export
-    jwks_uri: `${issuerOf(headers)}/jwks`,
+    jwks_uri: `${issuer}/jwks`,
+    userinfo_endpoint: `${issuer}/userinfo`,
+    // RFC 7662 / RFC 7009: confidential clients authenticate as at the token endpoint
+    introspection_endpoint: `${issuer}/introspect`,
+    introspection_endpoint_auth_methods_supported: [...AUTH_METHODS],
+    introspection_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    // the service's RFC 7009 endpoint, shared with the CLI's sessions (one route, every session's tokens)
+    revocation_endpoint: `${publicBase(headers)}/api/v1/auth/cli/revoke`,
+    revocation_endpoint_auth_methods_supported: [...AUTH_METHODS, 'none'],
+    revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    // OpenID Connect RP-Initiated Logout 1.0
+    end_session_endpoint: `${issuer}/logout`,
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
-    scopes_supported: [...KNOWN_SCOPES],
-    token_endpoint_auth_methods_supported: [...AUTH_METHODS],
+    userinfo_signing_alg_values_supported: [],
+    scopes_supported: [...IDENTITY_SCOPES, ...KNOWN_SCOPES],
+    claims_supported: ['iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'azp', 'email', 'email_verified'],
+    token_endpoint_auth_methods_supported: [...AUTH_METHODS, 'none'],
     token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
   };
 }
 
 /** The scopes a request names (space-separated), each once; undefined when none are named. */
 const scopeList = (scope: string | undefined) => (scope === undefined || scope.trim() === '' ? undefined : [...new Set(scope.trim().split(/ +/))]);
 
-/** The requested scopes, checked against what the client may ask for and what the service knows; the client's own scopes when none is named. */
-function clientScopes(client: Client, requested: string[] | undefined): string[] {
+/**
+ * The requested scopes, checked against what the client may ask for and what the service
+ * knows; the client's own scopes when none is named. With a person (`identity`), the OpenID
+ * Connect scopes are open to every client.
+ */
+function clientScopes(client: Client, requested: string[] | undefined, identity = false): string[] {
   const allowed = client.scopes.filter((s) => KNOWN_SCOPES.includes(s));
   if (!requested) return allowed;
-  const refused = requested.filter((s) => !allowed.includes(s));
+  const refused = requested.filter((s) => !allowed.includes(s) && !(identity && isIdentityScope(s)));
   if (refused.length > 0)
     throw invalidScope(`scope not allowed for this client: ${refused.join(' ')} (it may ask for: ${allowed.join(' ') || 'none'})`);
   return requested;
@@ -106,7 +136,14 @@ async function activeTenant(tenantId: string): Promise<Tenant> {
 
 // ---- client authentication (RFC 6749 §2.3, RFC 7523 §2.2) ----------------------------------
 
-interface TokenRequest {
+interface ClientCredentials {
+  readonly client_id?: string | undefined;
+  readonly client_secret?: string | undefined;
+  readonly client_assertion_type?: string | undefined;
+  readonly client_assertion?: string | undefined;
+}
+
+interface TokenRequest extends ClientCredentials {
   readonly grant_type: string;
   readonly client_id?: string | undefined;
   readonly client_secret?: string | undefined;
@@ -136,13 +173,16 @@ function basicCredentials(headers: Readonly<Record<string, string>>): { id: stri
 }
 
 /** The client of a token request, authenticated with its registered method; 401 `invalid_client` otherwise. */
-async function authenticateClient(body: TokenRequest, headers: Readonly<Record<string, string>>, ctx: RequestFacts): Promise<Client> {
+async function authenticateClient(body: ClientCredentials, headers: Readonly<Record<string, string>>, ctx: RequestFacts): Promise<Client> {
   const basic = basicCredentials(headers);
   const methods = [basic, body.client_secret, body.client_assertion].filter((m) => m !== undefined);
   if (methods.length > 1) throw badRequest('use exactly one client authentication method', undefined, 'invalid_request');
   if (basic) return secretClient(basic.id, basic.secret, 'client_secret_basic', body.client_id, true);
   if (body.client_secret !== undefined) return secretClient(body.client_id ?? '', body.client_secret, 'client_secret_post', body.client_id, false);
   if (body.client_assertion !== undefined) return assertionClient(body, headers, ctx);
+  // a public client (token_endpoint_auth_method none) names itself; PKCE binds its code (RFC 7636)
+  const client = body.client_id !== undefined ? await clientByClientId(body.client_id) : undefined;
+  if (client?.token_endpoint_auth_method === 'none') return client;
   throw invalidClient('client authentication required: client_secret_basic, client_secret_post or private_key_jwt', true);
 }
 
@@ -160,7 +200,7 @@ async function secretClient(
   return client;
 }
 
-async function assertionClient(body: TokenRequest, headers: Readonly<Record<string, string>>, request: RequestFacts): Promise<Client> {
+async function assertionClient(body: ClientCredentials, headers: Readonly<Record<string, string>>, request: RequestFacts): Promise<Client> {
   if (body.client_assertion_type !== ASSERTION_TYPE) throw invalidClient(`client_assertion_type must be ${ASSERTION_TYPE}`, false);
   let claims: ReturnType<typeof decodeJwt>;
   try {
@@ -213,7 +253,7 @@ async function assertionClient(body: TokenRequest, headers: Readonly<Record<stri
 
 // ---- the token endpoint (RFC 6749 §4.1.3, §4.4, §6) -----------------------------------------
 
-type TokenAnswer = Omit<GrantTokens, 'session_id'>;
+type TokenAnswer = Omit<GrantTokens, 'session_id'> & { readonly id_token?: string };
 
 export async function token(body: TokenRequest, headers: Readonly<Record<string, string>>, request: RequestFacts): Promise<TokenAnswer> {
   const client = await authenticateClient(body, headers, request);
@@ -223,7 +263,7 @@ export async function token(body: TokenRequest, headers: Readonly<Record<string,
   switch (body.grant_type) {
     case 'authorization_code':
       needs('authorization_code');
-      return redeemCode(client, body, request);
+      return redeemCode(client, body, headers, request);
     case 'refresh_token': {
       needs('refresh_token');
       if (!body.refresh_token) throw badRequest('refresh_token is required', undefined, 'invalid_request');
@@ -240,7 +280,13 @@ export async function token(body: TokenRequest, headers: Readonly<Record<string,
       needs('client_credentials');
       const tenant = await activeTenant(client.tenantId);
       const scopes = clientScopes(client, scopeList(body.scope));
-      const grant = { client_id: client.client_id, subject: `client:${client.client_id}`, method: 'client_credentials' as const, scopes };
+      const grant = {
+        client_id: client.client_id,
+        issuer: issuerOf(headers),
+        subject: `client:${client.client_id}`,
+        method: 'client_credentials' as const,
+        scopes,
+      };
       return openClientSession(tenant, grant, request);
     }
     default:
@@ -256,7 +302,7 @@ const codeReused = () => invalidGrant('authorization code already used: it is re
 
 /** RFC 6749 §4.1.2: a code presented again is refused and the grant it gave (its session: every access and refresh token) revoked. */
 async function refuseReusedCode(item: Record<string, unknown>, request: RequestFacts): Promise<never> {
-  await endSession(item.tenant_id as string, item.session_id as string, request, 'authorization_code_reuse');
+  await endBrowserSession(item.tenant_id as string, item.session_id as string, request, 'authorization_code_reuse');
   throw codeReused();
 }
 
@@ -265,7 +311,12 @@ async function refuseReusedCode(item: Record<string, unknown>, request: RequestF
  * transaction (conditional on no session being recorded yet), and the item is kept as long as
  * that session may live, so a second presentation, however late, finds the session to revoke.
  */
-async function redeemCode(client: Client, body: TokenRequest, request: RequestFacts): Promise<TokenAnswer> {
+async function redeemCode(
+  client: Client,
+  body: TokenRequest,
+  headers: Readonly<Record<string, string>>,
+  request: RequestFacts,
+): Promise<TokenAnswer> {
   if (!body.code || !body.code_verifier || !body.redirect_uri)
     throw badRequest('code, code_verifier and redirect_uri are required', undefined, 'invalid_request');
   const codeKey = keys.oauthCode(sha256(body.code));
@@ -280,7 +331,7 @@ async function redeemCode(client: Client, body: TokenRequest, request: RequestFa
   const user = await getUser(tenant.id, item.user as string);
   if (!user) throw invalidGrant('the user who authorized the client no longer exists');
   const current = scopesOf(user);
-  const scopes = (item.scopes as string[]).filter((s) => hasScope(current, s));
+  const scopes = (item.scopes as string[]).filter((s) => isIdentityScope(s) || hasScope(current, s));
   const redeemed = (sessionId: string): TxItem[] => [
     {
       Update: {
@@ -294,7 +345,15 @@ async function redeemCode(client: Client, body: TokenRequest, request: RequestFa
     },
   ];
   try {
-    return await openClientSession(tenant, { client_id: client.client_id, subject: user.email, method: 'oauth_code', scopes }, request, redeemed);
+    const issuer = issuerOf(headers);
+    const out = await openClientSession(
+      tenant,
+      { client_id: client.client_id, issuer, subject: user.email, method: 'oauth_code', scopes },
+      request,
+      redeemed,
+    );
+    if (!scopes.includes('openid')) return out;
+    return { ...out, id_token: await idToken(tenant.id, issuer, client.client_id, user.email, scopes, item, out.access_token) };
   } catch (error) {
     // redeemed meanwhile by a concurrent request: this one is the second use
     if (error instanceof TxConditionFailed && (error.index === 0 || error.conflict)) {
@@ -356,7 +415,7 @@ export async function authorize(q: AuthorizeQuery, headers: Readonly<Record<stri
   }
   let requested: string[];
   try {
-    requested = clientScopes(client, scopeList(q.scope));
+    requested = clientScopes(client, scopeList(q.scope), true);
   } catch (error) {
     return fail('invalid_scope', (error as Error).message);
   }
@@ -370,7 +429,7 @@ export async function authorize(q: AuthorizeQuery, headers: Readonly<Record<stri
   const user = await getUser(tenant.id, verdict.claims.subject);
   if (!user) return { kind: 'sign_in', account: tenant.id };
   const held = scopesOf(user);
-  const scopes = requested.filter((s) => hasScope(held, s));
+  const scopes = requested.filter((s) => isIdentityScope(s) || hasScope(held, s));
   if (scopes.length === 0) return fail('access_denied', 'you hold none of the requested scopes');
 
   const params = {
@@ -381,10 +440,20 @@ export async function authorize(q: AuthorizeQuery, headers: Readonly<Record<stri
     code_challenge: q.code_challenge,
     code_challenge_method: 'S256',
     ...(q.state !== undefined ? { state: q.state } : {}),
+    ...(q.nonce !== undefined ? { nonce: q.nonce } : {}),
   };
   const consentKey = keys.oauthConsent(tenant.id, client.id, user.email);
-  const issue = async () =>
-    redirectTo(q.redirect_uri!, { code: await newCode(client, user.email, q.code_challenge!, q.redirect_uri!, scopes), state: q.state, iss });
+  const sessionId = verdict.claims.tokenId;
+  const issue = async () => {
+    // OIDC Core §2 auth_time: when the person signed in, the browser session's start
+    const signedIn = scopes.includes('openid') ? ((await readItem(keys.session(tenant.id, sessionId)))?.created_at as string | undefined) : undefined;
+    const oidc = { nonce: q.nonce, auth_time: signedIn ? epoch(Date.parse(signedIn)) : undefined };
+    return redirectTo(q.redirect_uri!, {
+      code: await newCode(client, user.email, q.code_challenge!, q.redirect_uri!, scopes, oidc),
+      state: q.state,
+      iss,
+    });
+  };
 
   if (q.ticket !== undefined) {
     const ticket = await spend(keys.oauthTicket(sha256(q.ticket)));
@@ -413,7 +482,14 @@ export async function authorize(q: AuthorizeQuery, headers: Readonly<Record<stri
   return { kind: 'consent', client: client.name, user: user.email, scopes, ticket, params };
 }
 
-async function newCode(client: Client, user: string, challenge: string, redirectUri: string, scopes: string[]): Promise<string> {
+async function newCode(
+  client: Client,
+  user: string,
+  challenge: string,
+  redirectUri: string,
+  scopes: string[],
+  oidc: { nonce?: string | undefined; auth_time?: number | undefined },
+): Promise<string> {
   const code = randomBytes(32).toString('base64url');
   await db().send(
     new PutCommand({
@@ -426,6 +502,8 @@ async function newCode(client: Client, user: string, challenge: string, redirect
         scopes,
         code_challenge: challenge,
         redirect_uri: redirectUri,
+        ...(oidc.nonce !== undefined ? { nonce: oidc.nonce } : {}),
+        ...(oidc.auth_time !== undefined ? { auth_time: oidc.auth_time } : {}),
         expires_at: new Date(Date.now() + CODE_SECONDS * 1000).toISOString(),
         ttl: epoch(Date.now()) + CODE_SECONDS,
       },
@@ -454,4 +532,190 @@ async function recordConsent(
     [{ Put: { TableName: tableName(), Item: { ...key, id: newId(), client_id: client.client_id, user: email, scopes: all, updated_at: nowIso() } } }],
     { action: 'oauth.consent', resource: { type: 'oidc_client', id: client.id, name: client.name }, detail: { scopes } },
   );
+}
+
+// ---- OpenID Connect: the ID token (OIDC Core §2, §3.1.3.6) ----------------------------------
+
+/**
+ * The ID token of an authorization code redeemed with `openid`: signed by the account's
+ * token-signing key (in the authorization server's set, the discovery `jwks_uri`), `iss` the
+ * discovery issuer, `aud` and `azp` the client, the person's `sub` (as in the access token
+ * and at userinfo), the request's `nonce`, `auth_time` and `at_hash` of the access token.
+ */
+async function idToken(
+  tenantId: string,
+  issuer: string,
+  clientId: string,
+  subject: string,
+  _scopes: readonly string[],
+  code: Record<string, unknown>,
+  accessToken: string,
+): Promise<string> {
+  const now = epoch(Date.now());
+  const digest = createHash('sha256').update(accessToken, 'ascii').digest();
+  return signWithTokenKey(tenantId, {
+    iss: issuer,
+    sub: subject,
+    aud: clientId,
+    azp: clientId,
+    iat: now,
+    exp: now + ID_TOKEN_SECONDS,
+    at_hash: digest.subarray(0, digest.length / 2).toString('base64url'),
+    ...(typeof code.auth_time === 'number' ? { auth_time: code.auth_time } : {}),
+    ...(typeof code.nonce === 'string' ? { nonce: code.nonce } : {}),
+  });
+}
+
+// ---- userinfo (OIDC Core §5.3) ----------------------------------------------------------------
+
+/** RFC 6750 §3.1: an unusable access token at a protected resource of the authorization server. */
+const invalidToken = (message: string) =>
+  new HttpError(401, 'invalid_token', message, { headers: { 'WWW-Authenticate': `Bearer error="invalid_token", error_description="${message}"` } });
+
+/** The bearer token of a userinfo request: the Authorization header (RFC 6750 §2.1) or, on POST, the form's access_token (§2.2), not both. */
+export function bearerOf(headers: Readonly<Record<string, string>>, form?: string): string {
+  const m = /^bearer +([\x21-\x7e]+)$/i.exec(headers.authorization?.trim() ?? '');
+  if (m && form !== undefined)
+    throw badRequest('send the access token once: the Authorization header or the access_token field', undefined, 'invalid_request');
+  const token = m?.[1] ?? form;
+  if (!token)
+    throw new HttpError(401, 'invalid_token', 'an access token is required (Authorization: Bearer)', { headers: { 'WWW-Authenticate': 'Bearer' } });
+  return token;
+}
+
+/**
+ * The claims about the person an access token with `openid` was issued for: `sub` (the same
+ * as the ID token's), and with `email` their e-mail (verified when an identity provider
+ * vouched for it: an SSO user's). Top-level JSON, RFC 6750 errors.
+ */
+export async function userinfo(token: string): Promise<Record<string, unknown>> {
+  const verdict = await checkAccessToken(token).catch(() => undefined);
+  if (!verdict?.ok) throw invalidToken('the access token is invalid, expired or revoked');
+  const { claims } = verdict;
+  if (!claims.scopes.includes('openid'))
+    throw new HttpError(403, 'insufficient_scope', 'the access token was not issued for openid', {
+      headers: { 'WWW-Authenticate': 'Bearer error="insufficient_scope", scope="openid"' },
+    });
+  const user = await getUser(claims.tenantId, claims.subject);
+  if (!user) throw invalidToken('the person the access token was issued for no longer exists');
+  return {
+    sub: claims.subject,
+    ...(claims.scopes.includes('email') ? { email: user.email, email_verified: user.source === 'sso' } : {}),
+  };
+}
+
+// ---- introspection (RFC 7662) and revocation (RFC 7009) ----------------------------------------
+
+interface IntrospectionRequest extends ClientCredentials {
+  readonly token: string;
+  readonly token_type_hint?: string | undefined;
+}
+
+/** A client that may call introspection: an authenticated confidential client (a public one is refused, RFC 7662 §2.1). */
+async function confidentialClient(body: ClientCredentials, headers: Readonly<Record<string, string>>, request: RequestFacts): Promise<Client> {
+  const client = await authenticateClient(body, headers, request);
+  if (client.token_endpoint_auth_method === 'none')
+    throw invalidClient('introspection needs client authentication: a public client cannot call it', true);
+  return client;
+}
+
+/**
+ * RFC 7662 §2.2: whether a token of the client's account is active, and what it is. Anything
+ * else (unknown, expired, revoked, another account's, a used refresh token) is only
+ * `{"active": false}`: the answer never tells why.
+ */
+export async function introspect(body: IntrospectionRequest, headers: Readonly<Record<string, string>>, request: RequestFacts) {
+  const client = await confidentialClient(body, headers, request);
+  const inactive = { active: false } as const;
+  const found = await sessionOfToken(body.token);
+  const session = found?.session;
+  if (found?.refreshUsed !== undefined) {
+    // a refresh token: its session's grant, while the token is the family's current one
+    if (!session || found.tenantId !== client.tenantId || found.refreshUsed || session.status !== 'active' || session.expires_at <= nowIso())
+      return inactive;
+    return {
+      active: true,
+      token_type: 'refresh_token',
+      scope: (session.scopes ?? []).join(' '),
+      ...(session.client_id ? { client_id: session.client_id } : {}),
+      sub: session.user,
+      exp: epoch(Date.parse(session.expires_at)),
+      iss: session.issuer ?? issuerOf(headers),
+    };
+  }
+  const verdict = await checkAccessToken(body.token).catch(() => undefined);
+  if (!verdict?.ok || verdict.claims.tenantId !== client.tenantId) return inactive;
+  const claims = decodeJwt(body.token);
+  return {
+    active: true,
+    token_type: 'Bearer',
+    scope: verdict.claims.scopes.join(' '),
+    ...(verdict.claims.clientId ? { client_id: verdict.claims.clientId } : {}),
+    sub: verdict.claims.subject,
+    aud: claims.aud,
+    iss: claims.iss,
+    exp: claims.exp,
+    iat: claims.iat,
+    jti: claims.jti,
+  };
+}
+
+/**
+ * RFC 7009 at the authorization server: with client authentication (as at the token
+ * endpoint, a public client by its client_id), only a token issued to that client is revoked;
+ * without it (the CLI's sessions), whoever holds a session's token may end it. 200 either way.
+ */
+export async function revoke(body: IntrospectionRequest, headers: Readonly<Record<string, string>>, request: RequestFacts): Promise<void> {
+  const authenticates = basicCredentials(headers) !== undefined || body.client_secret !== undefined || body.client_assertion !== undefined;
+  const named = !authenticates && body.client_id !== undefined ? await clientByClientId(body.client_id) : undefined;
+  const client = authenticates || named ? await authenticateClient(body, headers, request) : undefined;
+  await revokeSessionByToken(body.token, request, client?.client_id);
+}
+
+// ---- RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0) ------------------------------
+
+interface EndSessionQuery {
+  readonly id_token_hint?: string | undefined;
+  readonly client_id?: string | undefined;
+  readonly post_logout_redirect_uri?: string | undefined;
+  readonly state?: string | undefined;
+}
+
+/**
+ * Ends the browser's sign-in session (the `sc_session` cookie's) and sends the person back to
+ * the client when it asks to: `post_logout_redirect_uri` must be one of the redirect URIs
+ * registered for the client named by client_id or the ID token's `aud` (never an open
+ * redirect). Without a redirect, a page that says the person is signed out.
+ */
+export async function endSession(
+  q: EndSessionQuery,
+  headers: Readonly<Record<string, string>>,
+  request: RequestFacts,
+): Promise<{ kind: 'redirect'; location: string } | { kind: 'signed_out' }> {
+  let clientId = q.client_id;
+  if (q.id_token_hint !== undefined) {
+    let aud: unknown;
+    try {
+      aud = decodeJwt(q.id_token_hint).aud;
+    } catch {
+      throw badRequest('id_token_hint is not an ID token of this server');
+    }
+    const hinted = Array.isArray(aud) ? aud[0] : aud;
+    if (typeof hinted !== 'string' || (clientId !== undefined && clientId !== hinted))
+      throw badRequest('id_token_hint was issued to another client than client_id');
+    clientId = hinted;
+  }
+  let location: string | undefined;
+  if (q.post_logout_redirect_uri !== undefined) {
+    const client = clientId ? await clientByClientId(clientId) : undefined;
+    if (!client || !client.redirect_uris.includes(q.post_logout_redirect_uri))
+      throw badRequest('post_logout_redirect_uri must equal a redirect URI registered for the client (named by client_id or id_token_hint)');
+    const url = new URL(q.post_logout_redirect_uri);
+    if (q.state !== undefined) url.searchParams.set('state', q.state);
+    location = url.href;
+  }
+  const cookie = sessionFromCookie(headers);
+  const verdict = cookie ? await checkAccessToken(cookie).catch(() => undefined) : undefined;
+  if (verdict?.ok) await endBrowserSession(verdict.claims.tenantId, verdict.claims.tokenId, request, 'sign_out');
+  return location ? { kind: 'redirect', location } : { kind: 'signed_out' };
 }

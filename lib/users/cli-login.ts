@@ -140,7 +140,7 @@ type CliLoginView = ReturnType<typeof view>;
 /** Only a person's sign-in session may review or decide: the CLI session will be that person's. */
 function person(ctx: CallContext): { tenantId: string; email: string } {
   const p = ctx.principal;
-  if (p.kind !== 'user_token' || !p.user)
+  if (p.kind !== 'user_token' || !p.user || p.client !== undefined)
     throw forbidden('approve a CLI login from your own sign-in session (the sign-in page), not with an API key or token');
   return { tenantId: p.tenantId, email: p.user };
 }

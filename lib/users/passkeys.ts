@@ -106,7 +106,8 @@ async function spendChallenge(id: string, purpose: 'registration' | 'authenticat
 /** The user of a session: passkeys are registered by the person, in a session of their own. */
 function sessionUser(ctx: CallContext): string {
   const p = ctx.principal;
-  if (p.kind !== 'user_token' || !p.user) throw forbidden('a passkey is registered by its user in a sign-in session, not with an API key');
+  if (p.kind !== 'user_token' || !p.user || p.client !== undefined)
+    throw forbidden('a passkey is registered by its user in a sign-in session, not with an API key or an OAuth client\u2019s token');
   return p.user;
 }
 

@@ -69,8 +69,8 @@ export async function registerVerifier(input: RegisterInput, headers: Headers, r
   } else {
     const principal = header(headers, 'authorization') ? await authenticateBearer(headers) : null;
     if (!principal) throw unauthorized('send a reset token, or Authorization: Bearer <an access token of your session>');
-    if (principal.kind !== 'user_token')
-      throw forbidden('a password is set with a reset token or by the user in its own session, not with an API key');
+    if (principal.kind !== 'user_token' || principal.client !== undefined)
+      throw forbidden('a password is set with a reset token or by the user in its own session, not with an API key or an OAuth client\u2019s token');
     if (principal.tenantId !== input.tenant_id) throw notFound('user');
     if (principal.user !== input.email) throw forbidden('a session sets only its own user\u2019s password');
     tenant = principal.tenant;

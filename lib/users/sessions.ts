@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { commit } from '../audit/audit.js';
 import { open, seal } from '../crypto/envelope.js';
-import { issueAccessToken, verifyAccessToken } from '../auth/jwt.js';
+import { type ClientTokenFacts, issueAccessToken, verifyAccessToken } from '../auth/jwt.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../core/errors.js';
@@ -12,6 +12,7 @@ import { queryAll } from '../store/pagination.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
+import { isIdentityScope } from '../oauth/base.js';
 import { getUser, scopesOf, type User } from './users.js';
 
 /**
@@ -80,10 +81,17 @@ function newRefresh(tenantId: string, sessionId: string, expiresAt: string): { t
   };
 }
 
-async function tokens(tenantId: string, email: string, scopes: readonly string[], sessionId: string, refresh: string): Promise<SessionTokens> {
+async function tokens(
+  tenantId: string,
+  email: string,
+  scopes: readonly string[],
+  sessionId: string,
+  refresh: string,
+  client?: ClientTokenFacts,
+): Promise<SessionTokens> {
   return {
     token_type: 'Bearer',
-    access_token: await issueAccessToken(tenantId, email, scopes, ACCESS_TOKEN_SECONDS, sessionId),
+    access_token: await issueAccessToken(tenantId, email, scopes, ACCESS_TOKEN_SECONDS, sessionId, client),
     expires_in: ACCESS_TOKEN_SECONDS,
     refresh_token: refresh,
     session_id: sessionId,
@@ -116,6 +124,8 @@ export async function openSession(
  */
 interface ClientGrant {
   readonly client_id: string;
+  /** The authorization server's issuer (lib/oauth): its tokens are RFC 9068 tokens of that issuer, naming the client. */
+  readonly issuer?: string;
   readonly subject: string;
   readonly method: 'oauth_code' | 'client_credentials' | 'workload';
   readonly scopes: readonly string[];
@@ -139,7 +149,15 @@ export async function openClientSession(
   const seconds = grant.seconds ?? (refresh ? SESSION_SECONDS : ACCESS_TOKEN_SECONDS);
   const { session_id: _sid, ...out } = await startSession(
     tenant,
-    { subject: grant.subject, method: grant.method, scopes: grant.scopes, seconds, refresh, client_id: grant.client_id },
+    {
+      subject: grant.subject,
+      method: grant.method,
+      scopes: grant.scopes,
+      seconds,
+      refresh,
+      client_id: grant.client_id,
+      ...(grant.issuer ? { issuer: grant.issuer } : {}),
+    },
     request,
     extra,
   );
@@ -153,6 +171,7 @@ interface SessionStart {
   readonly seconds: number;
   readonly refresh: boolean;
   readonly client_id?: string;
+  readonly issuer?: string;
 }
 
 async function startSession(
@@ -180,6 +199,7 @@ async function startSession(
         expires_at: expiresAt,
         ttl: epoch(expiresAt),
         ...(start.client_id ? { client_id: start.client_id, scopes: [...start.scopes] } : {}),
+        ...(start.issuer ? { issuer: start.issuer } : {}),
       },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
@@ -206,7 +226,7 @@ async function startSession(
   const ttl = start.refresh ? Math.min(ACCESS_TOKEN_SECONDS, start.seconds) : start.seconds;
   return {
     token_type: 'Bearer',
-    access_token: await issueAccessToken(tenant.id, start.subject, start.scopes, ttl, sessionId),
+    access_token: await issueAccessToken(tenant.id, start.subject, start.scopes, ttl, sessionId, clientFacts(start)),
     expires_in: ttl,
     ...(refresh ? { refresh_token: refresh.token } : {}),
     session_id: sessionId,
@@ -218,11 +238,18 @@ interface SessionItem {
   readonly id: string;
   readonly user: string;
   readonly status: string;
+  readonly created_at?: string;
   readonly expires_at: string;
   /** An OAuth client's session (lib/oauth): the client and the scopes it was granted. */
   readonly client_id?: string;
   readonly scopes?: string[];
+  /** Its tokens' issuer when the authorization server opened it (RFC 9068). */
+  readonly issuer?: string;
 }
+
+/** What an OAuth client's token says of its client and issuer (RFC 9068); undefined for the service's own sessions. */
+const clientFacts = (s: { readonly client_id?: string | undefined; readonly issuer?: string | undefined }): ClientTokenFacts | undefined =>
+  s.client_id && s.issuer ? { clientId: s.client_id, issuer: s.issuer } : undefined;
 
 async function readSession(tenantId: string, sessionId: string): Promise<SessionItem | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.session(tenantId, sessionId), ConsistentRead: true }));
@@ -293,7 +320,7 @@ async function retriedRefresh(item: Record<string, unknown>, hash: string, sessi
   const successor = (await open(successorScope(tenantId, hash), item.successor)).toString('utf8');
   const next = await db().send(new GetCommand({ TableName: tableName(), Key: keys.refreshToken(hashToken(successor)), ConsistentRead: true }));
   if (!next.Item || next.Item.used !== false || next.Item.session_id !== session.id) return undefined;
-  return tokens(tenantId, session.user, scopes, session.id, successor);
+  return tokens(tenantId, session.user, scopes, session.id, successor, clientFacts(session));
 }
 
 /**
@@ -315,7 +342,8 @@ export async function refreshSession(token: string, request: RequestFacts, clien
   const sameClient = (session.client_id ?? null) === (clientId ?? null);
   const user = await getUser(tenantId, session.user);
   const current = user ? scopesOf(user) : [];
-  const scopes = session.scopes ? session.scopes.filter((s) => hasScope(current, s)) : current;
+  // identity scopes (openid, email, profile) are the person's own, held whatever their role
+  const scopes = session.scopes ? session.scopes.filter((s) => isIdentityScope(s) || hasScope(current, s)) : current;
   const ctx = sessionContext(tenant, session.user, sessionId, scopes, request);
   if (out.Item.used === true) {
     const retried = sameClient && user && tenant.status === 'active' ? await retriedRefresh(out.Item, hash, session, scopes) : undefined;
@@ -367,7 +395,7 @@ export async function refreshSession(token: string, request: RequestFacts, clien
     if (error instanceof TxConditionFailed) throw unauthorized('the session has ended; sign in again');
     throw error;
   }
-  return tokens(tenantId, session.user, scopes, sessionId, next.token);
+  return tokens(tenantId, session.user, scopes, sessionId, next.token, clientFacts(session));
 }
 
 /** Sign-out of the caller's own session (the session its access token names). */
@@ -387,20 +415,38 @@ export async function signOut(ctx: CallContext): Promise<{ session_id: string }>
  * session (unknown, expired, already revoked, not a session's) changes nothing and is no
  * error (RFC 7009 §2.2): the answer never tells whether a token was valid.
  */
-export async function revokeSessionByToken(token: string, request: RequestFacts): Promise<void> {
+export async function revokeSessionByToken(token: string, request: RequestFacts, clientId?: string): Promise<void> {
+  const found = await sessionOfToken(token);
+  if (!found) return;
+  // RFC 7009 §2.1: an authenticated client revokes only the tokens issued to it
+  if (clientId !== undefined && found.session?.client_id !== clientId) return;
+  await endSession(found.tenantId, found.sessionId, request, 'token_revocation');
+}
+
+/**
+ * The session a refresh token (`scr_…`) or a session's access token belongs to, with the
+ * session item (undefined when it is gone) and, for a refresh token, whether it is still
+ * the family's current one. Undefined for a token of no session.
+ */
+export async function sessionOfToken(
+  token: string,
+): Promise<{ tenantId: string; sessionId: string; session: SessionItem | undefined; refreshUsed?: boolean } | undefined> {
   let tenantId: string | undefined;
   let sessionId: string | undefined;
+  let refreshUsed: boolean | undefined;
   if (REFRESH_TOKEN_RE.test(token)) {
     const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.refreshToken(hashToken(token)), ConsistentRead: true }));
     tenantId = out.Item?.tenant_id as string | undefined;
     sessionId = out.Item?.session_id as string | undefined;
+    refreshUsed = out.Item?.used === true;
   } else {
     const claims = await verifyAccessToken(token);
     // tokenId is the session id for a session's access token (lib/auth/jwt.ts); other tokens name no session
     if (claims) [tenantId, sessionId] = [claims.tenantId, claims.tokenId];
   }
-  if (!tenantId || !sessionId) return;
-  await endSession(tenantId, sessionId, request, 'token_revocation');
+  if (!tenantId || !sessionId) return undefined;
+  const session = await readSession(tenantId, sessionId);
+  return { tenantId, sessionId, session, ...(refreshUsed !== undefined ? { refreshUsed } : {}) };
 }
 
 /**
@@ -413,7 +459,7 @@ export async function endSession(
   tenantId: string,
   sessionId: string,
   request: RequestFacts,
-  reason: 'token_revocation' | 'authorization_code_reuse',
+  reason: 'token_revocation' | 'authorization_code_reuse' | 'sign_out',
 ) {
   const [tenant, session] = await Promise.all([getTenant(tenantId), readSession(tenantId, sessionId)]);
   if (!tenant || !session || session.status !== 'active') return;

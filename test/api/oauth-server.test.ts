@@ -83,7 +83,7 @@ describe('discovery', () => {
       authorization_endpoint: `${issuer()}/authorize`,
       token_endpoint: `${issuer()}/token`,
       code_challenge_methods_supported: ['S256'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
     });
     const config = await discover('x', client.None());
     expect(config.serverMetadata().issuer).toBe(issuer());

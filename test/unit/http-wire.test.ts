@@ -20,6 +20,9 @@ describe('which routes speak a protocol', () => {
       'GET /api/v1/auth/oauth/.well-known/openid-configuration': 'document',
       'GET /api/v1/auth/oauth/jwks': 'document',
       'POST /api/v1/auth/oauth/token': 'oauth',
+      'GET /api/v1/auth/oauth/userinfo': 'oauth',
+      'POST /api/v1/auth/oauth/userinfo': 'oauth',
+      'POST /api/v1/auth/oauth/introspect': 'oauth',
       'POST /api/v1/auth/workload/token': 'oauth',
       'POST /api/v1/agent/oauth/device': 'oauth',
       'POST /api/v1/agent/oauth/token': 'oauth',
@@ -30,7 +33,9 @@ describe('which routes speak a protocol', () => {
       'GET /api/v1/saml/metadata/{id}/xml': 'text',
     });
     // no standard endpoint is left behind: every path that names one is a protocol route
-    for (const r of ROUTES.filter((x) => /\.well-known|\/oauth\/(token|device|jwks)$|\/auth\/cli\/|\/metadata\/\{id\}\/xml$/.test(x.path)))
+    for (const r of ROUTES.filter((x) =>
+      /\.well-known|\/oauth\/(token|device|jwks|userinfo|introspect)$|\/auth\/cli\/|\/metadata\/\{id\}\/xml$/.test(x.path),
+    ))
       expect(wireOf(r), r.key).not.toBe('envelope');
     expect(wireOf(undefined)).toBe('envelope');
   });
