@@ -14,7 +14,7 @@ import {
   userinfo as userinfoRequest,
 } from '../../lib/oauth/server.js';
 import { signedOutPage } from '../../lib/oauth/consent-page.js';
-import { clearedSessionCookie } from '../../lib/oauth/base.js';
+import { clearedSessionCookie } from '../../lib/auth/authorization-server.js';
 import { requestFacts } from '../../lib/users/sessions.js';
 import { signInPage } from '../../lib/users/sign-in-page.js';
 
@@ -34,7 +34,7 @@ const Metadata = z.looseObject({
   code_challenge_methods_supported: z.array(z.literal('S256')),
 });
 
-/** OpenID Provider Metadata of the service's authorization server (one issuer for every account: lib/oauth/base.ts). */
+/** OpenID Provider Metadata of the service's authorization server (one issuer for every account: lib/auth/authorization-server.ts). */
 export const discovery = defineHandler({
   summary: 'Discover the authorization server (OpenID Provider Metadata)',
   description:

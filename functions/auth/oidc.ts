@@ -5,7 +5,7 @@ import { callbackUrl, finishLogin, startLogin } from '../../lib/sso/oidc.js';
 import { requestFacts } from '../../lib/users/sessions.js';
 import { SignedIn } from '../../lib/users/schemas.js';
 import { signInPage } from '../../lib/users/sign-in-page.js';
-import { sessionCookie } from '../../lib/oauth/base.js';
+import { sessionCookie } from '../../lib/auth/authorization-server.js';
 
 /** `user_code`: a CLI login to approve (lib/users/cli-login.ts); the sign-in page reads it from its own URL. */
 const LoginQuery = z.strictObject({ tenant_id: Uuid.optional(), user_code: z.string().max(32).optional() });

@@ -13,7 +13,7 @@ import {
 } from '../../lib/users/passkeys.js';
 import { PasskeyChallenge, PasskeyDeleted, PasskeyList, PasskeyRegistered, SignedIn } from '../../lib/users/schemas.js';
 import { requestFacts } from '../../lib/users/sessions.js';
-import { sessionCookie } from '../../lib/oauth/base.js';
+import { sessionCookie } from '../../lib/auth/authorization-server.js';
 
 /** A credential id: base64url, as WebAuthn's JSON serialization carries it. */
 const CredentialId = z.string().regex(/^[A-Za-z0-9_-]{16,1366}$/, 'a passkey id (base64url)');

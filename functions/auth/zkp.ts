@@ -5,7 +5,7 @@ import { Uuid } from '../../lib/schemas.js';
 import { beginVerify, finishVerify, RESET_TOKEN_RE, registerVerifier } from '../../lib/users/passwords.js';
 import { PasswordRegistered, PasswordVerify } from '../../lib/users/schemas.js';
 import { requestFacts } from '../../lib/users/sessions.js';
-import { sessionCookie } from '../../lib/oauth/base.js';
+import { sessionCookie } from '../../lib/auth/authorization-server.js';
 import { GROUP_HEX_RE, HASH_HEX_RE } from '../../lib/users/srp.js';
 
 const hex = (re: RegExp, what: string) => z.string().regex(re, what);

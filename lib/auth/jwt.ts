@@ -8,7 +8,7 @@ import { newId, nowIso, UUID_RE } from '../ids.js';
 import { openJson, sealJson } from '../crypto/envelope.js';
 import { sessionState } from './session-state.js';
 import { identifyTenant } from '../tenancy/scope.js';
-import { isIssuer } from '../oauth/base.js';
+import { isIssuer } from './authorization-server.js';
 
 /**
  * Access tokens (JWT, ES256) signed by a per-tenant token-signing key. The public JWK is

@@ -8,6 +8,7 @@ import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { newId, nowIso } from '../ids.js';
 import { kmsKeyProvider } from './kms.js';
+import { admitted } from '../core/admission.js';
 import { METRIC, observeClient } from '../core/metrics.js';
 import { tenantCredentials } from '../tenancy/credentials.js';
 import { currentScope, TenantScopeViolation } from '../tenancy/scope.js';
@@ -89,13 +90,35 @@ function announced(keyring: KeyProvider): KeyProvider {
   };
 }
 
+/**
+ * Admission before KMS (issue 32): a request that will be refused (unknown or suspended
+ * account, rate limit, IP allow-list) never spends a KMS call. In a speculative run
+ * (lib/core/admission.ts) a data key is wrapped or unwrapped only once the request is
+ * admitted; outside one, admitted() resolves at once.
+ */
+function admittedFirst(inner: KeyProvider): KeyProvider {
+  return {
+    name: inner.name,
+    generateDataKey: async (context) => {
+      await admitted();
+      return inner.generateDataKey(context);
+    },
+    decryptDataKey: async (wrapped, context) => {
+      await admitted();
+      return inner.decryptDataKey(wrapped, context);
+    },
+    check: () => inner.check(),
+  };
+}
+
 export function keyProvider(): KeyProvider {
   if (!provider) {
     const cfg = config();
-    provider =
+    provider = admittedFirst(
       cfg.KEY_PROVIDER === 'local'
         ? announced(localKeyring(loadMasterKey(cfg.LOCAL_MASTER_KEY_FILE!)))
-        : kmsKeyProvider({ send: (command) => kmsClient().send(command) }, cfg.KMS_KEY_ID!);
+        : kmsKeyProvider({ send: (command) => kmsClient().send(command) }, cfg.KMS_KEY_ID!),
+    );
   }
   return provider;
 }

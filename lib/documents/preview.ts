@@ -1,4 +1,5 @@
 import type { CallContext } from '../auth/principal.js';
+import { admitted } from '../core/admission.js';
 import { notFound } from '../core/errors.js';
 import { nowIso } from '../ids.js';
 import { audit, requireUse, resolveDocument } from './access.js';
@@ -18,6 +19,8 @@ export async function renderDocumentPage(ctx: CallContext, id: string, pageNumbe
   const viewer = p.user ?? `${p.kind} ${p.id}`;
   const watermark = [`${viewer} · ${at}`, `account ${p.tenantId} · ${access.doc.name}`];
   let out: ReturnType<typeof renderPage>;
+  // the render is the route's heavy work: a request that will be refused never starts it (issue 32)
+  await admitted();
   try {
     out = renderPage({ pdf: await openDocument(access), password: await documentPassword(access), page: pageNumber, scale, watermark });
   } catch (error) {

@@ -1,5 +1,6 @@
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { config } from '../config.js';
+import { admitted } from '../core/admission.js';
 import { serviceUnavailable } from '../core/errors.js';
 
 /**
@@ -31,6 +32,8 @@ export async function putObject(key: string, body: Uint8Array): Promise<void> {
 }
 
 export async function getObject(key: string): Promise<Uint8Array> {
+  // a speculative read (GET) fetches the object only once the request is admitted (issue 32)
+  await admitted();
   const { s3, name } = bucket();
   const out = await s3.send(new GetObjectCommand({ Bucket: name, Key: key }));
   return out.Body!.transformToByteArray();

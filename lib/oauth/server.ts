@@ -26,7 +26,7 @@ import {
 } from '../users/sessions.js';
 import { spend } from '../users/single-use.js';
 import { getUser, scopesOf } from '../users/users.js';
-import { IDENTITY_SCOPES, isIdentityScope, issuerOf, publicBase, sessionFromCookie, tokenEndpointOf } from './base.js';
+import { IDENTITY_SCOPES, isIdentityScope, issuerOf, publicBase, sessionFromCookie, tokenEndpointOf } from '../auth/authorization-server.js';
 
 /**
  * The authorization server of the clients registered at /api/v1/oidc/clients (RFC 6749,
@@ -422,7 +422,7 @@ export async function authorize(q: AuthorizeQuery, headers: Readonly<Record<stri
   const tenant = await getTenant(client.tenantId);
   if (!tenant || tenant.status !== 'active') return fail('access_denied', 'the account is not active');
 
-  // the person: the sign-in session the browser holds (lib/oauth/base.ts), of the client's account
+  // the person: the sign-in session the browser holds (lib/auth/authorization-server.ts), of the client's account
   const cookie = sessionFromCookie(headers);
   const verdict = cookie ? await checkAccessToken(cookie).catch(() => undefined) : undefined;
   if (!verdict?.ok || verdict.claims.tenantId !== tenant.id || verdict.claims.tokenId === undefined) return { kind: 'sign_in', account: tenant.id };

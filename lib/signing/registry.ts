@@ -1,6 +1,7 @@
 import { KMSClient } from '@aws-sdk/client-kms';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { config } from '../config.js';
+import { admitted } from '../core/admission.js';
 import type { SigningBackend } from './backend.js';
 import { CloudHsmDescription, cloudHsmPreparer } from './cloudhsm.js';
 import { KmsSigningBackend } from './kms.js';
@@ -77,7 +78,35 @@ function build(): Map<string, SigningBackend> {
       client: () => (kms ??= observeClient(new KMSClient({ region: cfg.AWS_REGION }), METRIC.kmsCalls)),
     }),
   ];
-  return new Map(list.map((b) => [b.name, b]));
+  return new Map(list.map((b) => [b.name, admittedFirst(b)]));
+}
+
+/**
+ * Admission before the signing devices (issue 32): a request that will be refused
+ * (suspended account, rate limit, IP allow-list) never makes the HSM or KMS generate, sign
+ * or destroy. POST /api/v1/crypto/sign runs speculatively (lib/http/define-handler.ts): its
+ * key read goes out at once, the device call waits for admission (lib/core/admission.ts).
+ */
+function admittedFirst(b: SigningBackend): SigningBackend {
+  return {
+    name: b.name,
+    get tokenLabel() {
+      return b.tokenLabel;
+    },
+    status: () => b.status(),
+    generateKey: async (spec, label) => {
+      await admitted();
+      return b.generateKey(spec, label);
+    },
+    sign: async (ref, algorithm, message) => {
+      await admitted();
+      return b.sign(ref, algorithm, message);
+    },
+    destroyKey: async (ref) => {
+      await admitted();
+      return b.destroyKey(ref);
+    },
+  };
 }
 
 export function signingBackends(): ReadonlyMap<string, SigningBackend> {
@@ -90,5 +119,5 @@ export function signingBackend(name: string): SigningBackend | undefined {
 
 /** Replaces one backend of this process (tests: a backend on a broken module or a pulled token). */
 export function setSigningBackend(backend: SigningBackend): void {
-  (backends ??= build()).set(backend.name, backend);
+  (backends ??= build()).set(backend.name, admittedFirst(backend));
 }

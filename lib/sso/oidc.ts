@@ -14,7 +14,7 @@ import { getUser, type User } from '../users/users.js';
 import { getSsoConfig, secretScope, type SsoConfig } from './config.js';
 import { OutboundFailed } from '../events/outbound.js';
 import { idpJson } from './http.js';
-import { publicBase } from '../oauth/base.js';
+import { publicBase } from '../auth/authorization-server.js';
 
 /**
  * Sign-in through the account's OpenID Connect provider: authorization code with PKCE

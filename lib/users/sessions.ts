@@ -12,7 +12,7 @@ import { queryAll } from '../store/pagination.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
-import { isIdentityScope } from '../oauth/base.js';
+import { isIdentityScope } from '../auth/authorization-server.js';
 import { getUser, scopesOf, type User } from './users.js';
 
 /**
