@@ -13748,7 +13748,8 @@ async function readHidden(prompt, input = process.stdin, output = process.stderr
 }
 
 // cli/main.ts
-var program2 = new Command("secrets").description("Command-line client of the secrets API").version(package_default.version, "-V, --version", "the CLI\u2019s version").enablePositionalOptions().showHelpAfterError("(run with --help for usage)").addHelpText(
+var program2 = new Command("secrets").description("Command-line client of the secrets API").version(package_default.version, "-V, --version", "the CLI\u2019s version").enablePositionalOptions().configureOutput({ outputError: (str, write) => write(`${str.trim().replace(/\s*\n\s*/g, " ")} (run with --help for usage)
+`) }).addHelpText(
   "after",
   `
 Examples (every command takes -o json|yaml|table|env, --json and --profile NAME):

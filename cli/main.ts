@@ -63,7 +63,8 @@ const program = new Command('secrets')
   .description('Command-line client of the secrets API')
   .version(pkg.version, '-V, --version', 'the CLI’s version')
   .enablePositionalOptions()
-  .showHelpAfterError('(run with --help for usage)')
+  // usage mistakes too are one line on stderr (scripts and the tests read the first line)
+  .configureOutput({ outputError: (str, write) => write(`${str.trim().replace(/\s*\n\s*/g, ' ')} (run with --help for usage)\n`) })
   .addHelpText(
     'after',
     `
