@@ -3,10 +3,17 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * Where the CLI keeps its login: the OS's per-user configuration directory
+ * Where the CLI keeps its settings: the OS's per-user configuration directory
  * (`$XDG_CONFIG_HOME` or `~/.config` on Linux and other Unixes, `~/Library/Application
- * Support` on macOS, `%APPDATA%` on Windows), folder `secrets-cli`, file `credentials.json`.
- * The folder is 0700 and the file 0600: the refresh token in it opens a session.
+ * Support` on macOS, `%APPDATA%` on Windows), folder `secrets-cli`:
+ *
+ * - `config.json`: the profiles (`{ current_profile, profiles: { <name>: { api_url } } }`),
+ *   one per API and account, like the AWS CLI's named profiles or Vault's per-address tokens;
+ * - `credentials.json` (profile `default`) and `credentials.<profile>.json`: the profile's
+ *   credential, a CLI login (its rotating refresh token) or an API key stored by
+ *   `secrets login --method api-key`.
+ *
+ * The folder is 0700 and the credential files 0600: what is in them opens a session.
  */
 export interface StoredLogin {
   readonly api_url: string;
@@ -18,37 +25,84 @@ export interface StoredLogin {
   readonly scope: string;
 }
 
+/** An API key stored for a profile (never an argument: read from the terminal or stdin). */
+export interface StoredApiKey {
+  readonly api_url: string;
+  readonly api_key: string;
+}
+
+export interface Profile {
+  readonly api_url?: string;
+}
+
+export interface CliConfig {
+  readonly current_profile?: string;
+  readonly profiles: Readonly<Record<string, Profile>>;
+}
+
+export const DEFAULT_PROFILE = 'default';
+const PROFILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
 export function configDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
   if (platform === 'win32') return join(env.APPDATA || join(homedir(), 'AppData', 'Roaming'), 'secrets-cli');
   if (platform === 'darwin') return join(homedir(), 'Library', 'Application Support', 'secrets-cli');
   return join(env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'secrets-cli');
 }
 
-export const credentialsPath = (dir = configDir()) => join(dir, 'credentials.json');
+/** A profile name is a file name part: letters, digits, `.`, `_`, `-` (the CLI says so when it is not). */
+export const isProfileName = (name: string) => PROFILE_NAME.test(name);
 
-export function readLogin(dir = configDir()): StoredLogin | undefined {
-  let text: string;
+export const credentialsPath = (dir = configDir(), profile = DEFAULT_PROFILE) =>
+  join(dir, profile === DEFAULT_PROFILE ? 'credentials.json' : `credentials.${profile}.json`);
+export const configPath = (dir = configDir()) => join(dir, 'config.json');
+
+function readJson(file: string): unknown {
   try {
-    text = readFileSync(credentialsPath(dir), 'utf8');
-  } catch {
-    return undefined;
-  }
-  try {
-    const v = JSON.parse(text) as StoredLogin;
-    return typeof v.refresh_token === 'string' && typeof v.api_url === 'string' ? v : undefined;
+    return JSON.parse(readFileSync(file, 'utf8'));
   } catch {
     return undefined;
   }
 }
 
-export function writeLogin(login: StoredLogin, dir = configDir()): void {
+function writePrivate(dir: string, file: string, value: unknown): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
-  const file = credentialsPath(dir);
-  writeFileSync(file, `${JSON.stringify(login, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
 }
 
-export function removeLogin(dir = configDir()): void {
-  rmSync(credentialsPath(dir), { force: true });
+export function readStored(dir = configDir(), profile = DEFAULT_PROFILE): StoredLogin | StoredApiKey | undefined {
+  const v = readJson(credentialsPath(dir, profile)) as Partial<StoredLogin & StoredApiKey> | undefined;
+  if (!v || typeof v.api_url !== 'string') return undefined;
+  if (typeof v.refresh_token === 'string') return v as StoredLogin;
+  if (typeof v.api_key === 'string') return v as StoredApiKey;
+  return undefined;
+}
+
+export function readLogin(dir = configDir(), profile = DEFAULT_PROFILE): StoredLogin | undefined {
+  const v = readStored(dir, profile);
+  return v && 'refresh_token' in v ? v : undefined;
+}
+
+export function writeLogin(login: StoredLogin | StoredApiKey, dir = configDir(), profile = DEFAULT_PROFILE): void {
+  writePrivate(dir, credentialsPath(dir, profile), login);
+}
+
+export function removeLogin(dir = configDir(), profile = DEFAULT_PROFILE): void {
+  rmSync(credentialsPath(dir, profile), { force: true });
+}
+
+export function readConfig(dir = configDir()): CliConfig {
+  const v = readJson(configPath(dir)) as Partial<CliConfig> | undefined;
+  const profiles = v && typeof v.profiles === 'object' && v.profiles !== null ? v.profiles : {};
+  return { ...(typeof v?.current_profile === 'string' ? { current_profile: v.current_profile } : {}), profiles };
+}
+
+export function writeConfig(config: CliConfig, dir = configDir()): void {
+  writePrivate(dir, configPath(dir), config);
+}
+
+/** The profile in use: `--profile`, else `SECRETS_PROFILE`, else the one `secrets profile use` chose, else `default`. */
+export function activeProfile(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, dir = configDir()): string {
+  return flag || env.SECRETS_PROFILE || readConfig(dir).current_profile || DEFAULT_PROFILE;
 }

@@ -1,3 +1,4 @@
+import { stringify as stringifyYaml } from 'yaml';
 import { ApiError, OAuthError, UnexpectedResponseError } from '../client/index.js';
 import { CliError } from './api.js';
 
@@ -10,6 +11,8 @@ export function describeError(error: unknown, apiUrl?: string): string {
       insufficient_scope: 'use a credential with that scope',
       stale_etag: 'it changed since you read it: read it again and retry',
       not_found: 'check the name (`secrets secrets list`)',
+      precondition_required: 'read it first and send its ETag (`secrets secrets get NAME -o json` shows it)',
+      route_not_found: 'check SECRETS_API_URL: it is the API’s address, without /api/v1',
     };
     const extra = hint[String(error.code)];
     return `${error.error}${extra ? `: ${extra}` : ''} (${String(error.code)}, request ${error.request_id})`;
@@ -34,4 +37,59 @@ export function progress(label: string, stream: NodeJS.WriteStream = process.std
       stream.write(`\r\x1b[K${final ? `${final}\n` : ''}`);
     },
   };
+}
+
+export const FORMATS = ['json', 'yaml', 'table', 'env'] as const;
+export type Format = (typeof FORMATS)[number];
+
+/** An environment variable name: `db-password` → `DB_PASSWORD`. */
+export const envName = (s: string) =>
+  s
+    .toUpperCase()
+    .replace(/[^A-Z0-9_]/g, '_')
+    .replace(/^(\d)/, '_$1');
+
+const scalar = (v: unknown): string => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+/** A table: one row per object (columns: the union of their keys, or `columns`), or key/value rows for one object. */
+export function table(data: unknown, columns?: readonly string[]): string {
+  const rows: Record<string, unknown>[] = Array.isArray(data)
+    ? data.map((r) => (typeof r === 'object' && r !== null ? (r as Record<string, unknown>) : { value: r }))
+    : typeof data === 'object' && data !== null
+      ? Object.entries(data).map(([key, value]) => ({ key, value }))
+      : [{ value: data }];
+  const cols = columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  if (rows.length === 0) return '(none)';
+  const cells = [cols.map((c) => c.toUpperCase()), ...rows.map((r) => cols.map((c) => scalar(r[c]).replace(/\s+/g, ' ')))];
+  const widths = cols.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
+  return cells.map((row) => row.map((cell, i) => (i === cols.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+/** Dotenv lines (values double-quoted, escaped as JSON strings are; dotenv's parser reads them back). */
+export const dotenv = (env: Record<string, string>) =>
+  Object.entries(env)
+    .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+    .join('\n');
+
+/** `--output env` of any result: an object's scalar fields as NAME=value lines. */
+function envOf(data: unknown): string {
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new CliError('--output env prints an object as NAME=value lines: use --output json or table for this command');
+  return dotenv(Object.fromEntries(Object.entries(data).map(([k, v]) => [envName(k), scalar(v)])));
+}
+
+/** What a command prints: `human` without --output, else the data in the format asked for. */
+export function render(format: Format | undefined, data: unknown, human: string, columns?: readonly string[]): string {
+  switch (format) {
+    case undefined:
+      return human;
+    case 'json':
+      return JSON.stringify(data);
+    case 'yaml':
+      return stringifyYaml(data).replace(/\n$/, '');
+    case 'table':
+      return table(data, columns);
+    case 'env':
+      return envOf(data);
+  }
 }

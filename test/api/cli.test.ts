@@ -183,8 +183,10 @@ describe('secrets CLI', () => {
     const noCommand = await cli(['run', '--secret', name, '--', 'definitely-not-a-command-xyz'], env);
     expect(noCommand.code).toBe(1);
     const noWhat = await cli(['run', '--', 'env'], env);
-    expect(noWhat.stderr.trim()).toBe('error: name what to inject: --secret NAME[=ENV_VAR] (repeatable) and/or --variable NAME (repeatable)');
-    const badKey = await cli(['secrets', 'list'], { ...env, SECRETS_API_KEY: 'scm_not-a-real-key-000000000000' });
+    expect(noWhat.stderr.trim()).toBe(
+      'error: name what to inject: --secret NAME[=ENV_VAR] and/or --variable NAME (repeatable), or --container NAME, --tag TAG, --all',
+    );
+    const badKey = await cli(['secrets', 'list'], { ...env, SECRETS_API_KEY: `scm_aaaaaaaa_${'0'.repeat(43)}` });
     expect(badKey.code).toBe(1);
     expect(badKey.stderr).toMatch(/^error: .*run `secrets login` again \(or check SECRETS_API_KEY\)/);
     const noUrl = await cli(['secrets', 'list'], {
