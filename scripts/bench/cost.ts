@@ -19,8 +19,9 @@
  *   line — metrics on, as in Lambda — and the writer's lines) — Lambda's platform lines are off (systemLogLevel WARN, JSON format);
  * - CPU ms of the process (/proc/<pid>/stat), next to GET /health in the same run; the
  *   function's own CPU is taken as route − /health (the local gateway's share of a request);
- * - billed duration: that CPU plus the AWS calls the request waited for, the longest chain of
- *   calls one after another, each at the in-region latency LATENCY_MS assumes;
+ * - billed duration: that CPU stretched to a 512 MB function's share of a vCPU (CPU_STRETCH)
+ *   plus the AWS calls the request waited for, the longest chain of calls one after another,
+ *   each at the in-region latency LATENCY_MS assumes;
  * - writer invocations: one per batch the writer's mapping received.
  *
  *   npm run bench:cost      (COST_REQUESTS=40, COST_COLD_RATE=0.01, COST_SKIP_FIXED=1 skips the synthesis)
@@ -48,6 +49,12 @@ const COLD_RATE = Number(process.env.COST_COLD_RATE ?? 0.01);
 const INIT_MS = 250;
 /** Memory of every function (infra/settings.ts memoryMb default). */
 const MEMORY_GB = 512 / 1024;
+/**
+ * Lambda gives a function CPU in proportion to its memory: one vCPU at 1,769 MB. A
+ * millisecond of CPU measured on a whole core of this machine is taken as 1769/512 ms of
+ * billed duration at 512 MB.
+ */
+const CPU_STRETCH = 1769 / 512;
 /** In-region latency of one call, as the request waits for it (assumed; the local engines answer in about 1 ms). */
 const LATENCY_MS: Record<string, number> = { DynamoDB: 5, SQS: 8, KMS: 8 };
 
@@ -319,7 +326,7 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
 export function priced(r: RouteCost, health: RouteCost) {
   const p = PRICES;
   const fnCpu = Math.max(0, r.per.cpuMs - health.per.cpuMs);
-  const billedMs = Math.ceil(fnCpu + r.waitMs);
+  const billedMs = Math.ceil(fnCpu * CPU_STRETCH + r.waitMs);
   const gbSecond = (ms: number) => (ms / 1000) * MEMORY_GB * p.lambdaGbSecond * 1e6;
   const invocations = 1 + r.per.writerInvocations;
   const items = {
@@ -355,7 +362,7 @@ export function printCosts(routes: readonly RouteCost[], health: RouteCost): str
   for (const r of routes) lines.push(`- ${r.route}: ${r.ops}`);
   lines.push(
     '',
-    `USD per million requests, us-east-1 list prices of ${PRICES.date}; Lambda arm64 ${MEMORY_GB * 1024} MB, billed ms = (CPU − /health's) + waits,`,
+    `USD per million requests, us-east-1 list prices of ${PRICES.date}; Lambda arm64 ${MEMORY_GB * 1024} MB, billed ms = (CPU − /health's) × ${CPU_STRETCH.toFixed(2)} + waits,`,
     `INIT ${INIT_MS} ms billed on ${(COLD_RATE * 100).toFixed(1)} % of invocations; X-Ray at ${(PRICES.xraySampled * 100).toFixed(0)} % sampled:`,
     '',
     '| route | Lambda | DynamoDB | SQS | KMS | Logs | X-Ray | **own** | + API GW | total |',
