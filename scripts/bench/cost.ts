@@ -27,7 +27,8 @@
  *   npm run bench:cost      (COST_REQUESTS=40, COST_COLD_RATE=0.01, COST_SKIP_FIXED=1 skips the synthesis)
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { generateApiKey } from '../../lib/auth/api-keys.js';
 import { postgresServer, type TestServer } from '../../test/helpers/databases.js';
@@ -171,7 +172,9 @@ const opsOf = (records: readonly ProbeRecord[], n: number) => {
 
 export async function measureCosts(): Promise<{ routes: RouteCost[]; health: RouteCost }> {
   const rootKey = generateApiKey().key;
-  const probeFile = join(resolve('.'), `.cost-probe-${process.pid}.jsonl`);
+  // in a directory of its own: the runtime flushes the probe once more as it exits
+  const probeDir = mkdtempSync(join(tmpdir(), 'secrets-cost-'));
+  const probeFile = join(probeDir, 'probe.jsonl');
   writeFileSync(probeFile, '');
   const probe = resolve('scripts/bench/cost-probe.mjs');
   const rt = await startRuntime(rootKey, {
@@ -313,12 +316,7 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
   } finally {
     await pgServer?.cleanup();
     rt.stop();
-    try {
-      writeFileSync(probeFile, '');
-      (await import('node:fs')).rmSync(probeFile, { force: true });
-    } catch {
-      // gone already
-    }
+    setTimeout(() => rmSync(probeDir, { recursive: true, force: true }), 2000);
   }
 }
 
