@@ -9,8 +9,9 @@
  * SDK call at the client: DynamoDB capacity from ReturnConsumedCapacity TOTAL, SQS requests,
  * and the KMS operations the local keyring stands in for. Per route, COST_REQUESTS requests
  * (default 40) one after another after a warm-up, then a drain (the audit writer's put and the
- * stream relay land in it); everything the process did in that window (CPU and log bytes less
- * what it does idle, measured first), divided by the requests:
+ * stream relay land in it); everything the process did in that window (log bytes less what it
+ * does idle, measured first; CPU over the requests alone, less the idle rate of the 3 s just
+ * before them), divided by the requests:
  * - DynamoDB read and write request units (on-demand: RRU = RCU, WRU = WCU);
  * - SQS requests: SendMessage, and the writer mapping's ReceiveMessage (those that brought
  *   messages) and DeleteMessageBatch — Lambda's event-source mapping bills them to the account;
@@ -40,6 +41,7 @@ const REQUESTS = Number(process.env.COST_REQUESTS ?? 40);
 const WARMUP = 3;
 const DRAIN_MS = 3000;
 const IDLE_MS = 6000;
+const QUIET_MS = 3000;
 /** The share of invocations that are cold starts (billed INIT since 1 August 2025). */
 const COLD_RATE = Number(process.env.COST_COLD_RATE ?? 0.01);
 /**
@@ -209,6 +211,10 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
         if (r.status !== expected) throw new Error(`${route}: ${r.status} ${r.text.slice(0, 300)}`);
       }
       await sleep(DRAIN_MS);
+      // the idle process's CPU right before the requests (its polling varies with the machine's load)
+      const q0 = { cpu: cpuMsOf(rt.pid), t: Date.now() };
+      await sleep(QUIET_MS);
+      const idleCpuRate = (cpuMsOf(rt.pid) - q0.cpu) / (Date.now() - q0.t);
       const t0 = Date.now();
       const cpu0 = cpuMsOf(rt.pid);
       const log0 = logSize();
@@ -219,14 +225,16 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
         windows.push([s, performance.timeOrigin + performance.now()]);
         if (r.status !== expected) throw new Error(`${route}: ${r.status} ${r.text.slice(0, 300)}`);
       }
+      // CPU over the requests alone: a drain's idle polling would outweigh them on a loaded machine
+      const cpuSpent = cpuMsOf(rt.pid) - cpu0 - idleCpuRate * (Date.now() - t0);
       await sleep(DRAIN_MS);
       const t1 = Date.now();
       const span = t1 - t0;
       const records = readProbe(probeFile).filter((r) => r.start >= t0 && r.start < t1);
-      const measured: Totals = { ...totalsOf(records), cpuMs: cpuMsOf(rt.pid) - cpu0, logBytes: logSize() - log0 };
+      const measured: Totals = { ...totalsOf(records), cpuMs: cpuSpent, logBytes: logSize() - log0 };
       // the calls are the requests' own (background work here is what the requests caused: the
       // writer's puts, the relay's deletes); CPU and log bytes less the idle process's
-      const idleShare = (k: keyof Totals) => (k === 'cpuMs' || k === 'logBytes' ? idleRate[k] * span : 0);
+      const idleShare = (k: keyof Totals) => (k === 'logBytes' ? idleRate.logBytes * span : 0);
       const per = Object.fromEntries(
         Object.entries(measured).map(([k, v]) => [k, Math.max(0, (v - idleShare(k as keyof Totals)) / n)]),
       ) as unknown as Totals;
