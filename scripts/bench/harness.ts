@@ -44,7 +44,7 @@ export const fmt = (r: Result) =>
 export async function startRuntime(
   rootKey: string,
   opts: { dynamoPort?: number; env?: Record<string, string> } = {},
-): Promise<{ baseUrl: string; dynamoEndpoint: string; dataDir: string; stop: () => void }> {
+): Promise<{ baseUrl: string; dynamoEndpoint: string; dataDir: string; pid: number; logFile: string; stop: () => void }> {
   const [port, dynamoPort] = [await freePort(), opts.dynamoPort ?? (await freePort())];
   const dataDir = mkdtempSync(join(tmpdir(), 'secrets-bench-'));
   // The runtime's structured logs go to a file, as Lambda's go to its log service: a pipe
@@ -69,7 +69,7 @@ export async function startRuntime(
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: `http://127.0.0.1:${dynamoPort}`, dataDir, stop: () => child.kill('SIGTERM') };
+  return { baseUrl: `http://127.0.0.1:${port}`, dynamoEndpoint: `http://127.0.0.1:${dynamoPort}`, dataDir, pid: child.pid!, logFile, stop: () => child.kill('SIGTERM') };
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });

@@ -11,7 +11,8 @@
  * - Without a Docker engine (and no LOCALSTACK_ENDPOINT) it says why it did not run and
  *   exits 1: a run that tested nothing must not look like a pass.
  *
- * Steps: cdklocal bootstrap; cdklocal deploy --all (context name=lsapi, outputs to a file);
+ * Steps: the preflight (scripts/localstack/preflight.ts: cdklocal's environment rule, and an
+ * HTTP answer at the endpoint, said in one line otherwise); cdklocal bootstrap; cdklocal deploy --all (context name=lsapi, outputs to a file);
  * the first operator with scripts/operator/create.ts --stack lsapi-data; then over HTTP:
  * GET /health, 401 without a key, and a secret written and read back with the operator's key.
  */
@@ -21,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LocalstackContainer, type StartedLocalStackContainer } from '@testcontainers/localstack';
 import { main as createOperator } from '../operator/create.js';
+import { cdklocalEnvironment, endpointProblem } from './preflight.js';
 
 const IMAGE = process.env.LOCALSTACK_IMAGE ?? 'localstack/localstack:4.7.0';
 const NAME = 'lsapi';
@@ -68,16 +70,7 @@ interface Check {
 async function smoke(endpoint: string): Promise<Check[]> {
   const outDir = mkdtempSync(join(tmpdir(), 'secrets-api-localstack-'));
   const outputsFile = join(outDir, 'outputs.json');
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    AWS_ENDPOINT_URL: endpoint,
-    AWS_ACCESS_KEY_ID: 'test',
-    AWS_SECRET_ACCESS_KEY: 'test',
-    AWS_REGION: REGION,
-    AWS_DEFAULT_REGION: REGION,
-    CDK_DEFAULT_ACCOUNT: ACCOUNT,
-    CDK_DEFAULT_REGION: REGION,
-  };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...cdklocalEnvironment(endpoint, ACCOUNT, REGION) };
   try {
     const cdklocal = join(ROOT, 'node_modules', '.bin', 'cdklocal');
     await run(cdklocal, ['bootstrap', `aws://${ACCOUNT}/${REGION}`], env);
@@ -145,6 +138,13 @@ async function mainLocalStack(): Promise<number> {
     endpoint = container.getConnectionUri();
   }
   log(`LocalStack at ${endpoint}`);
+  // before the minutes of bootstrap and deploy: the environment cdklocal will get, and an answer at the endpoint
+  const problem = await endpointProblem({ ...process.env, ...cdklocalEnvironment(endpoint, ACCOUNT, REGION) });
+  if (problem) {
+    log(`test:localstack did NOT run: ${problem}`);
+    await container?.stop();
+    return 1;
+  }
   try {
     const checks = await smoke(endpoint);
     for (const c of checks) log(`${c.ok ? 'ok  ' : 'FAIL'} ${c.name}${c.ok ? '' : `: ${c.detail}`}`);

@@ -1,0 +1,401 @@
+/**
+ * `npm run bench:cost`: what one request of each hot route costs in AWS, from units measured
+ * in the local runtime (not assumed), priced at list prices; then the fixed monthly cost of
+ * each documented variant from its synthesized templates. A benchmark, not a test: it prints
+ * figures and asserts nothing. docs/cost.md explains each column and shows the runs.
+ *
+ * The runtime (scripts/local/start.ts, every route and the audit writer in one process) is
+ * started with scripts/bench/cost-probe.mjs preloaded (NODE_OPTIONS), which counts every AWS
+ * SDK call at the client: DynamoDB capacity from ReturnConsumedCapacity TOTAL, SQS requests,
+ * and the KMS operations the local keyring stands in for. Per route, COST_REQUESTS requests
+ * (default 40) one after another after a warm-up, then a drain (the audit writer's put and the
+ * stream relay land in it); everything the process did in that window (log bytes less what it
+ * does idle, measured first; CPU over the requests alone, less the idle rate of the 3 s just
+ * before them), divided by the requests:
+ * - DynamoDB read and write request units (on-demand: RRU = RCU, WRU = WCU);
+ * - SQS requests: SendMessage, and the writer mapping's ReceiveMessage (those that brought
+ *   messages) and DeleteMessageBatch — Lambda's event-source mapping bills them to the account;
+ * - KMS requests;
+ * - log bytes: what the process wrote to its log (the structured request line, the EMF metrics
+ *   line — metrics on, as in Lambda — and the writer's lines) — Lambda's platform lines are off (systemLogLevel WARN, JSON format);
+ * - CPU ms of the process (/proc/<pid>/stat), next to GET /health in the same run; the
+ *   function's own CPU is taken as route − /health (the local gateway's share of a request);
+ * - billed duration: that CPU stretched to a 512 MB function's share of a vCPU (CPU_STRETCH)
+ *   plus the AWS calls the request waited for, the longest chain of calls one after another,
+ *   each at the in-region latency LATENCY_MS assumes;
+ * - writer invocations: one per batch the writer's mapping received.
+ *
+ *   npm run bench:cost      (COST_REQUESTS=40, COST_COLD_RATE=0.01, COST_SKIP_FIXED=1 skips the synthesis)
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { generateApiKey } from '../../lib/auth/api-keys.js';
+import { postgresServer, type TestServer } from '../../test/helpers/databases.js';
+import { generateDeviceKey, signedFetch } from '../agent-client.js';
+import { fixedCosts, printFixed } from './cost-fixed.js';
+import { http, startRuntime } from './harness.js';
+
+const REQUESTS = Number(process.env.COST_REQUESTS ?? 40);
+const WARMUP = 3;
+const DRAIN_MS = 3000;
+const IDLE_MS = 6000;
+const QUIET_MS = 3000;
+/** The share of invocations that are cold starts (billed INIT since 1 August 2025). */
+const COLD_RATE = Number(process.env.COST_COLD_RATE ?? 0.01);
+/**
+ * Billed INIT per cold start: `npm run bench:cold` measured a handler module's init at
+ * 115 ms median (README, 2026-11-24) on this machine; a 512 MB arm64 sandbox is slower and
+ * the runtime's own start adds to it: 250 ms assumed.
+ */
+const INIT_MS = 250;
+/** Memory of every function (infra/settings.ts memoryMb default). */
+const MEMORY_GB = 512 / 1024;
+/**
+ * Lambda gives a function CPU in proportion to its memory: one vCPU at 1,769 MB. A
+ * millisecond of CPU measured on a whole core of this machine is taken as 1769/512 ms of
+ * billed duration at 512 MB.
+ */
+const CPU_STRETCH = 1769 / 512;
+/** In-region latency of one call, as the request waits for it (assumed; the local engines answer in about 1 ms). */
+const LATENCY_MS: Record<string, number> = { DynamoDB: 5, SQS: 8, KMS: 8 };
+
+/** us-east-1 list prices (USD), as read on the date below. */
+export const PRICES = {
+  date: '2026-11-27',
+  apiGatewayRestPerMillion: 3.5,
+  lambdaRequestPerMillion: 0.2,
+  /** arm64 (infra/route-function.ts ARCHITECTURE); x86_64 is 0.0000166667. */
+  lambdaGbSecond: 0.0000133334,
+  dynamoWruPerMillion: 0.625,
+  dynamoRruPerMillion: 0.125,
+  sqsPerMillion: 0.4,
+  kmsPer10k: 0.03,
+  logsIngestPerGb: 0.5,
+  /** Per trace recorded; the default sampling rule records 1 request/s and 5 % of the rest. */
+  xrayPerMillionTraces: 5,
+  xraySampled: 0.05,
+  secretsManagerPer10kCalls: 0.05,
+  secretsManagerPerSecretMonth: 0.4,
+} as const;
+
+interface ProbeRecord {
+  readonly service: string;
+  readonly op: string;
+  readonly start: number;
+  readonly end: number;
+  readonly kind?: 'read' | 'write';
+  readonly units?: number;
+  readonly messages?: number;
+  readonly refused?: boolean;
+  readonly error?: string;
+}
+
+interface Totals {
+  rru: number;
+  wru: number;
+  sqs: number;
+  kms: number;
+  writerInvocations: number;
+  logBytes: number;
+  cpuMs: number;
+  ddbCalls: number;
+}
+
+export interface RouteCost {
+  readonly route: string;
+  readonly per: Totals;
+  /** The longest chain of AWS calls a request waited for, at LATENCY_MS (median). */
+  readonly waitMs: number;
+  readonly ops: string;
+}
+
+const cpuMsOf = (pid: number) => {
+  // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 per second)
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+};
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function readProbe(file: string): ProbeRecord[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as ProbeRecord);
+}
+
+function totalsOf(records: readonly ProbeRecord[]): Omit<Totals, 'logBytes' | 'cpuMs'> {
+  const t = { rru: 0, wru: 0, sqs: 0, kms: 0, writerInvocations: 0, ddbCalls: 0 };
+  for (const r of records) {
+    if (r.service === 'DynamoDB' && r.kind) {
+      t.ddbCalls++;
+      if (r.kind === 'read') t.rru += r.units ?? 0;
+      else t.wru += r.units ?? 0;
+    } else if (r.service === 'SQS') {
+      if (r.op === 'ReceiveMessage') {
+        if ((r.messages ?? 0) === 0) continue; // idle long polling: fixed, not per request
+        t.writerInvocations++;
+      }
+      if (r.op === 'GetQueueAttributes' || r.op === 'CreateQueue') continue;
+      t.sqs++;
+    } else if (r.service === 'KMS') t.kms++;
+  }
+  return t;
+}
+
+/** The longest chain of calls each started after the one before answered, weighted by LATENCY_MS. */
+function waitOf(records: readonly ProbeRecord[]): number {
+  const sorted = [...records].sort((a, b) => a.start - b.start);
+  const best: number[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    let before = 0;
+    for (let j = 0; j < i; j++) if (sorted[j]!.end <= sorted[i]!.start) before = Math.max(before, best[j]!);
+    best.push(before + (LATENCY_MS[sorted[i]!.service] ?? 5));
+  }
+  return Math.max(0, ...best);
+}
+
+const opsOf = (records: readonly ProbeRecord[], n: number) => {
+  const counts = new Map<string, number>();
+  for (const r of records) {
+    if (r.service === 'SQS' && r.op === 'ReceiveMessage' && (r.messages ?? 0) === 0) continue;
+    // the stream's reads (free to a Lambda event-source mapping) and control-plane calls are not billed per request
+    if ((r.service === 'DynamoDB' && !r.kind) || r.service === 'DynamoDB Streams' || r.op === 'GetQueueAttributes') continue;
+    const what = `${r.service === 'DynamoDB' ? '' : `${r.service} `}${r.op}${r.refused ? ' (refused)' : ''}`;
+    counts.set(what, (counts.get(what) ?? 0) + 1);
+  }
+  return [...counts]
+    .filter(([, c]) => c / n >= 0.05)
+    .map(([op, c]) => `${op} ${(c / n).toFixed(c % n === 0 ? 0 : 2)}`)
+    .join(', ');
+};
+
+export async function measureCosts(): Promise<{ routes: RouteCost[]; health: RouteCost }> {
+  const rootKey = generateApiKey().key;
+  // in a directory of its own: the runtime flushes the probe once more as it exits
+  const probeDir = mkdtempSync(join(tmpdir(), 'secrets-cost-'));
+  const probeFile = join(probeDir, 'probe.jsonl');
+  writeFileSync(probeFile, '');
+  const probe = resolve('scripts/bench/cost-probe.mjs');
+  const rt = await startRuntime(rootKey, {
+    env: {
+      // metrics are on in Lambda (Powertools' default) and off locally: their EMF lines are log bytes AWS ingests
+      POWERTOOLS_METRICS_DISABLED: 'false',
+      COST_PROBE_FILE: probeFile,
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${probe}`.trim() },
+  });
+  let pgServer: TestServer | undefined;
+  const logSize = () => statSync(rt.logFile).size;
+  try {
+    const j = async (method: string, path: string, key: string | undefined, body?: unknown, headers: Record<string, string> = {}) => {
+      const r = await http(method, `${rt.baseUrl}${path}`, { ...(key ? { authorization: `Bearer ${key}` } : {}), ...headers }, body === undefined ? undefined : JSON.stringify(body));
+      return { ...r, json: () => JSON.parse(r.text) as { data: any } };
+    };
+    const quota = { requests_per_minute: 100_000_000 };
+    const made = (await j('POST', '/api/v1/admin/tenants', rootKey, { name: 'cost', admin_email: 'cost@example.test', quota })).json().data;
+    const admin: string = made.api_key.key;
+
+    // what the process does idle (the sweeper, the relay's and the writer's polling), per ms
+    await sleep(4000);
+    const idle0 = { cpu: cpuMsOf(rt.pid), log: logSize(), t: Date.now() };
+    await sleep(IDLE_MS);
+    const idle1 = { cpu: cpuMsOf(rt.pid), log: logSize(), t: Date.now() };
+    const idleSpan = idle1.t - idle0.t;
+    const idleRate = { cpuMs: (idle1.cpu - idle0.cpu) / idleSpan, logBytes: (idle1.log - idle0.log) / idleSpan };
+
+    const measure = async (route: string, send: () => Promise<{ status: number; text: string }>, expected: number, n = REQUESTS): Promise<RouteCost> => {
+      for (let i = 0; i < WARMUP; i++) {
+        const r = await send();
+        if (r.status !== expected) throw new Error(`${route}: ${r.status} ${r.text.slice(0, 300)}`);
+      }
+      await sleep(DRAIN_MS);
+      // the idle process's CPU right before the requests (its polling varies with the machine's load)
+      const q0 = { cpu: cpuMsOf(rt.pid), t: Date.now() };
+      await sleep(QUIET_MS);
+      const idleCpuRate = (cpuMsOf(rt.pid) - q0.cpu) / (Date.now() - q0.t);
+      const t0 = Date.now();
+      const cpu0 = cpuMsOf(rt.pid);
+      const log0 = logSize();
+      const windows: [number, number][] = [];
+      for (let i = 0; i < n; i++) {
+        const s = performance.timeOrigin + performance.now();
+        const r = await send();
+        windows.push([s, performance.timeOrigin + performance.now()]);
+        if (r.status !== expected) throw new Error(`${route}: ${r.status} ${r.text.slice(0, 300)}`);
+      }
+      // CPU over the requests alone: a drain's idle polling would outweigh them on a loaded machine
+      const cpuSpent = cpuMsOf(rt.pid) - cpu0 - idleCpuRate * (Date.now() - t0);
+      await sleep(DRAIN_MS);
+      const t1 = Date.now();
+      const span = t1 - t0;
+      const records = readProbe(probeFile).filter((r) => r.start >= t0 && r.start < t1);
+      const measured: Totals = { ...totalsOf(records), cpuMs: cpuSpent, logBytes: logSize() - log0 };
+      // the calls are the requests' own (background work here is what the requests caused: the
+      // writer's puts, the relay's deletes); CPU and log bytes less the idle process's
+      const idleShare = (k: keyof Totals) => (k === 'logBytes' ? idleRate.logBytes * span : 0);
+      const per = Object.fromEntries(
+        Object.entries(measured).map(([k, v]) => [k, Math.max(0, (v - idleShare(k as keyof Totals)) / n)]),
+      ) as unknown as Totals;
+      if (process.env.COST_VERBOSE === '1') {
+        const [s, e] = windows[Math.floor(n / 2)]!;
+        for (const r of records.filter((x) => x.start >= s && x.start <= e + DRAIN_MS)) process.stderr.write(`${route}: ${JSON.stringify(r)}\n`);
+        process.stderr.write(`${route}: idle rate ${JSON.stringify(idleRate)} span ${span}\n`);
+      }
+      const waits = windows.map(([s, e]) => waitOf(records.filter((r) => r.start >= s && r.start <= e))).sort((a, b) => a - b);
+      return { route, per, waitMs: waits[Math.floor(waits.length / 2)] ?? 0, ops: opsOf(records, n) };
+    };
+
+    const health = await measure('GET /health', () => j('GET', '/health', undefined), 200, REQUESTS * 2);
+    const secret = await j('POST', '/api/v1/secrets', admin, { name: 'cost', data: { value: randomBytes(12).toString('hex') } });
+    let etag = secret.headers.etag as string;
+    const password = (await j('POST', '/api/v1/passwords', admin, { name: 'cost', username: 'u', password: randomBytes(12).toString('hex') })).json().data
+      .password.id as string;
+    const rows: RouteCost[] = [];
+    rows.push(await measure('GET /api/v1/secrets/{name}', () => j('GET', '/api/v1/secrets/cost', admin), 200));
+    rows.push(
+      await measure(
+        'PUT /api/v1/secrets/{name}',
+        async () => {
+          const r = await j('PUT', '/api/v1/secrets/cost', admin, { data: { value: randomBytes(12).toString('hex') } }, { 'if-match': etag });
+          etag = r.headers.etag as string;
+          return r;
+        },
+        200,
+      ),
+    );
+    rows.push(await measure('GET /api/v1/passwords/{id}', () => j('GET', `/api/v1/passwords/${password}`, admin), 200));
+    rows.push(await measure('GET /api/v1/secrets (list)', () => j('GET', '/api/v1/secrets', admin), 200));
+
+    const signing = await j('POST', '/api/v1/code-signing-keys', admin, { name: 'cost-hsm', backend: 'pkcs11', algorithm: 'EC_P256' });
+    if (signing.status === 201) {
+      const keyId = signing.json().data.code_signing_key.id as string;
+      const message = randomBytes(64).toString('base64');
+      rows.push(await measure('POST /api/v1/crypto/sign', () => j('POST', '/api/v1/crypto/sign', admin, { backend: 'pkcs11', key_id: keyId, message, purpose: 'bench' }), 200));
+    } else process.stderr.write(`signing key not created (${signing.status} ${signing.text.slice(0, 200)}): sign skipped\n`);
+
+    try {
+      pgServer = await postgresServer(randomBytes(12).toString('hex'));
+      const conn = (
+        await j('POST', '/api/v1/integrations', admin, {
+          name: 'cost-db',
+          provider: pgServer.engine,
+          host: pgServer.host,
+          port: pgServer.port,
+          database: pgServer.database,
+          username: pgServer.admin,
+          password: pgServer.adminPassword,
+          tls_mode: 'disable',
+        })
+      ).json().data.integration.id as string;
+      const role = (
+        await j('POST', '/api/v1/service-config', admin, {
+          name: `${pgServer.rolePrefix}cost`,
+          kind: 'database-role',
+          connection_id: conn,
+          default_ttl_seconds: 600,
+          max_ttl_seconds: 3600,
+          creation_statements: [`CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`],
+        })
+      ).json().data.service_config.id as string;
+      rows.push(await measure('POST /api/v1/database/roles/{id}/credentials', () => j('POST', `/api/v1/database/roles/${role}/credentials`, admin, { ttl_seconds: 600 }), 201));
+    } catch (error) {
+      process.stderr.write(`database lease skipped: ${(error as Error).message}\n`);
+    }
+
+    const profile = crypto.randomUUID();
+    const secretId = secret.json().data.secret.id as string;
+    await j('PUT', `/api/v1/agents/profiles/${profile}`, admin, { name: 'cost', enabled: true, grants: [{ alias: 'db', service: 'secret.read', resource: secretId }] });
+    const key = generateDeviceKey('ed25519');
+    const device = (await j('POST', '/api/v1/agents/devices', admin, { name: 'cost-dev', public_key: key.publicJwk, profile_id: profile })).json().data.device
+      .id as string;
+    rows.push(
+      await measure(
+        'POST /api/v1/agent/access/{alias}',
+        async () => {
+          const r = await signedFetch(rt.baseUrl, { id: device, key }, 'POST', '/api/v1/agent/access/db');
+          return { status: r.status, text: JSON.stringify(r.body) };
+        },
+        200,
+      ),
+    );
+    return { routes: rows, health };
+  } finally {
+    await pgServer?.cleanup();
+    rt.stop();
+    setTimeout(() => rmSync(probeDir, { recursive: true, force: true }), 2000);
+  }
+}
+
+/** Dollars per million requests of a route, by line item. */
+export function priced(r: RouteCost, health: RouteCost) {
+  const p = PRICES;
+  const fnCpu = Math.max(0, r.per.cpuMs - health.per.cpuMs);
+  const billedMs = Math.ceil(fnCpu * CPU_STRETCH + r.waitMs);
+  const gbSecond = (ms: number) => (ms / 1000) * MEMORY_GB * p.lambdaGbSecond * 1e6;
+  const invocations = 1 + r.per.writerInvocations;
+  const items = {
+    lambda: invocations * p.lambdaRequestPerMillion + gbSecond(billedMs) + COLD_RATE * invocations * gbSecond(INIT_MS),
+    dynamodb: r.per.rru * p.dynamoRruPerMillion + r.per.wru * p.dynamoWruPerMillion,
+    sqs: r.per.sqs * p.sqsPerMillion,
+    kms: r.per.kms * p.kmsPer10k * 100,
+    logs: (r.per.logBytes / 1e9) * p.logsIngestPerGb * 1e6,
+    xray: p.xraySampled * p.xrayPerMillionTraces,
+  };
+  const own = Object.values(items).reduce((a, b) => a + b, 0);
+  return { items, own, total: own + p.apiGatewayRestPerMillion, billedMs, fnCpu };
+}
+
+const f2 = (v: number) => v.toFixed(2);
+const pad = (s: string, n: number) => s.padStart(n);
+
+export function printCosts(routes: readonly RouteCost[], health: RouteCost): string {
+  const lines: string[] = [];
+  lines.push(
+    `Units per request (${REQUESTS} requests per route, one at a time, after ${WARMUP} warm-up; less the idle process), ${new Date().toISOString()}`,
+    '',
+    '| route | RRU | WRU | SQS | KMS | log B | CPU ms | waits ms | billed ms | Lambda inv. |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const r of [health, ...routes]) {
+    const c = priced(r, health);
+    lines.push(
+      `| ${r.route} | ${f2(r.per.rru)} | ${f2(r.per.wru)} | ${f2(r.per.sqs)} | ${f2(r.per.kms)} | ${r.per.logBytes.toFixed(0)} | ${f2(r.per.cpuMs)} | ${r.waitMs.toFixed(0)} | ${c.billedMs} | ${f2(1 + r.per.writerInvocations)} |`,
+    );
+  }
+  lines.push('', 'Calls per request (median request of each route):', '');
+  for (const r of routes) lines.push(`- ${r.route}: ${r.ops}`);
+  lines.push(
+    '',
+    `USD per million requests, us-east-1 list prices of ${PRICES.date}; Lambda arm64 ${MEMORY_GB * 1024} MB, billed ms = (CPU − /health's) × ${CPU_STRETCH.toFixed(2)} + waits,`,
+    `INIT ${INIT_MS} ms billed on ${(COLD_RATE * 100).toFixed(1)} % of invocations; X-Ray at ${(PRICES.xraySampled * 100).toFixed(0)} % sampled:`,
+    '',
+    '| route | Lambda | DynamoDB | SQS | KMS | Logs | X-Ray | **own** | + API GW | total |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  for (const r of routes) {
+    const c = priced(r, health);
+    const i = c.items;
+    lines.push(
+      `| ${r.route} | ${f2(i.lambda)} | ${f2(i.dynamodb)} | ${f2(i.sqs)} | ${f2(i.kms)} | ${f2(i.logs)} | ${f2(i.xray)} | **${f2(c.own)}** | ${f2(PRICES.apiGatewayRestPerMillion)} | ${f2(c.total)} |`,
+    );
+  }
+  const sm = PRICES.secretsManagerPer10kCalls * 100;
+  lines.push('', `AWS Secrets Manager: ${f2(sm)} per million GetSecretValue calls, plus ${f2(PRICES.secretsManagerPerSecretMonth)} per secret-month.`);
+  return lines.join('\n');
+}
+
+async function main() {
+  const { routes, health } = await measureCosts();
+  process.stdout.write(`\n${printCosts(routes, health)}\n`);
+  if (process.env.COST_SKIP_FIXED === '1') return;
+  process.stdout.write(`\n${printFixed(fixedCosts())}\n`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename)) {
+  main().catch((error: unknown) => {
+    process.stderr.write(`${String((error as Error).stack ?? error)}\n`);
+    process.exit(1);
+  });
+}
