@@ -13080,7 +13080,7 @@ var package_default = {
   description: "Multi-tenant secrets and credentials management REST API on AWS serverless (API Gateway REST + one Lambda per route + DynamoDB + KMS + CloudHSM).",
   type: "module",
   engines: {
-    node: ">=20"
+    node: ">=22.19"
   },
   bin: {
     secrets: "bin/secrets.cjs"
@@ -13097,7 +13097,7 @@ var package_default = {
     build: "tsx scripts/build.ts",
     synth: "cdk synth --quiet",
     deploy: "cdk deploy --all",
-    "deploy:local": "cdklocal bootstrap && cdklocal deploy --all --require-approval never",
+    "deploy:local": "tsx scripts/localstack/preflight.ts && cdklocal bootstrap && cdklocal deploy --all --require-approval never",
     "test:localstack": "tsx scripts/localstack/test.ts",
     "operator:create": "tsx scripts/operator/create.ts",
     "operator:migrate-shards": "tsx scripts/operator/migrate-shards.ts",
@@ -13107,6 +13107,7 @@ var package_default = {
     "bench:trips": "tsx scripts/bench/trips.ts",
     "bench:partitions": "tsx scripts/bench/partitions.ts",
     "bench:cold": "npm run build && tsx scripts/bench/cold.ts",
+    "bench:cost": "tsx scripts/bench/cost.ts",
     openapi: "tsx scripts/openapi.ts",
     client: "tsx scripts/client.ts",
     lint: "biome check && npm run lint:openapi",
@@ -13180,8 +13181,10 @@ var package_default = {
   devDependencies: {
     "@aws-sdk/client-cloudformation": "^3.1169.0",
     "@aws-sdk/client-dynamodb-streams": "3.1141.0",
+    "@bcoe/v8-coverage": "1.0.2",
     "@biomejs/biome": "2.5.15",
     "@cloud-copilot/iam-simulate": "0.1.173",
+    "@jridgewell/sourcemap-codec": "1.6.0",
     "@redocly/cli": "2.77.0",
     "@stoplight/spectral-cli": "6.16.3",
     "@stryker-mutator/core": "^9.6.1",
