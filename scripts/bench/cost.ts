@@ -35,7 +35,7 @@ import { generateApiKey } from '../../lib/auth/api-keys.js';
 import { postgresServer, type TestServer } from '../../test/helpers/databases.js';
 import { generateDeviceKey, signedFetch } from '../agent-client.js';
 import { fixedCosts, printFixed } from './cost-fixed.js';
-import { http, startRuntime } from './harness.js';
+import { databaseRole, http, startRuntime } from './harness.js';
 
 const REQUESTS = Number(process.env.COST_REQUESTS ?? 40);
 const WARMUP = 3;
@@ -277,28 +277,7 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
 
     try {
       pgServer = await postgresServer(randomBytes(12).toString('hex'));
-      const conn = (
-        await j('POST', '/api/v1/integrations', admin, {
-          name: 'cost-db',
-          provider: pgServer.engine,
-          host: pgServer.host,
-          port: pgServer.port,
-          database: pgServer.database,
-          username: pgServer.admin,
-          password: pgServer.adminPassword,
-          tls_mode: 'disable',
-        })
-      ).json().data.integration.id as string;
-      const role = (
-        await j('POST', '/api/v1/service-config', admin, {
-          name: `${pgServer.rolePrefix}cost`,
-          kind: 'database-role',
-          connection_id: conn,
-          default_ttl_seconds: 600,
-          max_ttl_seconds: 3600,
-          creation_statements: [`CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`],
-        })
-      ).json().data.service_config.id as string;
+      const role = await databaseRole(j, admin, pgServer, 'cost');
       rows.push(await measure('POST /api/v1/database/roles/{id}/credentials', () => j('POST', `/api/v1/database/roles/${role}/credentials`, admin, { ttl_seconds: 600 }), 201));
     } catch (error) {
       process.stderr.write(`database lease skipped: ${(error as Error).message}\n`);

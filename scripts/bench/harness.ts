@@ -3,6 +3,7 @@ import { mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { request, Agent } from 'node:http';
+import type { TestServer } from '../../test/helpers/databases.js';
 import { freePort } from '../local/ports.js';
 
 /** Closed-loop load: `concurrency` workers run `op` back to back for `seconds`. */
@@ -85,4 +86,35 @@ export function http(method: string, url: string, headers: Record<string, string
     req.on('error', fail);
     req.end(body);
   });
+}
+
+type JsonCall = (method: string, path: string, key: string, body?: unknown) => Promise<{ json: () => { data: any } }>;
+
+/**
+ * A PostgreSQL integration and a database role over it, the setup every lease benchmark
+ * issues from; `label` names both. Returns the role's service-config id.
+ */
+export async function databaseRole(j: JsonCall, admin: string, pg: TestServer, label: string): Promise<string> {
+  const conn = (
+    await j('POST', '/api/v1/integrations', admin, {
+      name: `${label}-db`,
+      provider: pg.engine,
+      host: pg.host,
+      port: pg.port,
+      database: pg.database,
+      username: pg.admin,
+      password: pg.adminPassword,
+      tls_mode: 'disable',
+    })
+  ).json().data.integration.id as string;
+  return (
+    await j('POST', '/api/v1/service-config', admin, {
+      name: `${pg.rolePrefix}${label}`,
+      kind: 'database-role',
+      connection_id: conn,
+      default_ttl_seconds: 600,
+      max_ttl_seconds: 3600,
+      creation_statements: [`CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`],
+    })
+  ).json().data.service_config.id as string;
 }

@@ -18,7 +18,7 @@ import { generateApiKey } from '../../lib/auth/api-keys.js';
 import { generateDeviceKey, signedFetch } from '../agent-client.js';
 import { postgresServer, type TestServer } from '../../test/helpers/databases.js';
 import { freePort } from '../local/ports.js';
-import { http, startRuntime } from './harness.js';
+import { databaseRole, http, startRuntime } from './harness.js';
 import { type Call, countingProxy, depthOf } from './proxy.js';
 import { printSecretsBench, secretsBench } from './secrets.js';
 
@@ -127,28 +127,7 @@ async function trips(): Promise<Row[]> {
     // a database lease (PostgreSQL on 127.0.0.1:5432, user postgres, trust)
     try {
       pgServer = await postgresServer(randomBytes(12).toString('hex'));
-      const conn = (
-        await j('POST', '/api/v1/integrations', admin, {
-          name: 'trips-db',
-          provider: pgServer.engine,
-          host: pgServer.host,
-          port: pgServer.port,
-          database: pgServer.database,
-          username: pgServer.admin,
-          password: pgServer.adminPassword,
-          tls_mode: 'disable',
-        })
-      ).json().data.integration.id as string;
-      const role = (
-        await j('POST', '/api/v1/service-config', admin, {
-          name: `${pgServer.rolePrefix}trips`,
-          kind: 'database-role',
-          connection_id: conn,
-          default_ttl_seconds: 600,
-          max_ttl_seconds: 3600,
-          creation_statements: [`CREATE ROLE "{{name}}" WITH LOGIN PASSWORD '{{password}}' VALID UNTIL '{{expiration}}'`],
-        })
-      ).json().data.service_config.id as string;
+      const role = await databaseRole(j, admin, pgServer, 'trips');
       rows.push(
         await measure(
           proxy,
