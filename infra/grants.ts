@@ -6,7 +6,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { acknowledge } from './nag.js';
 import { Construct } from 'constructs';
 import { GRANTS, tenancyOf, type Grant, type Route } from '../lib/routes.js';
-import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES } from '../lib/tenancy/attributes.js';
+import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, DATA_KEY_ATTRIBUTES, METERING_ATTRIBUTES } from '../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES } from '../lib/tenancy/lookups.js';
 import { keys, meterPk, TABLE_KEYS } from '../lib/store/keys.js';
 import { documentsBucketName } from './naming.js';
@@ -56,6 +56,7 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | tenant    | TenantWrite       | PutItem, UpdateItem, DeleteItem, ConditionCheckItem (table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} |
  * | tenant    | TenantMeter       | UpdateItem (every tenant role)          | LeadingKeys = METER#${aws:PrincipalTag/tenant_id} only (the metering partition), and Attributes only METERING_ATTRIBUTES |
  * | tenant    | TenantDataKeys    | kms:Decrypt (+ GenerateDataKey with kms:encrypt) | kms:EncryptionContext:tenant_id = ${aws:PrincipalTag/tenant_id} |
+ * | tenant    | TenantDataKeyCreate | PutItem (kms:encrypt without table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id}, Attributes only DATA_KEY_ATTRIBUTES (the account's first data-key record) |
  *
  * The metering items (usage per day, rate-limit buckets: lib/ratelimit) are the one write every
  * request makes, read-only routes included; they have their own partition per account
@@ -300,6 +301,22 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
         actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
         resources: [tableArn],
         conditions: leading,
+      }),
+    );
+  }
+  if (has('kms:encrypt') && !has('table:write')) {
+    // the first seal of an account creates its data-key record (lib/crypto/envelope.ts); a
+    // sealing route that writes nothing else may put that item in its own partition, naming
+    // only the record's attributes (the IAM evaluation tier found POST /ipfs/store denied)
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'TenantDataKeyCreate',
+        actions: ['dynamodb:PutItem'],
+        resources: [tableArn],
+        conditions: {
+          'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [TENANT_PARTITION], 'dynamodb:Attributes': [...DATA_KEY_ATTRIBUTES] },
+          Null: { 'dynamodb:Attributes': 'false' },
+        },
       }),
     );
   }

@@ -87,26 +87,22 @@ function build(): Map<string, SigningBackend> {
  * or destroy. POST /api/v1/crypto/sign runs speculatively (lib/http/define-handler.ts): its
  * key read goes out at once, the device call waits for admission (lib/core/admission.ts).
  */
-function admittedFirst(b: SigningBackend): SigningBackend {
-  return {
-    name: b.name,
-    get tokenLabel() {
-      return b.tokenLabel;
+function admittedFirst<B extends SigningBackend>(b: B): B {
+  // a proxy, not a copy: the backend stays itself (its class, close(), its private state);
+  // only the three device calls wait for admission first
+  const gated = new Set<PropertyKey>(['generateKey', 'sign', 'destroyKey']);
+  return new Proxy(b, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target) as unknown;
+      if (typeof value !== 'function') return value;
+      const method = value as (...args: unknown[]) => unknown;
+      if (!gated.has(prop)) return method.bind(target);
+      return async (...args: unknown[]) => {
+        await admitted();
+        return method.apply(target, args);
+      };
     },
-    status: () => b.status(),
-    generateKey: async (spec, label) => {
-      await admitted();
-      return b.generateKey(spec, label);
-    },
-    sign: async (ref, algorithm, message) => {
-      await admitted();
-      return b.sign(ref, algorithm, message);
-    },
-    destroyKey: async (ref) => {
-      await admitted();
-      return b.destroyKey(ref);
-    },
-  };
+  });
 }
 
 export function signingBackends(): ReadonlyMap<string, SigningBackend> {

@@ -12,6 +12,12 @@
  */
 export const METERING_ATTRIBUTES = ['pk', 'sk', 'rl_*', 'requests', 'ttl'] as const;
 
+/**
+ * The account's data-key record (lib/crypto/envelope.ts, `DEK#CURRENT`), which the first seal
+ * of an account creates: a sealing route that writes nothing else may put only these.
+ */
+export const DATA_KEY_ATTRIBUTES = ['pk', 'sk', 'dek_id', 'wrapped', 'provider', 'created_at'] as const;
+
 export const AUDIT_ATTRIBUTES = [
   'pk',
   'sk',

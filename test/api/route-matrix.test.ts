@@ -60,10 +60,24 @@ describe.each(ROUTES.filter((r) => r.auth === 'bearer' || r.auth === 'operator')
   });
 });
 
+/**
+ * Protocol endpoints that authenticate by their standard's own bearer scheme: OIDC userinfo
+ * answers a missing token with RFC 6750's 401 and `WWW-Authenticate: Bearer`, not our envelope.
+ */
+const STANDARD_BEARER = new Set(['GET /api/v1/auth/oauth/userinfo', 'POST /api/v1/auth/oauth/userinfo']);
+
 describe.each(ROUTES.filter((r) => r.auth !== 'bearer' && r.auth !== 'operator'))('$key ($auth)', (route) => {
-  it(route.handler ? 'is built and needs no bearer token' : 'answers without a bearer token', async () => {
+  const title = STANDARD_BEARER.has(route.key)
+    ? 'is built and asks for its standard bearer token (401)'
+    : route.handler
+      ? 'is built and needs no bearer token'
+      : 'answers without a bearer token';
+  it(title, async () => {
     const res = await api(route.method, concrete(route), { body: route.method === 'GET' ? undefined : {} });
-    if (route.auth === 'device') expect(res.status).toBe(401);
+    if (STANDARD_BEARER.has(route.key)) {
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    } else if (route.auth === 'device') expect(res.status).toBe(401);
     else if (route.handler) expect([200, 400, 404, 410]).toContain(res.status);
     else expect(res.status).toBe(501);
   });

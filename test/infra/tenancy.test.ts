@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, tenancyOf, type Route } from '../../lib/routes.js';
 import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
-import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
+import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES, DATA_KEY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES } from '../../lib/tenancy/lookups.js';
 import { METER_ACTIONS } from '../../lib/tenancy/meter.js';
 import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, resourcesOfType, synthesize, type CfnResource, type Statement, type Synthesized } from './synth.js';
@@ -147,6 +147,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         'TenantMeter',
         ...(has('table:write') ? ['TenantWrite'] : []),
         ...(has('kms:decrypt') || has('kms:encrypt') ? ['TenantDataKeys'] : []),
+        ...(has('kms:encrypt') && !has('table:write') ? ['TenantDataKeyCreate'] : []),
       ];
       expect(tenant.map((st) => st.Sid).sort(), route.key).toEqual(expected.sort());
       for (const st of tenant) expect(st.Effect).toBe('Allow');
@@ -168,6 +169,13 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         const where = `${route.key} ${role} ${statement.Sid}`;
         if (statement.Sid === 'DeviceNonce') {
           expect(leadingKeys(statement), where).toEqual(['NONCE#*']);
+          continue;
+        }
+        if (statement.Sid === 'TenantDataKeyCreate') {
+          // a sealing route's first seal of an account creates its data-key record, and nothing else
+          expect([role, writes], where).toEqual(['tenant', ['dynamodb:PutItem']]);
+          expect(leadingKeys(statement), where).toEqual([TENANT]);
+          expect(attributes(statement), where).toEqual([...DATA_KEY_ATTRIBUTES]);
           continue;
         }
         // the metering statement and nothing else: the tenant role's, or (operator and
