@@ -150,6 +150,8 @@ export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = fa
   if (has('table:write')) ['dynamodb:PutItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'].forEach((x) => a.add(x));
   if (has('kms:decrypt') || has('kms:encrypt')) (tenant ? ['kms:Decrypt'] : ['kms:Decrypt', 'kms:DescribeKey']).forEach((x) => a.add(x));
   if (has('kms:encrypt')) a.add('kms:GenerateDataKey');
+  // a tenant route that seals without table:write creates the account's data-key record (TenantDataKeyCreate)
+  if (tenant && has('kms:encrypt') && !has('table:write')) a.add('dynamodb:PutItem');
   if (has('documents:read') || has('documents:write')) ['s3:GetObject', 'kms:Decrypt'].forEach((x) => a.add(x));
   if (has('documents:write')) ['s3:PutObject', 's3:DeleteObject', 'kms:GenerateDataKey'].forEach((x) => a.add(x));
   if (has('queue:send') || has('jobs:send') || has('audit:send')) ['sqs:SendMessage', 'kms:GenerateDataKey', 'kms:Decrypt'].forEach((x) => a.add(x));
