@@ -149,6 +149,10 @@ describe('openid-client: code + PKCE + openid, ID token, userinfo, refresh, intr
 
     const info = await client.fetchUserInfo(config, tokens.access_token, a.adminEmail);
     expect(info).toEqual({ sub: a.adminEmail, email: a.adminEmail, email_verified: false });
+    // the same by POST, the token in the form body (RFC 6750 §2.2)
+    const posted = await fetch(`${issuer()}/userinfo`, { method: 'POST', body: new URLSearchParams({ access_token: tokens.access_token }) });
+    expect(posted.status).toBe(200);
+    expect(await posted.json()).toEqual(info);
 
     const active = await client.tokenIntrospection(config, tokens.access_token);
     expect(active).toMatchObject({ active: true, client_id: c.id, sub: a.adminEmail, scope: 'openid email secrets:read', iss: issuer(), token_type: 'Bearer' });
