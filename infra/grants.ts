@@ -1,4 +1,4 @@
-import { Aws } from 'aws-cdk-lib';
+import { Aws, Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -7,6 +7,7 @@ import { acknowledge } from './nag.js';
 import { Construct } from 'constructs';
 import { GRANTS, tenancyOf, type Grant, type Route } from '../lib/routes.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, DATA_KEY_ATTRIBUTES, METERING_ATTRIBUTES } from '../lib/tenancy/attributes.js';
+import { TENANT_SESSION_SECONDS } from '../lib/tenancy/credentials.js';
 import { LOOKUP_PREFIXES } from '../lib/tenancy/lookups.js';
 import { keys, meterPk, TABLE_KEYS } from '../lib/store/keys.js';
 import { documentsBucketName } from './naming.js';
@@ -185,6 +186,8 @@ function tenantRoles(scope: Construct, id: string, description: string, grants: 
   const tenant = new iam.Role(scope, `${id}Access`, {
     assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(execution.roleArn)),
     description: `${description}: tenant access (assumed per account with a tenant_id session tag)`,
+    // the sessions lib/tenancy/credentials.ts asks for (a chained AssumeRole's maximum)
+    maxSessionDuration: Duration.seconds(TENANT_SESSION_SECONDS),
   });
   const own = grantStatements(
     grants.filter((g) => !TENANT_SCOPED_GRANTS.has(g)),
@@ -344,6 +347,8 @@ export function auditWriterRoles(scope: Construct, id: string, description: stri
   const tenant = new iam.Role(scope, `${id}Access`, {
     assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(execution.roleArn)),
     description: `${description}: tenant access (assumed per account with a tenant_id session tag)`,
+    // the sessions lib/tenancy/credentials.ts asks for (a chained AssumeRole's maximum)
+    maxSessionDuration: Duration.seconds(TENANT_SESSION_SECONDS),
   });
   const own = grantStatements([], targets, settings);
   execution.attachInlinePolicy(

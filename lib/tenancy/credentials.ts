@@ -7,7 +7,8 @@ import { config } from '../config.js';
  * `dynamodb:LeadingKeys` and `kms:EncryptionContext:tenant_id` conditions
  * (infra/grants.ts). One AssumeRole per tenant per container while the session lasts:
  * sessions are kept until REFRESH_MARGIN_MS before they expire (the first call of a tenant
- * in a container pays one STS round trip; `npm run bench` measures it).
+ * in a container pays one STS round trip; `npm run bench` measures it). docs/capacity.md
+ * ("STS: AssumeRole within its quota") models the calls per second this makes.
  */
 interface SessionCredentials {
   readonly accessKeyId: string;
@@ -16,12 +17,22 @@ interface SessionCredentials {
   readonly expiration: Date;
 }
 
-/** The shortest session STS grants: a leaked session is useless soon. */
-const TENANT_SESSION_SECONDS = 900;
+/**
+ * The longest session a chained AssumeRole may ask for (a Lambda execution role assuming the
+ * tenant-access role is role chaining: at most one hour, whatever the role's
+ * MaxSessionDuration, which infra/grants.ts sets to the same hour). 900 s sessions made
+ * six times the STS calls for the same traffic (docs/capacity.md); a session lives only in
+ * the container's memory, never in a log, the table or a response.
+ */
+export const TENANT_SESSION_SECONDS = 3600;
 // above the SDK's own refresh window (5 minutes before expiry), so a cached session is never handed out stale
-const REFRESH_MARGIN_MS = 360_000;
-/** Sessions kept per container (the oldest goes first). */
-const MAX_SESSIONS = 1000;
+export const REFRESH_MARGIN_MS = 360_000;
+/**
+ * Sessions kept per container, least recently used dropped first: a container serving more
+ * tenants than this re-assumes on every return of an evicted one. About 2 KB each (the
+ * session token dominates), so 10,000 sessions are about 20 MB of a 512 MB function.
+ */
+export const MAX_SESSIONS = 10_000;
 
 const sessions = new Map<string, Promise<SessionCredentials>>();
 let sts: STSClient | undefined;
@@ -63,7 +74,12 @@ export function tenantCredentials(tenantId: string): Promise<SessionCredentials>
   const roleArn = config().TENANT_ROLE_ARN;
   if (!roleArn) return Promise.reject(new Error('TENANT_ROLE_ARN is not configured'));
   const cached = sessions.get(tenantId);
-  if (cached) return cached;
+  if (cached) {
+    // most recently used last: the Map's insertion order is the eviction order
+    sessions.delete(tenantId);
+    sessions.set(tenantId, cached);
+    return cached;
+  }
   if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
   const session = assume(roleArn, tenantId);
   sessions.set(tenantId, session);

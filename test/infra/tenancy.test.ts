@@ -3,6 +3,7 @@ import { ROUTES, tenancyOf, type Route } from '../../lib/routes.js';
 import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES, DATA_KEY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES } from '../../lib/tenancy/lookups.js';
+import { TENANT_SESSION_SECONDS } from '../../lib/tenancy/credentials.js';
 import { METER_ACTIONS } from '../../lib/tenancy/meter.js';
 import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, resourcesOfType, synthesize, type CfnResource, type Statement, type Synthesized } from './synth.js';
 
@@ -128,6 +129,8 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
       });
       const tenantRole = parentRef(fn.template, fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN);
       expect(assume.Resource, route.key).toEqual({ 'Fn::GetAtt': [tenantRole, 'Arn'] });
+      // sessions of the length lib/tenancy/credentials.ts asks for (role chaining's hour)
+      expect(s.api.resources[tenantRole]!.Properties!.MaxSessionDuration, route.key).toBe(TENANT_SESSION_SECONDS);
       // the tenant-access role trusts exactly that execution role, with session tags
       const trust = list(s.api.resources[tenantRole]!.Properties!.AssumeRolePolicyDocument.Statement as Statement[]);
       const execution = parentRef(fn.template, fn.resource.Properties!.Role);

@@ -130,7 +130,7 @@ describe('tenant-scoped credentials', () => {
       'Tags.member.1.Key': 'tenant_id',
       'Tags.member.1.Value': a.tenantId,
       'TransitiveTagKeys.member.1': 'tenant_id',
-      DurationSeconds: '900',
+      DurationSeconds: '3600',
     });
 
     const mine = dynamo.slice(from);
