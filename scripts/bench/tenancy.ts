@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { ROUTES, tenancyOf } from '../../lib/routes.js';
 import { MAX_SESSIONS, REFRESH_MARGIN_MS, TENANT_SESSION_SECONDS } from '../../lib/tenancy/credentials.js';
 import { startSts } from '../local/artifact/sts.js';
 
@@ -81,6 +82,19 @@ export function stsCallsPerSecond(m: { tenants: number; functionsPerTenant: numb
   return (m.tenants * m.functionsPerTenant * m.containersPerFunction) / reuse;
 }
 
+/** The tenant-access roles of the templates: one per grant set of the tenant routes (infra/grants.ts). */
+export const TENANT_ROLES = new Set(ROUTES.filter((r) => tenancyOf(r) === 'tenant').map((r) => `${[...r.grants].sort().join(' ')}${r.auth === 'device' ? ' device' : ''}`)).size;
+
+/**
+ * With the sessions shared through the table (lib/authn/tenant-sessions.ts): one call per
+ * tenant-access role and tenant per reuse window, whatever the functions and containers (a
+ * tenant's functions use at most all TENANT_ROLES roles).
+ */
+export function sharedStsCallsPerSecond(m: { tenants: number; functionsPerTenant: number }): number {
+  const reuse = TENANT_SESSION_SECONDS - REFRESH_MARGIN_MS / 1000;
+  return (m.tenants * Math.min(m.functionsPerTenant, TENANT_ROLES)) / reuse;
+}
+
 export function printStsModel(): void {
   const rows = [
     [1_000, 100, 2],
@@ -90,11 +104,12 @@ export function printStsModel(): void {
     [10_000, 100, 2],
   ] as const;
   let out = `\nSTS model (docs/capacity.md): AssumeRole/s = tenants x functions per tenant x containers per function / reuse window; quota ${STS_QUOTA_PER_SECOND}/s, a quarter ${STS_QUOTA_PER_SECOND / 4}/s; ${MAX_SESSIONS} sessions per container\n`;
-  out += 'tenants  functions  containers  900 s sessions  3600 s sessions\n';
+  out += `tenants  functions  containers  900 s per container  3600 s per container  3600 s shared per role (${TENANT_ROLES} roles)\n`;
   for (const [tenants, functionsPerTenant, containersPerFunction] of rows) {
     const old = stsCallsPerSecond({ tenants, functionsPerTenant, containersPerFunction, sessionSeconds: 900 });
     const now = stsCallsPerSecond({ tenants, functionsPerTenant, containersPerFunction });
-    out += `${String(tenants).padStart(7)}  ${String(functionsPerTenant).padStart(9)}  ${String(containersPerFunction).padStart(10)}  ${old.toFixed(0).padStart(10)}/s  ${now.toFixed(0).padStart(11)}/s\n`;
+    const shared = sharedStsCallsPerSecond({ tenants, functionsPerTenant });
+    out += `${String(tenants).padStart(7)}  ${String(functionsPerTenant).padStart(9)}  ${String(containersPerFunction).padStart(10)}  ${old.toFixed(0).padStart(17)}/s  ${now.toFixed(0).padStart(18)}/s  ${shared.toFixed(0).padStart(18)}/s\n`;
   }
   process.stdout.write(out);
 }
