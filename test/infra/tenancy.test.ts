@@ -184,6 +184,12 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
           expect(leadingKeys(statement), where).toEqual(['NONCE#*']);
           continue;
         }
+        if (statement.Sid === 'TenantSessionCache') {
+          // the role's sealed shared sessions (lib/authn/tenant-sessions.ts): no account data
+          expect([role, writes], where).toEqual(['own', ['dynamodb:PutItem']]);
+          expect(JSON.stringify(leadingKeys(statement)), where).toMatch(/^\[\{"Fn::Join":\["",\["TSESSION#",\{"Ref":"[^"]+"\},"#\*"\]\]\}\]$/);
+          continue;
+        }
         if (statement.Sid === 'TenantDataKeyCreate') {
           // a sealing route's first seal of an account creates its data-key record, and nothing else
           expect([role, writes], where).toEqual(['tenant', ['dynamodb:PutItem']]);
