@@ -16,7 +16,7 @@ import { admitted, librarySession, type Tokens } from './sign-in.helpers.js';
  * provider's token answers can be tampered with: a flipped signature, an ID token re-signed
  * with another nonce; and a replayed state is refused.
  */
-type Tamper = 'none' | 'signature' | 'nonce' | 'audience' | 'azp' | 'userinfo-sub';
+type Tamper = 'none' | 'signature' | 'nonce' | 'audience' | 'azp' | 'userinfo-sub' | 'userinfo-down';
 interface Person {
   sub: string;
   email: string;
@@ -92,8 +92,12 @@ async function startIdp(opts: { specDefaults?: boolean; slash?: boolean } = {}):
       }
       return;
     }
+    if (req.url?.startsWith('/me') && state.tamper === 'userinfo-down') {
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"temporarily_unavailable"}');
+      return;
+    }
     if (req.url?.startsWith('/me') && state.tamper === 'userinfo-sub') otherSubject(res);
-    else if (req.url?.startsWith('/token') && state.tamper !== 'none' && state.tamper !== 'userinfo-sub') tamperWith(res, state.tamper);
+    else if (req.url?.startsWith('/token') && !['none', 'userinfo-sub', 'userinfo-down'].includes(state.tamper)) tamperWith(res, state.tamper);
     oidc.callback()(req, res);
   }
   /** Rewrites the userinfo answer's `sub` (a provider answering about someone else). */
@@ -527,6 +531,21 @@ describe('an identity provider with OpenID Connect Core\u2019s defaults and an i
     // nor can it link itself over the bound one
     const relink = await callback(await browse(d.tenantId, { link: true, session: session.access_token }), session.access_token);
     expect(relink.status, relink.text).toBe(409);
+  });
+
+  it('a userinfo endpoint that fails is the provider\u2019s failure (502 idp_failed), not a sign-in', async () => {
+    await configure(d, { issuer: spec.issuer, client_secret: spec.clientSecret });
+    spec.person = { sub: 'heidi', email: 'heidi@corp.example.test', groups: [] };
+    const url = await browse(d.tenantId);
+    spec.tamper = 'userinfo-down';
+    try {
+      const res = await callback(url);
+      expect(res.status, res.text).toBe(502);
+      expect(errorCode(res)).toBe('idp_failed');
+      expect(res.body.error).toContain('userinfo');
+    } finally {
+      spec.tamper = 'none';
+    }
   });
 
   it('an issuer configured without the provider\u2019s / is another issuer (compared exactly, never normalized)', async () => {
