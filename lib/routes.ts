@@ -91,6 +91,7 @@ const PROTOCOL_WIRES: Readonly<Record<string, Exclude<Wire, 'envelope'>>> = {
   'GET /api/v1/oidc/jwks/.well-known': 'document', // RFC 7517 §5
   'GET /api/v1/auth/oauth/.well-known/openid-configuration': 'document', // OpenID Connect Discovery 1.0 §4
   'GET /api/v1/auth/oauth/jwks': 'document', // RFC 7517 §5 (the authorization server's own set)
+  'GET /.well-known/oauth-authorization-server/{issuerPath+}': 'document', // RFC 8414 §3
   'POST /api/v1/auth/oauth/token': 'oauth', // RFC 6749 §3.2
   'GET /api/v1/auth/oauth/userinfo': 'oauth', // OpenID Connect Core §5.3 (RFC 6750 errors)
   'POST /api/v1/auth/oauth/userinfo': 'oauth', // OpenID Connect Core §5.3.1
@@ -522,6 +523,11 @@ const CONTRACT_ROUTES: readonly Route[] = [
  * - POST /api/v1/auth/oauth/introspect: RFC 7662 introspection, client-authenticated.
  * - GET /api/v1/auth/oauth/logout: the discovery `end_session_endpoint` (RP-Initiated Logout
  *   1.0), a browser navigation with the sign-in cookie; the contract's sign-out is a bearer POST.
+ * - GET /.well-known/oauth-authorization-server/{issuerPath+}: RFC 8414 §3 metadata, at the
+ *   well-known path formed from the issuer (the suffix inserted between the host and the
+ *   issuer's path `/api/v1/auth/oauth`). One greedy parameter, not the four literal segments:
+ *   two API Gateway resources instead of five keeps the API under its 300-resource quota
+ *   (test/infra/app.test.ts); any other issuer path is a 404.
  * Revocation at the authorization server is the contract's RFC 7009 route,
  * POST /api/v1/auth/cli/revoke: no route of its own.
  */
@@ -533,7 +539,11 @@ export const ROUTES_BEYOND_CONTRACT: readonly Route[] = [
   r("POST",   "/api/v1/auth/oauth/userinfo",                         "endpoint",   "-",                                   "auth",         "auth/oauth.userinfoPost"),
   r("POST",   "/api/v1/auth/oauth/introspect",                       "endpoint",   "-",                                   "auth",         "auth/oauth.introspect", "table:write"),
   r("GET",    "/api/v1/auth/oauth/logout",                           "endpoint",   "-",                                   "auth",         "auth/oauth.endSession", "table:write"),
+  r("GET",    "/.well-known/oauth-authorization-server/{issuerPath+}", "endpoint", "-",                                   "auth",         "auth/oauth.authorizationServerMetadata"),
 ];
+
+/** The route's path as OpenAPI templates it: API Gateway's greedy `{name+}` (the rest of the path) is `{name}` there. */
+export const openApiPath = (route: Pick<Route, 'path'>): string => route.path.replace(/\{(\w+)\+\}/g, '{$1}');
 
 /** Every route: the contract's, in its order, then those beyond it. */
 export const ROUTES: readonly Route[] = [...CONTRACT_ROUTES, ...ROUTES_BEYOND_CONTRACT];

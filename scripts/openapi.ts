@@ -15,7 +15,9 @@ import { dirname } from 'node:path';
 import * as z from 'zod/v4';
 import type { HandlerDoc, LambdaHandler, SuccessStatus } from '../lib/http/define-handler.js';
 import { ERROR_CODES, type ErrorCode } from '../lib/http/error-codes.js';
-import { KNOWN_SCOPES, ROUTES, type Route, wireOf, type Wire } from '../lib/routes.js';
+import { KNOWN_SCOPES, openApiPath, ROUTES, type Route, wireOf, type Wire } from '../lib/routes.js';
+
+export { openApiPath };
 import { loadHandlers } from './local/gateway.js';
 
 type Json = Record<string, unknown>;
@@ -34,7 +36,7 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: unknown) => ({ 'application/json': { schema } });
 
 /** The route's path parameters, in order. */
-export const pathParams = (route: Pick<Route, 'path'>) => [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+export const pathParams = (route: Pick<Route, 'path'>) => [...route.path.matchAll(/\{(\w+)\+?\}/g)].map((m) => m[1]!);
 
 const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 /** Writes to one resource (its id or name last in the path) honour If-Match (lib/resources/store.ts checkIfMatch). */
@@ -344,7 +346,7 @@ export async function buildOpenApi(opts: OpenApiOptions = {}) {
     const body = jsonSchema(schemas?.body);
     const wire = wireOf(route);
     const example = EXAMPLES[route.key]?.request;
-    (paths[route.path] ??= {})[route.method.toLowerCase()] = {
+    (paths[openApiPath(route)] ??= {})[route.method.toLowerCase()] = {
       operationId: route.key.replace(/[^A-Za-z0-9]+/g, '_'),
       summary: schemas?.summary ?? fallbackSummary(route),
       description: descriptionOf(route, schemas),

@@ -2,7 +2,7 @@ import * as z from 'zod/v4';
 import { jwkSetReply } from '../../lib/auth/jwk-set.js';
 import { serviceKeySet } from '../../lib/auth/jwt.js';
 import { AccountJwks } from '../../lib/certificates/schemas.js';
-import { defineHandler, protocol, type Reply } from '../../lib/http/index.js';
+import { defineHandler, notFound, protocol, type Reply } from '../../lib/http/index.js';
 import { consentPage } from '../../lib/oauth/consent-page.js';
 import {
   authorize as authorizeRequest,
@@ -42,6 +42,24 @@ export const discovery = defineHandler({
   responses: { 200: Metadata },
   query: z.strictObject({}),
   async handler({ headers }) {
+    return protocol(providerMetadata(headers), { 'Cache-Control': 'public, max-age=300' });
+  },
+});
+
+/** RFC 8414 §3: the issuer's path after the well-known suffix; lib/auth/authorization-server.ts names the one issuer. */
+const ISSUER_PATH = 'api/v1/auth/oauth';
+
+/** RFC 8414 authorization server metadata at the well-known path formed from the issuer (§3). */
+export const authorizationServerMetadata = defineHandler({
+  summary: 'Discover the authorization server (RFC 8414 metadata)',
+  description:
+    'RFC 8414 \u00a73: the same metadata as the OpenID discovery document, at `/.well-known/oauth-authorization-server/api/v1/auth/oauth` (the well-known suffix inserted between the host and the issuer\u2019s path), so OAuth 2.0 clients that discover by RFC 8414 find it; `issuer` equals the issuer the path was formed from. Any other path under the suffix names no issuer of this service: 404.',
+  responses: { 200: Metadata },
+  errors: ['not_found'],
+  params: z.object({ issuerPath: z.string() }),
+  query: z.strictObject({}),
+  async handler({ params, headers }) {
+    if (params.issuerPath !== ISSUER_PATH) throw notFound('authorization server');
     return protocol(providerMetadata(headers), { 'Cache-Control': 'public, max-age=300' });
   },
 });

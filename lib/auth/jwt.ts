@@ -133,6 +133,18 @@ export async function signWithTokenKey(tenantId: string, payload: Record<string,
   return new SignJWT(payload).setProtectedHeader({ alg: ALG, kid, typ: 'JWT' }).sign(await importJWK(privateJwk, ALG));
 }
 
+/**
+ * The public half of one of an account's token-signing keys, by its `kid`; undefined when the
+ * account has no such key. What a JWT signed with signWithTokenKey (an ID token) verifies
+ * against, read with that account's credentials (lib/tenancy) as an access token's key is.
+ */
+export async function tokenKeyOf(tenantId: string, kid: string): Promise<JWK | undefined> {
+  if (!UUID_RE.test(tenantId)) return undefined;
+  identifyTenant(tenantId);
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.tokenKey(tenantId, kid), ConsistentRead: true }));
+  return out.Item?.public ? (out.Item.public as JWK) : undefined;
+}
+
 /** Why an access token is refused (GET /api/v1/diagnostics/auth says it). */
 type TokenProblem =
   | 'malformed'

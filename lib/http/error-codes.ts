@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   credentials_expired: [401, 'The credential has expired.'],
   invalid_signature: [401, 'The device request signature does not verify.'],
   refresh_token_reused: [401, 'A used refresh token was presented: its session (every token of the family) is revoked.'],
+  sign_in_required: [401, 'Linking an identity of single sign-on needs the sign-in session (the `sc_session` cookie) of a user of the account.'],
   sign_in_failed: [401, 'The sign-in proof (password proof, passkey assertion, identity provider answer) was refused.'],
   forbidden: [403, 'Access denied.'],
   insufficient_scope: [403, 'The credential lacks a scope the route or resource needs.'],

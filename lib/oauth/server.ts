@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
+import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, type JSONWebKeySet } from 'jose';
 import { commit } from '../audit/audit.js';
-import { checkAccessToken, signWithTokenKey } from '../auth/jwt.js';
+import { checkAccessToken, signWithTokenKey, tokenKeyOf } from '../auth/jwt.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
 import { clientByClientId, clientSecretMatches } from '../federation/clients.js';
@@ -681,6 +681,39 @@ interface EndSessionQuery {
   readonly state?: string | undefined;
 }
 
+const notOurIdToken = () => badRequest('id_token_hint is not an ID token this server issued');
+
+/**
+ * RP-Initiated Logout 1.0 §2: the client an `id_token_hint` names, once it is shown to be an
+ * ID token of this server: its `aud` a registered client (`<account id>.<client id>`), its
+ * signature by a token-signing key of that client's account (the discovery `jwks_uri`'s),
+ * `typ` JWT (an access token is not a hint), `iss` this issuer. An expired ID token is still a
+ * hint (the specification asks the OP to accept one), so the lifetime is not checked.
+ */
+async function idTokenHintClient(hint: string, headers: Readonly<Record<string, string>>): Promise<string> {
+  let kid: unknown;
+  let aud: unknown;
+  try {
+    ({ kid } = decodeProtectedHeader(hint));
+    ({ aud } = decodeJwt(hint));
+  } catch {
+    throw notOurIdToken();
+  }
+  const audience = Array.isArray(aud) && aud.length === 1 ? aud[0] : aud;
+  if (typeof kid !== 'string' || typeof audience !== 'string') throw notOurIdToken();
+  const client = await clientByClientId(audience);
+  const key = client ? await tokenKeyOf(client.tenantId, kid) : undefined;
+  if (!key) throw notOurIdToken();
+  try {
+    const { payload, protectedHeader } = await compactVerify(hint, await importJWK(key, 'ES256'), { algorithms: ['ES256'] });
+    const claims = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
+    if (protectedHeader.typ !== 'JWT' || claims.iss !== issuerOf(headers) || typeof claims.sub !== 'string') throw notOurIdToken();
+  } catch {
+    throw notOurIdToken();
+  }
+  return audience;
+}
+
 /**
  * Ends the browser's sign-in session (the `sc_session` cookie's) and sends the person back to
  * the client when it asks to: `post_logout_redirect_uri` must be one of the redirect URIs
@@ -694,15 +727,8 @@ export async function endSession(
 ): Promise<{ kind: 'redirect'; location: string } | { kind: 'signed_out' }> {
   let clientId = q.client_id;
   if (q.id_token_hint !== undefined) {
-    let aud: unknown;
-    try {
-      aud = decodeJwt(q.id_token_hint).aud;
-    } catch {
-      throw badRequest('id_token_hint is not an ID token of this server');
-    }
-    const hinted = Array.isArray(aud) ? aud[0] : aud;
-    if (typeof hinted !== 'string' || (clientId !== undefined && clientId !== hinted))
-      throw badRequest('id_token_hint was issued to another client than client_id');
+    const hinted = await idTokenHintClient(q.id_token_hint, headers);
+    if (clientId !== undefined && clientId !== hinted) throw badRequest('id_token_hint was issued to another client than client_id');
     clientId = hinted;
   }
   let location: string | undefined;

@@ -71,7 +71,8 @@ const view = (c: Omit<SsoConfig, 'client_secret' | 'created_at'>) => ({
 export async function putSsoConfig(ctx: CallContext, tenantId: string, body: SsoBody) {
   if (!(await getTenant(tenantId))) throw notFound('tenant');
   const at = nowIso();
-  const issuer = body.issuer.replace(/\/+$/, '');
+  // stored exactly as the provider names itself (OIDC Discovery §4.3 compares the document's issuer to it as a string; Auth0-style issuers end in `/`)
+  const issuer = body.issuer;
   const item = {
     issuer,
     client_id: body.client_id,

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { open, seal } from '../crypto/envelope.js';
 import { conflict, forbidden, HttpError, notFound, unauthorized } from '../core/errors.js';
@@ -14,7 +14,8 @@ import { getUser, type User } from '../users/users.js';
 import { getSsoConfig, secretScope, type SsoConfig } from './config.js';
 import { OutboundFailed } from '../events/outbound.js';
 import { idpJson } from './http.js';
-import { publicBase } from '../auth/authorization-server.js';
+import { publicBase, sessionFromCookie } from '../auth/authorization-server.js';
+import { checkAccessToken } from '../auth/jwt.js';
 
 /**
  * Sign-in through the account's OpenID Connect provider: authorization code with PKCE
@@ -34,7 +35,11 @@ interface Discovery {
   readonly authorization_endpoint: string;
   readonly token_endpoint: string;
   readonly jwks_uri: string;
+  readonly userinfo_endpoint?: string;
 }
+
+/** OpenID Connect Discovery 1.0 §4: the issuer with any terminating `/` removed, then the well-known suffix; the issuer itself stays as configured. */
+export const discoveryUrl = (issuer: string): string => `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 
 const guardOf = (tenant: Tenant) => ({ allowLoopback: accountSettings(tenant).webhooks.allow_loopback });
 const idpFailed = (what: string, error?: unknown) =>
@@ -46,7 +51,7 @@ const idpFailed = (what: string, error?: unknown) =>
 async function discover(cfg: SsoConfig, tenant: Tenant): Promise<Discovery> {
   let doc: Record<string, unknown>;
   try {
-    const res = await idpJson(`${cfg.issuer}/.well-known/openid-configuration`, guardOf(tenant));
+    const res = await idpJson(discoveryUrl(cfg.issuer), guardOf(tenant));
     if (res.status !== 200) throw new OutboundFailed(`HTTP ${res.status}`);
     doc = res.json as Record<string, unknown>;
   } catch (error) {
@@ -57,6 +62,8 @@ async function discover(cfg: SsoConfig, tenant: Tenant): Promise<Discovery> {
   for (const k of ['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const) {
     if (typeof doc[k] !== 'string') throw idpFailed(`discovery document has no ${k}`);
   }
+  if (doc.userinfo_endpoint !== undefined && typeof doc.userinfo_endpoint !== 'string')
+    throw idpFailed('discovery document has a malformed userinfo_endpoint');
   return doc as unknown as Discovery;
 }
 
@@ -70,8 +77,37 @@ async function ssoOf(tenantId: string): Promise<{ tenant: Tenant; cfg: SsoConfig
 /** Where the provider sends the browser back: PUBLIC_BASE_URL (always set in AWS), else this request's host. */
 export const callbackUrl = (headers: Readonly<Record<string, string>>): string => `${publicBase(headers)}/api/v1/auth/oidc/callback`;
 
-/** Starts a sign-in: the provider's authorization URL to send the browser to. */
-export async function startLogin(tenantId: string, redirectUri: string): Promise<{ url: string; expires_at: string }> {
+/** Who asks to link: the person signed in to the account in this browser (its sign-in session), by e-mail and session. */
+export interface Linking {
+  readonly email: string;
+  readonly sessionId: string;
+}
+
+/**
+ * The signed-in person of the account in this browser: the `sc_session` cookie's token, a
+ * sign-in session of a user of `tenantId` (not an OAuth client's token); undefined otherwise.
+ */
+async function signedInPerson(tenantId: string, headers: Readonly<Record<string, string>>): Promise<Linking | undefined> {
+  const cookie = sessionFromCookie(headers);
+  const verdict = cookie ? await checkAccessToken(cookie).catch(() => undefined) : undefined;
+  if (!verdict?.ok || verdict.claims.tenantId !== tenantId || verdict.claims.clientId !== undefined) return undefined;
+  const user = await getUser(tenantId, verdict.claims.subject);
+  return user ? { email: user.email, sessionId: verdict.claims.tokenId } : undefined;
+}
+
+/** `link`: the explicit linking step (linkIdentity below) starts only from a signed-in person of the account. */
+export async function linkingPerson(tenantId: string, headers: Readonly<Record<string, string>>): Promise<Linking> {
+  const person = await signedInPerson(tenantId, headers);
+  if (!person)
+    throw unauthorized(
+      'linking an identity of single sign-on needs the sign-in session of a user of this account (sign in first)',
+      'sign_in_required',
+    );
+  return person;
+}
+
+/** Starts a sign-in (or, with `link`, the linking of the provider's identity to the signed-in person): the provider's authorization URL. */
+export async function startLogin(tenantId: string, redirectUri: string, link?: Linking): Promise<{ url: string; expires_at: string }> {
   const { tenant, cfg } = await ssoOf(tenantId);
   const idp = await discover(cfg, tenant);
   const state = randomBytes(32).toString('base64url');
@@ -88,6 +124,7 @@ export async function startLogin(tenantId: string, redirectUri: string): Promise
         nonce_hash: hash(nonce),
         code_verifier: await seal(stateScope(tenantId, stateHash), verifier),
         redirect_uri: redirectUri,
+        ...(link ? { link_email: link.email, link_session: link.sessionId } : {}),
         created_at: nowIso(),
         expires_at: expiresAt,
         ttl: Math.floor(Date.parse(expiresAt) / 1000),
@@ -121,11 +158,19 @@ async function spendState(state: string) {
     tenantId,
     nonceHash: item.nonce_hash as string,
     redirectUri: item.redirect_uri as string,
+    link: typeof item.link_email === 'string' ? { email: item.link_email, sessionId: String(item.link_session) } : undefined,
     verifier: (await open(stateScope(tenantId, stateHash), item.code_verifier as Uint8Array)).toString('utf8'),
   };
 }
 
-async function exchange(cfg: SsoConfig, tenant: Tenant, idp: Discovery, code: string, redirectUri: string, verifier: string): Promise<string> {
+async function exchange(
+  cfg: SsoConfig,
+  tenant: Tenant,
+  idp: Discovery,
+  code: string,
+  redirectUri: string,
+  verifier: string,
+): Promise<{ idToken: string; accessToken?: string }> {
   const secret = (await open(secretScope(tenant.id, cfg.client_id), cfg.client_secret)).toString('utf8');
   // RFC 6749 §2.3.1: client_secret_basic, both parts form-urlencoded
   const basic = Buffer.from(`${encodeURIComponent(cfg.client_id)}:${encodeURIComponent(secret)}`).toString('base64');
@@ -139,9 +184,40 @@ async function exchange(cfg: SsoConfig, tenant: Tenant, idp: Discovery, code: st
   } catch (error) {
     throw idpFailed('token endpoint failed', error);
   }
-  const idToken = (res.json as { id_token?: unknown }).id_token;
+  const { id_token: idToken, access_token: accessToken } = res.json as { id_token?: unknown; access_token?: unknown };
   if (res.status !== 200 || typeof idToken !== 'string') throw refused(`the token endpoint answered HTTP ${res.status} without an ID token`);
-  return idToken;
+  return { idToken, ...(typeof accessToken === 'string' ? { accessToken } : {}) };
+}
+
+/** ID token claims userinfo never supplies (they are the token's own: OIDC Core §2, RFC 7519 §4.1). */
+const REGISTERED = new Set(['iss', 'aud', 'exp', 'iat', 'nbf', 'jti', 'nonce', 'azp', 'auth_time', 'at_hash', 'c_hash', 'acr', 'amr', 'sid']);
+
+/** The claims the service reads about the person (OpenID Connect Core §5.4 `email` scope). */
+const PERSON_CLAIMS = ['email', 'email_verified'] as const;
+
+/**
+ * OpenID Connect Core §5.4, §5.3: a provider with the specification's defaults puts the
+ * `email` scope's claims in the userinfo response only, not in an ID token issued with an
+ * access token. When the validated ID token lacks them, they are read from the provider's
+ * userinfo endpoint with the access token; the response's `sub` must equal the ID token's
+ * (§5.3.4, else it is refused) and only its person claims join the ID token's, never
+ * replacing one the ID token carries. The mapped claims (claim_mappings) may come from either.
+ */
+async function withUserinfo(tenant: Tenant, idp: Discovery, claims: JWTPayload, accessToken: string | undefined): Promise<JWTPayload> {
+  if (PERSON_CLAIMS.every((c) => claims[c] !== undefined)) return claims;
+  if (!idp.userinfo_endpoint || !accessToken) return claims;
+  let res: { status: number; json: unknown };
+  try {
+    res = await idpJson(idp.userinfo_endpoint, guardOf(tenant), { headers: { authorization: `Bearer ${accessToken}` } });
+  } catch (error) {
+    throw idpFailed('userinfo endpoint failed', error);
+  }
+  const info = res.json as Record<string, unknown> | null;
+  if (res.status !== 200 || typeof info !== 'object' || info === null || Array.isArray(info))
+    throw idpFailed(`userinfo endpoint answered HTTP ${res.status}`);
+  if (info.sub !== claims.sub) throw refused('the userinfo response is about another subject than the ID token');
+  const added = Object.fromEntries(Object.entries(info).filter(([k]) => k !== 'sub' && !Object.hasOwn(claims, k) && !REGISTERED.has(k)));
+  return { ...claims, ...added };
 }
 
 async function validateIdToken(cfg: SsoConfig, tenant: Tenant, idp: Discovery, idToken: string, nonceHash: string): Promise<JWTPayload> {
@@ -196,9 +272,11 @@ async function userFor(cfg: SsoConfig, tenant: Tenant, claims: JWTPayload): Prom
   const domain = email.split('@')[1] ?? '';
   if (!cfg.allowed_domains.includes(domain)) throw forbidden(`e-mail domain ${domain} is not admitted by this account\u2019s single sign-on`);
   const existing = await getUser(tenant.id, email);
+  // a user who signs in otherwise and linked this very identity by the explicit step (linkIdentity): signs in as that user, its scopes its own
+  if (existing && existing.source !== 'sso' && existing.issuer === cfg.issuer && existing.subject === claims.sub) return existing;
   if (existing && existing.source !== 'sso')
     throw conflict(
-      `${email} is a user of this account who signs in without single sign-on (password or passkey); single sign-on never takes over an existing user by e-mail address. Sign in as that user with its password or passkey, or sign in through the identity provider with another e-mail address`,
+      `${email} is a user of this account who signs in without single sign-on (password or passkey); single sign-on never takes over an existing user by e-mail address. Sign in as that user with its password or passkey (and link this identity from there: GET /api/v1/auth/oidc/login?tenant_id=…&link=true), or sign in through the identity provider with another e-mail address`,
       'sso_identity_conflict',
     );
   if (existing && (existing.issuer !== cfg.issuer || existing.subject !== claims.sub))
@@ -232,13 +310,65 @@ async function userFor(cfg: SsoConfig, tenant: Tenant, claims: JWTPayload): Prom
   return user;
 }
 
-/** The callback: state, code exchange, ID token validation, user, session. */
-export async function finishLogin(code: string, state: string, request: RequestFacts): Promise<SessionTokens & { email: string }> {
+/**
+ * The explicit, verified linking step: a user who signs in without single sign-on (the
+ * account's admin) binds the provider's identity to itself. It starts from that user's own
+ * sign-in session (linkingPerson) and finishes only in the same browser with the same session
+ * still active; the provider must vouch for the same e-mail address (`email_verified: true`)
+ * and the user must not be bound to another identity. The user keeps its source, role and
+ * scopes; from then on that identity (issuer and `sub`) signs in as it (userFor). An e-mail
+ * address alone never links: without this step it stays 409 `sso_identity_conflict`.
+ */
+async function linkIdentity(
+  cfg: SsoConfig,
+  tenant: Tenant,
+  claims: JWTPayload,
+  link: Linking,
+  headers: Readonly<Record<string, string>>,
+): Promise<User> {
+  const now = await signedInPerson(tenant.id, headers);
+  if (!now || now.sessionId !== link.sessionId || now.email !== link.email)
+    throw refused('linking must finish in the browser and sign-in session that started it');
+  const email = typeof claims.email === 'string' ? claims.email.toLowerCase() : undefined;
+  if (!email || claims.email_verified !== true)
+    throw forbidden('the identity provider vouches for no verified e-mail address (email_verified must be true)');
+  if (email !== link.email)
+    throw forbidden(`the identity provider vouches for ${email}, not for ${link.email}: only the signed-in user’s own address links`);
+  const user = await getUser(tenant.id, email);
+  if (!user) throw refused('the signed-in user no longer exists');
+  if (user.source === 'sso' || (user.issuer !== undefined && (user.issuer !== cfg.issuer || user.subject !== claims.sub)))
+    throw conflict(`${email} is already bound to an identity of single sign-on`, 'sso_identity_conflict');
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.user(tenant.id, email),
+        UpdateExpression: 'SET issuer = :iss, subject = :sub',
+        ConditionExpression: 'attribute_exists(pk) AND #src <> :sso AND (attribute_not_exists(issuer) OR (issuer = :iss AND subject = :sub))',
+        ExpressionAttributeNames: { '#src': 'source' },
+        ExpressionAttributeValues: { ':iss': cfg.issuer, ':sub': claims.sub, ':sso': 'sso' },
+      }),
+    );
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ConditionalCheckFailedException')
+      throw conflict(`${email} was bound to another identity meanwhile`, 'sso_identity_conflict');
+    throw error;
+  }
+  return { ...user, issuer: cfg.issuer, subject: claims.sub! };
+}
+
+/** The callback: state, code exchange, ID token validation, userinfo when the ID token lacks the person's claims, user (or the linking step), session. */
+export async function finishLogin(
+  code: string,
+  state: string,
+  request: RequestFacts,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<SessionTokens & { email: string }> {
   const spent = await spendState(state);
   const { tenant, cfg } = await ssoOf(spent.tenantId);
   const idp = await discover(cfg, tenant);
-  const idToken = await exchange(cfg, tenant, idp, code, spent.redirectUri, spent.verifier);
-  const claims = await validateIdToken(cfg, tenant, idp, idToken, spent.nonceHash);
-  const user = await userFor(cfg, tenant, claims);
+  const { idToken, accessToken } = await exchange(cfg, tenant, idp, code, spent.redirectUri, spent.verifier);
+  const claims = await withUserinfo(tenant, idp, await validateIdToken(cfg, tenant, idp, idToken, spent.nonceHash), accessToken);
+  const user = spent.link ? await linkIdentity(cfg, tenant, claims, spent.link, headers) : await userFor(cfg, tenant, claims);
   return { ...(await openSession(tenant, user, 'sso', request)), email: user.email };
 }

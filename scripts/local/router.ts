@@ -7,6 +7,8 @@ import { ROUTES, type Route } from '../../lib/routes.js';
 interface Node {
   literals: Map<string, Node>;
   param?: { name: string; node: Node };
+  /** A greedy `{name+}` parameter (API Gateway's): the rest of the path, one segment or more, always the last segment of a template. */
+  greedy?: { name: string; routes: Map<string, Route> };
   routes: Map<string, Route>;
 }
 
@@ -22,7 +24,16 @@ export function buildRouter(routes: readonly Route[] = ROUTES) {
   const root = node();
   for (const route of routes) {
     let at = root;
+    let greedy = false;
     for (const seg of segments(route.path)) {
+      if (greedy) throw new Error(`a greedy parameter must be the last segment: ${route.path}`);
+      const rest = /^\{(\w+)\+\}$/.exec(seg);
+      if (rest) {
+        at.greedy ??= { name: rest[1]!, routes: new Map() };
+        if (at.greedy.name !== rest[1]) throw new Error(`conflicting parameter names at ${route.path}`);
+        greedy = true;
+        continue;
+      }
       const param = /^\{(\w+)\}$/.exec(seg);
       if (param) {
         at.param ??= { name: param[1]!, node: node() };
@@ -33,10 +44,10 @@ export function buildRouter(routes: readonly Route[] = ROUTES) {
         at = at.literals.get(seg)!;
       }
     }
-    at.routes.set(route.method, route);
+    (greedy ? at.greedy!.routes : at.routes).set(route.method, route);
   }
 
-  type Found = { node: Node; params: Record<string, string>; path: string[] };
+  type Found = { node: Pick<Node, 'routes'>; params: Record<string, string>; path: string[] };
   /** `ci`: literal segments compared without regard to case (only to suggest the path the client meant). */
   const find = (at: Node, segs: string[], i: number, params: Record<string, string>, ci = false, path: string[] = []): Found | undefined => {
     if (i === segs.length) return at.routes.size > 0 ? { node: at, params, path } : undefined;
@@ -46,7 +57,14 @@ export function buildRouter(routes: readonly Route[] = ROUTES) {
       const viaLiteral = find(literal, segs, i + 1, params, ci, [...path, name]);
       if (viaLiteral) return viaLiteral;
     }
-    if (at.param) return find(at.param.node, segs, i + 1, { ...params, [at.param.name]: seg }, ci, [...path, encodeURIComponent(seg)]);
+    if (at.param) {
+      const viaParam = find(at.param.node, segs, i + 1, { ...params, [at.param.name]: seg }, ci, [...path, encodeURIComponent(seg)]);
+      if (viaParam) return viaParam;
+    }
+    if (at.greedy) {
+      const rest = segs.slice(i);
+      return { node: at.greedy, params: { ...params, [at.greedy.name]: rest.join('/') }, path: [...path, ...rest.map(encodeURIComponent)] };
+    }
     return undefined;
   };
 

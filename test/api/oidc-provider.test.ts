@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -102,6 +102,25 @@ describe('discovery (OpenID Connect Discovery 1.0, RFC 8414 metadata)', () => {
     );
     expect(o4w.userinfo_endpoint).toBe(`${issuer()}/userinfo`);
   });
+
+  it('RFC 8414 §3: the metadata at the well-known path formed from the issuer, as oauth4webapi discovers it; other issuer paths are 404', async () => {
+    const request = await oauth.discoveryRequest(new URL(issuer()), { algorithm: 'oauth2', [oauth.allowInsecureRequests]: true });
+    expect(new URL(request.url).pathname).toBe('/.well-known/oauth-authorization-server/api/v1/auth/oauth');
+    const as = await oauth.processDiscoveryResponse(new URL(issuer()), request);
+    expect(as).toMatchObject({
+      issuer: issuer(),
+      token_endpoint: `${issuer()}/token`,
+      introspection_endpoint: `${issuer()}/introspect`,
+      code_challenge_methods_supported: ['S256'],
+    });
+    // the document itself, not the envelope
+    const raw = await fetch(`${baseUrl()}/.well-known/oauth-authorization-server/api/v1/auth/oauth`);
+    expect(raw.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(((await raw.json()) as { success?: unknown }).success).toBeUndefined();
+    for (const other of ['/.well-known/oauth-authorization-server/api/v1/auth', '/.well-known/oauth-authorization-server/api/v1/auth/oauth/x']) {
+      expect((await fetch(`${baseUrl()}${other}`)).status, other).toBe(404);
+    }
+  });
 });
 
 describe('openid-client: code + PKCE + openid, ID token, userinfo, refresh, introspection, revocation, logout', () => {
@@ -184,6 +203,62 @@ describe('openid-client: code + PKCE + openid, ID token, userinfo, refresh, intr
     expect(await readsSecret(session.access_token)).toBe(401);
     const elsewhere = client.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'https://evil.example.test/' });
     expect((await fetch(elsewhere, { redirect: 'manual' })).status).toBe(400);
+  });
+});
+
+/** A client of the account with `redirect`, and an ID token issued to it by the code flow (openid-client). */
+async function idTokenOf(acct: TestAccount, redirect: string) {
+  const c = await newClient(acct, { grant_types: ['authorization_code'], redirect_uris: [redirect], scopes: ['secrets:read'] });
+  const config = await client.discovery(new URL(issuer()), c.id, undefined, client.ClientSecretBasic(c.secret!), { execute: [client.allowInsecureRequests] });
+  const verifier = client.randomPKCECodeVerifier();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: redirect,
+    scope: 'openid',
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
+  const tokens = await client.authorizationCodeGrant(config, await approve(url, acct), { pkceCodeVerifier: verifier, idTokenExpected: true });
+  exported.push(tokens.access_token, tokens.id_token!);
+  return { id: c.id, idToken: tokens.id_token!, config };
+}
+
+describe('RP-initiated logout: id_token_hint verified, post_logout_redirect_uri only the hinted client\u2019s', () => {
+  it('refuses a forged, tampered, unsigned or unaddressed hint, and a redirect registered only for another client', async () => {
+    const mine = await idTokenOf(a, REDIRECT);
+    const other = await idTokenOf(a, 'https://rp-other.example.test/cb');
+    const logout = (query: Record<string, string>) => fetch(`${issuer()}/logout?${new URLSearchParams(query)}`, { redirect: 'manual' });
+
+    // the genuine hint, its own client's URI: back there
+    const fine = await logout({ id_token_hint: mine.idToken, post_logout_redirect_uri: REDIRECT, state: 's1' });
+    expect(fine.status).toBe(302);
+    expect(fine.headers.get('location')).toBe(`${REDIRECT}?state=s1`);
+    // another client's hint cannot send the person to this client's URI, nor this one's to the other's
+    expect((await logout({ id_token_hint: other.idToken, post_logout_redirect_uri: REDIRECT })).status).toBe(400);
+    expect((await logout({ id_token_hint: mine.idToken, post_logout_redirect_uri: 'https://rp-other.example.test/cb' })).status).toBe(400);
+    // a hint and a client_id that disagree
+    expect((await logout({ id_token_hint: mine.idToken, client_id: other.id })).status).toBe(400);
+
+    // forged: the same claims and kid, signed by a key the attacker holds
+    const header = decodeProtectedHeader(mine.idToken);
+    const { privateKey } = await generateKeyPair('ES256');
+    const forged = await new SignJWT(decodeJwt(mine.idToken)).setProtectedHeader({ alg: 'ES256', kid: header.kid!, typ: 'JWT' }).sign(privateKey);
+    const forgedOut = await logout({ id_token_hint: forged, post_logout_redirect_uri: REDIRECT });
+    expect(forgedOut.status).toBe(400);
+    expect(forgedOut.headers.get('location')).toBeNull();
+    // the genuine signature with one byte of the payload changed
+    const [h, p, sig] = mine.idToken.split('.');
+    const tampered = `${h}.${Buffer.from(JSON.stringify({ ...decodeJwt(mine.idToken), sub: 'someone-else' })).toString('base64url')}.${sig}`;
+    expect(p).not.toBe(tampered.split('.')[1]);
+    expect((await logout({ id_token_hint: tampered, post_logout_redirect_uri: REDIRECT })).status).toBe(400);
+    // unsigned (alg none) and not a JWT at all
+    const none = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${p}.`;
+    expect((await logout({ id_token_hint: none, post_logout_redirect_uri: REDIRECT })).status).toBe(400);
+    expect((await logout({ id_token_hint: 'not-a-jwt' })).status).toBe(400);
+    // aud not a registered client (a client of the account deleted, or never one)
+    const stranger = await new SignJWT({ ...decodeJwt(mine.idToken), aud: `${a.tenantId}.no-such-client` })
+      .setProtectedHeader({ alg: 'ES256', kid: header.kid!, typ: 'JWT' })
+      .sign(privateKey);
+    expect((await logout({ id_token_hint: stranger, post_logout_redirect_uri: REDIRECT })).status).toBe(400);
   });
 });
 

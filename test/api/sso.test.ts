@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { api, baseUrl, canary, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
 import { findLeaks } from '../helpers/leaks.js';
 import { allowLoopback } from './webhooks.helpers.js';
-import { admitted, type Tokens } from './sign-in.helpers.js';
+import { admitted, librarySession, type Tokens } from './sign-in.helpers.js';
 
 /**
  * Single sign-on through the account's own identity provider: a real OpenID Connect
@@ -16,7 +16,7 @@ import { admitted, type Tokens } from './sign-in.helpers.js';
  * provider's token answers can be tampered with: a flipped signature, an ID token re-signed
  * with another nonce; and a replayed state is refused.
  */
-type Tamper = 'none' | 'signature' | 'nonce' | 'audience' | 'azp';
+type Tamper = 'none' | 'signature' | 'nonce' | 'audience' | 'azp' | 'userinfo-sub' | 'userinfo-down';
 interface Person {
   sub: string;
   email: string;
@@ -30,7 +30,13 @@ let b: TestAccount;
 const callbackPath = '/api/v1/auth/oidc/callback';
 const secrets: string[] = [];
 
-async function startIdp(): Promise<typeof idp> {
+/**
+ * `specDefaults`: oidc-provider as OpenID Connect Core has it (conformIdTokenClaims on, its
+ * default): an ID token issued with an access token carries no scope-requested claim, the
+ * person's e-mail is only at userinfo (§5.4). `slash`: an issuer that ends in `/` (as
+ * Auth0's do), its discovery document at `<issuer minus the slash>/.well-known/...`.
+ */
+async function startIdp(opts: { specDefaults?: boolean; slash?: boolean } = {}): Promise<typeof idp> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const signing = { ...(await exportJWK(privateKey)), kid: 'idp-1', alg: 'RS256', use: 'sig' } as JWK;
   const clientSecret = canary('sso-client-secret');
@@ -38,7 +44,7 @@ async function startIdp(): Promise<typeof idp> {
   let oidc: Provider;
   const server: Server = createServer((req, res) => void handle(req, res));
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const issuer = `http://127.0.0.1:${(server.address() as { port: number }).port}${opts.slash ? '/' : ''}`;
   oidc = new Provider(issuer, {
     jwks: { keys: [signing] },
     clients: [
@@ -51,7 +57,7 @@ async function startIdp(): Promise<typeof idp> {
       },
     ],
     cookies: { keys: ['test-cookie-key'] },
-    conformIdTokenClaims: false,
+    ...(opts.specDefaults ? {} : { conformIdTokenClaims: false }),
     claims: { openid: ['sub', 'groups'], email: ['email', 'email_verified'], profile: ['name'] },
     findAccount: (_ctx, sub) => ({
       accountId: sub,
@@ -68,7 +74,7 @@ async function startIdp(): Promise<typeof idp> {
   });
   async function handle(req: IncomingMessage, res: ServerResponse) {
     if (req.url?.startsWith('/moved/')) {
-      res.writeHead(302, { location: `${issuer}/.well-known/openid-configuration` }).end();
+      res.writeHead(302, { location: new URL('/.well-known/openid-configuration', issuer).href }).end();
       return;
     }
     if (req.url?.startsWith('/text/')) {
@@ -86,8 +92,22 @@ async function startIdp(): Promise<typeof idp> {
       }
       return;
     }
-    if (req.url?.startsWith('/token') && state.tamper !== 'none') tamperWith(res, state.tamper);
+    if (req.url?.startsWith('/me') && state.tamper === 'userinfo-down') {
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"temporarily_unavailable"}');
+      return;
+    }
+    if (req.url?.startsWith('/me') && state.tamper === 'userinfo-sub') otherSubject(res);
+    else if (req.url?.startsWith('/token') && !['none', 'userinfo-sub', 'userinfo-down'].includes(state.tamper)) tamperWith(res, state.tamper);
     oidc.callback()(req, res);
+  }
+  /** Rewrites the userinfo answer's `sub` (a provider answering about someone else). */
+  function otherSubject(res: ServerResponse) {
+    const end = res.end.bind(res);
+    res.end = ((chunk: unknown) => {
+      const out = JSON.stringify({ ...JSON.parse(Buffer.from(chunk as Buffer).toString('utf8')), sub: 'someone-else' });
+      if (!res.headersSent) res.setHeader('content-length', Buffer.byteLength(out));
+      return end(out);
+    }) as typeof res.end;
   }
   /** Rewrites the token endpoint's answer before it leaves. */
   function tamperWith(res: ServerResponse, how: Tamper) {
@@ -140,9 +160,9 @@ async function startIdp(): Promise<typeof idp> {
 }
 
 /** The browser's part: follows redirects from the login route through the provider, with cookies, up to our callback URL. */
-async function browse(tenantId: string): Promise<string> {
-  const jar = new Map<string, string>();
-  let url = `${baseUrl()}/api/v1/auth/oidc/login?tenant_id=${tenantId}`;
+async function browse(tenantId: string, opts: { link?: boolean; session?: string } = {}): Promise<string> {
+  const jar = new Map<string, string>(opts.session ? [['sc_session', opts.session]] : []);
+  let url = `${baseUrl()}/api/v1/auth/oidc/login?tenant_id=${tenantId}${opts.link ? '&link=true' : ''}`;
   for (let hop = 0; hop < 12; hop++) {
     if (url.startsWith(`${baseUrl()}${callbackPath}`)) return url;
     const res = await fetch(url, { redirect: 'manual', headers: { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } });
@@ -158,7 +178,8 @@ async function browse(tenantId: string): Promise<string> {
   throw new Error('too many redirects');
 }
 
-const callback = (url: string) => api('GET', url.slice(baseUrl().length));
+const callback = (url: string, session?: string) =>
+  api('GET', url.slice(baseUrl().length), session ? { headers: { cookie: `sc_session=${session}` } } : {});
 
 async function configure(account: TestAccount, overrides: Record<string, unknown> = {}) {
   const res = await api('PUT', `/api/v1/admin/tenants/${account.tenantId}/sso`, {
@@ -393,6 +414,145 @@ describe('sign-in through the account\u2019s identity provider', () => {
     expect(res.headers.get('content-type')).toContain('text/html');
     expect(res.headers.get('content-security-policy')).toMatch(/script-src 'sha256-[A-Za-z0-9+/=]+'/);
     expect(res.text).toContain('Sign in with a passkey');
+  });
+});
+
+describe('an identity provider with OpenID Connect Core\u2019s defaults and an issuer ending in /', () => {
+  let spec: typeof idp;
+  let d: TestAccount;
+
+  beforeAll(async () => {
+    spec = await startIdp({ specDefaults: true, slash: true });
+    secrets.push(spec.clientSecret);
+    d = await newAccount('sso-spec');
+    await allowLoopback(d);
+  });
+
+  afterAll(async () => {
+    await spec?.close();
+  });
+
+  it('stores the issuer as the provider names it, reads e-mail and groups from userinfo, signs in', async () => {
+    expect(spec.issuer.endsWith('/')).toBe(true);
+    const put = await configure(d, { issuer: spec.issuer, client_secret: spec.clientSecret });
+    expect(put.body.data.sso.issuer).toBe(spec.issuer);
+
+    spec.person = { sub: 'erin', email: 'Erin@corp.example.test', groups: ['vault-writers'] };
+    const url = await browse(d.tenantId);
+    const res = await callback(url);
+    expect(res.status, res.text).toBe(200);
+    const tokens = res.body.data as Tokens & { email: string };
+    secrets.push(tokens.refresh_token);
+    expect(tokens.email).toBe('erin@corp.example.test');
+    // groups came only from userinfo too: the mapping gave secrets:write
+    expect(tokens.scope.split(' ').sort()).toEqual(['secrets:read', 'secrets:write']);
+    expect(await admitted(tokens.access_token)).toBe(true);
+    const users = await api('GET', `/api/v1/admin/tenants/${d.tenantId}/users`, { key: rootKey() });
+    expect(users.body.data.users).toContainEqual(expect.objectContaining({ email: 'erin@corp.example.test', source: 'sso' }));
+
+    // the same identity signs in again: the stored issuer (with its /) still matches the user's
+    const again = await callback(await browse(d.tenantId));
+    expect(again.status, again.text).toBe(200);
+    secrets.push((again.body.data as Tokens).refresh_token);
+  });
+
+  it('the ID token carries no e-mail (the provider conforms): without a verified e-mail at userinfo either, refused', async () => {
+    await configure(d, { issuer: spec.issuer, client_secret: spec.clientSecret });
+    spec.person = { sub: 'frank', email: 'frank@corp.example.test', groups: [], verified: false };
+    const res = await callback(await browse(d.tenantId));
+    expect(res.status, res.text).toBe(403);
+    expect(res.body.error).toContain('email_verified');
+  });
+
+  it('refuses a userinfo answer about another subject than the ID token\u2019s', async () => {
+    await configure(d, { issuer: spec.issuer, client_secret: spec.clientSecret });
+    spec.person = { sub: 'grace', email: 'grace@corp.example.test', groups: [] };
+    const url = await browse(d.tenantId);
+    spec.tamper = 'userinfo-sub';
+    try {
+      const res = await callback(url);
+      expect(res.status, res.text).toBe(401);
+      expect(errorCode(res)).toBe('sign_in_failed');
+      expect(res.body.error).toContain('another subject');
+    } finally {
+      spec.tamper = 'none';
+    }
+  });
+
+  it('links the admin\u2019s account only by the explicit step from its own session; then that identity signs in as the admin', async () => {
+    const domain = d.adminEmail.split('@')[1]!;
+    await configure(d, { issuer: spec.issuer, client_secret: spec.clientSecret, allowed_domains: ['corp.example.test', domain] });
+    spec.person = { sub: 'admin-at-idp', email: d.adminEmail, groups: [] };
+    // by e-mail alone: never
+    const implicit = await callback(await browse(d.tenantId));
+    expect(implicit.status, implicit.text).toBe(409);
+    expect(errorCode(implicit)).toBe('sso_identity_conflict');
+
+    // the step needs the admin's own sign-in session
+    const anonymous = await api('GET', `/api/v1/auth/oidc/login?tenant_id=${d.tenantId}&link=true`);
+    expect(anonymous.status).toBe(401);
+    expect(errorCode(anonymous)).toBe('sign_in_required');
+    const session = await librarySession(d.tenantId, d.adminEmail);
+    secrets.push(session.access_token, session.refresh_token);
+    const otherAccount = await librarySession(a.tenantId, a.adminEmail);
+    secrets.push(otherAccount.access_token, otherAccount.refresh_token);
+    expect((await api('GET', `/api/v1/auth/oidc/login?tenant_id=${d.tenantId}&link=true`, { headers: { cookie: `sc_session=${otherAccount.access_token}` } })).status).toBe(401);
+
+    // the provider vouches for another address than the signed-in admin's: refused
+    spec.person = { sub: 'someone', email: `someone@${domain}`, groups: [] };
+    const wrongPerson = await callback(await browse(d.tenantId, { link: true, session: session.access_token }), session.access_token);
+    expect(wrongPerson.status, wrongPerson.text).toBe(403);
+    // finished in another browser (no session cookie): refused
+    spec.person = { sub: 'admin-at-idp', email: d.adminEmail, groups: [] };
+    const elsewhere = await callback(await browse(d.tenantId, { link: true, session: session.access_token }));
+    expect(elsewhere.status, elsewhere.text).toBe(401);
+    expect(errorCode(elsewhere)).toBe('sign_in_failed');
+
+    // the step itself: same browser, same session, same verified address
+    const linked = await callback(await browse(d.tenantId, { link: true, session: session.access_token }), session.access_token);
+    expect(linked.status, linked.text).toBe(200);
+    secrets.push((linked.body.data as Tokens).refresh_token);
+    expect(linked.body.data.email).toBe(d.adminEmail);
+
+    // from now on that identity signs in as the admin, with the admin's own scopes (not the mapped ones)
+    const viaSso = await callback(await browse(d.tenantId));
+    expect(viaSso.status, viaSso.text).toBe(200);
+    const tokens = viaSso.body.data as Tokens;
+    secrets.push(tokens.refresh_token);
+    expect(tokens.scope.split(' ')).not.toContain('secrets:write');
+    expect(tokens.scope).toBe(session.scope);
+    const users = await api('GET', `/api/v1/admin/tenants/${d.tenantId}/users`, { key: rootKey() });
+    expect(users.body.data.users).toContainEqual(expect.objectContaining({ email: d.adminEmail, source: 'admin' }));
+
+    // another identity of the provider with the same address still cannot
+    spec.person = { sub: 'impostor', email: d.adminEmail, groups: [] };
+    const impostor = await callback(await browse(d.tenantId));
+    expect(impostor.status, impostor.text).toBe(409);
+    // nor can it link itself over the bound one
+    const relink = await callback(await browse(d.tenantId, { link: true, session: session.access_token }), session.access_token);
+    expect(relink.status, relink.text).toBe(409);
+  });
+
+  it('a userinfo endpoint that fails is the provider\u2019s failure (502 idp_failed), not a sign-in', async () => {
+    await configure(d, { issuer: spec.issuer, client_secret: spec.clientSecret });
+    spec.person = { sub: 'heidi', email: 'heidi@corp.example.test', groups: [] };
+    const url = await browse(d.tenantId);
+    spec.tamper = 'userinfo-down';
+    try {
+      const res = await callback(url);
+      expect(res.status, res.text).toBe(502);
+      expect(errorCode(res)).toBe('idp_failed');
+      expect(res.body.error).toContain('userinfo');
+    } finally {
+      spec.tamper = 'none';
+    }
+  });
+
+  it('an issuer configured without the provider\u2019s / is another issuer (compared exactly, never normalized)', async () => {
+    await configure(d, { issuer: spec.issuer.slice(0, -1), client_secret: spec.clientSecret });
+    const res = await api('GET', `/api/v1/auth/oidc/login?tenant_id=${d.tenantId}`);
+    expect(res.status).toBe(502);
+    expect(res.body.error).toContain('another issuer');
   });
 });
 

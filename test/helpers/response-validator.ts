@@ -1,6 +1,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import formats from 'ajv-formats';
 import { buildRouter } from '../../scripts/local/router.js';
+import { openApiPath } from '../../lib/routes.js';
 
 /**
  * Holds one HTTP response to the OpenAPI document (scripts/openapi.ts): the route is found
@@ -55,7 +56,7 @@ export function responseValidator(doc: Doc) {
     const match = route(r.method, url.pathname);
     if (match.kind !== 'route') return null;
     const { route: rt } = match;
-    const op = doc.paths[rt.path]?.[rt.method.toLowerCase()];
+    const op = doc.paths[openApiPath(rt)]?.[rt.method.toLowerCase()];
     const where = `${rt.key} -> ${r.status}`;
     if (!op) return `${where}: the document has no operation ${rt.key}`;
     const responses = op.responses ?? {};
@@ -75,7 +76,7 @@ export function responseValidator(doc: Doc) {
     } catch {
       return `${where}: the body is not JSON although its Content-Type is ${media}`;
     }
-    const validate = validatorAt(rt.path, rt.method.toLowerCase(), key, declared);
+    const validate = validatorAt(openApiPath(rt), rt.method.toLowerCase(), key, declared);
     return validate(value) ? null : `${where}: the body does not match the document: ${describeErrors(validate.errors)}`;
   };
 }

@@ -19,6 +19,7 @@ describe('which routes speak a protocol', () => {
       'GET /api/v1/oidc/jwks/.well-known': 'document',
       'GET /api/v1/auth/oauth/.well-known/openid-configuration': 'document',
       'GET /api/v1/auth/oauth/jwks': 'document',
+      'GET /.well-known/oauth-authorization-server/{issuerPath+}': 'document',
       'POST /api/v1/auth/oauth/token': 'oauth',
       'GET /api/v1/auth/oauth/userinfo': 'oauth',
       'POST /api/v1/auth/oauth/userinfo': 'oauth',

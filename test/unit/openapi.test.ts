@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lib/routes.js';
-import { buildOpenApi } from '../../scripts/openapi.js';
+import { buildOpenApi, openApiPath } from '../../scripts/openapi.js';
 
 describe('OpenAPI document', () => {
   it("has an operation for every route (the contract's 322 and those beyond it) with their auth, scopes and the secrets body schema", async () => {
@@ -24,7 +24,7 @@ describe('OpenAPI request bodies', () => {
     const { ROUTES } = await import('../../lib/routes.js');
     const empty = ROUTES.filter((r) => r.handler && (r.method === 'POST' || r.method === 'PUT' || r.method === 'PATCH'))
       .filter((r) => {
-        const s = (doc.paths[r.path] as any)[r.method.toLowerCase()].requestBody?.content?.['application/json']?.schema;
+        const s = (doc.paths[openApiPath(r)] as any)[r.method.toLowerCase()].requestBody?.content?.['application/json']?.schema;
         return !s || Object.keys(s).filter((k) => k !== '$schema').length === 0;
       })
       .map((r) => r.key);
@@ -59,7 +59,7 @@ describe('OpenAPI responses, headers, security and servers', () => {
     const tags = new Map(doc.tags.map((t) => [t.name, t.description]));
     const { ROUTES } = await import('../../lib/routes.js');
     for (const route of ROUTES) {
-      const op = (doc.paths[route.path] as any)[route.method.toLowerCase()];
+      const op = (doc.paths[openApiPath(route)] as any)[route.method.toLowerCase()];
       expect(op.summary, route.key).toMatch(/\S/);
       expect(op.description, route.key).toMatch(/\S/);
       expect(tags.get(op.tags[0]), route.key).toMatch(/\S/);

@@ -68,10 +68,20 @@ describe('local router', () => {
 
   it('matches every route template to itself', () => {
     for (const r of ROUTES) {
-      const path = r.path.replace(/\{(\w+)\}/g, 'p-$1');
+      const path = r.path.replace(/\{(\w+)\+?\}/g, 'p-$1');
       const m = match(r.method, path);
       expect(m.kind === 'route' && m.route.key, r.key).toBe(r.key);
     }
+  });
+
+  it('a greedy {name+} parameter takes the rest of the path, one segment or more, as API Gateway does', () => {
+    const rfc8414 = match('GET', '/.well-known/oauth-authorization-server/api/v1/auth/oauth');
+    expect(rfc8414).toMatchObject({ kind: 'route', params: { issuerPath: 'api/v1/auth/oauth' } });
+    expect(rfc8414.kind === 'route' && rfc8414.route.key).toBe('GET /.well-known/oauth-authorization-server/{issuerPath+}');
+    expect(match('GET', '/.well-known/oauth-authorization-server').kind).toBe('not_found');
+    // a literal sibling still wins
+    const acme = match('GET', '/.well-known/acme-challenge/t1');
+    expect(acme.kind === 'route' && acme.route.path).toBe('/.well-known/acme-challenge/{token}');
   });
 
   it('prefers literal segments and backtracks to parameters', () => {
