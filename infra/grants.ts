@@ -1,4 +1,4 @@
-import { Aws } from 'aws-cdk-lib';
+import { Aws, Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -7,8 +7,9 @@ import { acknowledge } from './nag.js';
 import { Construct } from 'constructs';
 import { GRANTS, tenancyOf, type Grant, type Route } from '../lib/routes.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, DATA_KEY_ATTRIBUTES, METERING_ATTRIBUTES } from '../lib/tenancy/attributes.js';
+import { TENANT_SESSION_PURPOSE, TENANT_SESSION_SECONDS } from '../lib/tenancy/credentials.js';
 import { LOOKUP_PREFIXES } from '../lib/tenancy/lookups.js';
-import { keys, meterPk, TABLE_KEYS } from '../lib/store/keys.js';
+import { keys, meterPk, TABLE_KEYS, TENANT_SESSION_PREFIX } from '../lib/store/keys.js';
 import { documentsBucketName } from './naming.js';
 import { hsmConfigured, type Settings } from './settings.js';
 
@@ -50,6 +51,8 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | execution | CredentialRead    | dynamodb:GetItem                        | LeadingKeys only credential items (KEY#, APITOKEN#, DEVICE#) |
  * | execution | AccountRead       | dynamodb:GetItem                        | LeadingKeys T#*, Attributes only ACCOUNT_ATTRIBUTES and present, Select SPECIFIC_ATTRIBUTES if set |
  * | execution | DeviceNonce       | dynamodb:PutItem (device routes)        | LeadingKeys only NONCE# |
+ * | execution | TenantSessionCache | dynamodb:GetItem, PutItem              | LeadingKeys only TSESSION#<its tenant-access role's name>#* (the role's sealed shared sessions) |
+ * | execution | TenantSessionKey  | kms:GenerateDataKey, kms:Decrypt        | kms:EncryptionContext purpose = tenant-session and tenant_role = its tenant-access role's name |
  * | execution | AssumeTenantRole  | sts:AssumeRole, sts:TagSession          | the tenant-access role; one tag, tenant_id |
  * | tenant    | TenantRead        | GetItem, BatchGetItem, Query (table, gsi1) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} or METER#${aws:PrincipalTag/tenant_id} |
  * | tenant    | TenantLookups     | the read actions (+ the write actions with table:write) | LeadingKeys only the global lookup prefixes (lib/tenancy/lookups.ts) |
@@ -185,6 +188,8 @@ function tenantRoles(scope: Construct, id: string, description: string, grants: 
   const tenant = new iam.Role(scope, `${id}Access`, {
     assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(execution.roleArn)),
     description: `${description}: tenant access (assumed per account with a tenant_id session tag)`,
+    // the sessions lib/tenancy/credentials.ts asks for (a chained AssumeRole's maximum)
+    maxSessionDuration: Duration.seconds(TENANT_SESSION_SECONDS),
   });
   const own = grantStatements(
     grants.filter((g) => !TENANT_SCOPED_GRANTS.has(g)),
@@ -226,6 +231,20 @@ function tenantRoles(scope: Construct, id: string, description: string, grants: 
           }),
         ]
       : []),
+    // the role's sessions shared between its containers, sealed (lib/authn/tenant-sessions.ts):
+    // this role's items only, opened only under this role's context
+    new iam.PolicyStatement({
+      sid: 'TenantSessionCache',
+      actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+      resources: [tableArn],
+      conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${TENANT_SESSION_PREFIX}${tenant.roleName}#*`] } },
+    }),
+    new iam.PolicyStatement({
+      sid: 'TenantSessionKey',
+      actions: ['kms:GenerateDataKey', 'kms:Decrypt'],
+      resources: [targets.key.keyArn],
+      conditions: { StringEquals: { 'kms:EncryptionContext:purpose': TENANT_SESSION_PURPOSE, 'kms:EncryptionContext:tenant_role': tenant.roleName } },
+    }),
     new iam.PolicyStatement({
       sid: 'AssumeTenantRole',
       actions: ['sts:AssumeRole', 'sts:TagSession'],
@@ -344,6 +363,8 @@ export function auditWriterRoles(scope: Construct, id: string, description: stri
   const tenant = new iam.Role(scope, `${id}Access`, {
     assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(execution.roleArn)),
     description: `${description}: tenant access (assumed per account with a tenant_id session tag)`,
+    // the sessions lib/tenancy/credentials.ts asks for (a chained AssumeRole's maximum)
+    maxSessionDuration: Duration.seconds(TENANT_SESSION_SECONDS),
   });
   const own = grantStatements([], targets, settings);
   execution.attachInlinePolicy(

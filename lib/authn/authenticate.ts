@@ -4,12 +4,17 @@ import { forbidden, unauthorized } from '../core/errors.js';
 import { getApiKeyAuth } from '../store/api-keys.js';
 import { readAccount, type Tenant } from '../store/tenants.js';
 import { identifyTenant } from '../tenancy/scope.js';
+import { shareSessionsThrough } from '../tenancy/credentials.js';
+import { tableSessionStore } from './tenant-sessions.js';
 import { hashApiKey } from '../auth/api-keys.js';
 import { API_TOKEN_RE, authenticateApiToken } from '../auth/api-tokens.js';
 import { authenticateSignedRequest } from '../agents/device-signature.js';
 import { verifyAccessToken } from '../auth/jwt.js';
 import { ADMIN_SCOPE } from '../auth/scopes.js';
 import type { Principal } from '../auth/principal.js';
+
+// every function that authenticates tenants shares their STS sessions through the table (docs/capacity.md)
+shareSessionsThrough(tableSessionStore);
 
 export type Headers = Readonly<Record<string, string | undefined>>;
 

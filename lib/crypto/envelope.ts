@@ -76,11 +76,12 @@ function kmsClient(): KMSClient {
 const LOCAL_KMS_CHANNEL = 'secrets-api:local-kms';
 const localKms = channel(LOCAL_KMS_CHANNEL);
 
-function announced(keyring: KeyProvider): KeyProvider {
+const scopeTenant = (): string | undefined => (config().TENANT_ROLE_ARN ? currentScope()?.tenantId : undefined);
+
+function announced(keyring: KeyProvider, signer: () => string | undefined = scopeTenant): KeyProvider {
   const announce = (operation: 'GenerateDataKey' | 'Decrypt', context: Record<string, string>) => {
     if (!localKms.hasSubscribers) return;
-    const tenantId = config().TENANT_ROLE_ARN ? currentScope()?.tenantId : undefined;
-    localKms.publish({ operation, context, tenantId });
+    localKms.publish({ operation, context, tenantId: signer() });
   };
   return {
     name: keyring.name,
@@ -121,6 +122,26 @@ export function keyProvider(): KeyProvider {
     );
   }
   return provider;
+}
+
+let serviceProvider: KeyProvider | undefined;
+
+/**
+ * The envelope key as the function's own role uses it, whatever the scope: for what the
+ * platform seals for itself beside tenant data (the shared tenant sessions of
+ * lib/authn/tenant-sessions.ts, under an encryption context of their own that the execution
+ * role's `TenantSessionKey` statement names). Not held for admission: a tenant's session is
+ * what the limiter's own write needs, and the key is cached per container.
+ */
+export function serviceKeyProvider(): KeyProvider {
+  if (!serviceProvider) {
+    const cfg = config();
+    serviceProvider =
+      cfg.KEY_PROVIDER === 'local'
+        ? announced(localKeyring(loadMasterKey(cfg.LOCAL_MASTER_KEY_FILE!)), () => undefined)
+        : kmsKeyProvider({ send: (command) => (serviceKms ??= observeClient(new KMSClient({ region: cfg.AWS_REGION }), METRIC.kmsCalls)).send(command) }, cfg.KMS_KEY_ID!);
+  }
+  return serviceProvider;
 }
 
 const aad = (s: SealScope) => Buffer.from(`${s.tenantId}\u0000${s.type}\u0000${s.id}\u0000${s.version}`);

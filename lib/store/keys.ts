@@ -20,6 +20,7 @@
  * | agent device        | T#<tid>            | AGENTDEVICE#<id>                |                                 |
  * | device (auth)       | DEVICE#<id>        | DEVICE                          |                                 |
  * | request nonce       | NONCE#<dev>#<nonce>| NONCE (ttl)                     |                                 |
+ * | tenant STS session  | TSESSION#<role>#<tid> | SESSION (ttl; sealed)        |                                 |
  * | device authz (8628) | DEVAUTHZ#<sha256>  | DEVAUTHZ (ttl)                  |                                 |
  * | user code (8628)    | USERCODE#<sha256>  | USERCODE (ttl)                  |                                 |
  * | enrolment token     | ENROLL#<sha256>    | ENROLL (ttl)                    |                                 |
@@ -102,6 +103,9 @@
  * (lib/store/shards.ts). The usage item of a day is split into `USAGE#<day>#<n>` shards
  * when an account's rate needs it (lib/ratelimit/gate.ts): shard 0 keeps the plain key.
  */
+/** The partitions of the tenant-access roles' shared sessions: `TSESSION#<role name>#<tid>` (infra/grants.ts `TenantSessionCache`). */
+export const TENANT_SESSION_PREFIX = 'TSESSION#';
+
 export const TABLE_KEYS = { pk: 'pk', sk: 'sk', gsi1: { name: 'gsi1', pk: 'gsi1pk', sk: 'gsi1sk' }, ttl: 'ttl' } as const;
 
 export const tenantPk = (tenantId: string) => `T#${tenantId}`;
@@ -158,6 +162,8 @@ export const keys = {
   agentDevicePrefix: 'AGENTDEVICE#',
   deviceAuth: (deviceId: string) => ({ pk: `DEVICE#${deviceId}`, sk: 'DEVICE' }),
   deviceNonce: (deviceId: string, nonce: string) => ({ pk: `NONCE#${deviceId}#${nonce}`, sk: 'NONCE' }),
+  /** A tenant-access role's sealed STS session for one account, shared by the role's containers (lib/authn/tenant-sessions.ts). */
+  tenantSession: (roleName: string, tid: string) => ({ pk: `${TENANT_SESSION_PREFIX}${roleName}#${tid}`, sk: 'SESSION' }),
   deviceAuthorization: (deviceCodeHash: string) => ({ pk: `DEVAUTHZ#${deviceCodeHash}`, sk: 'DEVAUTHZ' }),
   userCode: (codeHash: string) => ({ pk: `USERCODE#${codeHash}`, sk: 'USERCODE' }),
   enrolmentToken: (tokenHash: string) => ({ pk: `ENROLL#${tokenHash}`, sk: 'ENROLL' }),

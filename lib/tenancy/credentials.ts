@@ -1,5 +1,6 @@
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { config } from '../config.js';
+import { logger } from '../core/logger.js';
 
 /**
  * A tenant's credentials: an STS session of the tenant-access role (config TENANT_ROLE_ARN)
@@ -7,25 +8,59 @@ import { config } from '../config.js';
  * `dynamodb:LeadingKeys` and `kms:EncryptionContext:tenant_id` conditions
  * (infra/grants.ts). One AssumeRole per tenant per container while the session lasts:
  * sessions are kept until REFRESH_MARGIN_MS before they expire (the first call of a tenant
- * in a container pays one STS round trip; `npm run bench` measures it).
+ * in a container pays one STS round trip; `npm run bench` measures it). docs/capacity.md
+ * ("STS: AssumeRole within its quota") models the calls per second this makes.
  */
-interface SessionCredentials {
+export interface SessionCredentials {
   readonly accessKeyId: string;
   readonly secretAccessKey: string;
   readonly sessionToken: string;
   readonly expiration: Date;
 }
 
-/** The shortest session STS grants: a leaked session is useless soon. */
-const TENANT_SESSION_SECONDS = 900;
+/**
+ * The longest session a chained AssumeRole may ask for (a Lambda execution role assuming the
+ * tenant-access role is role chaining: at most one hour, whatever the role's
+ * MaxSessionDuration, which infra/grants.ts sets to the same hour). 900 s sessions made
+ * six times the STS calls for the same traffic (docs/capacity.md); a session lives only in
+ * the container's memory, never in a log, the table or a response.
+ */
+export const TENANT_SESSION_SECONDS = 3600;
 // above the SDK's own refresh window (5 minutes before expiry), so a cached session is never handed out stale
-const REFRESH_MARGIN_MS = 360_000;
-/** Sessions kept per container (the oldest goes first). */
-const MAX_SESSIONS = 1000;
+export const REFRESH_MARGIN_MS = 360_000;
+/**
+ * Sessions kept per container, least recently used dropped first: a container serving more
+ * tenants than this re-assumes on every return of an evicted one. About 2 KB each (the
+ * session token dominates), so 10,000 sessions are about 20 MB of a 512 MB function.
+ */
+export const MAX_SESSIONS = 10_000;
+
+/**
+ * Where a role's sessions are shared between its containers and functions (lib/authn/
+ * tenant-sessions.ts installs the table's, sealed): a container's first call for a tenant
+ * takes the role's session from there while it has more than REFRESH_MARGIN_MS +
+ * MIN_SHARED_MS left, and only otherwise assumes the role and leaves the new session there.
+ * With it STS sees one call per role and account per session (docs/capacity.md).
+ */
+export interface SessionStore {
+  get(roleArn: string, tenantId: string): Promise<SessionCredentials | undefined>;
+  put(roleArn: string, tenantId: string, session: SessionCredentials): Promise<void>;
+}
+/** The encryption context's purpose of a sealed shared session (lib/authn/tenant-sessions.ts, infra/grants.ts `TenantSessionKey`). */
+export const TENANT_SESSION_PURPOSE = 'tenant-session';
+/** A shared session with less than this left beyond the margin is not worth taking. */
+const MIN_SHARED_MS = 120_000;
 
 const sessions = new Map<string, Promise<SessionCredentials>>();
 let sts: STSClient | undefined;
 let assumed = 0;
+let shared = 0;
+let store: SessionStore | undefined;
+
+/** Installs the store sessions are shared through (undefined: each container assumes for itself). */
+export function shareSessionsThrough(s: SessionStore | undefined): void {
+  store = s;
+}
 
 function stsClient(): STSClient {
   if (!sts) {
@@ -58,14 +93,40 @@ async function assume(roleArn: string, tenantId: string): Promise<SessionCredent
   return { accessKeyId: c.AccessKeyId, secretAccessKey: c.SecretAccessKey, sessionToken: c.SessionToken, expiration: new Date(c.Expiration) };
 }
 
+/** The role's session for the tenant from the shared store, else a new one, left in the store for the role's other containers. */
+async function obtain(roleArn: string, tenantId: string): Promise<SessionCredentials> {
+  if (store) {
+    const found = await store.get(roleArn, tenantId).catch((error: unknown) => {
+      logger.warn('tenant session store unreadable; assuming the role', { error: error instanceof Error ? error.name : 'unknown' });
+      return undefined;
+    });
+    if (found && found.expiration.getTime() - Date.now() > REFRESH_MARGIN_MS + MIN_SHARED_MS) {
+      shared++;
+      return found;
+    }
+  }
+  const fresh = await assume(roleArn, tenantId);
+  // not awaited: a write waits for the request's admission (lib/core/admission.ts), which may
+  // itself wait for this session (the limiter's write); a lost write costs one AssumeRole later
+  store?.put(roleArn, tenantId, fresh).catch((error: unknown) => {
+    logger.warn('tenant session not shared', { error: error instanceof Error ? error.name : 'unknown' });
+  });
+  return fresh;
+}
+
 /** The tenant's session, from this container's cache while it has more than the margin left. */
 export function tenantCredentials(tenantId: string): Promise<SessionCredentials> {
   const roleArn = config().TENANT_ROLE_ARN;
   if (!roleArn) return Promise.reject(new Error('TENANT_ROLE_ARN is not configured'));
   const cached = sessions.get(tenantId);
-  if (cached) return cached;
+  if (cached) {
+    // most recently used last: the Map's insertion order is the eviction order
+    sessions.delete(tenantId);
+    sessions.set(tenantId, cached);
+    return cached;
+  }
   if (sessions.size >= MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
-  const session = assume(roleArn, tenantId);
+  const session = obtain(roleArn, tenantId);
   sessions.set(tenantId, session);
   const forget = () => {
     if (sessions.get(tenantId) === session) sessions.delete(tenantId);
@@ -79,3 +140,5 @@ export function tenantCredentials(tenantId: string): Promise<SessionCredentials>
 
 /** AssumeRole calls this container made (bench and tests). */
 export const assumedSessions = (): number => assumed;
+/** Sessions this container took from the shared store instead (bench and tests). */
+export const sharedSessions = (): number => shared;

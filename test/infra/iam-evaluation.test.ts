@@ -57,7 +57,7 @@ const assumeRole = (roleArn: string, tid: string): RawAwsRequest => ({
     'Tags.member.1.Key': 'tenant_id',
     'Tags.member.1.Value': tid,
     'TransitiveTagKeys.member.1': 'tenant_id',
-    DurationSeconds: '900',
+    DurationSeconds: '3600',
   }).toString(),
 });
 /** The local keyring's stand-in KMS request (bootstrap.mjs), KeyId filled in by the runtime from the template's KMS_KEY_ID. */

@@ -135,13 +135,16 @@ export const STAR_ACTIONS = new Set(['xray:PutTraceSegments', 'xray:PutTelemetry
 /**
  * With `route`: a tenant route (lib/routes.ts tenancyOf) holds its table and data-key actions
  * through its tenant-access role (actionsOf adds that role's), its execution role the account
- * read, the device nonce (device routes) and sts:AssumeRole/TagSession; no kms:DescribeKey.
+ * read, the device nonce (device routes), the role's sealed shared sessions and
+ * sts:AssumeRole/TagSession; no kms:DescribeKey.
  */
 export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = false, payment = false, route?: Route): string[] {
   const has = (g: Grant) => grants.includes(g);
   const tenant = route !== undefined && tenancyOf(route) === 'tenant';
   const a = new Set(['logs:CreateLogStream', 'logs:PutLogEvents', 'xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
   if (tenant) ['dynamodb:GetItem', 'sts:AssumeRole', 'sts:TagSession'].forEach((x) => a.add(x));
+  // the role's shared sessions, sealed (TenantSessionCache, TenantSessionKey)
+  if (tenant) ['dynamodb:PutItem', 'kms:GenerateDataKey', 'kms:Decrypt'].forEach((x) => a.add(x));
   if (tenant && route.auth === 'device') a.add('dynamodb:PutItem');
   if (has('table:read') || has('table:write')) ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].forEach((x) => a.add(x));
   if (has('table:ready')) a.add('dynamodb:GetItem');

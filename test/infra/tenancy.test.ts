@@ -3,6 +3,7 @@ import { ROUTES, tenancyOf, type Route } from '../../lib/routes.js';
 import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES, DATA_KEY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES } from '../../lib/tenancy/lookups.js';
+import { TENANT_SESSION_PURPOSE, TENANT_SESSION_SECONDS } from '../../lib/tenancy/credentials.js';
 import { METER_ACTIONS } from '../../lib/tenancy/meter.js';
 import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, resourcesOfType, synthesize, type CfnResource, type Statement, type Synthesized } from './synth.js';
 
@@ -69,7 +70,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         if (actions(statement).some((a) => a.startsWith('dynamodb:'))) expect(leadingKeys(statement), where).toBeDefined();
         if (actions(statement).some((a) => DATA_KEY.includes(a))) {
           const equals = (statement.Condition?.StringEquals ?? {}) as Record<string, string>;
-          expect(equals['kms:EncryptionContext:tenant_id'] ?? equals['kms:ViaService'], where).toBeDefined();
+          expect(equals['kms:EncryptionContext:tenant_id'] ?? equals['kms:ViaService'] ?? equals['kms:EncryptionContext:tenant_role'], where).toBeDefined();
         }
       }
     }
@@ -90,16 +91,21 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
             expect(keys!.every((k) => k === TENANT || k === METER || lookups.includes(k)), where).toBe(true);
             expect(Object.keys(statement.Condition!).some((op) => op.startsWith('ForAllValues:')), where).toBe(true);
           } else {
-            // the execution role: credential items, the projected account read, device nonces
-            expect(['CredentialRead', 'AccountRead', 'DeviceNonce'], where).toContain(statement.Sid);
+            // the execution role: credential items, the projected account read, device nonces, the role's shared sessions
+            expect(['CredentialRead', 'AccountRead', 'DeviceNonce', 'TenantSessionCache'], where).toContain(statement.Sid);
           }
         }
         if (actions(statement).some((a) => DATA_KEY.includes(a))) {
           const c = statement.Condition ?? {};
           const context = (c.StringEquals as Record<string, string> | undefined)?.['kms:EncryptionContext:tenant_id'];
           const via = (c.StringEquals as Record<string, string> | undefined)?.['kms:ViaService'];
+          const sessions = (c.StringEquals as Record<string, unknown> | undefined)?.['kms:EncryptionContext:purpose'] === TENANT_SESSION_PURPOSE;
           if (role === 'tenant') expect(context, where).toBe('${aws:PrincipalTag/tenant_id}');
-          else expect(via, `${where}: the execution role opens data keys only through SQS or S3`).toBeDefined();
+          else if (sessions) {
+            // the role's sealed shared sessions: under its own tenant-access role's name only
+            const tenantRole = parentRef(fn.template, fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN);
+            expect((c.StringEquals as Record<string, unknown>)['kms:EncryptionContext:tenant_role'], where).toEqual({ Ref: tenantRole });
+          } else expect(via, `${where}: the execution role opens data keys only through SQS or S3, or its shared sessions`).toBeDefined();
         }
       }
     }
@@ -128,6 +134,13 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
       });
       const tenantRole = parentRef(fn.template, fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN);
       expect(assume.Resource, route.key).toEqual({ 'Fn::GetAtt': [tenantRole, 'Arn'] });
+      // the role's shared sessions: its own partitions only (another role's sessions are out of reach)
+      expect(sid('TenantSessionCache'), route.key).toMatchObject({
+        Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [{ 'Fn::Join': ['', ['TSESSION#', { Ref: tenantRole }, '#*']] }] } },
+      });
+      // sessions of the length lib/tenancy/credentials.ts asks for (role chaining's hour)
+      expect(s.api.resources[tenantRole]!.Properties!.MaxSessionDuration, route.key).toBe(TENANT_SESSION_SECONDS);
       // the tenant-access role trusts exactly that execution role, with session tags
       const trust = list(s.api.resources[tenantRole]!.Properties!.AssumeRolePolicyDocument.Statement as Statement[]);
       const execution = parentRef(fn.template, fn.resource.Properties!.Role);
@@ -169,6 +182,12 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         const where = `${route.key} ${role} ${statement.Sid}`;
         if (statement.Sid === 'DeviceNonce') {
           expect(leadingKeys(statement), where).toEqual(['NONCE#*']);
+          continue;
+        }
+        if (statement.Sid === 'TenantSessionCache') {
+          // the role's sealed shared sessions (lib/authn/tenant-sessions.ts): no account data
+          expect([role, writes], where).toEqual(['own', ['dynamodb:PutItem']]);
+          expect(JSON.stringify(leadingKeys(statement)), where).toMatch(/^\[\{"Fn::Join":\["",\["TSESSION#",\{"Ref":"[^"]+"\},"#\*"\]\]\}\]$/);
           continue;
         }
         if (statement.Sid === 'TenantDataKeyCreate') {

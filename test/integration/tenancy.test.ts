@@ -2,7 +2,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { useRuntimeConfig } from '../helpers/in-process.js';
 
 /**
@@ -35,6 +35,7 @@ const bodyOf = (req: import('node:http').IncomingMessage) =>
 
 const sts: StsCall[] = [];
 const dynamo: DynamoCall[] = [];
+const sessionStore: DynamoCall[] = [];
 let stsServer: Server;
 let proxy: Server;
 
@@ -45,7 +46,8 @@ beforeAll(async () => {
     const params = Object.fromEntries(new URLSearchParams((await bodyOf(req)).toString('utf8')));
     sts.push({ params });
     const tenant = params['Tags.member.1.Value'] ?? 'none';
-    const expiration = new Date(Date.now() + 900_000).toISOString();
+    // a tenant id starting `short-` gets a session about to run out (the shared-session tests)
+    const expiration = new Date(Date.now() + (tenant.startsWith('short-') ? 400_000 : 3_600_000)).toISOString();
     res.writeHead(200, { 'content-type': 'text/xml' });
     res.end(
       `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials><AccessKeyId>${keyFor(tenant)}</AccessKeyId><SecretAccessKey>secret-${tenant}</SecretAccessKey><SessionToken>token-${tenant}</SessionToken><Expiration>${expiration}</Expiration></Credentials><AssumedRoleUser><Arn>${ROLE}/tenant-${tenant}</Arn><AssumedRoleId>AROA:tenant-${tenant}</AssumedRoleId></AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></AssumeRoleResponse>`,
@@ -53,12 +55,14 @@ beforeAll(async () => {
   });
   proxy = createServer(async (req, res) => {
     const body = await bodyOf(req);
-    dynamo.push({
+    const call: DynamoCall = {
       accessKey: /Credential=([^/]+)\//.exec(String(req.headers.authorization))?.[1],
       token: req.headers['x-amz-security-token'] as string | undefined,
       target: String(req.headers['x-amz-target']).split('.').pop()!,
       body: JSON.parse(body.toString('utf8') || '{}'),
-    });
+    };
+    // the shared sessions' reads and writes (lib/authn/tenant-sessions.ts) apart from the requests' own calls
+    (pkOf(call).some((pk) => pk.startsWith('TSESSION#')) ? sessionStore : dynamo).push(call);
     const out = request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers }, (up) => {
       res.writeHead(up.statusCode!, up.headers);
       up.pipe(res);
@@ -130,7 +134,7 @@ describe('tenant-scoped credentials', () => {
       'Tags.member.1.Key': 'tenant_id',
       'Tags.member.1.Value': a.tenantId,
       'TransitiveTagKeys.member.1': 'tenant_id',
-      DurationSeconds: '900',
+      DurationSeconds: '3600',
     });
 
     const mine = dynamo.slice(from);
@@ -146,6 +150,8 @@ describe('tenant-scoped credentials', () => {
       } else expect(pk).toMatch(/^KEY#/);
     }
     expect(service.length).toBe(4); // two requests: key lookup + account read each
+    // and, on the same credentials, the role's shared session: looked up once (none yet), then left for the role's other containers
+    await vi.waitFor(() => expect(sessionStore.filter((c) => pkOf(c)[0] === `TSESSION#secrets-api-tenant-access#${a.tenantId}`).map((c) => [c.target, c.accessKey])).toEqual([['GetItem', 'local'], ['PutItem', 'local']]));
     expect(scoped.length).toBeGreaterThan(4);
     for (const c of scoped) {
       expect(c.accessKey, c.target).toBe(keyFor(a.tenantId));
@@ -426,5 +432,74 @@ describe('partitionKeys: the leading keys of a request, as IAM reads them', () =
     identifyTenant('t');
     expect(currentScope()).toBeUndefined();
     expect(withTenant('t', () => currentScope()?.tenantId)).toBe('t');
+  });
+});
+
+describe('shared tenant sessions (lib/authn/tenant-sessions.ts): one AssumeRole per role and account, sealed in the table', () => {
+  /** A new "container": a fresh module graph whose credentials share through the table, as lib/authn/authenticate.ts installs it. */
+  async function container() {
+    vi.resetModules();
+    const credentials = await import('../../lib/tenancy/credentials.js');
+    const { tableSessionStore } = await import('../../lib/authn/tenant-sessions.js');
+    credentials.shareSessionsThrough(tableSessionStore);
+    const { withTenant } = await import('../../lib/tenancy/scope.js');
+    const { db, serviceDb, tableName } = await import('../../lib/store/client.js');
+    const { GetCommand, PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const read = (tid: string) => withTenant(tid, () => db().send(new GetCommand({ TableName: tableName(), Key: { pk: `T#${tid}`, sk: 'COUNTERS' } })));
+    const item = async (tid: string) =>
+      (await serviceDb().send(new GetCommand({ TableName: tableName(), Key: { pk: `TSESSION#secrets-api-tenant-access#${tid}`, sk: 'SESSION' }, ConsistentRead: true }))).Item;
+    const put = (Item: Record<string, unknown>) => serviceDb().send(new PutCommand({ TableName: tableName(), Item }));
+    return { credentials, read, item, put };
+  }
+  const until = async <T>(f: () => Promise<T | undefined>): Promise<T> => {
+    for (let i = 0; i < 100; i++) {
+      const v = await f();
+      if (v !== undefined) return v;
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    throw new Error('the shared session never reached the table');
+  };
+  const signedBy = (from: number) => dynamo.slice(from).filter((c) => c.body.Key?.pk?.S?.startsWith('T#')).map((c) => c.accessKey);
+
+  it('a second container takes the first one\'s session from the table: no AssumeRole, the same session signs; the item holds no credential in plaintext', async () => {
+    const tid = crypto.randomUUID();
+    const first = await container();
+    const stsFrom = sts.length;
+    await first.read(tid);
+    expect(sts.slice(stsFrom).map((c) => c.params['Tags.member.1.Value'])).toEqual([tid]);
+    const stored = await until(() => first.item(tid));
+    const raw = JSON.stringify(stored, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v));
+    for (const canary of [`token-${tid}`, `secret-${tid}`, keyFor(tid)]) expect(raw).not.toContain(canary);
+    expect(stored.ttl).toBe(stored.expires_at);
+
+    const second = await container();
+    const from = dynamo.length;
+    await second.read(tid);
+    expect(sts.length - stsFrom, 'the second container assumed the role again').toBe(1);
+    expect(second.credentials.sharedSessions()).toBe(1);
+    expect(signedBy(from)).toEqual([keyFor(tid)]);
+  });
+
+  it('a tampered session, another account\'s session under this account\'s key, or one about to expire: the role is assumed again', async () => {
+    const [a, b, c] = [crypto.randomUUID(), crypto.randomUUID(), `short-${crypto.randomUUID()}`];
+    const seed = await container();
+    for (const t of [a, b, c]) await seed.read(t);
+    const [ia, ib, ic] = await Promise.all([a, b, c].map((t) => until(() => seed.item(t))));
+    // a flipped byte of the ciphertext
+    const sealed = Buffer.from(ia.sealed as Uint8Array);
+    sealed[0] = sealed[0]! ^ 1;
+    await seed.put({ ...ia, sealed });
+    // b's key holds a's sealed session (the additional data names the account)
+    await seed.put({ ...ia, pk: ib.pk });
+    // c's session (400 s) leaves too little beyond the margin
+    expect(ic.expires_at).toBeLessThan(Date.now() / 1000 + 401);
+
+    const next = await container();
+    const stsFrom = sts.length;
+    const from = dynamo.length;
+    for (const t of [a, b, c]) await next.read(t);
+    expect(sts.slice(stsFrom).map((x) => x.params['Tags.member.1.Value'])).toEqual([a, b, c]);
+    expect(next.credentials.sharedSessions()).toBe(0);
+    expect(signedBy(from)).toEqual([a, b, c].map(keyFor));
   });
 });

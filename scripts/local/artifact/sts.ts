@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash } from 'node:crypto';
+import { TENANT_SESSION_SECONDS } from '../../../lib/tenancy/credentials.js';
 
 /**
  * The STS stand-in of the artifact runtime (STS has no local engine): answers the one call
@@ -8,7 +9,7 @@ import { createHash } from 'node:crypto';
  * and refuses any other request shape, so what ships is held to the request it must make:
  * RoleArn = the function's TENANT_ROLE_ARN (one of the assembly's roles), RoleSessionName
  * `tenant-<id>`, exactly one tag `tenant_id` = that id, TransitiveTagKeys [tenant_id],
- * DurationSeconds 900. The credentials it hands out name the tenant (their access key id is
+ * DurationSeconds TENANT_SESSION_SECONDS (an hour, the chained maximum). The credentials it hands out name the tenant (their access key id is
  * derived from it), so a test can tell on the wire whose session signed a table request.
  */
 export interface StsStandIn {
@@ -44,7 +45,7 @@ export async function startSts(roles: (arn: string) => boolean): Promise<StsStan
       'Tags.member.1.Key': 'tenant_id',
       'Tags.member.1.Value': tenantId,
       'TransitiveTagKeys.member.1': 'tenant_id',
-      DurationSeconds: '900',
+      DurationSeconds: String(TENANT_SESSION_SECONDS),
     };
     const shapeOk = tenantId !== '' && JSON.stringify(Object.entries(p).sort()) === JSON.stringify(Object.entries(expected).sort());
     if (!shapeOk || !p.RoleArn || !roles(p.RoleArn)) {
@@ -53,7 +54,7 @@ export async function startSts(roles: (arn: string) => boolean): Promise<StsStan
       return;
     }
     calls.push({ roleArn: p.RoleArn, tenantId });
-    const expiration = new Date(Date.now() + 900_000).toISOString();
+    const expiration = new Date(Date.now() + TENANT_SESSION_SECONDS * 1000).toISOString();
     res.writeHead(200, { 'content-type': 'text/xml' });
     res.end(
       `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials><AccessKeyId>${sessionKeyOf(tenantId)}</AccessKeyId><SecretAccessKey>local-${tenantId}</SecretAccessKey><SessionToken>local-session-${tenantId}</SessionToken><Expiration>${expiration}</Expiration></Credentials><AssumedRoleUser><Arn>${p.RoleArn}/tenant-${tenantId}</Arn><AssumedRoleId>AROALOCAL:tenant-${tenantId}</AssumedRoleId></AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>local</RequestId></ResponseMetadata></AssumeRoleResponse>`,
