@@ -40,6 +40,12 @@ export interface BackgroundJob {
    * (infra/grants.ts auditWriterRoles; TENANT_ROLE_ARN in its environment).
    */
   readonly tenantAccess?: 'audit';
+  /**
+   * The partitions its table writes are confined to (`dynamodb:LeadingKeys`, StringLike): a
+   * cross-account worker that writes only account partitions cannot write a credential or
+   * lookup item (issue 31; docs/architecture.md, "Roles that are not tenant-scoped").
+   */
+  readonly tableWritePartitions?: readonly string[];
 }
 
 /** The webhook worker's timeout; the queue's visibility timeout is 6 times it (SQS's rule for Lambda consumers). */
@@ -57,6 +63,10 @@ export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     timeout: Duration.seconds(60),
     trigger: { stream: 'table' },
     queueEnv: true,
+    // lib/events/relay.ts writes only account partitions: the outbox item's delete, the delivery
+    // record (WHDLV#), the audit chain (AUDITCHAIN, the entries' chain fields), the audit
+    // signing key and the data-key record of an account's first seal, all in T#<tid>
+    tableWritePartitions: ['T#*'],
   },
   {
     id: 'WebhookWorker',
@@ -179,7 +189,7 @@ export class BackgroundStack extends NestedStack {
         : [];
       // the audit writer: its queue statements and tenant-access role are auditWriterRoles' own
       const writer = job.tenantAccess === 'audit' ? auditWriterRoles(this, `${job.id}Role`, `${settings.name} ${job.description}`, t, settings) : undefined;
-      const role = writer?.execution ?? grantedRole(this, `${job.id}Role`, `${settings.name} ${job.description}`, job.grants, t, settings, extra);
+      const role = writer?.execution ?? grantedRole(this, `${job.id}Role`, `${settings.name} ${job.description}`, job.grants, t, settings, extra, job.tableWritePartitions);
       const fn = new ServiceFunction(this, job.id, {
         functionName: `${settings.name}-job-${job.slug}`,
         description: job.description,

@@ -9,6 +9,7 @@ import { GRANTS, tenancyOf, type Grant, type Route } from '../lib/routes.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, DATA_KEY_ATTRIBUTES, METERING_ATTRIBUTES } from '../lib/tenancy/attributes.js';
 import { TENANT_SESSION_PURPOSE, TENANT_SESSION_SECONDS } from '../lib/tenancy/credentials.js';
 import { LOOKUP_PREFIXES } from '../lib/tenancy/lookups.js';
+import { AUDIT_KEY_PURPOSE } from '../lib/audit/queue-key.js';
 import { keys, meterPk, TABLE_KEYS, TENANT_SESSION_PREFIX } from '../lib/store/keys.js';
 import { documentsBucketName } from './naming.js';
 import { hsmConfigured, type Settings } from './settings.js';
@@ -60,6 +61,9 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | tenant    | TenantMeter       | UpdateItem (every tenant role)          | LeadingKeys = METER#${aws:PrincipalTag/tenant_id} only (the metering partition), and Attributes only METERING_ATTRIBUTES |
  * | tenant    | TenantDataKeys    | kms:Decrypt (+ GenerateDataKey with kms:encrypt) | kms:EncryptionContext:tenant_id = ${aws:PrincipalTag/tenant_id} |
  * | tenant    | TenantDataKeyCreate | PutItem (kms:encrypt without table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id}, Attributes only DATA_KEY_ATTRIBUTES (the account's first data-key record) |
+ * | tenant    | TenantDocumentObjects | s3:GetObject (+ PutObject, DeleteObject with documents:write) | the documents bucket's `tenants/${aws:PrincipalTag/tenant_id}/*` only |
+ * | tenant    | TenantDocumentObjectsKey | kms:Decrypt (+ GenerateDataKey with documents:write) | via S3, encryption context the documents bucket (SSE-KMS with the caller's credentials) |
+ * | tenant    | TenantAuditKey    | kms:GenerateDataKey (audit:send)        | encryption context exactly {tenant_id = ${aws:PrincipalTag/tenant_id}, purpose = audit-queue}: the audit queue's MAC key (lib/audit/queue-key.ts) |
  *
  * The metering items (usage per day, rate-limit buckets: lib/ratelimit) are the one write every
  * request makes, read-only routes included; they have their own partition per account
@@ -76,6 +80,7 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | execution | AuditQueueConsume | sqs:ReceiveMessage, DeleteMessage, GetQueueAttributes | the audit queue |
  * | execution | AuditQueueKey     | kms:Decrypt                             | via SQS, encryption context the audit queue |
  * | execution | AssumeTenantRole  | sts:AssumeRole, sts:TagSession          | its tenant-access role; one tag, tenant_id |
+ * | tenant    | TenantAuditKeyOpen | kms:Decrypt only                       | encryption context exactly {tenant_id = ${aws:PrincipalTag/tenant_id}, purpose = audit-queue}: a message's MAC key, opened for the account it claims |
  * | tenant    | TenantAuditPut    | dynamodb:PutItem only                   | LeadingKeys = T#${aws:PrincipalTag/tenant_id}, Attributes only AUDIT_ATTRIBUTES, ReturnValues NONE |
  *
  * Operator and self-authenticating routes keep the grants above on their own role (the
@@ -161,7 +166,11 @@ export class RouteRoles extends Construct {
 
   private create(key: string, grants: readonly Grant[]): iam.Role {
     const { targets, settings } = this.props;
-    return grantedRole(this, roleId(key), `${settings.name} route functions with grants: ${key}`, grants, targets, settings);
+    // an operator or self-authenticating read-only route knows its account only from the
+    // request: its audit MAC key may name any account (docs/architecture.md, "Roles that are
+    // not tenant-scoped"); a tenant route's comes from its tenant session (TenantAuditKey)
+    const extra = grants.includes('audit:send') ? [auditKeyStatement('AuditKey', 'kms:GenerateDataKey', targets.key, undefined)] : [];
+    return grantedRole(this, roleId(key), `${settings.name} route functions with grants: ${key}`, grants, targets, settings, extra);
   }
 }
 
@@ -257,15 +266,24 @@ function tenantRoles(scope: Construct, id: string, description: string, grants: 
   ];
   execution.attachInlinePolicy(new iam.Policy(execution, 'Grants', { statements: execStatements }));
   acknowledge(execution, own.acknowledgments);
-  tenant.attachInlinePolicy(new iam.Policy(tenant, 'Grants', { statements: tenantAccessStatements(grants, targets) }));
+  const bucketArn = `arn:${Aws.PARTITION}:s3:::${documentsBucketName(settings.name)}`;
+  tenant.attachInlinePolicy(new iam.Policy(tenant, 'Grants', { statements: tenantAccessStatements(grants, targets, bucketArn) }));
+  if (grants.includes('documents:read') || grants.includes('documents:write')) {
+    acknowledge(tenant, [
+      {
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${settings.name}-documents-<AWS::AccountId>-<AWS::Region>/tenants/<aws:PrincipalTag/tenant_id>/*]`,
+        reason: 'Documents are objects under tenants/<tenant>/documents/<id>/v<n>, created at run time; a tenant session reaches only its own tenant\'s prefix (the session tag in the resource), and each object is sealed with its tenant\'s data key.',
+      },
+    ]);
+  }
   return { execution, tenant };
 }
 
 /** Grants a tenant route holds through its tenant-access role, not its execution role. */
-const TENANT_SCOPED_GRANTS: ReadonlySet<Grant> = new Set(['table:read', 'table:meter', 'table:write', 'kms:decrypt', 'kms:encrypt']);
+const TENANT_SCOPED_GRANTS: ReadonlySet<Grant> = new Set(['table:read', 'table:meter', 'table:write', 'kms:decrypt', 'kms:encrypt', 'documents:read', 'documents:write']);
 
 /** The tenant-access role's statements: every one conditioned on the session's account. */
-export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<RoleTargets, 'table' | 'key'>): iam.PolicyStatement[] {
+export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<RoleTargets, 'table' | 'key'>, documentsBucketArn?: string): iam.PolicyStatement[] {
   const has = (g: Grant) => grants.includes(g);
   const tableArn = targets.table.tableArn;
   const leading = { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [TENANT_PARTITION] } };
@@ -349,7 +367,37 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
       }),
     );
   }
+  if ((has('documents:read') || has('documents:write')) && documentsBucketArn) {
+    statements.push(...documentStatements(has('documents:write'), documentsBucketArn, `tenants/${TENANT_TAG}/*`, targets.key, 'Tenant'));
+  }
+  if (has('audit:send')) {
+    // the audit queue's MAC key (lib/audit/queue-key.ts): a data key of the session's own
+    // account for that one purpose, so an entry sent by this session vouches for no other account
+    statements.push(auditKeyStatement('TenantAuditKey', 'kms:GenerateDataKey', targets.key, TENANT_TAG));
+  }
   return statements;
+}
+
+/** The session's tenant, as the tenant-access roles' conditions name it. */
+const TENANT_TAG = '${aws:PrincipalTag/tenant_id}';
+
+/**
+ * The audit queue's MAC key (lib/audit/queue-key.ts): `action` on the envelope key only with
+ * the encryption context `{tenant_id: <tenant>, purpose: "audit-queue"}`, exactly those two
+ * keys. `tenant` is the session's tag on a tenant-access role; undefined (any account, the key
+ * still present) on the own role of an operator or self-authenticating read-only route.
+ */
+function auditKeyStatement(sid: string, action: 'kms:GenerateDataKey' | 'kms:Decrypt', key: kms.IKey, tenant: string | undefined): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    sid,
+    actions: [action],
+    resources: [key.keyArn],
+    conditions: {
+      StringEquals: { 'kms:EncryptionContext:purpose': AUDIT_KEY_PURPOSE, ...(tenant ? { 'kms:EncryptionContext:tenant_id': tenant } : {}) },
+      'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['tenant_id', 'purpose'] },
+      Null: { 'kms:EncryptionContext:tenant_id': 'false' },
+    },
+  });
 }
 
 /**
@@ -404,9 +452,13 @@ export function auditWriterRoles(scope: Construct, id: string, description: stri
   return { execution, tenant };
 }
 
-/** The audit writer's tenant-access statement: one audit entry put in the session's account, nothing else. */
-export function auditWriterStatements(targets: Pick<RoleTargets, 'table'>): iam.PolicyStatement[] {
+/**
+ * The audit writer's tenant-access statements: one audit entry put in the session's account,
+ * and the opening of that account's audit MAC keys (lib/audit/queue-key.ts), nothing else.
+ */
+export function auditWriterStatements(targets: Pick<RoleTargets, 'table' | 'key'>): iam.PolicyStatement[] {
   return [
+    auditKeyStatement('TenantAuditKeyOpen', 'kms:Decrypt', targets.key, TENANT_TAG),
     new iam.PolicyStatement({
       sid: 'TenantAuditPut',
       actions: ['dynamodb:PutItem'],
@@ -433,9 +485,10 @@ export function grantedRole(
   targets: RoleTargets,
   settings: Settings,
   extra: readonly iam.PolicyStatement[] = [],
+  tableWritePartitions?: readonly string[],
 ): iam.Role {
   const role = new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
-  const { statements, acknowledgments } = grantStatements(grants, targets, settings);
+  const { statements, acknowledgments } = grantStatements(grants, targets, settings, tableWritePartitions);
   role.attachInlinePolicy(new iam.Policy(role, 'Grants', { statements: [...statements, ...extra] }));
   acknowledge(role, acknowledgments);
   return role;
@@ -446,6 +499,8 @@ export function grantStatements(
   grants: readonly Grant[],
   targets: RoleTargets,
   settings: Settings,
+  /** `table:write` confined to these partitions (`dynamodb:LeadingKeys`, StringLike); unconditioned without. */
+  tableWritePartitions?: readonly string[],
 ): { statements: iam.PolicyStatement[]; acknowledgments: { id: string; reason: string }[] } {
   const has = (g: Grant) => grants.includes(g);
   const statements: iam.PolicyStatement[] = [
@@ -464,6 +519,7 @@ export function grantStatements(
         sid: 'TableWrite',
         actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
         resources: [tableArn],
+        ...(tableWritePartitions ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...tableWritePartitions] } } } : {}),
       }),
     );
   } else if (has('table:meter')) {
@@ -509,25 +565,7 @@ export function grantStatements(
   }
   const documents = has('documents:read') || has('documents:write');
   const bucketArn = `arn:${Aws.PARTITION}:s3:::${documentsBucketName(settings.name)}`;
-  if (documents) {
-    const write = has('documents:write');
-    statements.push(
-      new iam.PolicyStatement({
-        sid: 'DocumentObjects',
-        actions: write ? ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'] : ['s3:GetObject'],
-        resources: [`${bucketArn}/tenants/*`],
-      }),
-      // SSE-KMS under the envelope key, only through S3 for this bucket (bucket key context)
-      new iam.PolicyStatement({
-        sid: 'DocumentObjectsKey',
-        actions: write ? ['kms:GenerateDataKey', 'kms:Decrypt'] : ['kms:Decrypt'],
-        resources: [targets.key.keyArn],
-        conditions: {
-          StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.${Aws.URL_SUFFIX}`, 'kms:EncryptionContext:aws:s3:arn': bucketArn },
-        },
-      }),
-    );
-  }
+  if (documents) statements.push(...documentStatements(has('documents:write'), bucketArn, 'tenants/*', targets.key, ''));
   if (has('audit:send')) {
     // a read-only route's audit entries (lib/audit/queue.ts): SendMessage only, on the audit queue only
     statements.push(...queueSend('AuditSend', 'AuditQueueKey', targets.auditQueue, targets.key));
@@ -625,6 +663,31 @@ export function grantStatements(
  * CloudHSM's; routes that declare `kms:sign` get these permissions and the backend enabled.
  */
 export const KMS_SIGN_GRANT = 'kms:sign';
+/**
+ * The documents bucket's objects under `prefix` (a tenant-access role: the session's own
+ * `tenants/${aws:PrincipalTag/tenant_id}/*`), and the bucket's SSE-KMS key only through S3 for
+ * this bucket: S3 calls KMS with the caller's credentials, so the role that signs the object
+ * request is the one that needs the key (bucket keys: the context is the bucket's ARN).
+ */
+function documentStatements(write: boolean, bucketArn: string, prefix: string, key: kms.IKey, sidPrefix: string): iam.PolicyStatement[] {
+  return [
+    new iam.PolicyStatement({
+      sid: `${sidPrefix}DocumentObjects`,
+      actions: write ? ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'] : ['s3:GetObject'],
+      resources: [`${bucketArn}/${prefix}`],
+    }),
+    // SSE-KMS under the envelope key, only through S3 for this bucket (bucket key context)
+    new iam.PolicyStatement({
+      sid: `${sidPrefix}DocumentObjectsKey`,
+      actions: write ? ['kms:GenerateDataKey', 'kms:Decrypt'] : ['kms:Decrypt'],
+      resources: [key.keyArn],
+      conditions: {
+        StringEquals: { 'kms:ViaService': `s3.${Aws.REGION}.${Aws.URL_SUFFIX}`, 'kms:EncryptionContext:aws:s3:arn': bucketArn },
+      },
+    }),
+  ];
+}
+
 /** SendMessage on one queue, and its data key only through SQS for that queue (SSE-KMS under the envelope key). */
 function queueSend(sid: string, keySid: string, queue: sqs.IQueue, key: kms.IKey): iam.PolicyStatement[] {
   return [

@@ -4,10 +4,12 @@ import { ACTOR_TYPES } from '../auth/principal.js';
 import { config } from '../config.js';
 import { serviceUnavailable } from '../core/errors.js';
 import { logger } from '../core/logger.js';
+import { count, METRIC } from '../core/metrics.js';
 import { UUID_RE } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { withTenant } from '../tenancy/scope.js';
+import { auditMac, auditMacValid, senderAuditKey, writerAuditKey } from './queue-key.js';
 
 /**
  * The audit queue (docs/architecture.md, "Tenancy in IAM"; docs/operations.md, "Audit").
@@ -23,9 +25,20 @@ import { withTenant } from '../tenancy/scope.js';
  * with the audit entry's attributes. The entry's insert reaches the sealer on the table's
  * stream like any other (lib/events/relay.ts).
  *
- * The message is the entry and nothing else: `{"v":1,"entry":{id, at, tenant_id, actor,
- * action, resource, outcome, request_id, source_ip, user_agent[, detail]}}` — metadata only,
- * never a value, key or token (the entry's own rule). The writer refuses anything else.
+ * Message v2 (issue 31): the entry, authenticated by its tenant's session:
+ * `{"v":2,"entry":"<the entry's JSON>","key":"<wrapped audit data key, base64>","mac":"<HMAC-SHA256, base64url>"}`.
+ * The entry is `{id, at, tenant_id, actor, action, resource, outcome, request_id, source_ip,
+ * user_agent[, detail]}` — metadata only, never a value, key or token (the entry's own rule),
+ * carried as the exact string the MAC covers. The key is a data key of the entry's tenant,
+ * generated with the context `{tenant_id, purpose: "audit-queue"}` through the sender's
+ * tenant session (lib/audit/queue-key.ts); the writer opens it with the context of the tenant
+ * the entry claims and verifies the MAC, so every function that may send to the queue can
+ * still write only into its own session's tenant. The writer refuses anything else: a v1
+ * message (`{"v":1,"entry":{…}}`, unauthenticated, so possibly forged: refused, not
+ * migrated; none is in flight once every sender runs v2, and a refused one waits in the
+ * dead-letter queue), a MAC that does not verify, a key that does not open under the claimed
+ * tenant's context. A refusal counts METRIC.auditRefused and logs the message id and the
+ * reason, never the entry.
  */
 
 /** The queue's settings, shared by infra/data-stack.ts and the source runtime (scripts/local/start.ts). */
@@ -66,11 +79,19 @@ const AuditEntryMessage = z.strictObject({
 });
 export type AuditEntryMessage = z.infer<typeof AuditEntryMessage>;
 
-const AuditMessage = z.strictObject({ v: z.literal(1), entry: AuditEntryMessage });
+/** The message as sent: the entry's JSON with its tenant's wrapped audit key and the MAC over it. */
+const AuditMessage = z.strictObject({
+  v: z.literal(2),
+  entry: z.string().min(2).max(200_000),
+  key: z.base64().min(1).max(2048),
+  mac: z.base64url().length(43),
+});
 
-/** The message body of an entry (its item without keys; undefined fields dropped as JSON drops them). */
-function auditMessageBody(entry: AuditEntryMessage): string {
-  return JSON.stringify({ v: 1, entry });
+/** The message body of an entry (its item without keys; undefined fields dropped as JSON drops them), authenticated. */
+async function auditMessageBody(entry: AuditEntryMessage): Promise<string> {
+  const json = JSON.stringify(entry);
+  const { key, wrapped } = await senderAuditKey(entry.tenant_id);
+  return JSON.stringify({ v: 2, entry: json, key: wrapped, mac: auditMac(key, json) });
 }
 
 /** Sends one entry to the audit queue; resolves once SQS has stored it. */
@@ -78,8 +99,9 @@ export async function sendAuditEntry(entry: AuditEntryMessage): Promise<void> {
   const queueUrl = config().AUDIT_QUEUE_URL;
   // fail closed: a read-only route cannot write the entry itself, and answers nothing unaudited
   if (!queueUrl) throw serviceUnavailable('the audit queue is not configured (AUDIT_QUEUE_URL)');
+  const body = await auditMessageBody(entry);
   const { sendMessage } = await import('./sqs-send.js');
-  await sendMessage(config().AWS_REGION, queueUrl, auditMessageBody(entry));
+  await sendMessage(config().AWS_REGION, queueUrl, body);
 }
 
 /** The part of an SQS record the writer reads (aws-lambda's SQSRecord). */
@@ -90,41 +112,81 @@ interface QueueRecord {
 
 type Written = 'written' | 'duplicate' | 'refused' | 'failed';
 
-function parse(body: string): AuditEntryMessage | { issues: string[] } {
-  let json: unknown;
-  try {
-    json = JSON.parse(body);
-  } catch {
-    return { issues: ['not JSON'] };
-  }
-  const out = AuditMessage.safeParse(json);
-  // the paths and codes of what is wrong, never the values
-  return out.success ? out.data.entry : { issues: out.error.issues.map((i) => `${i.path.join('.') || '(message)'}: ${i.code}`) };
+interface Parsed {
+  readonly entry: AuditEntryMessage;
+  readonly json: string;
+  readonly key: string;
+  readonly mac: string;
 }
 
-/** Writes one message's entry in its tenant's scope: the item of the direct path, once. */
+const issuesOf = (error: z.ZodError, prefix = '') => error.issues.map((i) => `${prefix}${i.path.join('.') || '(message)'}: ${i.code}`);
+
+function parse(body: string): Parsed | { issues: string[] } {
+  const json = (text: string): { ok: true; value: unknown } | { ok: false } => {
+    try {
+      return { ok: true, value: JSON.parse(text) };
+    } catch {
+      return { ok: false };
+    }
+  };
+  const message = json(body);
+  if (!message.ok) return { issues: ['not JSON'] };
+  const v = (message.value as { v?: unknown } | null)?.v;
+  if (v === 1) return { issues: ['v: version 1 messages carry no authentication and are refused'] };
+  const out = AuditMessage.safeParse(message.value);
+  // the paths and codes of what is wrong, never the values
+  if (!out.success) return { issues: issuesOf(out.error) };
+  const entry = json(out.data.entry);
+  if (!entry.ok) return { issues: ['entry: not JSON'] };
+  const parsed = AuditEntryMessage.safeParse(entry.value);
+  if (!parsed.success) return { issues: issuesOf(parsed.error, 'entry.') };
+  return { entry: parsed.data, json: out.data.entry, key: out.data.key, mac: out.data.mac };
+}
+
+function refuse(record: QueueRecord, reason: string, issues?: string[]): Written {
+  count(METRIC.auditRefused);
+  logger.warn('audit writer: refused a message', { message_id: record.messageId, reason, ...(issues ? { issues: issues.slice(0, 10) } : {}) });
+  return 'refused';
+}
+
+/**
+ * Writes one message's entry in its tenant's scope: the item of the direct path, once, if its
+ * MAC verifies under an audit key of the tenant the entry claims.
+ */
 async function writeOne(record: QueueRecord): Promise<Written> {
-  const entry = parse(record.body);
-  if ('issues' in entry) {
-    logger.warn('audit writer: refused a message that is not an audit entry', { message_id: record.messageId, issues: entry.issues.slice(0, 10) });
-    return 'refused';
-  }
-  try {
-    await withTenant(entry.tenant_id, () =>
-      db().send(
+  const message = parse(record.body);
+  if ('issues' in message) return refuse(record, 'not an audit entry message', message.issues);
+  const { entry } = message;
+  return withTenant(entry.tenant_id, async (): Promise<Written> => {
+    let key: Buffer;
+    try {
+      key = await writerAuditKey(entry.tenant_id, message.key);
+    } catch (error) {
+      // the key does not open under the claimed tenant's context: generated for another
+      // tenant (or not a key at all). Any other error (KMS throttled, unreachable) is a failure.
+      const name = (error as Error).name;
+      if (name === 'InvalidCiphertextException' || /unable to authenticate|unrecognised wrapped/i.test((error as Error).message)) {
+        return refuse(record, "the audit key is not a key of the entry's tenant");
+      }
+      logger.warn('audit writer: audit key not opened; the queue redelivers the message', { message_id: record.messageId, error: error as Error });
+      return 'failed';
+    }
+    if (!auditMacValid(key, message.json, message.mac)) return refuse(record, 'the MAC does not verify');
+    try {
+      await db().send(
         new PutCommand({
           TableName: tableName(),
           Item: { ...keys.audit(entry.tenant_id, entry.id), ...keys.auditIndex(entry.id), ...entry },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
-      ),
-    );
-    return 'written';
-  } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return 'duplicate';
-    logger.warn('audit writer: entry not written; the queue redelivers it', { message_id: record.messageId, error: error as Error });
-    return 'failed';
-  }
+      );
+      return 'written';
+    } catch (error) {
+      if ((error as Error).name === 'ConditionalCheckFailedException') return 'duplicate';
+      logger.warn('audit writer: entry not written; the queue redelivers it', { message_id: record.messageId, error: error as Error });
+      return 'failed';
+    }
+  });
 }
 
 /**

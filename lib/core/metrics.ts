@@ -34,6 +34,8 @@ export const METRIC = {
   /** Calls to AWS KMS (envelope data keys and KMS signing keys) and to the HSM (PKCS#11) (Count). */
   kmsCalls: 'kms_calls',
   hsmCalls: 'hsm_calls',
+  /** Audit queue messages the writer refused (lib/audit/queue.ts: v1, unverified MAC, a key of another tenant) (Count). */
+  auditRefused: 'audit_refused',
 } as const;
 
 export const metrics = new Metrics({ namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? SERVICE, serviceName: SERVICE });

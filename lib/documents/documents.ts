@@ -71,9 +71,9 @@ const accessView = (a: Access) => ({
 /** The opened PDF of an accessible document (the object's seal checked against its tenant, id and version). */
 export async function openDocument(access: Access): Promise<Buffer> {
   const { tenantId, doc } = access;
-  const sealed = await getObject(doc.object_key);
-  // a grantee opens the owner's object with the owner's data key (lib/tenancy/scope.ts)
-  return ownerScope(tenantId, () => open(docScope(tenantId, doc.id, doc.version), sealed));
+  // a grantee reads the owner's object with the owner's session (its tenant-access role reaches
+  // only tenants/<owner>/*) and opens it with the owner's data key (lib/tenancy/scope.ts)
+  return ownerScope(tenantId, async () => open(docScope(tenantId, doc.id, doc.version), await getObject(doc.object_key)));
 }
 
 /** The password of a protected document, opened. */

@@ -5,7 +5,7 @@ import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES, DATA_KEY_ATT
 import { LOOKUP_PREFIXES } from '../../lib/tenancy/lookups.js';
 import { TENANT_SESSION_PURPOSE, TENANT_SESSION_SECONDS } from '../../lib/tenancy/credentials.js';
 import { METER_ACTIONS } from '../../lib/tenancy/meter.js';
-import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, resourcesOfType, synthesize, type CfnResource, type Statement, type Synthesized } from './synth.js';
+import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, resourcesOfType, roleStatements, synthesize, type CfnResource, type Statement, type Synthesized } from './synth.js';
 
 /**
  * Tenancy enforced by IAM (docs/architecture.md, "Tenancy in IAM"; infra/grants.ts): every
@@ -100,7 +100,11 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
           const context = (c.StringEquals as Record<string, string> | undefined)?.['kms:EncryptionContext:tenant_id'];
           const via = (c.StringEquals as Record<string, string> | undefined)?.['kms:ViaService'];
           const sessions = (c.StringEquals as Record<string, unknown> | undefined)?.['kms:EncryptionContext:purpose'] === TENANT_SESSION_PURPOSE;
-          if (role === 'tenant') expect(context, where).toBe('${aws:PrincipalTag/tenant_id}');
+          // the tenant role's SSE-KMS statement of the documents bucket (S3 calls KMS with the
+          // caller's session; bucket keys: the context is the bucket) is confined by the object
+          // statement it serves, tenants/${aws:PrincipalTag/tenant_id}/*, and usable only via S3
+          if (role === 'tenant' && statement.Sid === 'TenantDocumentObjectsKey') expect(JSON.stringify(via), where).toContain('s3.');
+          else if (role === 'tenant') expect(context, where).toBe('${aws:PrincipalTag/tenant_id}');
           else if (sessions) {
             // the role's sealed shared sessions: under its own tenant-access role's name only
             const tenantRole = parentRef(fn.template, fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN);
@@ -161,6 +165,8 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         ...(has('table:write') ? ['TenantWrite'] : []),
         ...(has('kms:decrypt') || has('kms:encrypt') ? ['TenantDataKeys'] : []),
         ...(has('kms:encrypt') && !has('table:write') ? ['TenantDataKeyCreate'] : []),
+        ...(has('documents:read') || has('documents:write') ? ['TenantDocumentObjects', 'TenantDocumentObjectsKey'] : []),
+        ...(has('audit:send') ? ['TenantAuditKey'] : []),
       ];
       expect(tenant.map((st) => st.Sid).sort(), route.key).toEqual(expected.sort());
       for (const st of tenant) expect(st.Effect).toBe('Allow');
@@ -225,6 +231,27 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
       expect(key, route.key).toMatchObject({ Action: ['kms:GenerateDataKey', 'kms:Decrypt'] });
       expect((key.Condition!.StringEquals as Record<string, unknown>)['kms:EncryptionContext:aws:sqs:arn'], route.key).toEqual(auditSend.Resource);
       expect(fns.get(route.key)!.resource.Properties!.Environment.Variables.AUDIT_QUEUE_URL, route.key).toBeDefined();
+      // the audit MAC key (lib/audit/queue-key.ts): on a tenant route a data key of the session's
+      // own account, for that purpose only; on an operator or self route (not tenant-scoped, the
+      // documented exception) any account's, still for that purpose only
+      const tenantScoped = tenancyOf(route) === 'tenant';
+      const macKey = statements
+        .filter((x) => x.role === (tenantScoped ? 'tenant' : 'own'))
+        .map((x) => x.statement)
+        .filter((st) => actions(st).includes('kms:GenerateDataKey') && JSON.stringify(st.Condition ?? {}).includes('audit-queue'));
+      expect(macKey.map((st) => st.Sid), route.key).toEqual([tenantScoped ? 'TenantAuditKey' : 'AuditKey']);
+      expect(macKey[0], route.key).toMatchObject({
+        Action: 'kms:GenerateDataKey',
+        Condition: {
+          StringEquals: {
+            'kms:EncryptionContext:purpose': 'audit-queue',
+            ...(tenantScoped ? { 'kms:EncryptionContext:tenant_id': '${aws:PrincipalTag/tenant_id}' } : {}),
+          },
+          'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['tenant_id', 'purpose'] },
+          Null: { 'kms:EncryptionContext:tenant_id': 'false' },
+        },
+      });
+      if (!tenantScoped) expect(Object.keys((macKey[0]!.Condition!.StringEquals as object) ?? {}), route.key).toEqual(['kms:EncryptionContext:purpose']);
     }
   });
 
@@ -277,6 +304,18 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     const statements = functionStatements(s, { template: s.background, resource: writer, local: true });
     const tenant = statements.filter((x) => x.role === 'tenant').map((x) => x.statement);
     expect(tenant).toEqual([
+      // the audit MAC keys of the session's account only (lib/audit/queue-key.ts)
+      {
+        Sid: 'TenantAuditKeyOpen',
+        Effect: 'Allow',
+        Action: 'kms:Decrypt',
+        Resource: expect.anything(),
+        Condition: {
+          StringEquals: { 'kms:EncryptionContext:purpose': 'audit-queue', 'kms:EncryptionContext:tenant_id': '${aws:PrincipalTag/tenant_id}' },
+          'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['tenant_id', 'purpose'] },
+          Null: { 'kms:EncryptionContext:tenant_id': 'false' },
+        },
+      },
       {
         Sid: 'TenantAuditPut',
         Effect: 'Allow',
@@ -297,6 +336,41 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     });
     expect(own.find((st) => st.Sid === 'AuditQueueConsume')).toMatchObject({ Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] });
     expect(own.flatMap(actions).filter((a) => a.startsWith('kms:'))).toEqual(['kms:Decrypt']);
+  });
+
+  it('the outbox relay (cross-account by design) writes account partitions only: no credential, lookup or listing partition', () => {
+    const relay: CfnResource = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === 'webhooks/relay.handler')![1];
+    const statements = functionStatements(s, { template: s.background, resource: relay, local: true }).map((x) => x.statement);
+    const writing = statements.filter((st) => actions(st).some((a) => WRITES.includes(a)));
+    expect(writing.map((st) => st.Sid)).toEqual(['TableWrite']);
+    expect(writing[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] } });
+  });
+
+  it('documents are confined by the tenant session\'s tag: object actions only on the tenant role, under tenants/${aws:PrincipalTag/tenant_id}/, the SSE-KMS key only via S3', () => {
+    const documentRoutes = ROUTES.filter((r) => r.grants.some((g) => g.startsWith('documents:')));
+    expect(documentRoutes.length).toBeGreaterThan(0);
+    for (const route of documentRoutes) {
+      expect(tenancyOf(route), route.key).toBe('tenant');
+      const statements = functionStatements(s, fns.get(route.key)!);
+      // the execution role: no S3 action, no key via S3
+      const own = statements.filter((x) => x.role === 'own').map((x) => x.statement);
+      expect(own.flatMap(actions).filter((a) => a.startsWith('s3:')), route.key).toEqual([]);
+      expect(JSON.stringify(own), route.key).not.toContain('s3.');
+      const tenant = statements.filter((x) => x.role === 'tenant').map((x) => x.statement);
+      const objects = tenant.find((st) => st.Sid === 'TenantDocumentObjects')!;
+      const write = route.grants.includes('documents:write');
+      expect(list(objects.Action), route.key).toEqual(write ? ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'] : ['s3:GetObject']);
+      expect(JSON.stringify(objects.Resource), route.key).toMatch(/-documents-.*\/tenants\/\$\{aws:PrincipalTag\/tenant_id\}\/\*"/);
+      const key = tenant.find((st) => st.Sid === 'TenantDocumentObjectsKey')!;
+      expect(list(key.Action).sort(), route.key).toEqual(write ? ['kms:Decrypt', 'kms:GenerateDataKey'] : ['kms:Decrypt']);
+      const eq = key.Condition!.StringEquals as Record<string, unknown>;
+      expect(JSON.stringify(eq['kms:ViaService']), route.key).toContain('s3.');
+      expect(JSON.stringify(eq['kms:EncryptionContext:aws:s3:arn']), route.key).toContain('-documents-');
+    }
+    // no role of the app reaches every tenant's objects
+    for (const { statement } of roleStatements(s)) {
+      if (actions(statement).some((a) => a.startsWith('s3:') && a.endsWith('Object'))) expect(JSON.stringify(statement.Resource)).not.toMatch(/\/tenants\/\*"/);
+    }
   });
 
   it('GET /ready holds only GetItem on the SYS partition and kms:DescribeKey', () => {

@@ -22,6 +22,7 @@ let t: Awaited<ReturnType<typeof table>>;
 let L: {
   audit: typeof import('../../lib/audit/audit.js');
   queue: typeof import('../../lib/audit/queue.js');
+  key: typeof import('../../lib/audit/queue-key.js');
   scope: typeof import('../../lib/tenancy/scope.js');
   keys: typeof import('../../lib/store/keys.js').keys;
 };
@@ -30,13 +31,14 @@ const undo: (() => void)[] = [];
 
 beforeAll(async () => {
   t = await table();
-  const [audit, queue, scope, { keys }] = await Promise.all([
+  const [audit, queue, key, scope, { keys }] = await Promise.all([
     import('../../lib/audit/audit.js'),
     import('../../lib/audit/queue.js'),
+    import('../../lib/audit/queue-key.js'),
     import('../../lib/tenancy/scope.js'),
     import('../../lib/store/keys.js'),
   ]);
-  L = { audit, queue, scope, keys };
+  L = { audit, queue, key, scope, keys };
 });
 afterEach(() => {
   sqs.reset();
@@ -69,7 +71,7 @@ describe('recordAudit on a read-only route: one SendMessage to the audit queue, 
     expect(routeByKey('GET', '/ready')!.grants).not.toContain('audit:send');
   });
 
-  it('sends exactly {QueueUrl, MessageBody} with the entry and nothing else: no account, scope or canary', async () => {
+  it('sends exactly {QueueUrl, MessageBody}: the entry (nothing of the account, scope or canary), its tenant\'s wrapped audit key and the MAC', async () => {
     const tenantId = randomUUID();
     const secret = canary('audit-queue');
     sqs.on(SendMessageCommand).resolves({ MessageId: 'm-1' });
@@ -86,9 +88,11 @@ describe('recordAudit on a read-only route: one SendMessage to the audit queue, 
     expect(Object.keys(calls[0]!).sort()).toEqual(['MessageBody', 'QueueUrl']);
     expect(calls[0]!.QueueUrl).toBe(QUEUE);
     const body = JSON.parse(calls[0]!.MessageBody!);
-    expect(body).toEqual({
-      v: 1,
-      entry: {
+    expect(body).toEqual({ v: 2, entry: expect.any(String), key: expect.stringMatching(/^[A-Za-z0-9+/]+=*$/), mac: expect.stringMatching(/^[\w-]{43}$/) });
+    // the MAC is HMAC-SHA256 under the tenant's audit data key, opened with the tenant's context
+    const macKey = await L.key.writerAuditKey(tenantId, body.key);
+    expect(body.mac).toBe(L.key.auditMac(macKey, body.entry));
+    expect(JSON.parse(body.entry)).toEqual({
         id,
         at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
         tenant_id: tenantId,
@@ -100,7 +104,6 @@ describe('recordAudit on a read-only route: one SendMessage to the audit queue, 
         source_ip: '198.51.100.7',
         user_agent: 'unit',
         detail: { count: 2, types: { password: 2 }, encrypted: true },
-      },
     });
     expect(calls[0]!.MessageBody).not.toContain(secret);
     expect(calls[0]!.MessageBody).not.toContain('export:read');
@@ -152,42 +155,133 @@ describe('the audit writer (writeAuditMessages)', () => {
     const item = await t.get(L.keys.audit(tenantId, id));
     const direct = L.audit.auditPut(ctx(tenantId, 'x'), tenantId, change).item.Put!.Item!;
     expect(Object.keys(item!).sort()).toEqual(Object.keys(direct).sort());
-    expect(item).toMatchObject({ ...L.keys.audit(tenantId, id), ...L.keys.auditIndex(id), ...JSON.parse(body).entry });
+    expect(item).toMatchObject({ ...L.keys.audit(tenantId, id), ...L.keys.auditIndex(id), ...JSON.parse(JSON.parse(body).entry) });
     // delivered again (SQS is at least once): nothing changes, nothing fails
     const again = await L.queue.writeAuditMessages([{ messageId: 'a', body }]);
     expect(again).toEqual({ batchItemFailures: [], outcomes: ['duplicate'] });
     expect(await t.get(L.keys.audit(tenantId, id))).toEqual(item);
   });
 
-  it('refuses what is not an audit entry: reported as a batch item failure, nothing written', async () => {
+  /** A v2 message of `entry` (any JSON), MAC'd under the audit key of `keyTenant` (a session of that tenant). */
+  async function signed(keyTenant: string, entry: unknown, v = 2): Promise<string> {
+    const json = JSON.stringify(entry);
+    const { key, wrapped } = await L.scope.withTenant(keyTenant, () => L.key.senderAuditKey(keyTenant));
+    return JSON.stringify({ v, entry: json, key: wrapped, mac: L.key.auditMac(key, json) });
+  }
+
+  const partition = async (tenantId: string) =>
+    (
+      await t.db().send(
+        new (await import('@aws-sdk/lib-dynamodb')).QueryCommand({
+          TableName: t.tableName(),
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': `T#${tenantId}` },
+          ConsistentRead: true,
+        }),
+      )
+    ).Items!;
+
+  it('refuses what is not an audit entry, even with a valid MAC: reported as a batch item failure, nothing written', async () => {
     const tenantId = randomUUID();
     const { id, body } = await sent(tenantId, { outcome: 'denied' });
-    const good = JSON.parse(body) as { v: number; entry: Record<string, any> };
-    const variants: Record<string, unknown> = {
+    const good = JSON.parse(body) as { v: number; entry: string; key: string; mac: string };
+    const entry = JSON.parse(good.entry) as Record<string, any>;
+    const variants: Record<string, string> = {
       'not JSON': '{',
-      'no version': { entry: good.entry },
-      'another version': { ...good, v: 2 },
-      'an extra top-level field': { ...good, item: { pk: 'T#x', sk: 'SECRET#y' } },
-      'an extra entry field (a key of the table)': { ...good, entry: { ...good.entry, pk: `T#${tenantId}` } },
-      'an extra entry field (a value)': { ...good, entry: { ...good.entry, value: 'hunter2' } },
-      'a missing field': { ...good, entry: { ...good.entry, action: undefined } },
-      'an id that is no entry id': { ...good, entry: { ...good.entry, id: 'SECRET#x' } },
-      'a tenant that forms another key': { ...good, entry: { ...good.entry, tenant_id: `${tenantId}#x` } },
-      'an unknown outcome': { ...good, entry: { ...good.entry, outcome: 'maybe' } },
-      'an unknown actor type': { ...good, entry: { ...good.entry, actor: { ...good.entry.actor, type: 'root' } } },
-      'an array': [good],
+      'no version': JSON.stringify({ entry: good.entry, key: good.key, mac: good.mac }),
+      'another version': JSON.stringify({ ...good, v: 3 }),
+      'an extra top-level field': JSON.stringify({ ...good, item: { pk: 'T#x', sk: 'SECRET#y' } }),
+      'no MAC': JSON.stringify({ ...good, mac: undefined }),
+      'no key': JSON.stringify({ ...good, key: undefined }),
+      'an entry that is not JSON': await signed(tenantId, '{'),
+      'an extra entry field (a key of the table)': await signed(tenantId, { ...entry, pk: `T#${tenantId}` }),
+      'an extra entry field (a value)': await signed(tenantId, { ...entry, value: 'hunter2' }),
+      'a missing field': await signed(tenantId, { ...entry, action: undefined }),
+      'an id that is no entry id': await signed(tenantId, { ...entry, id: 'SECRET#x' }),
+      'a tenant that forms another key': await signed(`${tenantId}#x`, { ...entry, tenant_id: `${tenantId}#x` }),
+      'an unknown outcome': await signed(tenantId, { ...entry, outcome: 'maybe' }),
+      'an unknown actor type': await signed(tenantId, { ...entry, actor: { ...entry.actor, type: 'root' } }),
+      'an array': JSON.stringify([good]),
     };
-    const records = Object.entries(variants).map(([name, v]) => ({ messageId: name, body: typeof v === 'string' ? v : JSON.stringify(v) }));
+    const records = Object.entries(variants).map(([name, b]) => ({ messageId: name, body: b }));
     const out = await L.queue.writeAuditMessages([...records, { messageId: 'good', body }]);
     expect(out.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(Object.keys(variants).sort());
     expect(out.outcomes.at(-1)).toBe('written');
-    const items = (await t.db().send(new (await import('@aws-sdk/lib-dynamodb')).QueryCommand({
-      TableName: t.tableName(),
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': `T#${tenantId}` },
-      ConsistentRead: true,
-    }))).Items!;
-    expect(items.map((i) => i.sk)).toEqual([`AUDIT#${id}`]);
+    expect((await partition(tenantId)).map((i) => i.sk)).toEqual([`AUDIT#${id}`]);
+  });
+
+  describe('the MAC: no sender can write into a tenant other than its session\'s', () => {
+    it('a v1 message (unauthenticated, the format before issue 31) is refused, even a well-formed one', async () => {
+      const tenantId = randomUUID();
+      const { body } = await sent(tenantId);
+      const v1 = JSON.stringify({ v: 1, entry: JSON.parse(JSON.parse(body).entry) });
+      const out = await L.queue.writeAuditMessages([{ messageId: 'v1', body: v1 }]);
+      expect(out).toEqual({ batchItemFailures: [{ itemIdentifier: 'v1' }], outcomes: ['refused'] });
+      expect(await partition(tenantId)).toEqual([]);
+    });
+
+    it('a tampered entry (its action, its outcome, its tenant) fails the MAC', async () => {
+      const tenantId = randomUUID();
+      const { body } = await sent(tenantId);
+      const good = JSON.parse(body) as { entry: string };
+      const entry = JSON.parse(good.entry);
+      const tampered = [
+        { ...entry, action: 'secret.delete' },
+        { ...entry, outcome: 'success', detail: {} },
+        // a tenant that is not the key's: refused by the key already (see below) or the MAC
+        { ...entry, tenant_id: tenantId, actor: { ...entry.actor, id: 'someone-else' } },
+      ].map((e, i) => ({ messageId: `t${i}`, body: JSON.stringify({ ...good, entry: JSON.stringify(e) }) }));
+      const out = await L.queue.writeAuditMessages(tampered);
+      expect(out.outcomes).toEqual(['refused', 'refused', 'refused']);
+      expect(await partition(tenantId)).toEqual([]);
+    });
+
+    it('a forged tenant: an entry of B, MAC\'d under the audit key a session of A obtained, is refused (the key does not open under B\'s context)', async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      const { body } = await sent(b);
+      const entryOfB = JSON.parse(JSON.parse(body).entry);
+      const forged = await signed(a, entryOfB);
+      const out = await L.queue.writeAuditMessages([{ messageId: 'forged', body: forged }]);
+      expect(out).toEqual({ batchItemFailures: [{ itemIdentifier: 'forged' }], outcomes: ['refused'] });
+      expect(await partition(b)).toEqual([]);
+      expect(await partition(a)).toEqual([]);
+    });
+
+    it('a replayed key of another tenant: A\'s key, already opened and cached by the writer for A, vouches for nothing of B', async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      const ofA = await sent(a);
+      expect((await L.queue.writeAuditMessages([{ messageId: 'a', body: ofA.body }])).outcomes).toEqual(['written']);
+      // A's message as sent, the entry rewritten to B and re-MAC'd with A's key (the plaintext A's session holds)
+      const { key, wrapped } = await L.scope.withTenant(a, () => L.key.senderAuditKey(a));
+      expect(wrapped).toBe(JSON.parse(ofA.body).key);
+      const entryOfB = { ...JSON.parse(JSON.parse(ofA.body).entry), id: randomUUID(), tenant_id: b, actor: { type: 'api_key', id: 'key-1', user: null, tenant_id: b } };
+      const json = JSON.stringify(entryOfB);
+      const replay = JSON.stringify({ v: 2, entry: json, key: wrapped, mac: L.key.auditMac(key, json) });
+      const out = await L.queue.writeAuditMessages([{ messageId: 'replay', body: replay }]);
+      expect(out).toEqual({ batchItemFailures: [{ itemIdentifier: 'replay' }], outcomes: ['refused'] });
+      expect(await partition(b)).toEqual([]);
+    });
+
+    it('a session of A cannot obtain B\'s audit key, so a read-only route of A sends nothing of B', async () => {
+      const [a, b] = [randomUUID(), randomUUID()];
+      sqs.on(SendMessageCommand).resolves({ MessageId: 'm' });
+      await expect(L.scope.withTenant(a, () => L.key.senderAuditKey(b))).rejects.toThrow(L.scope.TenantScopeViolation);
+      await expect(
+        L.scope.withTenant(a, () => L.audit.auditRouteScope(readOnly, () => L.audit.recordAudit(ctx(b, 'x'), b, change))),
+      ).rejects.toThrow(L.scope.TenantScopeViolation);
+      expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+    });
+
+    it('costs one key per tenant and container: 20 messages of one tenant, one GenerateDataKey by the sender and one Decrypt by the writer', async () => {
+      L.key.resetAuditKeys();
+      const tenantId = randomUUID();
+      const bodies: string[] = [];
+      for (let i = 0; i < 20; i++) bodies.push((await sent(tenantId)).body);
+      expect(new Set(bodies.map((b) => JSON.parse(b).key)).size).toBe(1);
+      const out = await L.queue.writeAuditMessages(bodies.map((body, i) => ({ messageId: `m${i}`, body })));
+      expect(out.outcomes).toEqual(Array(20).fill('written'));
+      expect(L.key.auditKeyCalls()).toEqual({ generated: 1, opened: 1 });
+    });
   });
 
   it('a write that fails is reported for redelivery; the other messages of the batch are written', async () => {
