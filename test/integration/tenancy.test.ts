@@ -484,7 +484,7 @@ describe('shared tenant sessions (lib/authn/tenant-sessions.ts): one AssumeRole 
     const [a, b, c] = [crypto.randomUUID(), crypto.randomUUID(), `short-${crypto.randomUUID()}`];
     const seed = await container();
     for (const t of [a, b, c]) await seed.read(t);
-    const [ia, ib, ic] = await Promise.all([a, b, c].map((t) => until(() => seed.item(t))));
+    const [ia, ib, ic] = (await Promise.all([a, b, c].map((t) => until(() => seed.item(t))))) as [Record<string, any>, Record<string, any>, Record<string, any>];
     // a flipped byte of the ciphertext
     const sealed = Buffer.from(ia.sealed as Uint8Array);
     sealed[0] = sealed[0]! ^ 1;
