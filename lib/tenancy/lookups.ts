@@ -92,6 +92,9 @@ export function screenLookupReads(command: string, output: Record<string, any> |
   else if (command === 'QueryCommand' && Array.isArray(output.Items)) output.Items = screen(output.Items);
   else if (command === 'BatchGetItemCommand' && output.Responses)
     for (const table of Object.keys(output.Responses)) output.Responses[table] = screen(output.Responses[table]);
+  else if (['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand'].includes(command) && isLookupItem(output.Attributes))
+    // ReturnValues of a write: the marks are not the caller's business either
+    output.Attributes = withoutMarks(output.Attributes);
   else if (command === 'TransactGetItemsCommand' && Array.isArray(output.Responses))
     output.Responses = output.Responses.map((r: { Item?: unknown }) => (r?.Item ? { ...r, Item: screen([r.Item])[0] } : r));
 }

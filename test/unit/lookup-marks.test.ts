@@ -84,3 +84,14 @@ describe('lookup owner marks', () => {
     expect(tx.Responses).toEqual([{ Item: undefined }, { Item: auth(A) }]);
   });
 });
+
+describe('lookup owner marks in write results', () => {
+  it('the attributes a write returns (ReturnValues) come without marks', () => {
+    const out = { Attributes: { ...auth(A), [ownerMark(A)]: true } };
+    screenLookupReads('UpdateItemCommand', out);
+    expect(out.Attributes).toEqual(auth(A));
+    const other = { Attributes: { ...keys.apiKey(A, 'k'), 'T#x': 1 } };
+    screenLookupReads('PutItemCommand', other);
+    expect(other.Attributes).toEqual({ ...keys.apiKey(A, 'k'), 'T#x': 1 });
+  });
+});
