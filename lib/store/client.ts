@@ -134,11 +134,15 @@ function tenantDb(tenantId: string): DynamoDBDocumentClient {
   if (!client) {
     const own = tenantPk(tenantId);
     const meter = meterPk(tenantId);
-    client = create(config().TENANT_ROLE_ARN ? () => tenantCredentials(tenantId) : undefined, (command, input) => {
-      const touched = partitionAccesses(command, input);
-      if (touched?.every((a) => a.pk === own || isLookupPartition(a.pk) || (a.pk === meter && meterAllows(a)))) return;
-      throw new TenantAccessDenied(`${command} outside tenant ${tenantId}'s partition`);
-    }, tenantId);
+    client = create(
+      config().TENANT_ROLE_ARN ? () => tenantCredentials(tenantId) : undefined,
+      (command, input) => {
+        const touched = partitionAccesses(command, input);
+        if (touched?.every((a) => a.pk === own || isLookupPartition(a.pk) || (a.pk === meter && meterAllows(a)))) return;
+        throw new TenantAccessDenied(`${command} outside tenant ${tenantId}'s partition`);
+      },
+      tenantId,
+    );
     if (tenants.size >= MAX_TENANT_CLIENTS) tenants.delete(tenants.keys().next().value as string);
     tenants.set(tenantId, client);
   }

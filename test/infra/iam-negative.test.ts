@@ -227,7 +227,7 @@ async function runMatrix(model: IamModel, roles: readonly RoleInfo[], target: Ta
   const pending: Promise<void>[] = [];
   for (const info of roles) {
     const principal: Principal = info.tenantAccess ? { kind: 'session', tenantId: ATTACKER } : { kind: 'execution' };
-    const session = principal.kind === 'session' ? { 'aws:PrincipalTag/tenant_id': ATTACKER } : {};
+    const session: Record<string, string> = principal.kind === 'session' ? { 'aws:PrincipalTag/tenant_id': ATTACKER } : {};
     const caller: Caller = { name: info.role.key, roleArn: info.role.arn, tenantRoleArn: info.role.arn };
     for (const c of CASES) {
       if (c.appliesTo && !c.appliesTo(info)) continue;
