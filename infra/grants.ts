@@ -8,7 +8,7 @@ import { Construct } from 'constructs';
 import { GRANTS, tenancyOf, type Grant, type Route } from '../lib/routes.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, DATA_KEY_ATTRIBUTES, METERING_ATTRIBUTES } from '../lib/tenancy/attributes.js';
 import { TENANT_SESSION_PURPOSE, TENANT_SESSION_SECONDS } from '../lib/tenancy/credentials.js';
-import { LOOKUP_PREFIXES } from '../lib/tenancy/lookups.js';
+import { LOOKUP_PREFIXES, ownerMark } from '../lib/tenancy/lookups.js';
 import { AUDIT_KEY_PURPOSE } from '../lib/audit/queue-key.js';
 import { keys, meterPk, TABLE_KEYS, TENANT_SESSION_PREFIX } from '../lib/store/keys.js';
 import { documentsBucketName } from './naming.js';
@@ -56,7 +56,9 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | execution | TenantSessionKey  | kms:GenerateDataKey, kms:Decrypt        | kms:EncryptionContext purpose = tenant-session and tenant_role = its tenant-access role's name |
  * | execution | AssumeTenantRole  | sts:AssumeRole, sts:TagSession          | the tenant-access role; one tag, tenant_id |
  * | tenant    | TenantRead        | GetItem, BatchGetItem, Query (table, gsi1) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} or METER#${aws:PrincipalTag/tenant_id} |
- * | tenant    | TenantLookups     | the read actions (+ the write actions with table:write) | LeadingKeys only the global lookup prefixes (lib/tenancy/lookups.ts) |
+ * | tenant    | TenantLookups     | GetItem, BatchGetItem, Query            | LeadingKeys only the global lookup prefixes (lib/tenancy/lookups.ts) |
+ * | tenant    | TenantLookupWrite | PutItem, UpdateItem (table:write)       | the lookup prefixes; Attributes name the own mark T#${aws:PrincipalTag/tenant_id} and no other T# name (Null false) |
+ * | tenant    | TenantLookupDelete| DeleteItem, ConditionCheckItem (table:write) | the lookup prefixes; no other account's mark named (deletes of a known key of another account stay possible: DoS) |
  * | tenant    | TenantWrite       | PutItem, UpdateItem, DeleteItem, ConditionCheckItem (table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} |
  * | tenant    | TenantMeter       | UpdateItem (every tenant role)          | LeadingKeys = METER#${aws:PrincipalTag/tenant_id} only (the metering partition), and Attributes only METERING_ATTRIBUTES |
  * | tenant    | TenantDataKeys    | kms:Decrypt (+ GenerateDataKey with kms:encrypt) | kms:EncryptionContext:tenant_id = ${aws:PrincipalTag/tenant_id} |
@@ -187,6 +189,14 @@ export const METER_PARTITION = meterPk('${aws:PrincipalTag/tenant_id}');
 const METERING_PARTITIONS = [meterPk('*'), keys.ipRate('*').pk] as const;
 /** Credential items authentication looks up by hash or id before it knows the account (lib/store/keys.ts). */
 export const CREDENTIAL_PARTITIONS = ['KEY#*', 'APITOKEN#*', 'DEVICE#*'] as const;
+/** The session's own owner mark on lookup items (lib/tenancy/lookups.ts `ownerMark`). */
+export const OWN_MARK = ownerMark('${aws:PrincipalTag/tenant_id}');
+/**
+ * The attribute names a tenant session's lookup write may name (StringLike): its own mark, or
+ * any name starting with a lower-case letter (every attribute the code writes does; the
+ * marks start with `T#`), so no other account's mark.
+ */
+export const LOOKUP_ITEM_ATTRIBUTES = [OWN_MARK, ...Array.from('abcdefghijklmnopqrstuvwxyz', (c) => `${c}*`)] as const;
 
 /**
  * A tenant route's two roles (the table at the top of this file): the execution role the
@@ -303,16 +313,53 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
   }
   // the global lookup items written beside the account's (lib/tenancy/lookups.ts): read-only
   // routes only read them
-  const lookups = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': LOOKUP_PREFIXES.map((p) => `${p}*`) } };
+  const lookupPartitions = LOOKUP_PREFIXES.map((p) => `${p}*`);
   if (has('table:read') || has('table:write')) {
     statements.push(
       new iam.PolicyStatement({
         sid: 'TenantLookups',
-        actions: has('table:write')
-          ? ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem']
-          : ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+        actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
         resources: [tableArn],
-        conditions: lookups,
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': lookupPartitions } },
+      }),
+    );
+  }
+  if (has('table:write')) {
+    // A lookup item names its account inside, a value IAM never sees; its owner mark is an
+    // attribute NAME (`T#<tid>`, lib/tenancy/lookups.ts), which IAM sees in dynamodb:Attributes:
+    // a Put or Update names the session's own mark (ForAnyValue) and no other `T#` name
+    // (ForAllValues over LOOKUP_ITEM_ATTRIBUTES: the own mark, or a name starting with a
+    // lower-case letter, as every attribute the code writes does), and the key must be present
+    // (Null false: a ForAllValues condition holds when its key is absent). Readers drop an item
+    // whose mark is not its account's, so an item naming another account is dead on arrival.
+    // Condition keys: DynamoDB sets dynamodb:Attributes on PutItem (the item's attribute
+    // names) and UpdateItem (the names in the key, update and condition expressions):
+    // https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/specifying-conditions.html
+    // and the Service Authorization Reference, "Actions, resources, and condition keys for
+    // Amazon DynamoDB" (https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazondynamodb.html).
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'TenantLookupWrite',
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [tableArn],
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': lookupPartitions, 'dynamodb:Attributes': [...LOOKUP_ITEM_ATTRIBUTES] },
+          'ForAnyValue:StringEquals': { 'dynamodb:Attributes': [OWN_MARK] },
+          Null: { 'dynamodb:Attributes': 'false' },
+        },
+      }),
+      // Delete and ConditionCheck write no attribute: AWS documents no dynamodb:Attributes for
+      // what a DeleteItem removes (only, at most, the names of its key and condition), so no
+      // attribute condition can confine them to the session's own items. What this leaves
+      // (docs/architecture.md, "Tenancy in IAM"): a tenant session can delete another account's
+      // lookup item whose key it knows (a recipient's e-mail: SHAREDWITH#, DOCGRANTEE#): a
+      // denial of service, never a credential or access of the other account. The attribute
+      // condition keeps it from naming another account's mark in a condition.
+      new iam.PolicyStatement({
+        sid: 'TenantLookupDelete',
+        actions: ['dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+        resources: [tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': lookupPartitions, 'dynamodb:Attributes': [...LOOKUP_ITEM_ATTRIBUTES] } },
       }),
     );
   }

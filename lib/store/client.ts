@@ -8,7 +8,7 @@ import { guardWrites } from '../core/admission.js';
 import { observeClient } from '../core/metrics.js'; // X-Ray subsegment per call (issue 25)
 import { tenantCredentials } from '../tenancy/credentials.js';
 import { partitionAccesses, partitionKeys } from '../tenancy/leading-keys.js';
-import { isLookupPartition } from '../tenancy/lookups.js';
+import { isLookupPartition, markLookupWrites, screenLookupReads } from '../tenancy/lookups.js';
 import { meterAllows } from '../tenancy/meter.js';
 import { currentScope } from '../tenancy/scope.js';
 import { isAccountPartition, meterPk, tenantPk } from './keys.js';
@@ -28,6 +28,8 @@ import { isAccountPartition, meterPk, tenantPk } from './keys.js';
  *   naming only the metering attributes);
  * - inside a tenant scope, the service client touches no account partition (`T#`, `METER#`)
  *   except the projected read of the account item (authentication's account check).
+ * Every client also puts the owner mark on the lookup items it writes and drops, on read,
+ * lookup items whose mark does not name the account they name (lib/tenancy/lookups.ts).
  */
 let service: DynamoDBDocumentClient | undefined;
 const tenants = new Map<string, DynamoDBDocumentClient>();
@@ -55,6 +57,7 @@ class TenantAccessDenied extends Error {
 function create(
   credentials: DynamoDBClient['config']['credentials'] | undefined,
   check: (command: string, input: Record<string, unknown>) => void,
+  session?: string,
 ): DynamoDBDocumentClient {
   const cfg = config();
   const local = cfg.DYNAMODB_ENDPOINT !== undefined;
@@ -86,6 +89,17 @@ function create(
       return next(args);
     },
     { step: 'initialize', name: 'tenantPartitions', priority: 'high' },
+  );
+  // the owner marks of the lookup items (lib/tenancy/lookups.ts): put on every lookup item
+  // written, checked (and removed) on every lookup item read
+  doc.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = String(context.commandName);
+      const out = await next({ ...args, input: markLookupWrites(command, args.input as Record<string, any>, session) });
+      screenLookupReads(command, out.output as Record<string, any>);
+      return out;
+    },
+    { step: 'initialize', name: 'lookupOwnerMarks', priority: 'normal' },
   );
   for (const hook of clientHooks) hook(doc);
   return doc;
@@ -120,11 +134,15 @@ function tenantDb(tenantId: string): DynamoDBDocumentClient {
   if (!client) {
     const own = tenantPk(tenantId);
     const meter = meterPk(tenantId);
-    client = create(config().TENANT_ROLE_ARN ? () => tenantCredentials(tenantId) : undefined, (command, input) => {
-      const touched = partitionAccesses(command, input);
-      if (touched?.every((a) => a.pk === own || isLookupPartition(a.pk) || (a.pk === meter && meterAllows(a)))) return;
-      throw new TenantAccessDenied(`${command} outside tenant ${tenantId}'s partition`);
-    });
+    client = create(
+      config().TENANT_ROLE_ARN ? () => tenantCredentials(tenantId) : undefined,
+      (command, input) => {
+        const touched = partitionAccesses(command, input);
+        if (touched?.every((a) => a.pk === own || isLookupPartition(a.pk) || (a.pk === meter && meterAllows(a)))) return;
+        throw new TenantAccessDenied(`${command} outside tenant ${tenantId}'s partition`);
+      },
+      tenantId,
+    );
     if (tenants.size >= MAX_TENANT_CLIENTS) tenants.delete(tenants.keys().next().value as string);
     tenants.set(tenantId, client);
   }

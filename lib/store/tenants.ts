@@ -96,6 +96,10 @@ export async function listTenants(limit: number, after?: string): Promise<{ tena
   const items: Record<string, unknown>[] = [];
   // one more than the page: whether a next page exists
   for await (const item of mergeShards(keys.tenantIndexPks, {}, { pageSize: limit + 1, ...(after ? { after: decodeTenantCursor(after) } : {}) })) {
+    // only the account items' entries: a tenant session can put a TENANTS# gsi1 key on any
+    // item of its own partition (IAM sees the attribute name gsi1pk, never its value:
+    // docs/architecture.md, "Platform listings: the residual"), which must not list it twice
+    if (item.sk !== keys.tenant('').sk) continue;
     items.push(item);
     if (items.length > limit) break;
   }

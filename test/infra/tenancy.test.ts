@@ -162,7 +162,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         'TenantRead',
         'TenantLookups',
         'TenantMeter',
-        ...(has('table:write') ? ['TenantWrite'] : []),
+        ...(has('table:write') ? ['TenantWrite', 'TenantLookupWrite', 'TenantLookupDelete'] : []),
         ...(has('kms:decrypt') || has('kms:encrypt') ? ['TenantDataKeys'] : []),
         ...(has('kms:encrypt') && !has('table:write') ? ['TenantDataKeyCreate'] : []),
         ...(has('documents:read') || has('documents:write') ? ['TenantDocumentObjects', 'TenantDocumentObjectsKey'] : []),
