@@ -42,3 +42,12 @@ export const AUDIT_ATTRIBUTES = [
  * The execution roles' `AccountRead` allows GetItem on tenant partitions only with these.
  */
 export const ACCOUNT_ATTRIBUTES = ['id', 'name', 'admin_email', 'status', 'operator', 'quota', 'settings', 'created_at', 'updated_at'] as const;
+
+/**
+ * What only the platform operator sets on an account item (lib/operator): the operator flag and
+ * the quota. Authentication trusts both (ACCOUNT_ATTRIBUTES), so no tenant-access role may name
+ * them in a write (infra/grants.ts `TenantWrite`): a session of an account cannot make its own
+ * account an operator or lift its own limits. IAM sees only names, so these names are kept for
+ * the account item alone.
+ */
+export const OPERATOR_ONLY_ATTRIBUTES = ['operator', 'quota'] as const;

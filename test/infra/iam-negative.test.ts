@@ -6,7 +6,7 @@ import { ACCOUNT, REGION, bucketsOf, queuesOf, readDeployment, tablesOf } from '
 import { type Caller, evaluateCall, type IamModel, iamModel, type RolePolicies } from '../../scripts/local/artifact/iam.js';
 import { queueName } from '../../scripts/local/artifact/sources.js';
 import { ROUTES } from '../../lib/routes.js';
-import { AUDIT_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
+import { AUDIT_ATTRIBUTES, OPERATOR_ONLY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES, ownerMark } from '../../lib/tenancy/lookups.js';
 import { keys, meterPk, tenantPk } from '../../lib/store/keys.js';
 import { synthesize } from './synth.js';
@@ -78,6 +78,15 @@ const CASES: Case[] = [
   { id: 'victim items: DeleteItem', calls: () => [item('DeleteItem', victimItem.pk, ['pk', 'sk'])] },
   { id: 'victim items: ConditionCheckItem', calls: () => [item('ConditionCheckItem', victimItem.pk, ['pk', 'sk'])] },
   { id: 'victim metering: UpdateItem', calls: () => [item('UpdateItem', meterPk(VICTIM), ['pk', 'sk', 'requests'])] },
+  // the own account item's operator flag and quota (authentication trusts both)
+  ...OPERATOR_ONLY_ATTRIBUTES.flatMap((attr) =>
+    (['PutItem', 'UpdateItem'] as const).map(
+      (op): Case => ({
+        id: `own account item: ${op} naming ${attr}`,
+        calls: (p) => [item(op, tenantPk(p.kind === 'session' ? p.tenantId : ATTACKER), ['pk', 'sk', attr])],
+      }),
+    ),
+  ),
   // another account's data keys
   {
     id: 'victim data keys: kms:Decrypt',
@@ -141,7 +150,7 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
   {
     rolesAre: 'roles with the unconditioned TableWrite statement (operator and self-authenticating routes, background functions)',
     roles: (r) => r.sids.has('TableWrite'),
-    cases: /^(victim items: (PutItem|UpdateItem|DeleteItem|ConditionCheckItem)|victim metering|lookup |platform listing|audit entry in the victim account: PutItem)/,
+    cases: /^(victim items: (PutItem|UpdateItem|DeleteItem|ConditionCheckItem)|victim metering|lookup |platform listing|audit entry in the victim account: PutItem|own account item)/,
     reason:
       'issue 31 "Table-wide writes": these functions act for no single account (sign-up, sign-in, the payment webhook, operator routes, the outbox relay, workers) and hold Put/Update/Delete on the whole table; confining them needs per-route statements, not in this branch',
   },
@@ -172,16 +181,11 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
     reason: 'issue 31 "Table-wide writes": kms:Decrypt for any tenant context on functions that act for no single account; not in this branch',
   },
   {
-    rolesAre: 'roles with DocumentObjects (tenants/* on the execution role)',
-    roles: (r) => r.sids.has('DocumentObjects'),
-    cases: /^victim documents/,
-    reason: 'issue 31 "Documents not confined": the S3 grant moves to the tenant session (tenants/${aws:PrincipalTag/tenant_id}/*) on branch iam-audit',
-  },
-  {
     rolesAre: 'roles with AuditSend (every read-only route)',
     roles: (r) => r.sids.has('AuditSend'),
     cases: /^audit entry in the victim account: sqs:SendMessage/,
-    reason: 'issue 31 "Forged audit entries": the message names its tenant inside; branch iam-audit confines the audit queue per tenant session',
+    reason:
+      'a queue has no per-message condition: any read-only route may send. The entry is what cannot be forged: a message carries a MAC under a data key of the account it claims, generated only through that account\'s tenant session (TenantAuditKey) and opened by the writer under the claimed account (lib/audit/queue-key.ts); a message for another account is refused (test/integration/audit-queue.test.ts)',
   },
   {
     rolesAre: 'tenant-access roles with TenantWrite (table:write)',
