@@ -307,11 +307,7 @@ async function takeShard(ref: BucketRef, key: BucketRef['key'], shards: number, 
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      if (!state && back > 0) {
-        // nothing was given back: keep it for the next write
-        remember(memoKey, next);
-        return { decision: decision(ref.policy, true, { ...next, tok: round(next.tok + n - 1) }, shards), granted: n, state: next, memoKey };
-      }
+      // (a created item: the tokens held were counted on the item that is gone, so they are dropped, not subtracted)
       return admitted(next, n);
     } catch (error) {
       if (CONTENDED.has((error as Error).name)) break;

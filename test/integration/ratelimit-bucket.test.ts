@@ -193,6 +193,25 @@ describe('token bucket: leased tokens (docs/cost.md, "Halving it")', () => {
     expect(Number((await t.get(r.key))!.rl_tok)).toBe(100 + 1000 + 7 - 1);
   });
 
+  it('an item gone meanwhile (TTL) is created afresh: the tokens held were counted on the item that is gone, so they are dropped, not subtracted from the new count', async () => {
+    const r = ref({ count: true });
+    const c = clock(1_700_024_000_000);
+    for (let i = 0; i < 20; i++) await take(r, cap(60_000), c.now);
+    c.ms += 1_000;
+    for (let i = 0; i < 20; i++) await take(r, cap(60_000), c.now); // leases of 10
+    c.ms += 1_000;
+    await take(r, cap(60_000), c.now); // k = 10: 9 held
+    expect(held(r)).toEqual({ lease: 9, unspent: 0 });
+    await t.remove(r.key);
+    c.ms += 1_000;
+    await take(r, cap(60_000), c.now); // the compare-and-set finds no item: created, counting its own 1 only
+    expect(held(r)).toEqual({ lease: 0, unspent: 0 });
+    expect(await t.get(r.key)).toMatchObject({ requests: 1 });
+    c.ms += 1_000;
+    await take(r, cap(60_000), c.now);
+    expect(await t.get(r.key)).toMatchObject({ requests: 2 });
+  });
+
   it('a give-back never fills the bucket past its capacity', async () => {
     const r = ref({ count: true });
     const c = clock(1_700_022_000_000);
