@@ -34,7 +34,7 @@ describe('rate limits', () => {
     expect(usage.body.data.requests.today).toBe(6);
   });
 
-  it('a busy account (leased tokens, lib/ratelimit/bucket.ts): all admitted within its rate, the day\'s count within the bound of the tokens held', async () => {
+  it("a busy account (leased tokens, lib/ratelimit/bucket.ts): all admitted within its rate, the day's count within the bound of the tokens held", async () => {
     const a = await newAccount('rl-busy');
     const statuses: number[] = [];
     // one after another, as fast as the runtime answers: past 10 a second the limiter leases tokens
