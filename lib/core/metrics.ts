@@ -38,7 +38,13 @@ export const METRIC = {
   auditRefused: 'audit_refused',
 } as const;
 
-export const metrics = new Metrics({ namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? SERVICE, serviceName: SERVICE });
+/** Powertools Metrics, with its own off switch readable (POWERTOOLS_METRICS_DISABLED, POWERTOOLS_DEV). */
+class ServiceMetrics extends Metrics {
+  get off(): boolean {
+    return this.isDisabled();
+  }
+}
+export const metrics = new ServiceMetrics({ namespace: process.env.POWERTOOLS_METRICS_NAMESPACE ?? SERVICE, serviceName: SERVICE });
 export const tracer = new Tracer({ serviceName: SERVICE, captureHTTPsRequests: false });
 
 /** Counts one event (Count unit). */
@@ -58,6 +64,31 @@ export function recordRequest(family: string, status: number, latencyMs: number)
 /** Writes the stored metrics (one EMF line) and clears them; nothing when none were recorded. */
 export function flushMetrics(): void {
   if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+}
+
+/**
+ * The stored metrics as fields of the request's log line (one line a request, not two: docs/cost.md),
+ * then cleared; undefined when there are none or metrics are off. CloudWatch extracts EMF from
+ * any JSON log line with an `_aws` directive whose metric and dimension names are top-level
+ * keys: the fields are the EMF document less its `service` dimension, which the logger's own
+ * `service` key (a reserved key of the logger, the same SERVICE_NAME) carries. A line the
+ * logger would not print (a log level above INFO) cannot carry them: `inline` false
+ * publishes them on their own line as before.
+ */
+export function metricFields(inline: boolean): Record<string, unknown> | undefined {
+  if (!metrics.hasStoredMetrics()) return undefined;
+  if (!inline || metrics.off) {
+    metrics.publishStoredMetrics();
+    return undefined;
+  }
+  try {
+    const { service: _dimension, ...doc } = metrics.serializeMetrics() as unknown as Record<string, unknown>;
+    return doc;
+  } finally {
+    metrics.clearMetrics();
+    metrics.clearDimensions();
+    metrics.clearMetadata();
+  }
 }
 
 interface MiddlewareClient {

@@ -18,7 +18,7 @@ import type { ErrorCode } from './error-codes.js';
 import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, validationFailed, type FieldIssue } from '../core/errors.js';
 import { idempotency } from './idempotency.js';
 import { logger } from '../core/logger.js';
-import { flushMetrics, recordRequest, tracer } from '../core/metrics.js';
+import { metricFields, recordRequest, tracer } from '../core/metrics.js';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import { errorResult, successResult, type Reply } from '../core/responses.js';
 
@@ -94,6 +94,9 @@ interface State {
 type Req = Request<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
 type Mw = MiddlewareObj<APIGatewayProxyEvent, APIGatewayProxyResult, Error, Context>;
 
+/** Powertools' numeric INFO level: the request line is printed at this level or below. */
+const INFO_LEVEL = 12;
+
 const states = new WeakMap<APIGatewayProxyEvent, State>();
 const state = (request: Req): State => states.get(request.event)!;
 
@@ -106,7 +109,8 @@ const requestLog = (): Mw => {
     const latency = Date.now() - s.started;
     // metrics by route family only (never per account: lib/core/metrics.ts)
     recordRequest(s.route?.family ?? 'unrouted', status, latency);
-    flushMetrics();
+    // the metrics ride on the request line (EMF): one log line a request (docs/cost.md)
+    const emf = metricFields(logger.level <= INFO_LEVEL);
     logger.info('request', {
       request_id: s.requestId,
       route: s.route?.key ?? `${request.event.httpMethod} ${request.event.resource}`,
@@ -115,6 +119,7 @@ const requestLog = (): Mw => {
       tenant_id: s.principal?.tenantId,
       principal: s.principal ? { kind: s.principal.kind, id: s.principal.id } : undefined,
       source_ip: request.event.requestContext?.identity?.sourceIp,
+      ...emf,
     });
   };
   return {

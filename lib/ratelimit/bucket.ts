@@ -11,15 +11,16 @@ import { db, tableName } from '../store/client.js';
  * (capacity, = the per-minute limit; refill rate cap/60 per second). Refill happens once
  * per second:
  *
- * - fast path, the same second: `SET tok = tok - 1` if `ts = <that second> AND tok >= 1`:
- *   one write, the common case for a busy caller;
+ * - fast path, the same second: `SET tok = tok - n` if `ts = <that second> AND tok >= n`:
+ *   one write, the common case for a busy caller (n = 1, or the lease below);
  * - refill path, a new second: the new state is computed from the last known state
  *   (remembered from the previous call in this process, or returned by a failed condition
  *   as ALL_OLD) and written if the item still holds exactly that state (compare-and-set);
  *   a lost race re-reads from the condition failure and tries again.
  *
  * So a request costs one conditional write in the common case (the usage meter's ADD rides
- * on the same write), two when another process refilled the bucket first. A refused take
+ * on the same write), two when another process refilled the bucket first; a busy process
+ * leases several tokens with that one write and spends them without one (`take`, below). A refused take
  * writes nothing. Limits are read with the caller's tenant, in parallel; a refill uses the
  * limit the caller passes as known (the gate remembers each account's last read limit) or
  * else awaits the read, so a changed quota applies from the next refill after it was read.
@@ -99,64 +100,198 @@ function stateOf(item: Record<string, unknown> | undefined, attr: string): State
 type Capacity = { known?: number; promise: Promise<number> };
 
 /**
+ * Leases (docs/cost.md, "Halving it"; docs/capacity.md, "Leased tokens"). One write may take
+ * k tokens (and count k requests); the process spends the k − 1 left over locally, without a
+ * write, until the second it took them in ends. k adapts to what this process admitted from
+ * the bucket in the previous second (Lambda runs one request at a time per container):
+ *
+ * - k = 1 (exact: every admitted request is its own write) below LEASE_MIN_RATE admitted
+ *   requests in the previous second: a quiet account is metered exactly as before;
+ * - else k = min(LEASE_MAX, half the previous second's admissions, a tenth of one second's
+ *   refill of the bucket (capacity/600)): a lease is at most 10 % of what the bucket refills a
+ *   second, and about half a second of this process's own demand.
+ *
+ * Tokens of a lease not spent when its second ends are given back on this process's next
+ * write to that item, with no write of their own: the count (`ADD requests`) is lowered by
+ * them, and a refill (the compare-and-set of the exact state) adds them back to the bucket,
+ * never above the capacity (a same-second write, made when another process refilled, gives
+ * back the count only: the tokens are lost to that second). So, per process and bucket:
+ *
+ * - the day's count exceeds the requests admitted by at most the tokens it holds and has not
+ *   given back yet, ≤ LEASE_MAX − 1 = 9 (one lease outstanding at a time; the shard it
+ *   leased from is kept for the next lease, so that is where the give-back lands); lost,
+ *   never corrected, when the container ends or the day's item changes before its next take;
+ * - tokens held back from other processes: ≤ k − 1 ≤ 9 per second, ≤ 10 % of a second's
+ *   refill; so 429s can come earlier than the rate by at most that per container;
+ * - the bucket never admits more than before: every token is taken from the item before it
+ *   is spent, and only tokens never spent are given back.
+ */
+export const LEASE_MAX = 10;
+export const LEASE_MIN_RATE = 10;
+
+interface Lease {
+  readonly sec: number;
+  left: number;
+  readonly memoKey: string;
+  readonly state: State;
+  readonly shards: number;
+}
+interface Rate {
+  sec: number;
+  cur: number;
+  prev: number;
+}
+const leases = new Map<string, Lease>();
+const rates = new Map<string, Rate>();
+/** Tokens of expired leases not given back yet, per bucket item (memo key). */
+const unspent = new Map<string, number>();
+/** The shard this process last leased from, per bucket. */
+const stickyShard = new Map<string, number>();
+const bounded = <V>(m: Map<string, V>, k: string, v: V) => {
+  if (m.size >= MEMO_MAX && !m.has(k)) m.delete(m.keys().next().value as string);
+  m.set(k, v);
+};
+
+/** Counts an admission of this process in second `sec` (the rate the next lease is sized by). */
+function observe(refKey: string, sec: number): void {
+  const r = rates.get(refKey);
+  if (!r) return bounded(rates, refKey, { sec, cur: 1, prev: 0 });
+  if (r.sec === sec) r.cur++;
+  else {
+    r.prev = r.sec === sec - 1 ? r.cur : 0;
+    r.sec = sec;
+    r.cur = 1;
+  }
+}
+
+/** The tokens one write takes: 1 unless this process admitted LEASE_MIN_RATE or more in the previous second. */
+export function leaseSize(admittedLastSecond: number, capacityPerMinute: number | undefined): number {
+  if (admittedLastSecond < LEASE_MIN_RATE || capacityPerMinute === undefined) return 1;
+  return Math.max(1, Math.min(LEASE_MAX, Math.floor(admittedLastSecond / 2), Math.floor(capacityPerMinute / 600)));
+}
+
+function lastSecond(refKey: string, sec: number): number {
+  const r = rates.get(refKey);
+  if (!r) return 0;
+  if (r.sec === sec) return r.prev;
+  return r.sec === sec - 1 ? r.cur : 0;
+}
+
+/** What the process holds of a bucket (tests and docs/cost.md): the live lease's tokens and those not given back. */
+export function held(ref: BucketRef): { lease: number; unspent: number } {
+  const l = leases.get(refKeyOf(ref));
+  let u = 0;
+  for (const [k, v] of unspent) if (k.startsWith(`${ref.key.pk}|`) && k.endsWith(`|${ref.attr}`)) u += v;
+  return { lease: l?.left ?? 0, unspent: u };
+}
+
+const refKeyOf = (ref: BucketRef) => `${ref.key.pk}|${ref.key.sk}|${ref.attr}`;
+
+/**
  * Takes one token. `capacity` is the current limit (per minute); when it is not known yet
  * (the tenant is still being read) the stored capacity is used, else it is awaited.
  */
 export async function take(ref: BucketRef, capacity: Capacity, nowMs: () => number = Date.now): Promise<Decision> {
+  const refKey = refKeyOf(ref);
+  const sec = Math.floor(nowMs() / 1000);
+  const lease = leases.get(refKey);
+  if (lease) {
+    if (lease.sec === sec && lease.left >= 1) {
+      lease.left--;
+      observe(refKey, sec);
+      return decision(ref.policy, true, { ...lease.state, tok: round(lease.state.tok + lease.left) }, lease.shards);
+    }
+    // the lease's second is over: what is left of it is given back with the next write to its item
+    leases.delete(refKey);
+    if (lease.left > 0) bounded(unspent, lease.memoKey, (unspent.get(lease.memoKey) ?? 0) + lease.left);
+  }
   const shards = Math.max(1, Math.floor(ref.shards ?? 1));
-  if (shards === 1 || !ref.keyOf) return takeShard(ref, ref.key, 1, capacity, nowMs);
+  const want = leaseSize(lastSecond(refKey, sec), capacity.known === undefined ? undefined : capacity.known / shards);
+  const done = (d: Taken, shard: number) => {
+    if (d.decision.allowed) {
+      observe(refKey, sec);
+      if (d.granted > 1) {
+        bounded(leases, refKey, { sec, left: d.granted - 1, memoKey: d.memoKey, state: d.state, shards });
+        bounded(stickyShard, refKey, shard);
+      }
+    }
+    return d.decision;
+  };
+  if (shards === 1 || !ref.keyOf) return done(await takeShard(ref, ref.key, 1, capacity, want, nowMs), 0);
   const share: Capacity = {
     ...(capacity.known !== undefined ? { known: capacity.known / shards } : {}),
     promise: capacity.promise.then((c) => c / shards),
   };
-  const first = randomInt(shards);
-  const d = await takeShard(ref, ref.keyOf(first), shards, share, nowMs);
-  if (d.allowed) return d;
+  // a leasing process stays on the shard it leased from (its give-back lands there); else one at random
+  const sticky = want > 1 ? stickyShard.get(refKey) : undefined;
+  const first = sticky !== undefined && sticky < shards ? sticky : randomInt(shards);
+  const d = await takeShard(ref, ref.keyOf(first), shards, share, want, nowMs);
+  if (d.decision.allowed) return done(d, first);
   // that shard is empty: one other before refusing
   const second = (first + 1 + randomInt(shards - 1)) % shards;
-  return takeShard(ref, ref.keyOf(second), shards, share, nowMs);
+  return done(await takeShard(ref, ref.keyOf(second), shards, share, want, nowMs), second);
 }
 
-async function takeShard(ref: BucketRef, key: BucketRef['key'], shards: number, capacity: Capacity, nowMs: () => number): Promise<Decision> {
+interface Taken {
+  readonly decision: Decision;
+  /** Tokens taken by the write (1 + the lease), 0 when refused. */
+  readonly granted: number;
+  readonly state: State;
+  readonly memoKey: string;
+}
+
+async function takeShard(ref: BucketRef, key: BucketRef['key'], shards: number, capacity: Capacity, want: number, nowMs: () => number): Promise<Taken> {
   const memoKey = `${key.pk}|${key.sk}|${ref.attr}`;
   const names = { '#ts': `${ref.attr}ts`, '#tok': `${ref.attr}tok`, '#cap': `${ref.attr}cap`, '#ttl': 'ttl' };
   const ttl = Math.floor(nowMs() / 1000) + ref.ttlSeconds;
-  const counting = ref.count ? ' ADD requests :one' : '';
+  // tokens of this process's expired leases on this item, given back with this write (the count always, the tokens on a refill)
+  const back = unspent.get(memoKey) ?? 0;
+  const counting = ref.count ? ' ADD requests :counted' : '';
+  const refused = (s: State): Taken => ({ decision: decision(ref.policy, false, s, shards), granted: 0, state: s, memoKey });
+  const admitted = (s: State, n: number): Taken => {
+    if (back > 0) unspent.delete(memoKey);
+    remember(memoKey, s);
+    // the caller sees the tokens left with the lease this process now holds
+    return { decision: decision(ref.policy, true, { ...s, tok: round(s.tok + n - 1) }, shards), granted: n, state: s, memoKey };
+  };
   let state = memo.get(memoKey);
   let known = false; // whether `state` came from the item itself (not this process's memory)
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const now = Math.floor(nowMs() / 1000);
     try {
       if (state && state.ts >= now) {
-        if (state.tok < 1 && known) return decision(ref.policy, false, state, shards);
+        if (state.tok < 1 && known) return refused(state);
+        const n = Math.max(1, Math.min(want, Math.floor(state.tok)));
         const out = await db().send(
           new UpdateCommand({
             TableName: tableName(),
             Key: key,
-            UpdateExpression: `SET #tok = #tok - :one, #ttl = if_not_exists(#ttl, :ttl)${counting}`,
-            ConditionExpression: '#ts = :ts AND #tok >= :one',
+            UpdateExpression: `SET #tok = #tok - :n, #ttl = if_not_exists(#ttl, :ttl)${counting}`,
+            ConditionExpression: '#ts = :ts AND #tok >= :n',
             ExpressionAttributeNames: { '#ts': names['#ts'], '#tok': names['#tok'], '#ttl': names['#ttl'] },
-            ExpressionAttributeValues: { ':one': 1, ':ts': state.ts, ':ttl': ttl },
+            ExpressionAttributeValues: { ':n': n, ':ts': state.ts, ':ttl': ttl, ...(ref.count ? { ':counted': n - back } : {}) },
             ReturnValues: 'ALL_NEW',
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
-        const next = stateOf(out.Attributes, ref.attr) ?? { ...state, tok: state.tok - 1 };
-        remember(memoKey, next);
-        return decision(ref.policy, true, next, shards);
+        return admitted(stateOf(out.Attributes, ref.attr) ?? { ...state, tok: round(state.tok - n) }, n);
       }
       // a refill (once a second per bucket and process) waits for the current limit, read in parallel
       const cap = capacity.known ?? (await capacity.promise);
       const rate = cap / 60;
       const ts = Math.max(now, state?.ts ?? 0);
-      const tokens = state ? round(Math.min(cap, state.tok + (ts - state.ts) * rate)) : cap;
+      // a refill from the exact state (the compare-and-set below) also takes back the unspent tokens
+      const tokens = state ? round(Math.min(cap, state.tok + (ts - state.ts) * rate + back)) : cap;
       if (tokens < 1) {
-        if (known) return decision(ref.policy, false, { ts, tok: tokens, cap }, shards);
+        if (known) return refused({ ts, tok: tokens, cap });
         // remembered as empty: verify against the item (this create-path write fails and returns it)
         state = undefined;
         continue;
       }
-      const next: State = { ts, tok: round(tokens - 1), cap };
+      const n = Math.max(1, Math.min(want, Math.floor(tokens)));
+      const next: State = { ts, tok: round(tokens - n), cap };
+      // the create path gives back nothing: its item is new (or the failure returns it for the compare-and-set)
+      const returned = state ? back : 0;
       await db().send(
         new UpdateCommand({
           TableName: tableName(),
@@ -166,14 +301,14 @@ async function takeShard(ref: BucketRef, key: BucketRef['key'], shards: number, 
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: {
             ':ts': next.ts, ':tok': next.tok, ':cap': cap, ':ttl': ttl,
-            ...(ref.count ? { ':one': 1 } : {}),
+            ...(ref.count ? { ':counted': n - returned } : {}),
             ...(state ? { ':oldts': state.ts, ':oldtok': state.tok } : {}),
           },
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      remember(memoKey, next);
-      return decision(ref.policy, true, next, shards);
+      // (a created item: the tokens held were counted on the item that is gone, so they are dropped, not subtracted)
+      return admitted(next, n);
     } catch (error) {
       if (CONTENDED.has((error as Error).name)) break;
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
@@ -186,5 +321,6 @@ async function takeShard(ref: BucketRef, key: BucketRef['key'], shards: number, 
   // contended: refused, never admitted unchecked (the caller retries after a second)
   logger.warn('rate limit bucket: contended, refused', { policy: ref.policy, attempts: MAX_ATTEMPTS });
   const cap = capacity.known ?? state?.cap ?? (await capacity.promise);
-  return { allowed: false, policy: ref.policy, limit: round(cap * shards), remaining: 0, resetSeconds: 1 };
+  const decided: Decision = { allowed: false, policy: ref.policy, limit: round(cap * shards), remaining: 0, resetSeconds: 1 };
+  return { decision: decided, granted: 0, state: state ?? { ts: 0, tok: 0, cap }, memoKey };
 }

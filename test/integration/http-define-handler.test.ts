@@ -268,15 +268,16 @@ describe('defineHandler', () => {
     expect(handler).not.toHaveBeenCalled();
   });
 
-  it('metrics per request: requests, errors and latency by route family, limiter decisions; never an account in a dimension', async () => {
-    // what each publish writes (the EMF document), captured instead of printed
-    const published: Record<string, any>[] = [];
-    vi.spyOn(metrics, 'publishStoredMetrics').mockImplementation(() => {
-      published.push(metrics.serializeMetrics() as Record<string, any>);
-      metrics.clearMetrics();
-      metrics.clearDimensions();
-      return metrics;
-    });
+  it('metrics per request: requests, errors and latency by route family, limiter decisions, carried on the one request line (EMF); never an account in a dimension', async () => {
+    // metrics on, as in Lambda; the printed lines captured (the logger writes to stdout)
+    vi.spyOn(metrics, 'off', 'get').mockReturnValue(false);
+    const separate = vi.spyOn(metrics, 'publishStoredMetrics');
+    const printed: string[] = [];
+    const write = process.stdout.write.bind(process.stdout);
+    vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: string | Uint8Array, ...rest: unknown[]) => {
+      printed.push(String(chunk));
+      return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
+    }) as typeof process.stdout.write);
     const { key, tenantId, keyId } = await credential(['secrets:write'], { quota: { requests_per_minute: 1 } });
     const h = http.defineHandler({ body: Body, handler: async () => http.ok({}) });
     const ev = () => event('POST', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}` }, body: JSON.stringify({ name: 'n', data: {} }) });
@@ -286,19 +287,56 @@ describe('defineHandler', () => {
     const missing = await credential(['secrets:read']);
     expect((await boom(event('GET', '/api/v1/secrets', { headers: { authorization: `Bearer ${missing.key}` } }), context)).statusCode).toBe(500);
 
-    expect(published).toHaveLength(3);
-    const [ok, limited, failed] = published.map((doc) => {
-      const directive = doc._aws.CloudWatchMetrics[0];
-      return { dimensions: directive.Dimensions[0].sort(), names: directive.Metrics.map((m: { Name: string }) => m.Name).sort(), doc };
+    const lines = printed.join('').split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>);
+    // one line a request: no separate EMF line, each request line carries the document
+    expect(separate).not.toHaveBeenCalled();
+    expect(lines.filter((l) => l._aws && l.message !== 'request')).toEqual([]);
+    const requests = lines.filter((l) => l.message === 'request');
+    expect(requests).toHaveLength(3);
+    // a valid EMF document on each (CloudWatch's specification): a millisecond Timestamp, one
+    // directive whose every dimension and metric name is a top-level key, metric values numbers
+    const [ok, limited, failed] = requests.map((line) => {
+      expect(Number.isInteger(line._aws.Timestamp)).toBe(true);
+      expect(line._aws.CloudWatchMetrics).toHaveLength(1);
+      const directive = line._aws.CloudWatchMetrics[0];
+      expect(directive.Namespace).toBe('secrets-api');
+      for (const set of directive.Dimensions) for (const d of set) expect(typeof line[d], d).toBe('string');
+      for (const m of directive.Metrics) {
+        expect(typeof line[m.Name], m.Name).toBe('number');
+        expect(['Count', 'Milliseconds']).toContain(m.Unit);
+      }
+      return { dimensions: [...directive.Dimensions[0]].sort(), names: directive.Metrics.map((m: { Name: string }) => m.Name).sort(), doc: line };
     });
     expect(ok!.dimensions).toEqual(['family', 'service']);
-    expect(ok!.doc).toMatchObject({ family: 'secrets', service: 'secrets-api', requests: 1, limiter_allowed: 1 });
+    expect(ok!.doc).toMatchObject({ family: 'secrets', service: 'secrets-api', requests: 1, limiter_allowed: 1, status: 200, route: 'POST /api/v1/secrets' });
     expect(ok!.names).toEqual(['latency', 'limiter_allowed', 'requests']);
     expect(typeof ok!.doc.latency).toBe('number');
-    expect(limited!.doc).toMatchObject({ family: 'secrets', requests: 1, limiter_denied: 1, client_errors: 1 });
-    expect(failed!.doc).toMatchObject({ family: 'secrets', requests: 1, errors: 1 });
-    // no account, credential or request in any metric document
-    for (const id of [tenantId, keyId, missing.tenantId, missing.keyId]) expect(JSON.stringify(published)).not.toContain(id);
+    expect(limited!.doc).toMatchObject({ family: 'secrets', requests: 1, limiter_denied: 1, client_errors: 1, status: 429 });
+    expect(failed!.doc).toMatchObject({ family: 'secrets', requests: 1, errors: 1, status: 500 });
+    // no account, credential or request in any metric document (the directive and the metric values)
+    for (const line of requests) {
+      const emf = { _aws: line._aws, ...Object.fromEntries(line._aws.CloudWatchMetrics[0].Metrics.map((m: { Name: string }) => [m.Name, line[m.Name]])) };
+      for (const id of [tenantId, keyId, missing.tenantId, missing.keyId]) expect(JSON.stringify(emf)).not.toContain(id);
+    }
+  });
+
+  it('a log level above INFO (no request line printed): the metrics go out on their own EMF line', async () => {
+    vi.spyOn(metrics, 'off', 'get').mockReturnValue(false);
+    vi.spyOn(logger, 'level', 'get').mockReturnValue(16);
+    const published: Record<string, any>[] = [];
+    vi.spyOn(metrics, 'publishStoredMetrics').mockImplementation(() => {
+      published.push(metrics.serializeMetrics() as Record<string, any>);
+      metrics.clearMetrics();
+      metrics.clearDimensions();
+      return metrics;
+    });
+    const info = vi.spyOn(logger, 'info');
+    const { key } = await credential(['secrets:read']);
+    const h = http.defineHandler({ handler: async () => http.ok({}) });
+    expect((await h(event('GET', '/api/v1/secrets', { headers: { authorization: `Bearer ${key}` } }), context)).statusCode).toBe(200);
+    expect(published).toHaveLength(1);
+    expect(published[0]).toMatchObject({ family: 'secrets', service: 'secrets-api', requests: 1 });
+    expect(info.mock.calls.find(([m]) => m === 'request')![1]).not.toHaveProperty('_aws');
   });
 
   it('JSON bodies: the content type must be JSON (any +json suffix, any case), the text valid and not too deep', async () => {

@@ -3,7 +3,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BucketRef, Decision } from '../../lib/ratelimit/bucket.js';
 import { conditionFailed, intercept } from './dynamo-faults.js';
 import { table } from './table.js';
-import { MAX_ATTEMPTS, take } from '../../lib/ratelimit/bucket.js';
+import { held, LEASE_MAX, LEASE_MIN_RATE, leaseSize, MAX_ATTEMPTS, take } from '../../lib/ratelimit/bucket.js';
 
 /**
  * The token bucket against the suite's DynamoDB Local (real conditional writes), with
@@ -128,7 +128,100 @@ describe('token bucket', () => {
     await take(r, cap(10), now);
     await take(r, cap(10), now);
     expect(writes).toHaveLength(2);
-    expect(writes[0]).toMatchObject({ ConditionExpression: '#ts = :ts AND #tok >= :one', ExpressionAttributeValues: { ':one': 1, ':ts': 1_700_000_600 } });
+    expect(writes[0]).toMatchObject({ ConditionExpression: '#ts = :ts AND #tok >= :n', ExpressionAttributeValues: { ':n': 1, ':ts': 1_700_000_600 } });
+  });
+});
+
+describe('token bucket: leased tokens (docs/cost.md, "Halving it")', () => {
+  const counted = async (r: BucketRef) => Number((await t.get(r.key))?.requests ?? 0);
+
+  it('the lease size: 1 below LEASE_MIN_RATE admissions in the previous second, else half of them, at most LEASE_MAX and a tenth of a second\'s refill', () => {
+    expect([LEASE_MIN_RATE, LEASE_MAX]).toEqual([10, 10]);
+    expect(leaseSize(9, 6000)).toBe(1);
+    expect(leaseSize(10, 6000)).toBe(5);
+    expect(leaseSize(15, 6000)).toBe(7);
+    expect(leaseSize(100, 6000)).toBe(10);
+    expect(leaseSize(100, 3000)).toBe(5); // 50 a second: a lease of at most 5
+    expect(leaseSize(100, 600)).toBe(1); // 10 a second: no lease
+    expect(leaseSize(100, undefined)).toBe(1); // the limit not known yet
+  });
+
+  it('a quiet caller (9 a second) is exact: one write per admitted request, the count equal to them, nothing held', async () => {
+    const r = ref({ count: true });
+    const c = clock(1_700_020_000_000);
+    const writes = writesTo(r);
+    for (let s = 0; s < 3; s++) {
+      for (let i = 0; i < LEASE_MIN_RATE - 1; i++) expect((await take(r, cap(60_000), c.now)).allowed).toBe(true);
+      c.ms += 1_000;
+    }
+    expect(writes).toHaveLength(27);
+    expect(await counted(r)).toBe(27);
+    expect(held(r)).toEqual({ lease: 0, unspent: 0 });
+  });
+
+  it('a busy caller takes k tokens with one write, spends them locally within that second, gives back the rest with its next write', async () => {
+    const r = ref({ count: true });
+    const c = clock(1_700_021_000_000);
+    for (let i = 0; i < 20; i++) await take(r, cap(60_000), c.now); // second 0: 20 writes, k = 1
+    c.ms += 1_000;
+    const writes = writesTo(r);
+    const out = [];
+    for (let i = 0; i < 20; i++) out.push(await take(r, cap(60_000), c.now)); // second 1: k = 10
+    expect(out.every((d) => d.allowed)).toBe(true);
+    expect(writes).toHaveLength(2);
+    expect(writes[0]!.ExpressionAttributeValues).toMatchObject({ ':counted': 10 });
+    expect(await counted(r)).toBe(40);
+    // the remaining tokens seen by the caller go down one by one through the lease
+    expect(out.slice(0, 3).map((d) => d.remaining)).toEqual([out[0]!.remaining, out[0]!.remaining - 1, out[0]!.remaining - 2]);
+    c.ms += 1_000;
+    writes.length = 0;
+    for (let i = 0; i < 3; i++) await take(r, cap(60_000), c.now); // second 2: k = 10, 3 spent, 7 held
+    expect(writes).toHaveLength(1);
+    expect(held(r)).toEqual({ lease: 7, unspent: 0 });
+    expect(await counted(r)).toBe(43 + 7); // the over-count: the tokens held, within LEASE_MAX - 1
+    // another process took most of the bucket meanwhile (so the refill below is not capped)
+    await t.put({ ...(await t.get(r.key))!, rl_tok: 100 });
+    c.ms += 1_000;
+    writes.length = 0;
+    await take(r, cap(60_000), c.now); // second 3: the lease expired; 3 last second: k = 1, the 7 given back
+    expect(held(r)).toEqual({ lease: 0, unspent: 0 });
+    // a compare-and-set lost to the put above, then the refill from the item's state
+    expect(writes).toHaveLength(2);
+    expect(writes[1]!.ExpressionAttributeValues).toMatchObject({ ':counted': 1 - 7 });
+    expect(await counted(r)).toBe(44);
+    // and the tokens, from the item's state: a second's refill (1,000) plus the 7, less the one taken
+    expect(Number((await t.get(r.key))!.rl_tok)).toBe(100 + 1000 + 7 - 1);
+  });
+
+  it('an item gone meanwhile (TTL) is created afresh: the tokens held were counted on the item that is gone, so they are dropped, not subtracted from the new count', async () => {
+    const r = ref({ count: true });
+    const c = clock(1_700_024_000_000);
+    for (let i = 0; i < 20; i++) await take(r, cap(60_000), c.now);
+    c.ms += 1_000;
+    for (let i = 0; i < 20; i++) await take(r, cap(60_000), c.now); // leases of 10
+    c.ms += 1_000;
+    await take(r, cap(60_000), c.now); // k = 10: 9 held
+    expect(held(r)).toEqual({ lease: 9, unspent: 0 });
+    await t.remove(r.key);
+    c.ms += 1_000;
+    await take(r, cap(60_000), c.now); // the compare-and-set finds no item: created, counting its own 1 only
+    expect(held(r)).toEqual({ lease: 0, unspent: 0 });
+    expect(await t.get(r.key)).toMatchObject({ requests: 1 });
+    c.ms += 1_000;
+    await take(r, cap(60_000), c.now);
+    expect(await t.get(r.key)).toMatchObject({ requests: 2 });
+  });
+
+  it('a give-back never fills the bucket past its capacity', async () => {
+    const r = ref({ count: true });
+    const c = clock(1_700_022_000_000);
+    for (let i = 0; i < 20; i++) await take(r, cap(6_000), c.now);
+    c.ms += 1_000;
+    await take(r, cap(6_000), c.now); // k = 10: 9 held
+    expect(held(r).lease).toBe(9);
+    c.ms += 60_000; // full again
+    expect(await take(r, cap(6_000), c.now)).toMatchObject({ allowed: true, remaining: 5999 });
+    expect(await t.get(r.key)).toMatchObject({ rl_tok: 5999, rl_cap: 6000, requests: 22 });
   });
 });
 
@@ -185,7 +278,7 @@ describe('token bucket: state another process changed', () => {
     expect(await take(r, cap(60), c.now)).toMatchObject({ allowed: true, remaining: 9 });
     expect(writes).toHaveLength(2);
     expect(writes[0]).toMatchObject({ ConditionExpression: '#ts = :oldts AND #tok = :oldtok', ExpressionAttributeValues: { ':oldts': 1_700_003_000, ':oldtok': 59 } });
-    expect(writes[1]).toMatchObject({ ConditionExpression: '#ts = :ts AND #tok >= :one' });
+    expect(writes[1]).toMatchObject({ ConditionExpression: '#ts = :ts AND #tok >= :n' });
   });
 });
 
@@ -356,5 +449,45 @@ describe('token bucket: this process remembers at most 10,000 buckets (slow: las
     expect(creates).toEqual([]);
     expect(await take(refs[0]!, cap(100), now)).toMatchObject({ allowed: true, remaining: 97 }); // forgotten: create path, then the item's state
     expect(creates).toEqual([refs[0]!.key.pk]);
+  });
+});
+
+describe('token bucket: two processes leasing (after the rest: it resets the module registry)', () => {
+  const counted = async (r: BucketRef) => Number((await t.get(r.key))?.requests ?? 0);
+  it('two busy processes (fresh module instances) never admit more than the tokens plus the refill; the count exceeds the admitted by exactly what they hold, within the bound', async () => {
+    const r = ref({ count: true });
+    const start = 1_700_023_000_000;
+    const c = clock(start);
+    await t.put({ ...r.key, rl_ts: start / 1000, rl_tok: 50, rl_cap: 6000, requests: 0, ttl: 1 });
+    vi.resetModules();
+    const a = await import('../../lib/ratelimit/bucket.js');
+    vi.resetModules();
+    const b = await import('../../lib/ratelimit/bucket.js');
+    expect(a.take).not.toBe(b.take);
+    const takes = { a: 0, b: 0 };
+    let admitted = 0;
+    let leased = 0;
+    const seconds = 5;
+    for (let s = 0; s < seconds; s++) {
+      for (let i = 0; i < 120; i++) {
+        for (const [name, m] of [['a', a], ['b', b]] as const) {
+          const d = await m.take(r, cap(6000), c.now);
+          if (d.allowed) {
+            admitted++;
+            takes[name]++;
+          }
+        }
+        leased = Math.max(leased, a.held(r).lease, b.held(r).lease);
+      }
+      c.ms += 1_000;
+    }
+    // 50 tokens, then 100 a second refilled at seconds 1..4
+    expect(admitted).toBeLessThanOrEqual(50 + (seconds - 1) * 100);
+    // held back from the other process: at most LEASE_MAX - 1 per process and second
+    expect(admitted).toBeGreaterThanOrEqual(50 + (seconds - 1) * 100 - 2 * (LEASE_MAX - 1) * (seconds - 1));
+    expect(leased).toBeGreaterThan(1); // it did lease
+    const holding = a.held(r).lease + a.held(r).unspent + b.held(r).lease + b.held(r).unspent;
+    expect((await counted(r)) - admitted).toBe(holding);
+    expect(holding).toBeLessThanOrEqual(2 * (LEASE_MAX - 1));
   });
 });
