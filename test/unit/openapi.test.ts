@@ -83,6 +83,7 @@ describe('OpenAPI responses, headers, security and servers', () => {
     expect(codes(412)).toEqual(['precondition_failed']);
     expect(codes(413)).toEqual(['payload_too_large']);
     expect(codes(415)).toEqual(['unsupported_media_type']);
+    expect(codes(428)).toEqual(['precondition_required']);
     expect(Object.keys(put.responses['429'].headers)).toEqual(
       expect.arrayContaining(['Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id']),
     );
@@ -92,7 +93,11 @@ describe('OpenAPI responses, headers, security and servers', () => {
       properties: { code: { enum: ['precondition_failed'] } },
     });
     const params = put.parameters.map((p: any) => p.$ref ?? p.name);
-    expect(params).toEqual(['name', '#/components/parameters/IfMatch', '#/components/parameters/IdempotencyKey']);
+    // an update must be conditional (RFC 6585 §3): its If-Match is required; a delete's stays optional
+    expect(params).toEqual(['name', '#/components/parameters/IfMatchRequired', '#/components/parameters/IdempotencyKey']);
+    expect(doc.components.parameters.IfMatchRequired).toMatchObject({ name: 'If-Match', in: 'header', required: true });
+    const del = (doc.paths['/api/v1/secrets/{name}'] as any).delete;
+    expect(del.parameters.map((p: any) => p.$ref ?? p.name)).toContain('#/components/parameters/IfMatch');
     expect(put.security).toEqual([{ bearerAuth: ['secrets:write'] }]);
     // public routes: no credential, no 401/403/429
     const health = (doc.paths['/health'] as any).get;
