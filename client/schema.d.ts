@@ -25986,7 +25986,7 @@ export interface operations {
                     secret_base64?: string;
                     shares: number;
                     threshold: number;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -31956,7 +31956,7 @@ export interface operations {
                         type: string;
                     };
                     password?: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -54157,7 +54157,7 @@ export interface operations {
                     name: string;
                     passphrase?: string;
                     seed?: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -60844,7 +60844,7 @@ export interface operations {
                     /** Format: base64 */
                     input_base64?: string;
                     label?: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -61781,7 +61781,7 @@ export interface operations {
                 "application/json": {
                     names?: string[];
                     template?: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {

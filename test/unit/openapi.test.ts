@@ -143,3 +143,33 @@ describe('OpenAPI responses, headers, security and servers', () => {
     expect(doc.components.schemas.Error.properties.details.items).toMatchObject({ type: 'object', required: ['path', 'message'] });
   });
 });
+
+describe('the cross-field rules of the zod schemas are in the description (one source: lib/schemas.ts atLeastOneField, exactlyOneOf)', () => {
+  it('exactly one of → oneOf of required; a non-empty update → minProperties: 1; the document refuses what the server refuses', async () => {
+    const { Ajv2020 } = await import('ajv/dist/2020.js');
+    const doc = (await buildOpenApi()) as any;
+    const body = (method: string, path: string) => doc.paths[path][method].requestBody.content['application/json'].schema;
+    const ajv = new Ajv2020({ strict: false });
+    const valid = (schema: object, value: unknown) => ajv.validate(schema, value);
+
+    for (const path of ['/api/v1/secrets/{name}', '/api/v1/containers/{id}', '/api/v1/crypto-wallets/{id}', '/api/v1/jks-keystores/{id}']) {
+      expect(body('put', path).minProperties, path).toBe(1);
+      expect(valid(body('put', path), {}), path).toBe(false);
+    }
+    const exactlyOne: [string, string, string, Record<string, unknown>][] = [
+      ['/api/v1/escrow/split', 'secret', 'secret_base64', { shares: 3, threshold: 2 }],
+      ['/api/v1/transform/encode', 'input', 'input_base64', { format: 'base64' }],
+      ['/api/v1/skey-otps', 'passphrase', 'initial_otp', { name: 'x' }],
+      ['/api/v1/variables/resolve', 'names', 'template', {}],
+    ];
+    for (const [path, a, b] of exactlyOne) {
+      const schema = body('post', path);
+      expect(schema.oneOf, path).toEqual([{ required: [a] }, { required: [b] }]);
+    }
+    // the escrow sample that failed behind a validating proxy: both, or neither, is refused by the document too
+    const split = body('post', '/api/v1/escrow/split');
+    expect(valid(split, { secret: 's', shares: 3, threshold: 2 })).toBe(true);
+    expect(valid(split, { secret: 's', secret_base64: 'cw==', shares: 3, threshold: 2 })).toBe(false);
+    expect(valid(split, { shares: 3, threshold: 2 })).toBe(false);
+  }, 600_000);
+});
