@@ -180,7 +180,7 @@ function copyRuntimeFiles(meta: Metafile, outDir: string, modules: readonly stri
   for (const module of modules) {
     const inputs = Object.keys(meta.outputs[outputKey(outDir, module)]?.inputs ?? {});
     for (const [pkg, files] of Object.entries(RUNTIME_FILES)) {
-      if (!inputs.some((i) => i.startsWith(`node_modules/${pkg}/`))) continue;
+      if (!inputs.some((i) => i.startsWith(`node_modules/${pkg}/`) || i.includes(`/node_modules/${pkg}/`))) continue; // also a node_modules reached through a symlink (a worktree sharing the main checkout's install)
       for (const file of files) {
         const target = join(dirname(module), basename(file));
         copyFileSync(join(ROOT, 'node_modules', pkg, file), join(outDir, assetId(module), target));
