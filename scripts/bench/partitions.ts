@@ -39,7 +39,12 @@ async function main() {
   const rt = await startRuntime(rootKey, { dynamoPort, env: { DYNAMODB_CLIENT_ENDPOINT: `http://127.0.0.1:${proxy.port}` } });
   try {
     const j = async (method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) => {
-      const r = await http(method, `${rt.baseUrl}${path}`, { authorization: `Bearer ${key}`, ...headers }, body === undefined ? undefined : JSON.stringify(body));
+      const r = await http(
+        method,
+        `${rt.baseUrl}${path}`,
+        { authorization: `Bearer ${key}`, ...headers },
+        body === undefined ? undefined : JSON.stringify(body),
+      );
       return { ...r, json: () => JSON.parse(r.text) as { data: any } };
     };
     const made = (
