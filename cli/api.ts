@@ -260,11 +260,12 @@ export async function setSecret(
     }
     unwrap(read);
     version = etagOf(read) ?? undefined;
+    // the server requires If-Match on every update (428 without it): never a blind write
+    if (version === undefined) throw new CliError(`the server answered no ETag for ${name}: cannot update it safely`);
   }
   const res = await c.api.PUT('/api/v1/secrets/{name}', {
-    params: { path: { name } },
+    params: { path: { name }, header: ifMatch(version) },
     body: { data } as never,
-    headers: version ? ifMatch(version) : {},
   });
   return { secret: (dataOf(res) as { secret: Secret }).secret, etag: etagOf(res), created: false };
 }
@@ -334,7 +335,7 @@ export async function putSecretData(
   data: Record<string, string>,
   etag: string,
 ): Promise<{ secret: Secret; etag: string | null }> {
-  const res = await c.api.PUT('/api/v1/secrets/{name}', { params: { path: { name } }, body: { data } as never, headers: ifMatch(etag) });
+  const res = await c.api.PUT('/api/v1/secrets/{name}', { params: { path: { name }, header: ifMatch(etag) }, body: { data } as never });
   return { secret: (dataOf(res) as { secret: Secret }).secret, etag: etagOf(res) };
 }
 

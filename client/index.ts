@@ -6,13 +6,13 @@
  *   const api = createApiClient({ baseUrl, token });
  *   const created = dataOf(await api.POST('/api/v1/secrets', { body, headers: idempotency() }));
  *   const read = await api.GET('/api/v1/secrets/{name}', { params: { path: { name } } });
- *   await api.PUT('/api/v1/secrets/{name}', { params: { path: { name } }, body, headers: ifMatch(etagOf(read)!) });
+ *   await api.PUT('/api/v1/secrets/{name}', { params: { path: { name }, header: ifMatch(etagOf(read)!) }, body });
  *
  * Results are openapi-fetch's `{ data, error, response }`; `unwrap` / `dataOf` turn a failure
  * into a thrown `ApiError` (the error envelope) or `OAuthError` (the OAuth routes' RFC 6749 §5.2
  * object), and `errorOf` reads either without throwing.
  */
-import createClient, { type Client, type Middleware } from 'openapi-fetch';
+import createClient, { type Client, type ClientPathsWithMethod, type FetchResponse, type MaybeOptionalInit, type Middleware } from 'openapi-fetch';
 import type { components, operations, paths } from './schema.js';
 
 export type { components, operations, paths };
@@ -20,7 +20,29 @@ export type { components, operations, paths };
 /** The machine codes of the error envelope (the document's catalogue, lib/http/error-codes.ts on the server). */
 export type ErrorCode = components['schemas'] extends { Error: { code: infer C } } ? C : string;
 
-export type ApiClient = Client<paths, 'application/json'>;
+type LooseClient = Client<paths, 'application/json'>;
+type Method = 'get' | 'put' | 'post' | 'delete' | 'patch';
+/** The second argument: optional when the operation needs no parameter and no body. */
+type Operation<P extends keyof paths, M extends Method> = paths[P][M] extends Record<string | number, any> ? paths[P][M] : never;
+type InitArgs<I> = undefined extends I ? [init?: I] : [init: I];
+/**
+ * One method of the client, with the request's options typed by the operation itself (not
+ * inferred from the call, as openapi-fetch does): an object literal with a property the
+ * description does not declare (a misspelled or extra body field, parameter or option) fails to
+ * compile, as the server would refuse it (400 `validation_failed`).
+ */
+type StrictMethod<M extends Method> = <P extends ClientPathsWithMethod<LooseClient, M>>(
+  url: P,
+  ...init: InitArgs<MaybeOptionalInit<paths[P], M>>
+) => Promise<FetchResponse<Operation<P, M>, MaybeOptionalInit<paths[P], M>, 'application/json'>>;
+
+export type ApiClient = Omit<LooseClient, 'GET' | 'PUT' | 'POST' | 'DELETE' | 'PATCH'> & {
+  readonly GET: StrictMethod<'get'>;
+  readonly PUT: StrictMethod<'put'>;
+  readonly POST: StrictMethod<'post'>;
+  readonly DELETE: StrictMethod<'delete'>;
+  readonly PATCH: StrictMethod<'patch'>;
+};
 
 export interface ApiClientOptions {
   /** The API's origin, e.g. `https://api.example.com` (paths start with /api/v1). */
@@ -41,7 +63,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     ...(options.headers ? { headers: options.headers } : {}),
   });
   if (options.token) client.use(bearer(options.token));
-  return client;
+  // the same functions; only their parameter types are stricter (StrictMethod)
+  return client as unknown as ApiClient;
 }
 
 /** The bearer authentication middleware (createApiClient installs it; exported for clients built otherwise). */
@@ -66,7 +89,7 @@ export function etagOf(response: Response | Result): string | null {
   return ('response' in response ? response.response : response).headers.get('etag');
 }
 
-/** The If-Match header of a conditional write or delete: it fails with 409 `stale_etag` when the resource moved on. */
+/** The If-Match header of a conditional write or delete (an update requires it: 428 without): it fails with 409 `stale_etag` when the resource moved on. */
 export function ifMatch(etag: string): { 'If-Match': string } {
   return { 'If-Match': etag };
 }

@@ -1686,7 +1686,7 @@ export interface paths {
         get: operations["GET_api_v1_code_signing_keys_id_"];
         /**
          * Update a code-signing key
-         * @description Partial update: name, description, tags, platform and certificate_chain (a renewed certificate for the same key; null removes it) change when given; the key, its backend and exportable never change. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description Partial update: name, description, tags, platform and certificate_chain (a renewed certificate for the same key; null removes it) change when given; the key, its backend and exportable never change. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1782,7 +1782,7 @@ export interface paths {
         get: operations["GET_api_v1_computer_credentials_id_"];
         /**
          * Update a computer credential
-         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1854,7 +1854,7 @@ export interface paths {
         get: operations["GET_api_v1_containers_id_"];
         /**
          * Update a container
-         * @description Renames or re-describes the container. `If-Match` with the ETag read refuses a lost update (409 `stale_etag`).
+         * @description Renames or re-describes the container. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*`; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -1926,7 +1926,7 @@ export interface paths {
         get: operations["GET_api_v1_crypto_wallets_id_"];
         /**
          * Update a crypto wallet
-         * @description Partial update: name, description, tags and label change when given; the chain, address and key material never change (a new seed is a new wallet). Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description Partial update: name, description, tags and label change when given; the chain, address and key material never change (a new seed is a new wallet). `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2212,7 +2212,7 @@ export interface paths {
         get: operations["GET_api_v1_disk_credentials_id_"];
         /**
          * Update a disk credential
-         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2628,7 +2628,7 @@ export interface paths {
         get: operations["GET_api_v1_gpg_keys_id_"];
         /**
          * Update an OpenPGP key’s metadata
-         * @description Changes the name, description or tags (the key material never changes). `If-Match` refuses a lost update.
+         * @description Changes the name, description or tags (the key material never changes). `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*`; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2796,7 +2796,7 @@ export interface paths {
         get: operations["GET_api_v1_integrations_id_"];
         /**
          * Update an integration
-         * @description PUT replaces the whole configuration of the same provider (provider cannot change): public fields left out take their defaults or are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole configuration of the same provider (provider cannot change): public fields left out take their defaults or are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -2940,7 +2940,7 @@ export interface paths {
         get: operations["GET_api_v1_jks_keystores_id_"];
         /**
          * Update a JKS keystore
-         * @description Partial update like generic secrets: name, description, tags and store_password change when given, everything else is kept; entries change through /entries. GET returns an ETag; If-Match on PUT, POST /entries and DELETE /entries/{alias} makes them conditional (stale → 409, missing → 412). Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description Partial update like generic secrets: name, description, tags and store_password change when given, everything else is kept; entries change through /entries. GET returns an ETag; If-Match on PUT, POST /entries and DELETE /entries/{alias} makes them conditional (stale → 409, missing → 412). `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3476,7 +3476,7 @@ export interface paths {
         get: operations["GET_api_v1_ldap_bind_credentials_id_"];
         /**
          * Update an LDAP bind credential
-         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -3668,7 +3668,7 @@ export interface paths {
         get: operations["GET_api_v1_ntlm_id_"];
         /**
          * Update an NTLM credential
-         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4148,7 +4148,7 @@ export interface paths {
         get: operations["GET_api_v1_passwords_id_"];
         /**
          * Update a password
-         * @description PUT replaces the whole representation: public fields left out are cleared; password, notes and totp_secret left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; password, notes and totp_secret left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4268,7 +4268,7 @@ export interface paths {
         get: operations["GET_api_v1_radius_credentials_id_"];
         /**
          * Update a RADIUS credential
-         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4340,7 +4340,7 @@ export interface paths {
         get: operations["GET_api_v1_root_credentials_id_"];
         /**
          * Update a root credential
-         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4668,7 +4668,7 @@ export interface paths {
         get: operations["GET_api_v1_secrets_name_"];
         /**
          * Update a secret
-         * @description Changes the given fields (`data` and `tags` replace the whole value) and makes a new version. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description Changes the given fields (`data` and `tags` replace the whole value) and makes a new version. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4740,7 +4740,7 @@ export interface paths {
         get: operations["GET_api_v1_service_config_id_"];
         /**
          * Update a service configuration
-         * @description PUT replaces the whole configuration of the same kind (kind cannot change); secret_settings left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole configuration of the same kind (kind cannot change); secret_settings left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -4972,7 +4972,7 @@ export interface paths {
         get: operations["GET_api_v1_social_credentials_id_"];
         /**
          * Update a social credential
-         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5044,7 +5044,7 @@ export interface paths {
         get: operations["GET_api_v1_software_licenses_id_"];
         /**
          * Update a software license
-         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5108,7 +5108,7 @@ export interface paths {
         get: operations["GET_api_v1_ssh_keys_id_"];
         /**
          * Update an SSH key’s metadata
-         * @description Changes the name, description or tags (the key material never changes). `If-Match` refuses a lost update.
+         * @description Changes the name, description or tags (the key material never changes). `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*`; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5394,7 +5394,7 @@ export interface paths {
         get: operations["GET_api_v1_totp_tokens_id_"];
         /**
          * Update a TOTP token
-         * @description PUT replaces the whole representation: public fields left out take their defaults or are cleared; a secret left out keeps its stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out take their defaults or are cleared; a secret left out keeps its stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5722,7 +5722,7 @@ export interface paths {
         get: operations["GET_api_v1_vpn_credentials_id_"];
         /**
          * Update a VPN credential
-         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5922,7 +5922,7 @@ export interface paths {
         get: operations["GET_api_v1_wifi_credentials_id_"];
         /**
          * Update a Wi-Fi credential
-         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -5994,7 +5994,7 @@ export interface paths {
         get: operations["GET_api_v1_windows_credentials_id_"];
         /**
          * Update a Windows credential
-         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces the whole representation: public fields left out are cleared; secret fields left out keep their stored value. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -6066,7 +6066,7 @@ export interface paths {
         get: operations["GET_api_v1_yubikeys_id_"];
         /**
          * Update a YubiKey
-         * @description PUT replaces serial, slot and model; public_id, private_id and aes_key cannot change (they may be repeated unchanged or left out: a reprogrammed slot is a new YubiKey credential, with a fresh OTP counter). Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).
+         * @description PUT replaces serial, slot and model; public_id, private_id and aes_key cannot change (they may be repeated unchanged or left out: a reprogrammed slot is a new YubiKey credential, with a fresh OTP counter). `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.
          *
          *     **Authentication:** A bearer credential: an API key (`scm_…`) or a JWT access token.
          *
@@ -6209,7 +6209,7 @@ export interface components {
              * @description lib/http/error-codes.ts: see x-error-codes
              * @enum {string}
              */
-            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_scope" | "unauthorized_client" | "invalid_request" | "unsupported_grant_type" | "invalid_target" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "would_lock_out" | "unauthorized" | "invalid_token" | "invalid_client" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "sso_identity_conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
+            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_scope" | "unauthorized_client" | "invalid_request" | "unsupported_grant_type" | "invalid_target" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "would_lock_out" | "unauthorized" | "invalid_token" | "invalid_client" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "sso_identity_conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "precondition_required" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
             /** @description On `validation_failed`: one entry per field problem. */
             details?: {
                 message: string;
@@ -6235,6 +6235,8 @@ export interface components {
         IdempotencyKey: string;
         /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
         IfMatch: string;
+        /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+        IfMatchRequired: string;
         /** @description RFC 9421: `sig1=:<base64 signature over the signature base>:`. */
         Signature: string;
         /** @description RFC 9421: `sig1=("@method" "@path" "@query" "content-digest");created=<unix s>;nonce="<nonce>";keyid="<device id>";alg="ed25519"`. */
@@ -18936,11 +18938,11 @@ export interface operations {
     PUT_api_v1_code_signing_keys_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -19193,6 +19195,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -20051,11 +20066,11 @@ export interface operations {
     PUT_api_v1_computer_credentials_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -20247,6 +20262,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -20892,11 +20920,11 @@ export interface operations {
     PUT_api_v1_containers_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -21051,6 +21079,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -21784,11 +21825,11 @@ export interface operations {
     PUT_api_v1_crypto_wallets_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -21968,6 +22009,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -24115,11 +24169,11 @@ export interface operations {
     PUT_api_v1_disk_credentials_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -24304,6 +24358,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -25919,7 +25986,7 @@ export interface operations {
                     secret_base64?: string;
                     shares: number;
                     threshold: number;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -27640,11 +27707,11 @@ export interface operations {
     PUT_api_v1_gpg_keys_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -27841,6 +27908,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -30781,11 +30861,11 @@ export interface operations {
     PUT_api_v1_integrations_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -31636,6 +31716,19 @@ export interface operations {
                     } & components["schemas"]["Error"];
                 };
             };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
+                    } & components["schemas"]["Error"];
+                };
+            };
             /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
             429: {
                 headers: {
@@ -31863,7 +31956,7 @@ export interface operations {
                         type: string;
                     };
                     password?: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -32977,11 +33070,11 @@ export interface operations {
     PUT_api_v1_jks_keystores_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -33175,6 +33268,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -40015,11 +40121,11 @@ export interface operations {
     PUT_api_v1_ldap_bind_credentials_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -40203,6 +40309,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -41757,11 +41876,11 @@ export interface operations {
     PUT_api_v1_ntlm_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -41940,6 +42059,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -46566,11 +46698,11 @@ export interface operations {
     PUT_api_v1_passwords_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -46757,6 +46889,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -47790,11 +47935,11 @@ export interface operations {
     PUT_api_v1_radius_credentials_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -47981,6 +48126,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -48711,11 +48869,11 @@ export interface operations {
     PUT_api_v1_root_credentials_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -48906,6 +49064,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -51824,11 +51995,11 @@ export interface operations {
     PUT_api_v1_secrets_name_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 name: string;
@@ -52016,6 +52187,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -52876,11 +53060,11 @@ export interface operations {
     PUT_api_v1_service_config_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -53124,6 +53308,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -53960,7 +54157,7 @@ export interface operations {
                     name: string;
                     passphrase?: string;
                     seed?: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -55124,11 +55321,11 @@ export interface operations {
     PUT_api_v1_social_credentials_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -55315,6 +55512,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -56068,11 +56278,11 @@ export interface operations {
     PUT_api_v1_software_licenses_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -56274,6 +56484,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -56807,11 +57030,11 @@ export interface operations {
     PUT_api_v1_ssh_keys_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -56998,6 +57221,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -59336,11 +59572,11 @@ export interface operations {
     PUT_api_v1_totp_tokens_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -59526,6 +59762,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -60595,7 +60844,7 @@ export interface operations {
                     /** Format: base64 */
                     input_base64?: string;
                     label?: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -61532,7 +61781,7 @@ export interface operations {
                 "application/json": {
                     names?: string[];
                     template?: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -62198,11 +62447,11 @@ export interface operations {
     PUT_api_v1_vpn_credentials_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -62389,6 +62638,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -63959,11 +64221,11 @@ export interface operations {
     PUT_api_v1_wifi_credentials_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -64149,6 +64411,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -64869,11 +65144,11 @@ export interface operations {
     PUT_api_v1_windows_credentials_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -65062,6 +65337,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -65769,11 +66057,11 @@ export interface operations {
     PUT_api_v1_yubikeys_id_: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /** @description Makes a retried mutation safe: 1-255 printable characters; the same key with the same request answers the stored answer (`Idempotent-Replayed: true`), with another request 409 `idempotency_key_reused`. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-                /** @description The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
-                "If-Match"?: components["parameters"]["IfMatch"];
+                /** @description Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`. */
+                "If-Match": components["parameters"]["IfMatchRequired"];
             };
             path: {
                 id: string;
@@ -65953,6 +66241,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "unsupported_media_type";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Precondition required: `precondition_required` (RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).) */
+            428: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "precondition_required";
                     } & components["schemas"]["Error"];
                 };
             };

@@ -68,3 +68,18 @@ export const ListPage = <K extends string, T extends z.ZodType>(key: K, item: T,
       : {}),
     next_cursor: z.string().nullable().describe('Pass as `cursor` for the next page; null on the last page.'),
   });
+
+/**
+ * Cross-field rules, each stated once: the check the server runs and the JSON Schema keyword
+ * the API description carries for it (z.toJSONSchema copies a schema's metadata into its
+ * output, scripts/openapi.ts), so the document cannot call valid what the server refuses.
+ * Apply them last: a later `.refine` makes a new schema without this metadata.
+ */
+export const atLeastOneField = <T extends z.ZodType<object>>(schema: T, message = 'at least one field to update is required'): T =>
+  schema.refine((b) => Object.keys(b).length > 0, { message }).meta({ minProperties: 1 }) as T;
+
+/** Exactly one of `keys` is present: `oneOf` of one `required` each (both, or neither, match no branch but one). */
+export const exactlyOneOf = <T extends z.ZodType<object>>(schema: T, keys: readonly string[], message: string, path?: string): T =>
+  schema
+    .refine((b) => keys.filter((k) => (b as Record<string, unknown>)[k] !== undefined).length === 1, { message, ...(path ? { path: [path] } : {}) })
+    .meta({ oneOf: keys.map((k) => ({ required: [k] })) }) as T;

@@ -79,6 +79,22 @@ ${sectionHtml(readme, 'Walk-through')}
 `;
 }
 
+/** What Redoc's bundle would fetch from another host: its attribution logos, icon sets and a telemetry endpoint. */
+const REMOTE: readonly [RegExp, string][] = [
+  [/https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg/g, "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E"],
+  [/https:\/\/cdn\.redocly\.com\/icons\/[\w./-]+/g, 'data:,'],
+  [/https:\/\/otel\.cloud\.redocly\.com\/v1\/traces/g, 'data:,'],
+];
+/** No request from a reader's browser leaves for another host: fetches, images and fonts are the page's own (CSP). */
+const CSP = "connect-src 'self' data:; img-src 'self' data: blob:; font-src 'self' data:; frame-src 'none'";
+
+/** The reference page with nothing remote: the bundle's remote addresses replaced, and a policy that refuses any other. */
+export function selfContained(html: string): string {
+  let out = html;
+  for (const [re, local] of REMOTE) out = out.replace(re, local);
+  return out.replace(/<head>/i, `<head>\n<meta http-equiv="Content-Security-Policy" content="${CSP}">`);
+}
+
 export async function buildDocs(dir = DEFAULT_DOCS_DIR) {
   mkdirSync(dir, { recursive: true });
   const doc = await buildOpenApi();
@@ -92,6 +108,8 @@ export async function buildDocs(dir = DEFAULT_DOCS_DIR) {
     { encoding: 'utf8' },
   );
   if (built.status !== 0) throw new Error(`redocly build-docs failed (status ${built.status}):\n${built.stdout}${built.stderr}`);
+  const page = join(dir, 'index.html');
+  writeFileSync(page, selfContained(readFileSync(page, 'utf8')));
   return dir;
 }
 

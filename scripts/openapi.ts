@@ -156,6 +156,14 @@ const PARAMETERS = {
       'The ETag of the version the change is based on (`*`: any version). A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`.',
     schema: { type: 'string' },
   },
+  IfMatchRequired: {
+    name: 'If-Match',
+    in: 'header',
+    required: true,
+    description:
+      'Required (RFC 6585 §3): the ETag of a GET of the resource, the version the change is based on (`*`: any version). Without it: 428 `precondition_required`. A stale tag or a concurrent write: 409 `stale_etag`; a malformed tag, or one for a missing resource: 412 `precondition_failed`.',
+    schema: { type: 'string', minLength: 1 },
+  },
   IdempotencyKey: {
     name: 'Idempotency-Key',
     in: 'header',
@@ -209,6 +217,7 @@ const STATUS_TEXT: Record<number, string> = {
   409: 'Conflict with the current state',
   410: 'Gone',
   412: 'Precondition failed',
+  428: 'Precondition required',
   413: 'Payload too large',
   415: 'Unsupported media type',
   429: 'Too many requests',
@@ -370,7 +379,7 @@ export async function buildOpenApi(opts: OpenApiOptions = {}) {
           required: query?.required?.includes(name) ?? false,
           schema: s,
         })),
-        ...(takesIfMatch(route) ? [param('IfMatch')] : []),
+        ...(takesIfMatch(route) ? [param(schemas?.ifMatch === 'required' ? 'IfMatchRequired' : 'IfMatch')] : []),
         ...(takesIdempotencyKey(route) ? [param('IdempotencyKey')] : []),
         ...(route.auth === 'device' ? [param('Signature'), param('SignatureInput'), param('ContentDigest')] : []),
       ],

@@ -50,9 +50,11 @@ export const get = defineHandler({
 
 export const update = defineHandler({
   summary: 'Update a container',
-  description: 'Renames or re-describes the container. `If-Match` with the ETag read refuses a lost update (409 `stale_etag`).',
+  description:
+    'Renames or re-describes the container. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*`; without it 428 `precondition_required`.',
   responses: { 200: ContainerAnswer },
-  errors: ['already_exists'],
+  errors: ['already_exists', 'precondition_required'],
+  ifMatch: 'required',
   params: ContainerParams,
   body: UpdateContainerBody,
   async handler({ ctx, params, body, headers }) {

@@ -51,9 +51,10 @@ export const get = defineHandler({
 export const update = defineHandler({
   summary: 'Update a secret',
   description:
-    'Changes the given fields (`data` and `tags` replace the whole value) and makes a new version. Send `If-Match` with the ETag read to refuse a lost update (409 `stale_etag`).',
+    'Changes the given fields (`data` and `tags` replace the whole value) and makes a new version. `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*` to overwrite any version; without it 428 `precondition_required`.',
   responses: { 200: SecretAnswer },
-  errors: ['not_found', 'stale_etag', 'precondition_failed', 'bad_request'],
+  errors: ['not_found', 'stale_etag', 'precondition_failed', 'precondition_required', 'bad_request'],
+  ifMatch: 'required',
   params: SecretParams,
   body: UpdateSecretBody,
   async handler({ ctx, params, body, headers }) {

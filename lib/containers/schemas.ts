@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { Description, ListPage, Tags, Timestamp } from '../schemas.js';
+import { atLeastOneField, Description, ListPage, Tags, Timestamp } from '../schemas.js';
 import { PageQuery } from '../schemas.js';
 
 /** A container's name: unique in its account, usable as the `{container}` of /api/v1/s/{container}/{key}. */
@@ -16,13 +16,13 @@ export const CreateContainerBody = z.strictObject({
 });
 export type CreateContainerBody = z.infer<typeof CreateContainerBody>;
 
-export const UpdateContainerBody = z
-  .strictObject({
+export const UpdateContainerBody = atLeastOneField(
+  z.strictObject({
     name: ContainerName.optional(),
     description: Description.optional(),
     tags: Tags.optional(),
-  })
-  .refine((b) => Object.keys(b).length > 0, { message: 'at least one field to update is required' });
+  }),
+);
 export type UpdateContainerBody = z.infer<typeof UpdateContainerBody>;
 
 export const ContainerParams = z.strictObject({ id: z.uuid() });

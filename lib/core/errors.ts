@@ -40,6 +40,7 @@ export const forbidden = (message = 'access denied', code = 'forbidden') => new 
 export const notFound = (what = 'resource') => new HttpError(404, 'not_found', `${what} not found`);
 export const conflict = (message: string, code = 'conflict') => new HttpError(409, code, message);
 export const preconditionFailed = (message: string) => new HttpError(412, 'precondition_failed', message);
+export const preconditionRequired = (message: string) => new HttpError(428, 'precondition_required', message);
 export const payloadTooLarge = (limit: number, note?: string) =>
   new HttpError(413, 'payload_too_large', `request body exceeds the ${limit} byte limit of this route${note ? `; ${note}` : ''}`);
 export const unsupportedMediaType = (message = 'request body must be JSON (Content-Type: application/json)') =>

@@ -70,9 +70,10 @@ export function collectionHandlers(spec: TypeSpec) {
     }),
     update: defineHandler({
       summary: `Update ${a}`,
-      description: `${def.updateSemantics} Send \`If-Match\` with the ETag read to refuse a lost update (409 \`stale_etag\`).`,
+      description: `${def.updateSemantics} \`If-Match\` is required: the ETag of a GET (a newer version: 409 \`stale_etag\`), or \`*\` to overwrite any version; without it 428 \`precondition_required\`.`,
       responses: { 200: responses.one },
-      errors: ['not_found', 'stale_etag', 'precondition_failed', 'immutable_field', 'already_exists'],
+      errors: ['not_found', 'stale_etag', 'precondition_failed', 'precondition_required', 'immutable_field', 'already_exists'],
+      ifMatch: 'required',
       params: IdParams,
       body: def.updateBody as z.ZodType<Fields>,
       async handler({ ctx, params, body, headers }) {

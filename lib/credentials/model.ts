@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { Description, Tags } from '../schemas.js';
+import { atLeastOneField, Description, Tags } from '../schemas.js';
 import type { CallContext } from '../auth/principal.js';
 import type { ErrorCode } from '../http/error-codes.js';
 import { validationFailed, type FieldIssue } from '../core/errors.js';
@@ -101,8 +101,7 @@ function union(fields: z.ZodObject | Variants, options: z.ZodObject[]): z.ZodTyp
   return z.preprocess((v) => (isObject(v) && v[key] === undefined ? { ...v, [key]: dflt } : v), u) as unknown as z.ZodType<Fields>;
 }
 
-const nonEmpty = (schema: z.ZodObject) =>
-  schema.refine((b) => Object.keys(b).length > 0, { message: 'at least one field to update is required' }) as unknown as z.ZodType<Fields>;
+const nonEmpty = (schema: z.ZodObject) => atLeastOneField(schema) as unknown as z.ZodType<Fields>;
 
 /** The POST body: common fields plus the type's fields. */
 const createBodyOf = (spec: TypeSpec) =>

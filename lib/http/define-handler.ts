@@ -15,7 +15,16 @@ import { gate, withHeaders, type Gate } from '../ratelimit/gate.js';
 import { parseRequestBody } from './body.js';
 import { withCors } from './cors.js';
 import type { ErrorCode } from './error-codes.js';
-import { fieldIssues, forbidden, internalError, payloadTooLarge, toHttpError, validationFailed, type FieldIssue } from '../core/errors.js';
+import {
+  fieldIssues,
+  forbidden,
+  internalError,
+  payloadTooLarge,
+  preconditionRequired,
+  toHttpError,
+  validationFailed,
+  type FieldIssue,
+} from '../core/errors.js';
 import { idempotency } from './idempotency.js';
 import { logger } from '../core/logger.js';
 import { metricFields, recordRequest, tracer } from '../core/metrics.js';
@@ -62,6 +71,12 @@ export interface HandlerDoc {
   readonly description?: string;
   readonly responses?: Readonly<Partial<Record<SuccessStatus, z.ZodType | null>>>;
   readonly errors?: readonly ErrorCode[];
+  /**
+   * `'required'`: the route changes a versioned resource and refuses a request without
+   * `If-Match` (428 `precondition_required`, RFC 6585 §3) so no update is ever blind; the
+   * description then marks the header required.
+   */
+  readonly ifMatch?: 'required';
 }
 
 interface HandlerSpec<P, Q, B> extends HandlerDoc {
@@ -247,6 +262,10 @@ const validation = <P, Q, B>(spec: HandlerSpec<P, Q, B>): Mw => ({
       s.body = check('body', spec.body, parseRequestBody(event, wireOf(s.route), config().MAX_JSON_DEPTH));
     }
     if (details.length > 0) throw validationFailed(details);
+    if (spec.ifMatch === 'required' && !Object.keys(event.headers ?? {}).some((h) => h.toLowerCase() === 'if-match'))
+      throw preconditionRequired(
+        'this update must be conditional: send If-Match with the ETag header of a GET of the resource (or * to overwrite any version)',
+      );
   },
 });
 
@@ -325,6 +344,6 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
     // recordAudit takes the route's audit path (written, or sent to the audit queue) from it
     return auditRouteScope(route, () => (tenancyOf(route) === 'tenant' ? tenantScope(() => cors(event, context)) : cors(event, context)));
   };
-  const { summary, description, responses, errors, params, query, body } = spec;
-  return Object.assign(outer, { schemas: { summary, description, responses, errors, params, query, body } }) as LambdaHandler;
+  const { summary, description, responses, errors, ifMatch, params, query, body } = spec;
+  return Object.assign(outer, { schemas: { summary, description, responses, errors, ifMatch, params, query, body } }) as LambdaHandler;
 }

@@ -88,6 +88,10 @@ export const ERROR_CODES = {
   temp_access_expired: [410, 'The temporary access grant expired.'],
   temp_access_used: [410, 'The single-use temporary access grant was used.'],
   precondition_failed: [412, 'If-Match on a missing resource, or a malformed ETag.'],
+  precondition_required: [
+    428,
+    'RFC 6585: the update must be conditional; send If-Match with the ETag of a GET of the resource (`*` for any version).',
+  ],
   payload_too_large: [413, 'The body exceeds the route\u2019s limit.'],
   headers_too_large: [431, 'The request header fields are too large (answered by the gateway).'],
   not_a_pdf: [415, 'The uploaded document is not a PDF.'],

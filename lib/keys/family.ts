@@ -95,9 +95,11 @@ export function keyFamilyHandlers<G, I>(family: {
     }),
     update: defineHandler({
       summary: `Update ${an} ${label} key’s metadata`,
-      description: 'Changes the name, description or tags (the key material never changes). `If-Match` refuses a lost update.',
+      description:
+        'Changes the name, description or tags (the key material never changes). `If-Match` is required: the ETag of a GET (a newer version: 409 `stale_etag`), or `*`; without it 428 `precondition_required`.',
       responses: { 200: responses.one },
-      errors: ['not_found', 'already_exists', 'stale_etag', 'precondition_failed'],
+      errors: ['not_found', 'already_exists', 'stale_etag', 'precondition_failed', 'precondition_required'],
+      ifMatch: 'required',
       params: IdParams,
       body: UpdateKeyBody,
       async handler({ ctx, params, body, headers }) {

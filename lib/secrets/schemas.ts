@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { Description, ListPage, Tags, Timestamp } from '../schemas.js';
+import { atLeastOneField, Description, ListPage, Tags, Timestamp } from '../schemas.js';
 import { PageQuery } from '../schemas.js';
 import { PERMISSIONS } from '../sharing/shares.js';
 
@@ -30,14 +30,14 @@ export const CreateSecretBody = z.strictObject({
 export type CreateSecretBody = z.infer<typeof CreateSecretBody>;
 
 /** Partial update: absent fields are kept; `data` and `tags`, when given, replace the whole value. */
-export const UpdateSecretBody = z
-  .strictObject({
+export const UpdateSecretBody = atLeastOneField(
+  z.strictObject({
     description: Description.optional(),
     data: SecretData.optional(),
     tags: Tags.optional(),
     container_id: ContainerId.nullable().optional(),
-  })
-  .refine((b) => Object.keys(b).length > 0, { message: 'at least one field to update is required' });
+  }),
+);
 export type UpdateSecretBody = z.infer<typeof UpdateSecretBody>;
 
 export const SecretParams = z.strictObject({ name: SecretName });

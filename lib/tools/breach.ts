@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod/v4';
+import { exactlyOneOf } from '../schemas.js';
 import type { CallContext } from '../auth/principal.js';
 import { requireScopes } from '../auth/scopes.js';
 import { secretReadScopes } from '../catalog.js';
@@ -17,25 +18,26 @@ import { guardedGet } from './outbound.js';
  * `SUFFIX:COUNT` lines of every known hash with that prefix (padding lines count 0), and the
  * match is made here. The password is never stored, logged or echoed.
  */
-export const CheckBreachBody = z
-  .strictObject({
-    password: z.string().min(1).max(1024).optional(),
-    credential: z
-      .strictObject({
-        type: z.string().min(1).max(64),
-        id: z.uuid(),
-        field: z
-          .string()
-          .min(1)
-          .max(128)
-          .regex(/^[A-Za-z0-9_.-]+$/)
-          .optional(),
-      })
-      .optional(),
-  })
-  .refine((b) => (b.password === undefined) !== (b.credential === undefined), {
-    message: 'send either password or credential ({type, id, field?}), not both',
-  });
+const CheckBreachBodyFields = z.strictObject({
+  password: z.string().min(1).max(1024).optional(),
+  credential: z
+    .strictObject({
+      type: z.string().min(1).max(64),
+      id: z.uuid(),
+      field: z
+        .string()
+        .min(1)
+        .max(128)
+        .regex(/^[A-Za-z0-9_.-]+$/)
+        .optional(),
+    })
+    .optional(),
+});
+export const CheckBreachBody = exactlyOneOf(
+  CheckBreachBodyFields,
+  ['password', 'credential'],
+  'send either password or credential ({type, id, field?}), not both',
+);
 type CheckBreachBody = z.infer<typeof CheckBreachBody>;
 
 const RANGE_TIMEOUT_MS = 5000;

@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { ListPage, PageQuery, Timestamp } from '../schemas.js';
+import { exactlyOneOf, ListPage, PageQuery, Timestamp } from '../schemas.js';
 import { VARIABLE_NAME_RE } from './store.js';
 import { MAX_NAMES, MAX_TEMPLATE_BYTES } from './resolve.js';
 
@@ -15,16 +15,15 @@ export const PutVariableBody = z.strictObject({
 export const ListVariablesQuery = PageQuery;
 
 /** Either `names` or `template` (`${{ vars.NAME }}` references). */
-export const ResolveBody = z
-  .strictObject({
-    names: z.array(VariableName).min(1).max(MAX_NAMES).optional(),
-    template: z
-      .string()
-      .min(1)
-      .refine((t) => Buffer.byteLength(t, 'utf8') <= MAX_TEMPLATE_BYTES, { message: `at most ${MAX_TEMPLATE_BYTES} bytes` })
-      .optional(),
-  })
-  .refine((b) => (b.names === undefined) !== (b.template === undefined), { message: 'send either names or template' });
+const ResolveBodyFields = z.strictObject({
+  names: z.array(VariableName).min(1).max(MAX_NAMES).optional(),
+  template: z
+    .string()
+    .min(1)
+    .refine((t) => Buffer.byteLength(t, 'utf8') <= MAX_TEMPLATE_BYTES, { message: `at most ${MAX_TEMPLATE_BYTES} bytes` })
+    .optional(),
+});
+export const ResolveBody = exactlyOneOf(ResolveBodyFields, ['names', 'template'], 'send either names or template');
 
 /* Responses (lib/http/define-handler.ts `HandlerDoc`): what the variable routes answer. */
 

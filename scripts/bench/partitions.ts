@@ -38,8 +38,13 @@ async function main() {
   const rootKey = generateApiKey().key;
   const rt = await startRuntime(rootKey, { dynamoPort, env: { DYNAMODB_CLIENT_ENDPOINT: `http://127.0.0.1:${proxy.port}` } });
   try {
-    const j = async (method: string, path: string, key: string, body?: unknown) => {
-      const r = await http(method, `${rt.baseUrl}${path}`, { authorization: `Bearer ${key}` }, body === undefined ? undefined : JSON.stringify(body));
+    const j = async (method: string, path: string, key: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const r = await http(
+        method,
+        `${rt.baseUrl}${path}`,
+        { authorization: `Bearer ${key}`, ...headers },
+        body === undefined ? undefined : JSON.stringify(body),
+      );
       return { ...r, json: () => JSON.parse(r.text) as { data: any } };
     };
     const made = (
@@ -64,7 +69,8 @@ async function main() {
         r < 0.7
           ? await j('GET', `/api/v1/secrets/${name}`, key)
           : r < 0.9
-            ? await j('PUT', `/api/v1/secrets/${name}`, key, { data: { value: randomBytes(12).toString('hex') } })
+            ? // an update requires If-Match (428 without); `*`: the write mix of the model, whatever version is there
+              await j('PUT', `/api/v1/secrets/${name}`, key, { data: { value: randomBytes(12).toString('hex') } }, { 'if-match': '*' })
             : await j('GET', `/api/v1/passwords/${password}`, key);
       requests++;
       if (res.status !== 200 && res.status !== 409) throw new Error(`${res.status} ${res.text.slice(0, 200)}`);

@@ -2,7 +2,8 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { ROUTES, type Route } from '../../lib/routes.js';
@@ -185,6 +186,29 @@ async function pkiFile(dir: string | undefined, pathname: string): Promise<APIGa
   }
 }
 
+const DOCS_TYPES: Record<string, string> = {
+  'index.html': 'text/html; charset=utf-8',
+  'guide.html': 'text/html; charset=utf-8',
+  'openapi.json': 'application/json',
+};
+let docsBuilt: Promise<string> | undefined;
+/**
+ * The docs page (`npm run docs`: the reference, the walk-through, the document) at /docs/,
+ * built on the first request of the process (it imports every handler for the document):
+ * what a person opens on the local runtime. test/docs/docs-served.test.ts opens it with every
+ * request to another host blocked.
+ */
+async function docsFile(pathname: string): Promise<APIGatewayProxyResult | undefined> {
+  if (pathname === '/docs') return { statusCode: 301, headers: { Location: '/docs/' }, body: '' };
+  const name = /^\/docs\/([\w.-]*)$/.exec(pathname)?.[1];
+  if (name === undefined) return undefined;
+  const file = name === '' ? 'index.html' : name;
+  if (!DOCS_TYPES[file]) return undefined;
+  docsBuilt ??= import('../docs.js').then(async (m) => m.buildDocs(await mkdtemp(join(tmpdir(), 'secrets-api-docs-'))));
+  const dir = await docsBuilt;
+  return { statusCode: 200, headers: { 'Content-Type': DOCS_TYPES[file]!, 'Cache-Control': 'no-cache' }, body: await readFile(join(dir, file), 'utf8') };
+}
+
 export async function startGateway(opts: { port: number; host?: string; pkiDir?: string | undefined }): Promise<Server> {
   const handlers = await loadHandlers();
   const match = buildRouter();
@@ -197,6 +221,10 @@ export async function startGateway(opts: { port: number; host?: string; pkiDir?:
     const fail = (error: HttpError) => send(res, errorResult(error, requestId));
     try {
       const url = new URL(req.url ?? '/', 'http://local');
+      if (req.method === 'GET' && (url.pathname === '/docs' || url.pathname.startsWith('/docs/'))) {
+        const page = await docsFile(url.pathname);
+        if (page) return send(res, page);
+      }
       if (req.method === 'GET' && url.pathname.startsWith('/pki/')) {
         const file = await pkiFile(opts.pkiDir, url.pathname);
         if (file) return send(res, file);

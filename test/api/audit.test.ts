@@ -47,7 +47,15 @@ beforeAll(async () => {
   });
   expect(made.status).toBe(201);
   secretId = made.body.data.id ?? made.body.data.secret?.id;
-  expect((await api('PUT', `/api/v1/secrets/${name}`, { key: acct.adminKey, body: { data: { password: v2 } } })).status).toBe(200);
+  expect(
+    (
+      await api('PUT', `/api/v1/secrets/${name}`, {
+        key: acct.adminKey,
+        body: { data: { password: v2 } },
+        headers: { 'if-match': made.headers.get('etag')! },
+      })
+    ).status,
+  ).toBe(200);
   // a denied request of an authenticated caller is audited too
   const narrow = await acct.key(['secrets:read']);
   expect((await api('DELETE', `/api/v1/secrets/${name}`, { key: narrow })).status).toBe(403);

@@ -120,7 +120,7 @@ describe('PUT /api/v1/containers/{id}', () => {
     const stale = await api('PUT', `/api/v1/containers/${c.id}`, { key: rw, body: { description: 'd3' }, headers: { 'if-match': `"${c.id}.1"` } });
     expect(stale.status).toBe(409);
     expect(errorCode(stale)).toBe('stale_etag');
-    const taken = await api('PUT', `/api/v1/containers/${c.id}`, { key: rw, body: { name: other.name } });
+    const taken = await api('PUT', `/api/v1/containers/${c.id}`, { key: rw, body: { name: other.name }, headers: { 'if-match': `"${c.id}.2"` } });
     expect(taken.status).toBe(409);
     expect(errorCode(taken)).toBe('already_exists');
     // the old name is free again, the new one is taken
@@ -130,12 +130,19 @@ describe('PUT /api/v1/containers/{id}', () => {
     expect((await s.audits(a.tenantId)).some((e) => e.action === 'container.update' && e.resource.id === c.id)).toBe(true);
   });
 
-  it('404 across accounts; 400 on an empty body or unknown field; 412 on a malformed If-Match', async () => {
+  it('another account’s container is a missing one (412 with If-Match, 428 without); 400 on an empty body or unknown field; 412 on a malformed If-Match', async () => {
     const c = await newContainer(b.adminKey);
-    expect((await api('PUT', `/api/v1/containers/${c.id}`, { key: a.adminKey, body: { description: 'x' } })).status).toBe(404);
+    const update = { key: a.adminKey, body: { description: 'x' }, headers: { 'if-match': `"${c.id}.1"` } };
+    const foreign = await api('PUT', `/api/v1/containers/${c.id}`, update);
+    const missing = await api('PUT', '/api/v1/containers/00000000-0000-7000-8000-000000000000', update);
+    expect([foreign.status, errorCode(foreign)]).toEqual([412, 'precondition_failed']);
+    expect(foreign.body.error).toBe(missing.body.error);
+    const blind = await api('PUT', `/api/v1/containers/${c.id}`, { key: a.adminKey, body: { description: 'x' } });
+    expect([blind.status, errorCode(blind)]).toEqual([428, 'precondition_required']);
     const mine = await newContainer(rw);
-    expect((await api('PUT', `/api/v1/containers/${mine.id}`, { key: rw, body: {} })).status).toBe(400);
-    expect((await api('PUT', `/api/v1/containers/${mine.id}`, { key: rw, body: { color: 'red' } })).status).toBe(400);
+    const headers = { 'if-match': `"${mine.id}.1"` };
+    expect((await api('PUT', `/api/v1/containers/${mine.id}`, { key: rw, body: {}, headers })).status).toBe(400);
+    expect((await api('PUT', `/api/v1/containers/${mine.id}`, { key: rw, body: { color: 'red' }, headers })).status).toBe(400);
     expect((await api('PUT', `/api/v1/containers/${mine.id}`, { key: rw, body: { description: 'x' }, headers: { 'if-match': 'nope' } })).status).toBe(
       412,
     );
@@ -149,7 +156,9 @@ describe('DELETE /api/v1/containers/{id}', () => {
     const refused = await api('DELETE', `/api/v1/containers/${c.id}`, { key: rw });
     expect(refused.status).toBe(409);
     expect(errorCode(refused)).toBe('container_not_empty');
-    expect((await api('PUT', `/api/v1/secrets/${sec.name}`, { key: rw, body: { container_id: null } })).status).toBe(200);
+    expect(
+      (await api('PUT', `/api/v1/secrets/${sec.name}`, { key: rw, body: { container_id: null }, headers: { 'if-match': `"${sec.id}.1"` } })).status,
+    ).toBe(200);
     const ok = await api('DELETE', `/api/v1/containers/${c.id}`, { key: rw });
     expect(ok.status).toBe(200);
     expect((await api('GET', `/api/v1/containers/${c.id}`, { key: rw })).status).toBe(404);
@@ -194,13 +203,18 @@ describe('container membership', () => {
     expect((await api('GET', `/api/v1/secrets/${name}`, { key: rw })).status).toBe(404);
     expect((await api('GET', `/api/v1/containers/${foreign.id}`, { key: b.adminKey })).body.data.container.member_count).toBe(0);
     const mine = await newSecret(rw);
-    expect((await api('PUT', `/api/v1/secrets/${mine.name}`, { key: rw, body: { container_id: foreign.id } })).status).toBe(404);
+    expect(
+      (await api('PUT', `/api/v1/secrets/${mine.name}`, { key: rw, body: { container_id: foreign.id }, headers: { 'if-match': `"${mine.id}.1"` } }))
+        .status,
+    ).toBe(404);
   });
 
   it('moving a secret between containers moves its membership and both counts', async () => {
     const [c1, c2] = [await newContainer(rw), await newContainer(rw)];
     const sec = await newSecret(rw, { container_id: c1.id });
-    expect((await api('PUT', `/api/v1/secrets/${sec.name}`, { key: rw, body: { container_id: c2.id } })).status).toBe(200);
+    expect(
+      (await api('PUT', `/api/v1/secrets/${sec.name}`, { key: rw, body: { container_id: c2.id }, headers: { 'if-match': `"${sec.id}.1"` } })).status,
+    ).toBe(200);
     const [g1, g2] = await Promise.all([
       api('GET', `/api/v1/containers/${c1.id}`, { key: rw }),
       api('GET', `/api/v1/containers/${c2.id}`, { key: rw }),

@@ -302,7 +302,11 @@ describe('jks-keystores', () => {
 
     // partial PUT: the password changes, entries stay
     const newPassword = canary('store2');
-    const put = await api('PUT', `/api/v1/jks-keystores/${ks.id}`, { key: writer, body: { store_password: newPassword } });
+    const put = await api('PUT', `/api/v1/jks-keystores/${ks.id}`, {
+      key: writer,
+      body: { store_password: newPassword },
+      headers: { 'if-match': got.headers.get('etag')! },
+    });
     expect(put.status).toBe(200);
     expect(put.body.data.jks_keystore).toMatchObject({ name: 'tls', store_password: newPassword });
     expect(put.body.data.jks_keystore.entries).toHaveLength(3);
@@ -400,11 +404,13 @@ describe('code-signing-keys', () => {
     ).toBe(400);
     const made = await api('POST', '/api/v1/code-signing-keys', { key, body: { name: 'x', private_key: imported.key } });
     const id = made.body.data.code_signing_key.id;
-    expect((await api('PUT', `/api/v1/code-signing-keys/${id}`, { key, body: { certificate_chain: other.cert } })).status).toBe(400);
-    const renewed = await api('PUT', `/api/v1/code-signing-keys/${id}`, { key, body: { certificate_chain: imported.cert } });
+    const headers = { 'if-match': made.headers.get('etag')! };
+    expect((await api('PUT', `/api/v1/code-signing-keys/${id}`, { key, body: { certificate_chain: other.cert }, headers })).status).toBe(400);
+    const renewed = await api('PUT', `/api/v1/code-signing-keys/${id}`, { key, body: { certificate_chain: imported.cert }, headers });
     expect(renewed.status).toBe(200);
     expect(renewed.body.data.code_signing_key).toMatchObject({ certificate_subject: 'CN=ACME Code Signing', expired: false });
-    expect((await api('PUT', `/api/v1/code-signing-keys/${id}`, { key, body: { exportable: true } })).status).toBe(400);
+    const after = { 'if-match': renewed.headers.get('etag')! };
+    expect((await api('PUT', `/api/v1/code-signing-keys/${id}`, { key, body: { exportable: true }, headers: after })).status).toBe(400);
   });
 });
 
@@ -465,6 +471,7 @@ describe('integration-providers and database roles', () => {
     const kindChange = await api('PUT', `/api/v1/service-config/${ok.body.data.service_config.id}`, {
       key,
       body: { name: 'x', kind: 'generic', service: 's' },
+      headers: { 'if-match': ok.headers.get('etag')! },
     });
     expect(kindChange.status).toBe(400);
     expect(errorCode(kindChange)).toBe('immutable_field');
@@ -520,10 +527,13 @@ describe('crypto-wallets', () => {
     expect(made.status, made.text).toBe(201);
     expect(made.body.data.crypto_wallet.address).toBe('0x19E7E376E7C213B7E7e7e46cc70A5dD086DAff2A');
     const id = made.body.data.crypto_wallet.id;
-    expect((await api('PUT', `/api/v1/crypto-wallets/${id}`, { key, body: { label: 'hot' } })).body.data.crypto_wallet).toMatchObject({
-      label: 'hot',
-      address: made.body.data.crypto_wallet.address,
+    const labelled = await api('PUT', `/api/v1/crypto-wallets/${id}`, {
+      key,
+      body: { label: 'hot' },
+      headers: { 'if-match': made.headers.get('etag')! },
     });
-    expect((await api('PUT', `/api/v1/crypto-wallets/${id}`, { key, body: { address: VECTORS[2]!.address } })).status).toBe(400);
+    expect(labelled.body.data.crypto_wallet).toMatchObject({ label: 'hot', address: made.body.data.crypto_wallet.address });
+    const headers = { 'if-match': labelled.headers.get('etag')! };
+    expect((await api('PUT', `/api/v1/crypto-wallets/${id}`, { key, body: { address: VECTORS[2]!.address }, headers })).status).toBe(400);
   });
 });

@@ -285,12 +285,19 @@ describe.each(SERVED)('$path ($type)', (def) => {
     const id = made.body.data[def.type].id;
     const other = b.adminKey;
     const missing = await api('GET', `${def.path}/00000000-0000-7000-8000-000000000000`, { key: other });
-    for (const [method, body] of [['GET'], ['PUT', fx.update(made.body.data[def.type])], ['DELETE']] as const) {
-      const res = await api(method, `${def.path}/${id}`, { key: other, body });
+    for (const method of ['GET', 'DELETE'] as const) {
+      const res = await api(method, `${def.path}/${id}`, { key: other });
       expect(res.status, `${method} ${res.text}`).toBe(404);
       expect(errorCode(res)).toBe('not_found');
       expect(res.body.error).toBe(missing.body.error);
     }
+    // a PUT names the version it read (428 without): for another account's resource, as for a missing one, none exists (412)
+    const update = { body: fx.update(made.body.data[def.type]), headers: { 'if-match': `"${id}.1"` } };
+    const put = await api('PUT', `${def.path}/${id}`, { key: other, ...update });
+    const putMissing = await api('PUT', `${def.path}/00000000-0000-7000-8000-000000000000`, { key: other, ...update });
+    expect([put.status, errorCode(put)], put.text).toEqual([412, 'precondition_failed']);
+    expect(put.body.error).toBe(putMissing.body.error);
+    expect((await api('PUT', `${def.path}/${id}`, { key: other, body: update.body })).status).toBe(428);
     const listed = await api('GET', def.path, { key: other });
     expect(listed.body.data[def.listKey].some((x: { id: string }) => x.id === id)).toBe(false);
     expect((await api('GET', `${def.path}/${id}`, { key: await keyFor(a, def) })).status).toBe(200);
@@ -314,6 +321,7 @@ describe.each(SERVED)('$path ($type)', (def) => {
     const putUnknown = await api('PUT', `${def.path}/${made.body.data[def.type].id}`, {
       key,
       body: { ...fx.update(made.body.data[def.type]), colour: 'red' },
+      headers: { 'if-match': made.headers.get('etag')! },
     });
     expect(putUnknown.status).toBe(400);
     expect(errorCode(putUnknown)).toBe('validation_failed');
@@ -333,8 +341,17 @@ describe('immutable fields', () => {
     const fields = FIXTURES.yubikey!.create();
     const made = await api('POST', '/api/v1/yubikeys', { key, body: { name: 'yk', ...fields } });
     const id = made.body.data.yubikey.id;
-    expect((await api('PUT', `/api/v1/yubikeys/${id}`, { key, body: { name: 'yk', ...fields, model: 'YubiKey 5C' } })).status).toBe(200);
-    const changed = await api('PUT', `/api/v1/yubikeys/${id}`, { key, body: { name: 'yk', ...fields, aes_key: hex(16) } });
+    const repeated = await api('PUT', `/api/v1/yubikeys/${id}`, {
+      key,
+      body: { name: 'yk', ...fields, model: 'YubiKey 5C' },
+      headers: { 'if-match': made.headers.get('etag')! },
+    });
+    expect(repeated.status).toBe(200);
+    const changed = await api('PUT', `/api/v1/yubikeys/${id}`, {
+      key,
+      body: { name: 'yk', ...fields, aes_key: hex(16) },
+      headers: { 'if-match': repeated.headers.get('etag')! },
+    });
     expect(changed.status).toBe(400);
     expect(errorCode(changed)).toBe('immutable_field');
   });

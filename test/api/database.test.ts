@@ -341,6 +341,7 @@ describe.each(CASES)('database leases on $engine', (c) => {
       const otherConnection = await createConnection(acct, other);
       const put = await api('PUT', `/api/v1/service-config/${moved}`, {
         key: acct.adminKey,
+        headers: { 'if-match': '*' }, // the whole representation, whatever version is there
         body: {
           name: `${server.rolePrefix}mv`,
           kind: 'database-role',
@@ -766,6 +767,7 @@ describe('database lease errors', () => {
       const second = await createConnection(acct, server);
       const put = await api('PUT', `/api/v1/service-config/${role}`, {
         key: acct.adminKey,
+        headers: { 'if-match': '*' }, // the whole representation, whatever version is there
         body: {
           name: `${server.rolePrefix}hn`,
           kind: 'database-role',

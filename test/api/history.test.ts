@@ -30,7 +30,11 @@ async function secretWithVersions(key: string, versions: number) {
   const id = res.body.data.secret.id as string;
   for (let v = 2; v <= versions; v++) {
     values.push(canary(`v${v}`));
-    const up = await api('PUT', `/api/v1/secrets/${name}`, { key, body: { description: `d${v}`, data: { value: values[v - 1] } } });
+    const up = await api('PUT', `/api/v1/secrets/${name}`, {
+      key,
+      body: { description: `d${v}`, data: { value: values[v - 1] } },
+      headers: { 'if-match': `"${id}.${v - 1}"` },
+    });
     expect(up.status, up.text).toBe(200);
   }
   return { name, id, values };
@@ -68,7 +72,11 @@ describe('GET /api/v1/{type}/{id}/history', () => {
     }));
     expect(await versionsOf(a.adminKey, 'password', pw.id)).toEqual([2, 1]);
     const c = await api('POST', '/api/v1/containers', { key: a.adminKey, body: { name: unique('c') } });
-    await api('PUT', `/api/v1/containers/${c.body.data.container.id}`, { key: a.adminKey, body: { description: 'x' } });
+    await api('PUT', `/api/v1/containers/${c.body.data.container.id}`, {
+      key: a.adminKey,
+      body: { description: 'x' },
+      headers: { 'if-match': c.headers.get('etag')! },
+    });
     expect(await versionsOf(a.adminKey, 'container', c.body.data.container.id)).toEqual([2, 1]);
   });
 
@@ -146,8 +154,16 @@ describe('history settings', () => {
     // a settings change is not a new version of the secret
     expect((await api('GET', `/api/v1/secrets/${name}`, { key: writer })).headers.get('etag')).toBe(etag);
 
-    for (let i = 0; i < 4; i++)
-      expect((await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { data: { value: canary('later') } } })).status).toBe(200);
+    let tag = etag!;
+    for (let i = 0; i < 4; i++) {
+      const up = await api('PUT', `/api/v1/secrets/${name}`, {
+        key: writer,
+        body: { data: { value: canary('later') } },
+        headers: { 'if-match': tag },
+      });
+      expect(up.status).toBe(200);
+      tag = up.headers.get('etag')!;
+    }
     expect(await versionsOf(historian, 'secret', id)).toEqual([9, 8, 7]);
     expect((await api('GET', `/api/v1/secret/${id}/history-settings`, { key: historyOnly })).body.data.settings).toMatchObject({
       keep_versions: 3,
@@ -156,7 +172,7 @@ describe('history settings', () => {
 
     // growing the window keeps what exists and lets history grow again
     expect((await api('PUT', `/api/v1/secret/${id}/history-settings`, { key: a.adminKey, body: { keep_versions: 4 } })).status).toBe(200);
-    await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { data: { value: canary('grow') } } });
+    await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { data: { value: canary('grow') } }, headers: { 'if-match': tag } });
     expect(await versionsOf(historian, 'secret', id)).toEqual([10, 9, 8, 7]);
     expect((await s.audits(a.tenantId)).filter((e) => e.action === 'history.settings_update' && e.resource.id === id)).toHaveLength(2);
   });

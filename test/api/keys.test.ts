@@ -204,16 +204,21 @@ describe('SSH keys', () => {
   it('another account sees 404 on get, export, update and delete', async () => {
     const gen = await api('POST', '/api/v1/ssh-keys/generate', { key: a.adminKey, body: { name: unique('mine') } });
     const id = gen.body.data.ssh_key.id;
-    for (const [method, path, body] of [
+    for (const [method, path] of [
       ['GET', `/api/v1/ssh-keys/${id}`],
       ['GET', `/api/v1/ssh-keys/${id}/export?private=true`],
-      ['PUT', `/api/v1/ssh-keys/${id}`, { description: 'x' }],
       ['DELETE', `/api/v1/ssh-keys/${id}`],
     ] as const) {
-      const res = await api(method, path, { key: b.adminKey, body });
+      const res = await api(method, path, { key: b.adminKey });
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(errorCode(res)).toBe('not_found');
     }
+    // an update names the version it read: another account's key, like a missing one, has none (412; 428 without If-Match)
+    const update = { key: b.adminKey, body: { description: 'x' }, headers: { 'if-match': `"${id}.1"` } };
+    const put = await api('PUT', `/api/v1/ssh-keys/${id}`, update);
+    const putMissing = await api('PUT', '/api/v1/ssh-keys/00000000-0000-7000-8000-000000000000', update);
+    expect([put.status, errorCode(put)]).toEqual([412, 'precondition_failed']);
+    expect(put.body.error).toBe(putMissing.body.error);
     const list = await api('GET', '/api/v1/ssh-keys', { key: b.adminKey });
     expect(list.body.data.ssh_keys.map((k: { id: string }) => k.id)).not.toContain(id);
   });
@@ -235,7 +240,7 @@ describe('SSH keys', () => {
       headers: { 'if-match': `"${key.id}.1"` },
     });
     expect(stale.status).toBe(409);
-    const bad = await api('PUT', `/api/v1/ssh-keys/${key.id}`, { key: writer, body: { algorithm: 'rsa' } });
+    const bad = await api('PUT', `/api/v1/ssh-keys/${key.id}`, { key: writer, body: { algorithm: 'rsa' }, headers: { 'if-match': `"${key.id}.2"` } });
     expect(bad.status).toBe(400);
     // the key material survives a metadata update
     const exp = await api('GET', `/api/v1/ssh-keys/${key.id}/export?private=true`, { key: a.adminKey });
@@ -425,7 +430,7 @@ describe('GPG keys', () => {
     const list = await api('GET', '/api/v1/gpg-keys', { key: reader });
     expect(list.body.data.gpg_keys.some((k: { id: string }) => k.id === id)).toBe(true);
     expect(list.text).not.toMatch(/PRIVATE KEY BLOCK/);
-    const upd = await api('PUT', `/api/v1/gpg-keys/${id}`, { key: a.adminKey, body: { name: 'renamed' } });
+    const upd = await api('PUT', `/api/v1/gpg-keys/${id}`, { key: a.adminKey, body: { name: 'renamed' }, headers: { 'if-match': `"${id}.1"` } });
     expect(upd.status).toBe(200);
     expect(upd.body.data.gpg_key).toMatchObject({ name: 'renamed', version: 2 });
     expect((await api('DELETE', `/api/v1/gpg-keys/${id}`, { key: a.adminKey })).status).toBe(200);

@@ -27,10 +27,13 @@ describe('GET /api/v1/s/{container}/{key}[/{version}]', () => {
   beforeAll(async () => {
     c = await container(a.adminKey);
     secretName = unique('db');
-    expect(
-      (await api('POST', '/api/v1/secrets', { key: a.adminKey, body: { name: secretName, data: { value: values[0] }, container_id: c.id } })).status,
-    ).toBe(201);
-    expect((await api('PUT', `/api/v1/secrets/${secretName}`, { key: a.adminKey, body: { data: { value: values[1] } } })).status).toBe(200);
+    const made = await api('POST', '/api/v1/secrets', {
+      key: a.adminKey,
+      body: { name: secretName, data: { value: values[0] }, container_id: c.id },
+    });
+    expect(made.status).toBe(201);
+    const headers = { 'if-match': made.headers.get('etag')! };
+    expect((await api('PUT', `/api/v1/secrets/${secretName}`, { key: a.adminKey, body: { data: { value: values[1] } }, headers })).status).toBe(200);
     pwName = unique('login');
     await createTyped(s, await s.ctxFor(a.tenantId, a.adminEmail), {
       type: 'password',

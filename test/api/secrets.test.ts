@@ -202,13 +202,18 @@ describe('PUT /api/v1/secrets/{name}', () => {
     const value = canary('old');
     const { name } = await createSecret(writer, { data: { value }, description: 'd1', tags: ['t'] });
     const get = await read(reader, name);
-    const path = { params: { path: { name } } };
-    const res = await client(writer).PUT('/api/v1/secrets/{name}', { ...path, body: { description: 'd2' }, headers: ifMatch(etagOf(get)!) });
+    const res = await client(writer).PUT('/api/v1/secrets/{name}', {
+      params: { path: { name }, header: ifMatch(etagOf(get)!) },
+      body: { description: 'd2' },
+    });
     expect(res.response.status).toBe(200);
     expect(dataOf(res).secret).toMatchObject({ description: 'd2', data: { value }, tags: ['t'], version: 2 });
     expect(etagOf(res)).toBe(`"${dataOf(get).secret.id}.2"`);
     const newValue = canary('new');
-    const upd = await client(writer).PUT('/api/v1/secrets/{name}', { ...path, body: { data: { value: newValue } } });
+    const upd = await client(writer).PUT('/api/v1/secrets/{name}', {
+      params: { path: { name }, header: ifMatch(etagOf(res)!) },
+      body: { data: { value: newValue } },
+    });
     expect(dataOf(upd).secret).toMatchObject({ data: { value: newValue }, version: 3, description: 'd2' });
   });
 
@@ -230,6 +235,26 @@ describe('PUT /api/v1/secrets/{name}', () => {
     expect(wildcard.status).toBe(200);
   });
 
+  it('428 without If-Match (the message says to send the ETag of a GET), and nothing changes', async () => {
+    const { name } = await createSecret(writer, { description: 'd1' });
+    const blind = await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { description: 'blind' } });
+    expect(blind.status).toBe(428);
+    expect(errorCode(blind)).toBe('precondition_required');
+    expect(blind.body.error).toMatch(/If-Match/);
+    expect(blind.body.error).toMatch(/ETag/);
+    expect(blind.body.error).toMatch(/GET/);
+    const after = await api('GET', `/api/v1/secrets/${name}`, { key: reader });
+    expect(after.body.data.secret).toMatchObject({ description: 'd1', version: 1 });
+    // the ETag read is then the way through, and the CLI's `secrets set` flow (GET, then PUT with it) works
+    const ok = await api('PUT', `/api/v1/secrets/${name}`, {
+      key: writer,
+      body: { description: 'd2' },
+      headers: { 'if-match': after.headers.get('etag')! },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.secret).toMatchObject({ description: 'd2', version: 2 });
+  });
+
   it('20 parallel PUTs with the same ETag: exactly one 200, the rest 409', async () => {
     const { name } = await createSecret(writer);
     const etag = (await api('GET', `/api/v1/secrets/${name}`, { key: reader })).headers.get('etag')!;
@@ -249,10 +274,15 @@ describe('PUT /api/v1/secrets/{name}', () => {
 
   it("404 for another account's secret; 400 on bad fields or an empty body", async () => {
     const { name } = await createSecret(b.adminKey);
-    expect((await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { description: 'x' } })).status).toBe(404);
+    // another account's secret answers exactly as a name that does not exist (no If-Match: 428; `*`: 412)
+    expect((await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { description: 'x' } })).status).toBe(428);
+    const foreign = await api('PUT', `/api/v1/secrets/${name}`, { key: writer, body: { description: 'x' }, headers: { 'if-match': '*' } });
+    const none = await api('PUT', `/api/v1/secrets/${unique('none')}`, { key: writer, body: { description: 'x' }, headers: { 'if-match': '*' } });
+    expect([foreign.status, errorCode(foreign)]).toEqual([412, 'precondition_failed']);
+    expect([none.status, errorCode(none)]).toEqual([412, 'precondition_failed']);
     const mine = await createSecret(writer);
     for (const body of [{}, { name: 'rename' }, { data: { value: 1 } }, { description: 5 }]) {
-      const res = await api('PUT', `/api/v1/secrets/${mine.name}`, { key: writer, body });
+      const res = await api('PUT', `/api/v1/secrets/${mine.name}`, { key: writer, body, headers: { 'if-match': mine.etag } });
       expect(res.status, JSON.stringify(body)).toBe(400);
     }
   });

@@ -149,7 +149,7 @@ describe('GET /api/v1/t/{token}', () => {
     for (let i = 0; i < 3; i++) expect((await redeem(g.url)).status).toBe(200);
     // it always reads the current value
     const value = canary('newer');
-    await api('PUT', `/api/v1/secrets/${sec.name}`, { key: granter, body: { data: { value } } });
+    await api('PUT', `/api/v1/secrets/${sec.name}`, { key: granter, body: { data: { value } }, headers: { 'if-match': `"${sec.id}.1"` } });
     expect((await redeem(g.url)).body.data.data).toEqual({ value });
     expect((await api('GET', `/api/v1/secret/${sec.id}/temp-access`, { key: granter })).body.data.grants[0]).toMatchObject({
       uses: 4,

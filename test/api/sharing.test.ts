@@ -254,8 +254,16 @@ describe('the recipient', () => {
     expect((await api('GET', `/api/v1/secrets/${sec.name}`, { key: owner })).body.data.secret.data).toEqual({ value });
     const audit = (await s.audits(a.tenantId)).find((e) => e.action === 'secret.update' && e.resource.id === sec.id);
     expect(audit?.actor).toMatchObject({ user: b.adminEmail, tenant_id: b.tenantId });
-    expect((await api('PUT', `/api/v1/secrets/${readOnly.id}`, { key: rw, body: { data: { value: canary() } } })).status).toBe(404);
-    expect((await api('PUT', `/api/v1/secrets/${sec.id}`, { key: rw, body: { container_id: null } })).status).toBe(400);
+    // through a read share the secret is not there for a write: If-Match names a resource that does not exist (412)
+    const viaRead = await api('PUT', `/api/v1/secrets/${readOnly.id}`, {
+      key: rw,
+      body: { data: { value: canary() } },
+      headers: { 'if-match': `"${readOnly.id}.1"` },
+    });
+    expect([viaRead.status, errorCode(viaRead)]).toEqual([412, 'precondition_failed']);
+    expect(
+      (await api('PUT', `/api/v1/secrets/${sec.id}`, { key: rw, body: { container_id: null }, headers: { 'if-match': `"${sec.id}.2"` } })).status,
+    ).toBe(400);
     expect((await api('DELETE', `/api/v1/secrets/${sec.id}`, { key: b.adminKey })).status).toBe(404);
   });
 });

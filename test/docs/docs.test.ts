@@ -9,7 +9,7 @@ import { buildDocs } from '../../scripts/docs.js';
 /**
  * The docs page (`npm run docs`) in Debian's headless Chromium (playwright-core): the
  * reference renders every family and operation of the document, offline (any request that
- * is not the page's own file is refused and fails the test, Redoc's attribution logo aside),
+ * is not the page's own file is refused and fails the test),
  * and the walk-through guide links to it.
  * A screenshot is written to build/screenshots/docs.png (ignored) for a look.
  */
@@ -39,9 +39,7 @@ async function open(file: string) {
   await page.route('**/*', (route) => {
     const url = route.request().url();
     if (url.startsWith('file://') || url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
-    // Redoc's attribution logo is the one remote resource its bundle names (hidden when it
-    // does not load); anything else would be a page that needs the network
-    if (/^https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg$/.test(url)) return route.abort();
+    // nothing remote, not even Redoc's attribution logo (scripts/docs.ts selfContained)
     outside.push(url);
     return route.abort();
   });

@@ -134,3 +134,27 @@ describe('results and errors', () => {
     expect(() => dataOf(plain)).toThrow(UnexpectedResponseError);
   });
 });
+
+describe('the typed client refuses what the description does not declare, at compile time', () => {
+  // `tsc --noEmit` (npm run typecheck, and the full run's --typecheck) fails when an
+  // expect-error directive below has no error to expect: each one proves one refusal
+  it('an unknown or misspelled body property, an unknown parameter, and an update without If-Match do not type-check', async () => {
+    const r = recorder(() => json(201, { success: true, data: {} }));
+    const api = createApiClient({ baseUrl: 'http://api.test', token: 't', fetch: r.fetch });
+    const doc = { name: 'contract.pdf', content_base64: 'JVBERi0=' };
+    await api.POST('/api/v1/documents', { body: doc }); // the declared shape compiles
+    // @ts-expect-error `extra` is no property of the upload body
+    await api.POST('/api/v1/documents', { body: { ...doc, extra: 1 } });
+    // @ts-expect-error `content_bas64` is misspelled (and the required `content_base64` is then missing)
+    await api.POST('/api/v1/documents', { body: { name: 'contract.pdf', content_bas64: 'JVBERi0=' } });
+    // @ts-expect-error `descripton` is misspelled
+    await api.POST('/api/v1/secrets', { body: { name: 'db', data: { v: 'x' }, descripton: 'typo' } });
+    // @ts-expect-error `limt` is no query parameter of the list
+    await api.GET('/api/v1/secrets', { params: { query: { limt: 5 } } });
+    // @ts-expect-error an update names the version it read: If-Match is required (428 without)
+    await api.PUT('/api/v1/secrets/{name}', { params: { path: { name: 'db' } }, body: { description: 'd' } });
+    await api.PUT('/api/v1/secrets/{name}', { params: { path: { name: 'db' }, header: ifMatch('"x.1"') }, body: { description: 'd' } });
+    // the refused calls still ran (types only): seven requests went out
+    expect(r.seen.map((q) => q.method)).toEqual(['POST', 'POST', 'POST', 'POST', 'GET', 'PUT', 'PUT']);
+  });
+});

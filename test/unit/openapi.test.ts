@@ -83,6 +83,7 @@ describe('OpenAPI responses, headers, security and servers', () => {
     expect(codes(412)).toEqual(['precondition_failed']);
     expect(codes(413)).toEqual(['payload_too_large']);
     expect(codes(415)).toEqual(['unsupported_media_type']);
+    expect(codes(428)).toEqual(['precondition_required']);
     expect(Object.keys(put.responses['429'].headers)).toEqual(
       expect.arrayContaining(['Retry-After', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id']),
     );
@@ -92,7 +93,11 @@ describe('OpenAPI responses, headers, security and servers', () => {
       properties: { code: { enum: ['precondition_failed'] } },
     });
     const params = put.parameters.map((p: any) => p.$ref ?? p.name);
-    expect(params).toEqual(['name', '#/components/parameters/IfMatch', '#/components/parameters/IdempotencyKey']);
+    // an update must be conditional (RFC 6585 §3): its If-Match is required; a delete's stays optional
+    expect(params).toEqual(['name', '#/components/parameters/IfMatchRequired', '#/components/parameters/IdempotencyKey']);
+    expect(doc.components.parameters.IfMatchRequired).toMatchObject({ name: 'If-Match', in: 'header', required: true });
+    const del = (doc.paths['/api/v1/secrets/{name}'] as any).delete;
+    expect(del.parameters.map((p: any) => p.$ref ?? p.name)).toContain('#/components/parameters/IfMatch');
     expect(put.security).toEqual([{ bearerAuth: ['secrets:write'] }]);
     // public routes: no credential, no 401/403/429
     const health = (doc.paths['/health'] as any).get;
@@ -137,4 +142,34 @@ describe('OpenAPI responses, headers, security and servers', () => {
     const doc = await buildOpenApi();
     expect(doc.components.schemas.Error.properties.details.items).toMatchObject({ type: 'object', required: ['path', 'message'] });
   });
+});
+
+describe('the cross-field rules of the zod schemas are in the description (one source: lib/schemas.ts atLeastOneField, exactlyOneOf)', () => {
+  it('exactly one of → oneOf of required; a non-empty update → minProperties: 1; the document refuses what the server refuses', async () => {
+    const { Ajv2020 } = await import('ajv/dist/2020.js');
+    const doc = (await buildOpenApi()) as any;
+    const body = (method: string, path: string) => doc.paths[path][method].requestBody.content['application/json'].schema;
+    const ajv = new Ajv2020({ strict: false });
+    const valid = (schema: object, value: unknown) => ajv.validate(schema, value);
+
+    for (const path of ['/api/v1/secrets/{name}', '/api/v1/containers/{id}', '/api/v1/crypto-wallets/{id}', '/api/v1/jks-keystores/{id}']) {
+      expect(body('put', path).minProperties, path).toBe(1);
+      expect(valid(body('put', path), {}), path).toBe(false);
+    }
+    const exactlyOne: [string, string, string, Record<string, unknown>][] = [
+      ['/api/v1/escrow/split', 'secret', 'secret_base64', { shares: 3, threshold: 2 }],
+      ['/api/v1/transform/encode', 'input', 'input_base64', { format: 'base64' }],
+      ['/api/v1/skey-otps', 'passphrase', 'initial_otp', { name: 'x' }],
+      ['/api/v1/variables/resolve', 'names', 'template', {}],
+    ];
+    for (const [path, a, b] of exactlyOne) {
+      const schema = body('post', path);
+      expect(schema.oneOf, path).toEqual([{ required: [a] }, { required: [b] }]);
+    }
+    // the escrow sample that failed behind a validating proxy: both, or neither, is refused by the document too
+    const split = body('post', '/api/v1/escrow/split');
+    expect(valid(split, { secret: 's', shares: 3, threshold: 2 })).toBe(true);
+    expect(valid(split, { secret: 's', secret_base64: 'cw==', shares: 3, threshold: 2 })).toBe(false);
+    expect(valid(split, { shares: 3, threshold: 2 })).toBe(false);
+  }, 600_000);
 });

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod/v4';
+import { exactlyOneOf } from '../../schemas.js';
 import type { CallContext } from '../../auth/principal.js';
 import { recordAudit } from '../../audit/audit.js';
 import { badRequest } from '../../core/errors.js';
 import { combineShares, splitSecret } from './shamir.js';
 
 /** POST /api/v1/escrow/split and /combine: shares are returned once and never stored; both are audited (ids and counts only). */
-export const SplitBody = z
+const SplitBodyFields = z
   .strictObject({
     /** The secret as text (UTF-8), or `secret_base64` for bytes; at most 64 KiB. */
     secret: z
@@ -22,11 +23,8 @@ export const SplitBody = z
     shares: z.number().int().min(2).max(255),
     threshold: z.number().int().min(2).max(255),
   })
-  .refine((b) => (b.secret === undefined) !== (b.secret_base64 === undefined), {
-    message: 'send exactly one of secret or secret_base64',
-    path: ['secret'],
-  })
   .refine((b) => b.threshold <= b.shares, { message: 'threshold must not exceed shares', path: ['threshold'] });
+export const SplitBody = exactlyOneOf(SplitBodyFields, ['secret', 'secret_base64'], 'send exactly one of secret or secret_base64', 'secret');
 export type SplitBody = z.infer<typeof SplitBody>;
 
 export const CombineBody = z.strictObject({ shares: z.array(z.string().min(1).max(200_000)).min(1).max(255) });

@@ -1,4 +1,5 @@
 import * as z from 'zod/v4';
+import { exactlyOneOf } from '../../schemas.js';
 import { badRequest } from '../../core/errors.js';
 import { asText, decodeJwt, decodeText, encodeBytes, FORMATS } from './codecs.js';
 import { detectFormats, findSecrets } from './detect.js';
@@ -6,23 +7,19 @@ import { detectFormats, findSecrets } from './detect.js';
 /** Request bodies and answers of /api/v1/transform/encode, /decode and /detect (stateless: nothing is stored or logged). */
 const Input = z.string().max(512 * 1024);
 
-export const EncodeBody = z
-  .strictObject({
-    format: z.enum(FORMATS),
-    /** Text to encode (as UTF-8), or `input_base64` for bytes (e.g. DER for `pem`). */
-    input: Input.optional(),
-    input_base64: z.base64().max(700_000).optional(),
-    /** The PEM label (RFC 7468), e.g. CERTIFICATE, PUBLIC KEY; only for `pem`. */
-    label: z
-      .string()
-      .regex(/^[A-Z0-9]+(?: [A-Z0-9]+)*$/, 'upper-case words, e.g. CERTIFICATE')
-      .max(64)
-      .optional(),
-  })
-  .refine((b) => (b.input === undefined) !== (b.input_base64 === undefined), {
-    message: 'send exactly one of input or input_base64',
-    path: ['input'],
-  });
+const EncodeBodyFields = z.strictObject({
+  format: z.enum(FORMATS),
+  /** Text to encode (as UTF-8), or `input_base64` for bytes (e.g. DER for `pem`). */
+  input: Input.optional(),
+  input_base64: z.base64().max(700_000).optional(),
+  /** The PEM label (RFC 7468), e.g. CERTIFICATE, PUBLIC KEY; only for `pem`. */
+  label: z
+    .string()
+    .regex(/^[A-Z0-9]+(?: [A-Z0-9]+)*$/, 'upper-case words, e.g. CERTIFICATE')
+    .max(64)
+    .optional(),
+});
+export const EncodeBody = exactlyOneOf(EncodeBodyFields, ['input', 'input_base64'], 'send exactly one of input or input_base64', 'input');
 export type EncodeBody = z.infer<typeof EncodeBody>;
 
 export const DecodeBody = z.strictObject({ format: z.enum(FORMATS), input: Input.min(1) });
