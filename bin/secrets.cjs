@@ -13102,6 +13102,7 @@ var package_default = {
     "operator:create": "tsx scripts/operator/create.ts",
     "operator:migrate-shards": "tsx scripts/operator/migrate-shards.ts",
     "operator:migrate-meter": "tsx scripts/operator/migrate-meter.ts",
+    "operator:migrate-lookup-marks": "tsx scripts/operator/migrate-lookup-marks.ts",
     bench: "tsx scripts/bench/secrets.ts",
     "bench:sign": "tsx scripts/bench/sign.ts",
     "bench:trips": "tsx scripts/bench/trips.ts",
@@ -13114,6 +13115,7 @@ var package_default = {
     "lint:openapi": "tsx scripts/lint-openapi.ts",
     docs: "tsx scripts/docs.ts",
     "docs:figures": "tsx scripts/docs/deployment-figures.ts",
+    "docs:iam": "tsx scripts/docs/iam-roles.ts",
     coverage: "tsx scripts/coverage/run.ts",
     mutation: "stryker run stryker.config.mjs",
     "cli:build": "tsx scripts/cli-build.ts"
@@ -13442,11 +13444,11 @@ async function setSecret(c, name, data, etag) {
     }
     unwrap(read);
     version = etagOf(read) ?? void 0;
+    if (version === void 0) throw new CliError(`the server answered no ETag for ${name}: cannot update it safely`);
   }
   const res = await c.api.PUT("/api/v1/secrets/{name}", {
-    params: { path: { name } },
-    body: { data },
-    headers: version ? ifMatch(version) : {}
+    params: { path: { name }, header: ifMatch(version) },
+    body: { data }
   });
   return { secret: dataOf(res).secret, etag: etagOf(res), created: false };
 }
@@ -13473,7 +13475,7 @@ async function secretVersion(c, id, version) {
   return { version: v.version, data: v.data, created_at: v.created_at };
 }
 async function putSecretData(c, name, data, etag) {
-  const res = await c.api.PUT("/api/v1/secrets/{name}", { params: { path: { name } }, body: { data }, headers: ifMatch(etag) });
+  const res = await c.api.PUT("/api/v1/secrets/{name}", { params: { path: { name }, header: ifMatch(etag) }, body: { data } });
   return { secret: dataOf(res).secret, etag: etagOf(res) };
 }
 async function listAll(c, path, key) {

@@ -48,6 +48,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-authorization-server/{issuerPath}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Discover the authorization server (RFC 8414 metadata)
+         * @description RFC 8414 §3: the same metadata as the OpenID discovery document, at `/.well-known/oauth-authorization-server/api/v1/auth/oauth` (the well-known suffix inserted between the host and the issuer’s path), so OAuth 2.0 clients that discover by RFC 8414 find it; `issuer` equals the issuer the path was formed from. Any other path under the suffix names no issuer of this service: 404.
+         *
+         *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
+         */
+        get: operations["GET_well_known_oauth_authorization_server_issuerPath_"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/.well-known/jwks.json": {
         parameters: {
             query?: never;
@@ -1133,7 +1155,7 @@ export interface paths {
         };
         /**
          * Finish single sign-on
-         * @description The identity provider’s redirect back: the code is exchanged, the ID token validated (issuer, audience, nonce, signature) and a session opened for a verified e-mail address (`email_verified: true`) of an admitted domain. The state is single use. An e-mail address of a user single sign-on did not create (a password or passkey user, another identity’s) is 409 `sso_identity_conflict`, never taken over.
+         * @description The identity provider’s redirect back: the code is exchanged, the ID token validated (issuer, audience, nonce, signature), the person’s claims read from the provider’s userinfo endpoint when the ID token lacks them (OpenID Connect Core §5.4 defaults; its `sub` must be the ID token’s) and a session opened for a verified e-mail address (`email_verified: true`) of an admitted domain. The state is single use. An e-mail address of a user single sign-on did not create (a password or passkey user, another identity’s) is 409 `sso_identity_conflict`, never taken over.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -1155,7 +1177,7 @@ export interface paths {
         };
         /**
          * Start single sign-on
-         * @description Without `tenant_id`: the sign-in page (HTML). With it: a redirect (302) to the account’s OpenID Connect provider.
+         * @description Without `tenant_id`: the sign-in page (HTML). With it: a redirect (302) to the account’s OpenID Connect provider. With `link=true` as well, the explicit step that links the provider’s identity to the user signed in in this browser (the `sc_session` cookie of a user of the account, else 401 `sign_in_required`): the callback then, in the same browser and session, binds the identity (issuer and `sub`) to that user if the provider vouches for the same e-mail address; from then on that identity signs in as the user, with the user’s own scopes.
          *
          *     **Authentication:** Authenticates itself (a sign-in flow, a protocol endpoint or a provider’s signed callback); rate-limited per source address.
          */
@@ -6209,7 +6231,7 @@ export interface components {
              * @description lib/http/error-codes.ts: see x-error-codes
              * @enum {string}
              */
-            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_scope" | "unauthorized_client" | "invalid_request" | "unsupported_grant_type" | "invalid_target" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "would_lock_out" | "unauthorized" | "invalid_token" | "invalid_client" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "sso_identity_conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "precondition_required" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
+            code: "bad_request" | "validation_failed" | "invalid_json" | "json_too_deep" | "invalid_idempotency_key" | "invalid_key" | "invalid_csr" | "invalid_sync_token" | "invalid_cursor" | "immutable_field" | "passphrase_required" | "wrong_passphrase" | "no_private_key" | "invalid_pdf" | "pdf_password_required" | "pdf_wrong_password" | "no_crl" | "otp_invalid" | "authorization_pending" | "slow_down" | "access_denied" | "expired_token" | "invalid_grant" | "invalid_scope" | "unauthorized_client" | "invalid_request" | "unsupported_grant_type" | "invalid_target" | "skey_exhausted" | "steg_decode_failed" | "shares_invalid" | "would_lock_out" | "unauthorized" | "invalid_token" | "invalid_client" | "unsupported_credentials" | "credentials_expired" | "invalid_signature" | "refresh_token_reused" | "sign_in_required" | "sign_in_failed" | "forbidden" | "insufficient_scope" | "operator_required" | "tenant_suspended" | "scope_escalation" | "quota_exceeded" | "ip_not_allowed" | "download_disabled" | "render_disabled" | "grant_expired" | "not_exportable" | "not_granted" | "profile_disabled" | "self_suspension" | "webhook_url_refused" | "invalid_xml" | "saml_signature_invalid" | "unknown_issuer" | "assertion_expired" | "webhook_signature_invalid" | "jwks_fetch_failed" | "not_found" | "route_not_found" | "method_not_allowed" | "conflict" | "sso_identity_conflict" | "already_exists" | "already_revoked" | "stale_etag" | "container_not_empty" | "idempotency_key_reused" | "idempotency_in_progress" | "otp_replayed" | "rotation_in_progress" | "settings_conflict" | "assertion_replayed" | "revoked" | "webhook_disabled" | "concurrent_validation" | "temp_access_revoked" | "temp_access_expired" | "temp_access_used" | "precondition_failed" | "precondition_required" | "payload_too_large" | "headers_too_large" | "not_a_pdf" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "device_error" | "acme_failed" | "content_integrity_failed" | "idp_failed" | "service_unavailable";
             /** @description On `validation_failed`: one entry per field problem. */
             details?: {
                 message: string;
@@ -6359,6 +6381,104 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "not_found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error: `internal_error` (An internal error (never with internals).) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "internal_error";
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    GET_well_known_oauth_authorization_server_issuerPath_: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                issuerPath: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        authorization_endpoint: string;
+                        code_challenge_methods_supported: "S256"[];
+                        grant_types_supported: string[];
+                        id_token_signing_alg_values_supported: string[];
+                        /** Format: uri */
+                        issuer: string;
+                        /** Format: uri */
+                        jwks_uri: string;
+                        response_types_supported: string[];
+                        scopes_supported: string[];
+                        subject_types_supported: string[];
+                        /** Format: uri */
+                        token_endpoint: string;
+                        token_endpoint_auth_methods_supported: string[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "validation_failed" | "bad_request";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found: `not_found` (No such resource (another account’s is the same 404).) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "not_found";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests: `rate_limited` (Too many requests (Retry-After says when to retry).) */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "rate_limited";
                     } & components["schemas"]["Error"];
                 };
             };
@@ -14264,6 +14384,7 @@ export interface operations {
     GET_api_v1_auth_oidc_login: {
         parameters: {
             query?: {
+                link?: "true";
                 tenant_id?: string;
                 user_code?: string;
             };
@@ -14310,6 +14431,19 @@ export interface operations {
                     "application/json": {
                         /** @enum {unknown} */
                         code?: "validation_failed" | "bad_request";
+                    } & components["schemas"]["Error"];
+                };
+            };
+            /** @description Not authenticated: `sign_in_required` (Linking an identity of single sign-on needs the sign-in session (the `sc_session` cookie) of a user of the account.) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        code?: "sign_in_required";
                     } & components["schemas"]["Error"];
                 };
             };

@@ -25,7 +25,7 @@ import { currentScope, TenantScopeViolation } from '../tenancy/scope.js';
 export const AUDIT_KEY_PURPOSE = 'audit-queue';
 
 /** The encryption context of a tenant's audit data key. */
-export const auditKeyContext = (tenantId: string): Record<string, string> => ({ tenant_id: tenantId, purpose: AUDIT_KEY_PURPOSE });
+const auditKeyContext = (tenantId: string): Record<string, string> => ({ tenant_id: tenantId, purpose: AUDIT_KEY_PURPOSE });
 
 /** Keys kept per container (the oldest goes first). */
 const MAX_KEYS = 1000;

@@ -39,7 +39,7 @@ interface Discovery {
 }
 
 /** OpenID Connect Discovery 1.0 §4: the issuer with any terminating `/` removed, then the well-known suffix; the issuer itself stays as configured. */
-export const discoveryUrl = (issuer: string): string => `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+const discoveryUrl = (issuer: string): string => `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 
 const guardOf = (tenant: Tenant) => ({ allowLoopback: accountSettings(tenant).webhooks.allow_loopback });
 const idpFailed = (what: string, error?: unknown) =>

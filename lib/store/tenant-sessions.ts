@@ -11,7 +11,7 @@ import { keys } from './keys.js';
  * function's own credentials (infra/grants.ts `TenantSessionCache`: its role's partitions
  * only); DynamoDB's TTL removes an item once its session has expired.
  */
-export interface SealedSession {
+interface SealedSession {
   /** The data key, wrapped by the key provider. */
   readonly wrapped: Uint8Array;
   readonly iv: Uint8Array;

@@ -49,7 +49,7 @@ export const isLookupPartition = (pk: string): boolean => LOOKUP_PREFIXES.some((
 export const ownerMark = (tenantId: string): string => `T#${tenantId}`;
 export const isOwnerMark = (attribute: string): boolean => attribute.startsWith('T#');
 /** The attributes a lookup item names its account with (the first one present counts). */
-export const LOOKUP_TENANT_ATTRIBUTES = ['tenant_id', 'owner_tenant_id'] as const;
+const LOOKUP_TENANT_ATTRIBUTES = ['tenant_id', 'owner_tenant_id'] as const;
 
 /** The account a lookup item names, if any. */
 export function lookupTenant(item: Record<string, unknown>): string | undefined {
