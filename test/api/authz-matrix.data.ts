@@ -91,6 +91,8 @@ export interface HandlerRule {
   readonly creatorSession?: boolean;
   readonly shared?: boolean;
   readonly query?: string;
+  /** Checked after `need`, on what the object refers to, refused with its own code (variables: the bound credential's read scope). */
+  readonly bound?: { readonly need: readonly string[]; readonly code: string };
 }
 
 const C = CATALOG;
@@ -108,8 +110,8 @@ export const HANDLER_RULES: Readonly<Record<string, HandlerRule>> = {
   'GET /api/v1/certificates/{id}/download': { need: C.certificate.scopes.export, query: '?format=pkcs12' },
   'POST /api/v1/certificates/{id}/download': { need: C.certificate.scopes.read },
   'GET /api/v1/.well-known/jwks.json': { need: 'any' },
-  // the matrix's variable is bound to the secret: resolving it needs that type's read scope too
-  'POST /api/v1/variables/resolve': { need: ['variables:read', ...C.secret.scopes.read] },
+  // the matrix's variable is bound to the secret: resolving it needs that type's read scope too (403 `forbidden` naming the variable)
+  'POST /api/v1/variables/resolve': { need: ['variables:read'], bound: { need: C.secret.scopes.read, code: 'forbidden' } },
   'GET /api/v1/documents': { need: ['documents:read'] },
   'POST /api/v1/documents': { need: ['documents:write'] },
   'GET /api/v1/documents/{id}': { need: ['documents:read'] },
@@ -209,7 +211,7 @@ export function expectedOutcome(route: Route, caller: Caller): Outcome {
   if (foreign) return caller.kind === 'share-recipient' && rule.shared ? allowed : notFound;
   if (rule.need === 'any') return allowed;
   if (rule.need === 'passkeys') return caller.session || hasScope(caller.scopes, 'admin:*') ? allowed : scope403;
-  if (holdsAll(caller, rule.need)) return allowed;
+  if (holdsAll(caller, rule.need)) return rule.bound && !holdsAll(caller, rule.bound.need) ? refused(403, rule.bound.code) : allowed;
   if (rule.creatorSession && caller.kind === 'creator-session') return allowed;
   return scope403;
 }
