@@ -180,7 +180,8 @@ function copyRuntimeFiles(meta: Metafile, outDir: string, modules: readonly stri
   for (const module of modules) {
     const inputs = Object.keys(meta.outputs[outputKey(outDir, module)]?.inputs ?? {});
     for (const [pkg, files] of Object.entries(RUNTIME_FILES)) {
-      if (!inputs.some((i) => i.startsWith(`node_modules/${pkg}/`))) continue;
+      // `node_modules/<pkg>/`, or `../<elsewhere>/node_modules/<pkg>/` when node_modules is a symlink (a git worktree sharing an install)
+      if (!inputs.some((i) => i.startsWith(`node_modules/${pkg}/`) || i.includes(`/node_modules/${pkg}/`))) continue;
       for (const file of files) {
         const target = join(dirname(module), basename(file));
         copyFileSync(join(ROOT, 'node_modules', pkg, file), join(outDir, assetId(module), target));
