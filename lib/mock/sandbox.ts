@@ -17,6 +17,21 @@ export function requireMockRoutes(): void {
   if (!config().MOCK_ROUTES_ENABLED) throw new HttpError(404, 'route_not_found', 'no route matches this path');
 }
 
+/**
+ * Runs a create; false when a concurrent call made the same fixture first (409
+ * `already_exists` between the read and the create): idempotent under concurrency too, and
+ * never a 409 the route does not document.
+ */
+async function madeUnlessTaken(create: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await create();
+    return true;
+  } catch (error) {
+    if (error instanceof HttpError && error.status === 409 && error.code === 'already_exists') return false;
+    throw error;
+  }
+}
+
 export interface ConfigureBody {
   /** How many sample secrets (1..50). */
   readonly secrets: number;
@@ -39,11 +54,9 @@ export async function configureSandbox(ctx: CallContext, body: ConfigureBody) {
   const created: { type: string; name: string }[] = [];
   const existing: { type: string; name: string }[] = [];
   if (container) existing.push({ type: 'container', name: containerBody.name });
-  else {
-    await createContainer(ctx, containerBody);
-    created.push({ type: 'container', name: containerBody.name });
-    container = (await containerByRef(tenantId, containerBody.name))!;
-  }
+  else if (await madeUnlessTaken(() => createContainer(ctx, containerBody))) created.push({ type: 'container', name: containerBody.name });
+  else existing.push({ type: 'container', name: containerBody.name });
+  container ??= (await containerByRef(tenantId, containerBody.name))!;
   const secretTemplate = templateOf('secret')!.body;
   for (let n = 1; n <= body.secrets; n++) {
     const name = `sandbox-secret-${n}`;
@@ -51,8 +64,9 @@ export async function configureSandbox(ctx: CallContext, body: ConfigureBody) {
       existing.push({ type: 'secret', name });
       continue;
     }
-    await createSecret(ctx, CreateSecretBody.parse({ ...secretTemplate, name, data: { value: `example-value-${n}` }, container_id: container.id }));
-    created.push({ type: 'secret', name });
+    const secret = CreateSecretBody.parse({ ...secretTemplate, name, data: { value: `example-value-${n}` }, container_id: container.id });
+    if (await madeUnlessTaken(() => createSecret(ctx, secret))) created.push({ type: 'secret', name });
+    else existing.push({ type: 'secret', name });
   }
   return { container_id: container.id, created, existing };
 }

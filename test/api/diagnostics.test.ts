@@ -192,6 +192,15 @@ describe('POST /api/v1/mock/configure', () => {
     expect(again.body.data.sandbox.existing).toHaveLength(3);
   });
 
+  it('concurrent calls are idempotent too: every one 201, each fixture made exactly once (no undocumented 409)', async () => {
+    const a = await newAccount('sandbox-race');
+    const all = await Promise.all(Array.from({ length: 6 }, () => api('POST', '/api/v1/mock/configure', { key: a.adminKey, body: { secrets: 2 } })));
+    expect(all.map((r) => r.status)).toEqual([201, 201, 201, 201, 201, 201]);
+    const made = all.flatMap((r) => r.body.data.sandbox.created.map((f: { name: string }) => f.name)).sort();
+    expect(made).toEqual(['sandbox', 'sandbox-secret-1', 'sandbox-secret-2']);
+    expect(new Set(all.map((r) => r.body.data.sandbox.container_id)).size).toBe(1);
+  });
+
   it('401, 403, 400', async () => {
     expect((await api('POST', '/api/v1/mock/configure', { body: {} })).status).toBe(401);
     const res = await api('POST', '/api/v1/mock/configure', { key: await acct.key(['secrets:write']), body: {} });
