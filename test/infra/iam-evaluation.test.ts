@@ -1,14 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readAssembly } from '../../scripts/local/artifact/assembly.js';
 import { type AwsCall, decodeAwsRequest, type RawAwsRequest } from '../../scripts/local/artifact/aws-calls.js';
-import { bucketName } from '../../scripts/local/artifact/buckets.js';
-import { type Deployment, type FunctionSpec, bucketsOf, queuesOf, readDeployment, tablesOf } from '../../scripts/local/artifact/deployment.js';
-import { type Caller, callerFor, evaluateCall, IamEvaluation, type IamModel, iamModel, type RolePolicies, serviceCalls } from '../../scripts/local/artifact/iam.js';
-import { queueName } from '../../scripts/local/artifact/sources.js';
+import type { Deployment, FunctionSpec } from '../../scripts/local/artifact/deployment.js';
+import { type Caller, callerFor, evaluateCall, IamEvaluation, type IamModel, type RolePolicies, serviceCalls } from '../../scripts/local/artifact/iam.js';
 import { iamProblems } from '../setup/artifact.js';
 import { ACCOUNT_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { keys } from '../../lib/store/keys.js';
-import { synthesize } from './synth.js';
+import { offlineDeployment } from './offline-deployment.js';
 
 /**
  * The IAM evaluation tier (docs/architecture.md, "The IAM evaluation tier") is not a rubber
@@ -87,14 +84,7 @@ describe('the IAM evaluation tier, over the synthesized policies', () => {
   const decode = (raw: RawAwsRequest) => decodeAwsRequest(raw, model);
 
   beforeAll(() => {
-    const assembly = readAssembly(synthesize().dir);
-    const world = {
-      tables: new Map(tablesOf(assembly).map((t) => [t.key, TABLE])),
-      queues: new Map(queuesOf(assembly).map((q) => [q.key, `http://127.0.0.1:1/000000000000/${queueName(q)}`])),
-      buckets: new Map(bucketsOf(assembly).map((k) => [k, bucketName(k)])),
-    };
-    deployment = readDeployment(assembly, world);
-    model = iamModel(assembly, world);
+    ({ deployment, model } = offlineDeployment(TABLE));
     const method = deployment.methods.find((m) => m.httpMethod === 'GET' && m.path === '/api/v1/secrets')!;
     fn = deployment.functions.get(method.functionKey!)!;
     caller = callerFor(deployment, fn);

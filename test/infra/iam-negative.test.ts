@@ -1,15 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readAssembly } from '../../scripts/local/artifact/assembly.js';
 import type { AwsCall, Principal } from '../../scripts/local/artifact/aws-calls.js';
-import { bucketName } from '../../scripts/local/artifact/buckets.js';
-import { ACCOUNT, REGION, bucketsOf, queuesOf, readDeployment, tablesOf } from '../../scripts/local/artifact/deployment.js';
-import { type Caller, evaluateCall, type IamModel, iamModel, type RolePolicies } from '../../scripts/local/artifact/iam.js';
-import { queueName } from '../../scripts/local/artifact/sources.js';
+import { ACCOUNT, REGION, type readDeployment } from '../../scripts/local/artifact/deployment.js';
+import { type Caller, evaluateCall, type IamModel, type RolePolicies } from '../../scripts/local/artifact/iam.js';
 import { ROUTES } from '../../lib/routes.js';
 import { AUDIT_ATTRIBUTES, OPERATOR_ONLY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES, ownerMark } from '../../lib/tenancy/lookups.js';
 import { keys, meterPk, tenantPk } from '../../lib/store/keys.js';
-import { synthesize } from './synth.js';
+import { offlineDeployment } from './offline-deployment.js';
 
 /**
  * The negative matrix (issue 31, "What to build" 2): for EVERY role of the synthesized
@@ -258,14 +255,9 @@ describe('the negative matrix: every role of the templates, the calls of an atta
   let target: Target;
 
   beforeAll(() => {
-    const assembly = readAssembly(synthesize().dir);
-    const world = {
-      tables: new Map(tablesOf(assembly).map((t) => [t.key, TABLE])),
-      queues: new Map(queuesOf(assembly).map((q) => [q.key, `http://127.0.0.1:1/000000000000/${queueName(q)}`])),
-      buckets: new Map(bucketsOf(assembly).map((k) => [k, bucketName(k)])),
-    };
-    const deployment = readDeployment(assembly, world);
-    model = iamModel(assembly, world);
+    const offline = offlineDeployment(TABLE);
+    const deployment = offline.deployment;
+    model = offline.model;
     roles = roleInfos(model, deployment);
     const documentsBucket = [...model.bucketKeys.keys()].find((b) => b.includes('documents'));
     const auditQueueArn = [...model.queueKeys.keys()].find((q) => q.includes('AuditQueue') && !q.includes('DeadLetter'));
