@@ -6,7 +6,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { acknowledge } from './nag.js';
 import { Construct } from 'constructs';
 import { GRANTS, tenancyOf, type Grant, type Route } from '../lib/routes.js';
-import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, DATA_KEY_ATTRIBUTES, METERING_ATTRIBUTES, OPERATOR_ONLY_ATTRIBUTES } from '../lib/tenancy/attributes.js';
+import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, DATA_KEY_ATTRIBUTES, METERING_ATTRIBUTES, OPERATOR_ONLY_ATTRIBUTES, PLAN_ATTRIBUTES } from '../lib/tenancy/attributes.js';
 import { TENANT_SESSION_PURPOSE, TENANT_SESSION_SECONDS } from '../lib/tenancy/credentials.js';
 import { LOOKUP_PREFIXES, ownerMark } from '../lib/tenancy/lookups.js';
 import { AUDIT_KEY_PURPOSE } from '../lib/audit/queue-key.js';
@@ -59,7 +59,7 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | tenant    | TenantLookups     | GetItem, BatchGetItem, Query            | LeadingKeys only the global lookup prefixes (lib/tenancy/lookups.ts) |
  * | tenant    | TenantLookupWrite | PutItem, UpdateItem (table:write)       | the lookup prefixes; Attributes name the own mark T#${aws:PrincipalTag/tenant_id} and no other T# name (Null false) |
  * | tenant    | TenantLookupDelete| DeleteItem, ConditionCheckItem (table:write) | the lookup prefixes; no other account's mark named (deletes of a known key of another account stay possible: DoS) |
- * | tenant    | TenantWrite       | PutItem, UpdateItem, DeleteItem, ConditionCheckItem (table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id}; Attributes never OPERATOR_ONLY_ATTRIBUTES (operator, quota) |
+ * | tenant    | TenantWrite       | PutItem, UpdateItem, DeleteItem, ConditionCheckItem (table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id}; Attributes never OPERATOR_ONLY_ATTRIBUTES (operator; quota but with payment: PLAN_ATTRIBUTES) |
  * | tenant    | TenantMeter       | UpdateItem (every tenant role)          | LeadingKeys = METER#${aws:PrincipalTag/tenant_id} only (the metering partition), and Attributes only METERING_ATTRIBUTES |
  * | tenant    | TenantDataKeys    | kms:Decrypt (+ GenerateDataKey with kms:encrypt) | kms:EncryptionContext:tenant_id = ${aws:PrincipalTag/tenant_id} |
  * | tenant    | TenantDataKeyCreate | PutItem (kms:encrypt without table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id}, Attributes only DATA_KEY_ATTRIBUTES (the account's first data-key record) |
@@ -384,9 +384,15 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
         sid: 'TenantWrite',
         actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
         resources: [tableArn],
-        // the account item's operator flag and quota are the operator's (an account's own
-        // session setting them made itself an operator: found by the negative matrix's review)
-        conditions: { ...leading, 'ForAllValues:StringNotEquals': { 'dynamodb:Attributes': [...OPERATOR_ONLY_ATTRIBUTES] } },
+        // the account item's operator flag and quota are the platform's (an account's own
+        // session setting them made itself an operator: found by the negative matrix's review);
+        // the billing routes write the quota a confirmed plan sets
+        conditions: {
+          ...leading,
+          'ForAllValues:StringNotEquals': {
+            'dynamodb:Attributes': OPERATOR_ONLY_ATTRIBUTES.filter((a) => !(has('payment') && (PLAN_ATTRIBUTES as readonly string[]).includes(a))),
+          },
+        },
       }),
     );
   }

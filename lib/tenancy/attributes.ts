@@ -44,10 +44,17 @@ export const AUDIT_ATTRIBUTES = [
 export const ACCOUNT_ATTRIBUTES = ['id', 'name', 'admin_email', 'status', 'operator', 'quota', 'settings', 'created_at', 'updated_at'] as const;
 
 /**
- * What only the platform operator sets on an account item (lib/operator): the operator flag and
- * the quota. Authentication trusts both (ACCOUNT_ATTRIBUTES), so no tenant-access role may name
- * them in a write (infra/grants.ts `TenantWrite`): a session of an account cannot make its own
- * account an operator or lift its own limits. IAM sees only names, so these names are kept for
- * the account item alone.
+ * What the platform sets on an account item, never the account itself: the operator flag
+ * (lib/operator) and the quota. Authentication trusts both (ACCOUNT_ATTRIBUTES), so no
+ * tenant-access role may name them in a write (infra/grants.ts `TenantWrite`): a session of an
+ * account cannot make its own account an operator or lift its own limits. IAM sees only names,
+ * so these names are kept for the account item alone. One exception: PLAN_ATTRIBUTES.
  */
 export const OPERATOR_ONLY_ATTRIBUTES = ['operator', 'quota'] as const;
+
+/**
+ * The quota a plan sets: the billing routes (grant `payment`, lib/billing/subscriptions.ts)
+ * write it when the payment provider confirms a plan change, so their tenant-access role may
+ * name it; the operator flag stays out of reach of every tenant session.
+ */
+export const PLAN_ATTRIBUTES = ['quota'] as const;

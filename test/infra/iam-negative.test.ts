@@ -152,6 +152,13 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
       'issue 31 "Table-wide writes": these functions act for no single account (sign-up, sign-in, the payment webhook, operator routes, the outbox relay, workers) and hold Put/Update/Delete on the whole table; confining them needs per-route statements, not in this branch',
   },
   {
+    rolesAre: 'the tenant-access role of the billing routes (grant payment)',
+    roles: (r) => r.tenantAccess && r.routes.some((k) => k.includes('/api/v1/billing/')),
+    cases: /^own account item: (PutItem|UpdateItem) naming quota$/,
+    reason:
+      'a plan change confirmed by the payment provider writes the quota the plan sets (lib/billing/subscriptions.ts, PLAN_ATTRIBUTES); the operator flag stays denied to this role as to every tenant session',
+  },
+  {
     rolesAre: 'roles with TableMeter (operator and self-authenticating read-only routes)',
     roles: (r) => r.sids.has('TableMeter'),
     cases: /^victim metering: UpdateItem$/,
