@@ -130,8 +130,9 @@ let serviceProvider: KeyProvider | undefined;
  * The envelope key as the function's own role uses it, whatever the scope: for what the
  * platform seals for itself beside tenant data (the shared tenant sessions of
  * lib/authn/tenant-sessions.ts, under an encryption context of their own that the execution
- * role's `TenantSessionKey` statement names). Not held for admission: a tenant's session is
- * what the limiter's own write needs, and the key is cached per container.
+ * role's `TenantSessionKey` statement names). Not held for admission here: opening a shared
+ * session is what the limiter's own write needs; sealing one waits for the request's admission
+ * (lib/tenancy/credentials.ts). Data keys are cached per container.
  */
 export function serviceKeyProvider(): KeyProvider {
   if (!serviceProvider) {

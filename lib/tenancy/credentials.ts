@@ -1,5 +1,6 @@
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { config } from '../config.js';
+import { admitted } from '../core/admission.js';
 import { logger } from '../core/logger.js';
 
 /**
@@ -106,11 +107,19 @@ async function obtain(roleArn: string, tenantId: string): Promise<SessionCredent
     }
   }
   const fresh = await assume(roleArn, tenantId);
-  // not awaited: a write waits for the request's admission (lib/core/admission.ts), which may
-  // itself wait for this session (the limiter's write); a lost write costs one AssumeRole later
-  store?.put(roleArn, tenantId, fresh).catch((error: unknown) => {
-    logger.warn('tenant session not shared', { error: error instanceof Error ? error.name : 'unknown' });
-  });
+  // not awaited: the request's admission (lib/core/admission.ts) may itself wait for this
+  // session (the limiter's write). Sealed and written only once the request is admitted, so a
+  // refused request spends no KMS call on it; a lost write costs one AssumeRole later
+  if (store) {
+    const shared = store;
+    admitted().then(
+      () =>
+        shared.put(roleArn, tenantId, fresh).catch((error: unknown) => {
+          logger.warn('tenant session not shared', { error: error instanceof Error ? error.name : 'unknown' });
+        }),
+      () => undefined, // refused or abandoned: nothing is sealed or written
+    );
+  }
   return fresh;
 }
 

@@ -1,3 +1,4 @@
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -196,6 +197,32 @@ describe('tenant-scoped credentials', () => {
     const report = dynamo.slice(before).filter((c) => c.target === 'Query' && pkOf(c)[0] === `METER#${a.tenantId}`);
     expect(report).toHaveLength(1);
     expect(report[0]!.accessKey).toBe(keyFor(a.tenantId));
+  });
+
+  it('a refused request (a suspended account) leaves no shared session: sealing and writing wait for admission', async () => {
+    const { list } = await import('../../functions/secrets/secrets.js');
+    const { serviceDb, tableName } = await import('../../lib/store/client.js');
+    const { UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const a = await newTenant();
+    await serviceDb().send(
+      new UpdateCommand({ TableName: tableName(), Key: { pk: `T#${a.tenantId}`, sk: 'TENANT' }, UpdateExpression: 'SET #s = :s', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': 'suspended' } }),
+    );
+    // the local keyring announces each KMS request it stands in for (lib/crypto/envelope.ts)
+    const kms: { operation: string; context: Record<string, string> }[] = [];
+    const seen = (m: unknown) => kms.push(m as (typeof kms)[number]);
+    subscribe('secrets-api:local-kms', seen);
+    try {
+      const res = await list(event('GET', '/api/v1/secrets', a.key, null), context);
+      expect(res.statusCode, res.body).toBe(403);
+      await new Promise((ok) => setTimeout(ok, 300));
+    } finally {
+      unsubscribe('secrets-api:local-kms', seen);
+    }
+    const mine = sessionStore.filter((c) => pkOf(c)[0] === `TSESSION#secrets-api-tenant-access#${a.tenantId}`);
+    // the session was looked for (the speculative run needed it) ...
+    expect(mine.map((c) => c.target)).toEqual(['GetItem']);
+    // ... but not sealed: no data key for it
+    expect(kms.filter((k) => k.context.purpose === 'tenant-session')).toEqual([]);
   });
 
   it('each tenant gets its own session; a session is reused until near expiry', async () => {
