@@ -1,4 +1,5 @@
 import { readdirSync } from 'node:fs';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
@@ -10,7 +11,9 @@ import { defineConfig } from 'vitest/config';
  * - `integration` (test/integration): library code in-process against DynamoDB Local (and
  *   the PostgreSQL/MariaDB services where a test says so): test/setup/dynamodb.ts starts
  *   DynamoDB Local alone. `npm run test:integration`;
- * - `source`: the HTTP tests (test/api), test/runtime, test/docs and test/infra against the
+ * - `infra` (test/infra, test/docs but the served page): the synthesized templates, the IAM
+ *   evaluation and the generated documents, in-process; no process. `npm run test:infra`;
+ * - `source`: the HTTP tests (test/api), test/runtime and the served docs page against the
  *   local runtime over the TypeScript sources (`npm start`);
  * - `artifact`: the HTTP tests again, and test/artifact, against what `cdk deploy` ships:
  *   the built bundles wired as the synthesized templates wire them, each function in its own
@@ -35,11 +38,34 @@ export const SOURCE_RUNTIME_API_FILES = ['test/api/interop-http.test.ts', 'test/
  */
 export const ARTIFACT_SKIPPED_API_FILES = ['test/api/authz-matrix.test.ts'];
 
+/** test/docs files that need the running source runtime (it serves the docs page); the rest of test/docs is the infra tier. */
+export const RUNTIME_DOCS_FILES = ['test/docs/docs-served.test.ts'];
+
+/**
+ * How much longer than on a quiet machine a test and a hook may take: TEST_TIMEOUT_SCALE when
+ * set (a positive number), else the machine's load per core when the run starts, between 1
+ * and 5. A hook that synthesizes the app takes 30 s on two idle cores and several minutes
+ * beside two CPU-bound processes; the same budget for both either hides a hang or fails a
+ * busy machine. The runtime's start steps have budgets of their own (test/setup/runtime.ts).
+ */
+export function timeoutScale(env: NodeJS.ProcessEnv = process.env, load = loadavg()[0]!, cores = availableParallelism()): number {
+  const set = Number(env.TEST_TIMEOUT_SCALE);
+  if (env.TEST_TIMEOUT_SCALE && Number.isFinite(set) && set > 0) return set;
+  return Math.min(5, Math.max(1, Math.ceil(load / cores)));
+}
+const scale = timeoutScale();
+
 const shared = {
-  testTimeout: 60_000,
-  hookTimeout: 120_000,
-  // library code run in-process prints no EMF metric lines (lib/core/metrics.ts) unless asked for
-  env: { POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true' },
+  testTimeout: Math.round(60_000 * scale),
+  hookTimeout: Math.round(120_000 * scale),
+  env: {
+    // library code run in-process prints no EMF metric lines (lib/core/metrics.ts) unless asked for
+    POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
+    // the workers' own limits scale alike (test/helpers/timeouts.ts)
+    TEST_TIMEOUT_SCALE: String(scale),
+    // whole-table syntheses kept for this run (test/infra/synth.ts); removed by test/setup/synth-cache.ts
+    SYNTH_CACHE_DIR: process.env.SYNTH_CACHE_DIR ?? join(tmpdir(), `secrets-api-synth-${process.pid}`),
+  },
 };
 
 /**
@@ -50,10 +76,15 @@ const shared = {
  */
 export const projects = (apiOnce: boolean) => {
   const artifactOnly = apiFiles().filter((f) => !SOURCE_RUNTIME_API_FILES.includes(f) && !ARTIFACT_SKIPPED_API_FILES.includes(f));
+  // group 0 needs no runtime and runs while group 1's runtimes build and start (their global
+  // setups return at once, test/setup/runtime.ts); group 1's files wait for their runtime
+  const noRuntime = { sequence: { groupOrder: 0 } };
+  const withRuntime = { sequence: { groupOrder: 1 }, setupFiles: ['test/setup/ready.ts', 'test/setup/responses.ts'] };
   return [
     {
       test: {
         ...shared,
+        ...noRuntime,
         name: 'unit',
         include: ['test/unit/**/*.test.ts'],
         // one module graph per worker, not per file: the files share no state (checked by
@@ -64,6 +95,7 @@ export const projects = (apiOnce: boolean) => {
     {
       test: {
         ...shared,
+        ...noRuntime,
         name: 'integration',
         include: ['test/integration/**/*.test.ts'],
         globalSetup: ['test/setup/dynamodb.ts'],
@@ -72,22 +104,32 @@ export const projects = (apiOnce: boolean) => {
     {
       test: {
         ...shared,
-        name: 'source',
-        include: ['test/**/*.test.ts'],
-        exclude: ['test/unit/**', 'test/integration/**', 'test/artifact/**', 'test/deploy/**', ...(apiOnce ? artifactOnly : [])],
-        globalSetup: ['test/setup/openapi.ts', 'test/setup/global.ts'],
-        setupFiles: ['test/setup/responses.ts'],
+        ...noRuntime,
+        name: 'infra',
+        // the synthesized templates and the documents generated from them: no process
+        include: ['test/infra/**/*.test.ts', 'test/docs/**/*.test.ts'],
+        exclude: RUNTIME_DOCS_FILES,
+        globalSetup: ['test/setup/synth-cache.ts'],
       },
     },
     {
       test: {
         ...shared,
+        ...withRuntime,
+        name: 'source',
+        include: ['test/api/**/*.test.ts', 'test/runtime/**/*.test.ts', ...RUNTIME_DOCS_FILES],
+        exclude: apiOnce ? artifactOnly : [],
+        globalSetup: ['test/setup/openapi.ts', 'test/setup/global.ts'],
+      },
+    },
+    {
+      test: {
+        ...shared,
+        ...withRuntime,
         name: 'artifact',
         include: ['test/api/**/*.test.ts', 'test/artifact/**/*.test.ts'],
         exclude: ARTIFACT_SKIPPED_API_FILES,
         globalSetup: ['test/setup/openapi.ts', 'test/setup/artifact.ts'],
-        setupFiles: ['test/setup/responses.ts'],
-        // the runtime builds and synthesizes first
       },
     },
   ];

@@ -32,6 +32,13 @@ describe('the CDK app, synthesized offline with the default context', () => {
     s = synthesize();
   });
 
+  it('is synthesized once per run: the same context over the whole table is read back (test/infra/synth.ts)', () => {
+    expect(process.env.SYNTH_CACHE_DIR).toBeTruthy();
+    const again = synthesize();
+    expect(again.dir).toBe(s.dir);
+    expect(again.templates.map((t) => t.file)).toEqual(s.templates.map((t) => t.file));
+  });
+
   it('has one method per route and no OPTIONS methods (CORS is off)', () => {
     const methods = allOfType(s, 'AWS::ApiGateway::Method');
     expect(methods).toHaveLength(ROUTES.length);

@@ -1,11 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { ROUTES, tenancyOf, type Grant, type Route } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { assetId, handlerModules } from '../../infra/handlers.js';
-import { addStacks, type Deployment } from '../../infra/stacks.js';
+import { addStacks } from '../../infra/stacks.js';
 
 /** A CloudFormation resource as synthesized. */
 export interface CfnResource {
@@ -28,7 +29,6 @@ export interface SynthTemplate {
 
 export interface Synthesized {
   readonly dir: string;
-  readonly deployment: Deployment;
   /** Every template: the two stacks and every nested stack. */
   readonly templates: readonly SynthTemplate[];
   readonly data: SynthTemplate;
@@ -58,20 +58,58 @@ export function stubAssetDir(routes: readonly Route[] = ROUTES): string {
   return dir;
 }
 
-/** Synthesizes the whole app offline (no account, no lookups) into a temporary directory. */
+/**
+ * Where synthesized whole-table assemblies are kept for the rest of the test run
+ * (vitest.config.ts sets it per run; unset, e.g. in scripts/docs, nothing is kept): the same
+ * context synthesized over the whole route table with stand-in assets gives the same
+ * templates, and one synthesis costs 20-30 CPU seconds, which seven test files paid each for
+ * the default context. A run never reads another run's assemblies.
+ */
+const CACHE_DIR = process.env.SYNTH_CACHE_DIR;
+
+/** The cache entry of these options, or undefined when they are not cacheable (a route subset, real assets). */
+function cacheEntry(options: { context?: Record<string, unknown>; routes?: readonly Route[]; assetDir?: string }): string | undefined {
+  if (!CACHE_DIR || options.routes || options.assetDir) return undefined;
+  const context = Object.entries(options.context ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  return join(CACHE_DIR, createHash('sha256').update(JSON.stringify(context)).digest('hex').slice(0, 24));
+}
+
+const STACKS_FILE = 'synthesized-stacks.json';
+
+/**
+ * Synthesizes the whole app offline (no account, no lookups) into a temporary directory; over
+ * the whole route table with stand-in assets, once per context in a test run (CACHE_DIR).
+ */
 export function synthesize(options: { context?: Record<string, unknown>; routes?: readonly Route[]; assetDir?: string } = {}): Synthesized {
-  const dir = mkdtempSync(join(tmpdir(), 'secrets-api-cdk-'));
+  const entry = cacheEntry(options);
+  if (entry && existsSync(join(entry, STACKS_FILE))) return loadSynthesized(entry);
+  if (entry) mkdirSync(dirname(entry), { recursive: true });
+  const dir = mkdtempSync(join(entry ? dirname(entry) : tmpdir(), 'secrets-api-cdk-'));
   // As the CLI does: asset metadata names each nested stack's template file.
   const app = new App({ outdir: dir, context: { 'aws:cdk:enable-asset-metadata': true, ...options.context } });
   const deployment = addStacks(app, { assetDir: options.assetDir ?? stubAssetDir(options.routes), routes: options.routes });
   app.synth();
+  writeFileSync(join(dir, STACKS_FILE), JSON.stringify({ data: deployment.data.artifactId, api: deployment.api.artifactId }));
+  if (!entry) return loadSynthesized(dir);
+  // another worker may have finished the same context first: its directory is as good as ours
+  try {
+    renameSync(dir, entry);
+  } catch {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return loadSynthesized(entry);
+}
+
+/** The templates of a synthesized directory. */
+function loadSynthesized(dir: string): Synthesized {
+  const stacks = JSON.parse(readFileSync(join(dir, STACKS_FILE), 'utf8')) as { data: string; api: string };
   const load = (file: string, passed: Record<string, any> = {}): SynthTemplate => {
     const path = join(dir, file);
     const json = JSON.parse(readFileSync(path, 'utf8')) as { Resources?: Record<string, CfnResource>; Parameters?: Record<string, unknown>; Outputs?: Record<string, unknown> };
     return { file, bytes: statSync(path).size, resources: json.Resources ?? {}, parameters: json.Parameters ?? {}, outputs: json.Outputs ?? {}, passed };
   };
-  const data = load(`${deployment.data.artifactId}.template.json`);
-  const api = load(`${deployment.api.artifactId}.template.json`);
+  const data = load(`${stacks.data}.template.json`);
+  const api = load(`${stacks.api}.template.json`);
   const nested = Object.values(api.resources)
     .filter((r) => r.Type === 'AWS::CloudFormation::Stack')
     .map((r) => load(r.Metadata!['aws:asset:path'] as string, (r.Properties?.Parameters ?? {}) as Record<string, any>));
@@ -80,7 +118,7 @@ export function synthesize(options: { context?: Record<string, unknown>; routes?
   const observability = nested.find((t) => t.file.includes('Observability'));
   if (!observability) throw new Error('no Observability nested stack');
   const families = nested.filter((t) => t !== background && t !== observability);
-  return { dir, deployment, templates: [data, api, ...nested], data, api, nested, background, observability, families };
+  return { dir, templates: [data, api, ...nested], data, api, nested, background, observability, families };
 }
 
 export function resourcesOfType(template: SynthTemplate, type: string): [string, CfnResource][] {

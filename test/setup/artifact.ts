@@ -4,7 +4,7 @@ import type { TestProject } from 'vitest/node';
 import { LOCAL_CLUSTER_ID } from '../../scripts/local/artifact/cloudhsm-control-plane.js';
 import { type ArtifactReport, readReport } from '../../scripts/local/artifact/runtime.js';
 import { ARTIFACT_CONTEXT } from '../helpers/artifact.js';
-import { startRuntime } from './runtime.js';
+import { launchRuntime } from './runtime.js';
 
 /**
  * What the artifact project proves beyond each test's own assertions, from the runtime's
@@ -70,14 +70,17 @@ export function iamProblems(report: ArtifactReport, max = 40): string[] {
   return all.length > max ? [...all.slice(0, max), `... and ${all.length - max} more IAM problems (the artifact report lists them all)`] : all;
 }
 
-export default (project: TestProject) =>
-  startRuntime(project, {
-    artifact: true,
-    // the CloudHSM context is always on (the runtime's local cluster); CORS on top
-    env: { ARTIFACT_CONTEXT: JSON.stringify(ARTIFACT_CONTEXT) },
-    checks: (dataDir) => {
-      const file = join(dataDir, 'artifact-report.json');
-      if (!existsSync(file)) return [`the artifact runtime wrote no report to ${file}`];
-      return reportProblems(readReport(file), process.env.ARTIFACT_FULL_RUN === '1');
-    },
-  });
+/** Launched, not waited for: each test file waits for it (test/setup/ready.ts). */
+export default async (project: TestProject) =>
+  (
+    await launchRuntime(project, {
+      artifact: true,
+      // the CloudHSM context is always on (the runtime's local cluster); CORS on top
+      env: { ARTIFACT_CONTEXT: JSON.stringify(ARTIFACT_CONTEXT) },
+      checks: (dataDir) => {
+        const file = join(dataDir, 'artifact-report.json');
+        if (!existsSync(file)) return [`the artifact runtime wrote no report to ${file}`];
+        return reportProblems(readReport(file), process.env.ARTIFACT_FULL_RUN === '1');
+      },
+    })
+  ).stop;

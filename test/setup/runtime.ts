@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, createWriteStream, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -19,6 +19,8 @@ declare module 'vitest' {
     dataDir: string;
     /** Which runtime serves baseUrl: the TypeScript sources, or the built artifact. */
     runtime: 'source' | 'artifact';
+    /** Written once the runtime listens, or with the cause when it did not start (test/setup/ready.ts waits for it). */
+    runtimeReadyFile: string;
   }
 }
 
@@ -67,7 +69,7 @@ export function reportFailure(cause: string, detail = ''): void {
 }
 
 /**
- * Starts one local runtime for a test project (`scripts/local/start.ts`, exactly as `npm
+ * Launches one local runtime for a test project (`scripts/local/start.ts`, exactly as `npm
  * start` does: DynamoDB Local in memory + a gateway; with `artifact`, the built bundles as the
  * synthesized templates wire them) in a process group of its own (test/setup/processes.ts),
  * with its output captured to a file and its progress printed. A runtime that does not start
@@ -76,13 +78,23 @@ export function reportFailure(cause: string, detail = ''): void {
  * the run; so does any process of its group still running after it stopped. Under `npm run
  * coverage` (RUNTIME_COVERAGE_DIR) the source runtime writes raw V8 coverage when it exits,
  * and the artifact runtime its bundles' maps and its function processes' coverage (`artifact/`).
+ *
+ * It does not wait for the runtime: everything a test file injects is known before the start
+ * (ports, directories, the root key, the table's name), so the global setup returns at once and
+ * the tiers that need no runtime (unit, integration, infra: `sequence.groupOrder` 0 in
+ * vitest.config.ts) run while it builds and starts. `started` settles when it listens or fails;
+ * either way the ready file says so, and each test file of the project waits for it before it
+ * runs (test/setup/ready.ts). vitest runs every global setup before any test file, so a setup
+ * that waited held the whole suite for the runtimes' start (minutes for the artifact).
  */
-export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
+export async function launchRuntime(project: TestProject, opts: RuntimeOptions): Promise<{ started: Promise<void>; stop: () => Promise<void> }> {
   const name = `local ${opts.artifact ? 'artifact' : 'source'} runtime`;
   const [port, dynamoPort] = [await freePort(), await freePort()];
   const dataDir = mkdtempSync(join(tmpdir(), `secrets-api-test-${opts.artifact ? 'artifact' : 'source'}-`));
   const logFile = join(dataDir, 'server.log');
   const rootKey = generateApiKey().key;
+  // the source runtime's table; the artifact runtime names its table as told (LOCAL_TABLE_NAME), so a test knows it before the start
+  const tableName = 'secrets';
   const log = createWriteStream(logFile);
   // npm test's coverage: the source runtime's own process, or each function process of the artifact's
   const coverageDir = process.env.RUNTIME_COVERAGE_DIR;
@@ -99,7 +111,7 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
         DATA_DIR: dataDir,
         SECRETS_DEV_ROOT_KEY: rootKey,
         NODE_NO_WARNINGS: '1',
-        ...(opts.artifact ? { ARTIFACT_REPORT_FILE: join(dataDir, 'artifact-report.json') } : {}),
+        ...(opts.artifact ? { ARTIFACT_REPORT_FILE: join(dataDir, 'artifact-report.json'), LOCAL_TABLE_NAME: tableName } : {}),
         ...opts.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -112,66 +124,7 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
     output += c.toString();
     log.write(c);
   });
-  let tableName = 'secrets';
-  const started = Date.now();
-  try {
-    await new Promise<void>((ok, fail) => {
-      let timer: NodeJS.Timeout | undefined;
-      const step = (what: string) => {
-        clearTimeout(timer);
-        const { ms, knob } = stepTimeoutMs(what);
-        timer = setTimeout(() => {
-          fail(new Error(`${name} did not start: "${what}" took more than ${ms / 1000} s (set ${knob} to wait longer)`));
-        }, ms);
-      };
-      step('starting');
-      let pending = '';
-      server.stdout!.on('data', (c: Buffer) => {
-        const text = c.toString();
-        output += text;
-        log.write(c);
-        pending += text;
-        const lines = pending.split('\n');
-        pending = lines.pop() ?? '';
-        for (const line of lines) {
-          const progress = /^\[start\] (.*)$/.exec(line);
-          if (progress) {
-            step(progress[1]!);
-            process.stderr.write(`${name}: ${progress[1]} (${Math.round((Date.now() - started) / 1000)} s)\n`);
-          }
-          const listening = /listening on \S+(?: \(table ([^)\s]+)\))?/.exec(line);
-          if (listening) {
-            if (listening[1]) tableName = listening[1];
-            clearTimeout(timer);
-            ok();
-          }
-        }
-      });
-      server.on('exit', (code, signal) => {
-        clearTimeout(timer);
-        const cause =
-          stderr
-            .trim()
-            .split('\n')
-            .find((l) => l.trim() !== '') ?? `no message on stderr`;
-        fail(new Error(`${name} exited (${signal ?? `code ${code}`}) before listening: ${cause}`));
-      });
-    });
-  } catch (error) {
-    const left = await stopGroup(server, 5_000);
-    await new Promise((r) => log.end(r));
-    const cause = (error as Error).message;
-    reportFailure(
-      cause,
-      [
-        `--- the last 40 lines of its output (all of it: ${logFile}) ---`,
-        tail(output),
-        '---',
-        ...(left.length > 0 ? [`killed, still running after it stopped: ${left.join('; ')}`] : []),
-      ].join('\n'),
-    );
-    throw new Error(cause);
-  }
+  const readyFile = join(dataDir, 'ready.json');
   const dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
   project.provide('baseUrl', `http://127.0.0.1:${port}`);
   project.provide('rootKey', rootKey);
@@ -180,8 +133,88 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
   project.provide('logFile', logFile);
   project.provide('dataDir', dataDir);
   project.provide('runtime', opts.artifact ? 'artifact' : 'source');
+  project.provide('runtimeReadyFile', readyFile);
+  // whole or not at all: a test file may read it at any moment
+  const writeReady = (state: { ok: true; seconds: number } | { error: string }) => {
+    writeFileSync(`${readyFile}.part`, JSON.stringify(state));
+    renameSync(`${readyFile}.part`, readyFile);
+  };
+  const startedAt = Date.now();
+  const started = (async () => {
+    try {
+      await new Promise<void>((ok, fail) => {
+        let timer: NodeJS.Timeout | undefined;
+        const step = (what: string) => {
+          clearTimeout(timer);
+          const { ms, knob } = stepTimeoutMs(what);
+          timer = setTimeout(() => {
+            fail(new Error(`${name} did not start: "${what}" took more than ${ms / 1000} s (set ${knob} to wait longer)`));
+          }, ms);
+        };
+        step('starting');
+        let pending = '';
+        server.stdout!.on('data', (c: Buffer) => {
+          const text = c.toString();
+          output += text;
+          log.write(c);
+          pending += text;
+          const lines = pending.split('\n');
+          pending = lines.pop() ?? '';
+          for (const line of lines) {
+            const progress = /^\[start\] (.*)$/.exec(line);
+            if (progress) {
+              step(progress[1]!);
+              process.stderr.write(`${name}: ${progress[1]} (${Math.round((Date.now() - startedAt) / 1000)} s)\n`);
+            }
+            const listening = /listening on \S+(?: \(table ([^)\s]+)\))?/.exec(line);
+            if (listening) {
+              clearTimeout(timer);
+              if (listening[1] && listening[1] !== tableName) fail(new Error(`${name} named its table ${listening[1]}, not ${tableName}`));
+              else ok();
+            }
+          }
+        });
+        server.on('exit', (code, signal) => {
+          clearTimeout(timer);
+          const cause =
+            stderr
+              .trim()
+              .split('\n')
+              .find((l) => l.trim() !== '') ?? `no message on stderr`;
+          fail(new Error(`${name} exited (${signal ?? `code ${code}`}) before listening: ${cause}`));
+        });
+      });
+    } catch (error) {
+      const left = await stopGroup(server, 5_000);
+      await new Promise((r) => log.end(r));
+      const cause = (error as Error).message;
+      reportFailure(
+        cause,
+        [
+          `--- the last 40 lines of its output (all of it: ${logFile}) ---`,
+          tail(output),
+          '---',
+          ...(left.length > 0 ? [`killed, still running after it stopped: ${left.join('; ')}`] : []),
+        ].join('\n'),
+      );
+      writeReady({ error: cause });
+      throw new Error(cause);
+    }
+    writeReady({ ok: true, seconds: Math.round((Date.now() - startedAt) / 1000) });
+  })();
+  // the failure is reported where it happens; a setup that does not wait must not see it as unhandled
+  started.catch(() => undefined);
 
-  return async () => {
+  const stop = async () => {
+    // a runtime still starting when the run ends (a failure elsewhere, a signal) is stopped, not waited for
+    if (!existsSync(readyFile)) {
+      await stopGroup(server, 5_000);
+      await started.catch(() => undefined);
+    }
+    if (!JSON.parse(readFileSync(readyFile, 'utf8')).ok) {
+      rmSync(dataDir, { recursive: true, force: true });
+      return;
+    }
     const problems: string[] = [];
     try {
       const leaks = await findLeaks({ dynamoEndpoint, tableName, logText: readFileSync(logFile, 'utf8') });
@@ -200,4 +233,12 @@ export async function startRuntime(project: TestProject, opts: RuntimeOptions) {
       process.exitCode = 1;
     }
   };
+  return { started, stop };
+}
+
+/** Launches the runtime and waits until it listens (a start that fails rejects, after it is reported); resolves with its teardown. */
+export async function startRuntime(project: TestProject, opts: RuntimeOptions): Promise<() => Promise<void>> {
+  const { started, stop } = await launchRuntime(project, opts);
+  await started;
+  return stop;
 }

@@ -133,7 +133,8 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   await waitForDynamo(endpoint, undefined, dynamo);
   const tables = new Map<string, string>();
   for (const table of tablesOf(assembly)) {
-    const name = String(table.properties.TableName ?? table.key.replace(/[^A-Za-z0-9_.-]+/g, '-').slice(-255));
+    // LOCAL_TABLE_NAME: the name a caller chose (the test setup, which tells its test files before the start)
+    const name = process.env.LOCAL_TABLE_NAME || String(table.properties.TableName ?? table.key.replace(/[^A-Za-z0-9_.-]+/g, '-').slice(-255));
     await createTable(endpoint, name, table.properties);
     tables.set(table.key, name);
   }
