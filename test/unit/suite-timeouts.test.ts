@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { timeoutScale } from '../../vitest.config.js';
 import { stepTimeoutMs } from '../setup/runtime.js';
 
 /** The runtime setup's clock per start step (test/setup/runtime.ts): it scales with what is waited for. */
@@ -26,5 +27,20 @@ describe('the time a runtime start step is given', () => {
     expect(stepTimeoutMs('creating the table secrets', { RUNTIME_STEP_TIMEOUT_S: '30' }).ms).toBe(30_000);
     expect(stepTimeoutMs('creating the table secrets', { RUNTIME_STEP_TIMEOUT_S: 'soon' }).ms).toBe(300_000);
     expect(stepTimeoutMs('creating the table secrets', { RUNTIME_STEP_TIMEOUT_S: '-1' }).ms).toBe(300_000);
+  });
+});
+
+/** The suite's test and hook timeouts (vitest.config.ts): one knob, or the machine's load when the run starts. */
+describe('the time a test and a hook are given', () => {
+  it('scales with the load per core when the run starts, from 1 to 5 times', () => {
+    expect(timeoutScale({}, 0.3, 2)).toBe(1);
+    expect(timeoutScale({}, 4.2, 2)).toBe(3);
+    expect(timeoutScale({}, 48, 2)).toBe(5);
+  });
+
+  it('takes TEST_TIMEOUT_SCALE when it is a positive number, whatever the load', () => {
+    expect(timeoutScale({ TEST_TIMEOUT_SCALE: '2.5' }, 48, 2)).toBe(2.5);
+    expect(timeoutScale({ TEST_TIMEOUT_SCALE: '0' }, 4.2, 2)).toBe(3);
+    expect(timeoutScale({ TEST_TIMEOUT_SCALE: 'later' }, 0.1, 2)).toBe(1);
   });
 });
