@@ -87,6 +87,7 @@ export const projects = (apiOnce: boolean) => {
         ...noRuntime,
         name: 'unit',
         include: ['test/unit/**/*.test.ts'],
+        setupFiles: ['test/setup/no-process.ts'],
         // one module graph per worker, not per file: the files share no state (checked by
         // running them so), and re-importing lib/ for each of them was most of the tier's time
         isolate: false,

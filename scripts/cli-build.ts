@@ -8,7 +8,7 @@ import { build, type BuildOptions } from 'esbuild';
  * the `bin` of package.json, committed so that `npm i -g <repository>` installs a working
  * command without building (npm links a local folder and runs no build for it). Node
  * built-ins only at run time: commander and the typed client (client/) are inside.
- * test/unit/cli-build.test.ts fails when the committed file is not what this builds.
+ * test/integration/cli-build.test.ts fails when the committed file is not what this builds.
  */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI_BUNDLE = join(ROOT, 'bin', 'secrets.cjs');
