@@ -86,6 +86,28 @@ export async function readRefreshToken(hash: string): Promise<Record<string, any
   return out.Item;
 }
 
+// --- passwords (lib/users/passwords.ts)
+
+/** A password-reset token's item (by the token's SHA-256), as stored. */
+export async function readPasswordReset(hash: string): Promise<Record<string, unknown> | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.passwordReset(hash), ConsistentRead: true }));
+  return out.Item;
+}
+
+/** Writes a new SRP sign-in challenge `id` with its fields. */
+export async function putSrpChallenge(id: string, fields: Record<string, unknown>): Promise<void> {
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...keys.srpChallenge(id),
+        ...fields,
+      },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+}
+
 // --- passkeys (lib/users/passkeys.ts)
 
 const PasskeyItem = z.object({
