@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/v4';
 import { db, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
@@ -35,6 +35,59 @@ const users = entity('user', UserItem);
 export async function getUser(tenantId: string, email: string): Promise<User | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.user(tenantId, email), ConsistentRead: true }));
   return out.Item ? users.parse(out.Item) : undefined;
+}
+
+/**
+ * Writes an SSO user (lib/sso/oidc.ts): a new one, or, given the identity it was read with
+ * (`existing`), a replacement of that SSO user only, never of a user written meanwhile (a
+ * local one, another identity's). False when the condition refused it.
+ */
+export async function putSsoUser(
+  tenantId: string,
+  email: string,
+  user: User,
+  existing: { issuer: string; subject: string } | undefined,
+): Promise<boolean> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: { ...keys.user(tenantId, email), ...keys.userIndex(tenantId, email), ...user },
+        // only the user read above is replaced: a user written meanwhile (a local one, another identity's) never is
+        ConditionExpression: existing ? '#src = :sso AND subject = :sub AND issuer = :iss' : 'attribute_not_exists(pk)',
+        ...(existing
+          ? {
+              ExpressionAttributeNames: { '#src': 'source' },
+              ExpressionAttributeValues: { ':sso': 'sso', ':sub': existing.subject, ':iss': existing.issuer },
+            }
+          : {}),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
+}
+
+/** Binds a local user to an SSO identity (issuer, subject) unless it is bound to another one; false when refused. */
+export async function bindUserIdentity(tenantId: string, email: string, issuer: string, subject: string): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.user(tenantId, email),
+        UpdateExpression: 'SET issuer = :iss, subject = :sub',
+        ConditionExpression: 'attribute_exists(pk) AND #src <> :sso AND (attribute_not_exists(issuer) OR (issuer = :iss AND subject = :sub))',
+        ExpressionAttributeNames: { '#src': 'source' },
+        ExpressionAttributeValues: { ':iss': issuer, ':sub': subject, ':sso': 'sso' },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+    throw error;
+  }
 }
 
 /** Every user of an account (an account has few: one query). */
