@@ -1,6 +1,6 @@
 import { RESOURCE_TYPES } from '../catalog.js';
 import { findHeadById } from '../resources/store.js';
-import type { DeviceAuthRecord, GrantService, StoredGrant } from './store.js';
+import { type DeviceAuthRecord, type GrantService, readGrantedHead, type StoredGrant } from './store.js';
 
 export { readGrantedHead } from './store.js';
 
