@@ -88,12 +88,7 @@ export const readAuditKey = async (tenantId: string) =>
   (await db().send(new GetCommand({ TableName: tableName(), Key: keys.auditKey(tenantId), ConsistentRead: true }))).Item;
 
 /** Writes an account's audit key unless one exists already (a concurrent first use wrote it: the caller reads it back). */
-export async function putAuditKeyOnce(
-  tenantId: string,
-  publicJwk: Record<string, unknown>,
-  sealedPrivate: Uint8Array,
-  createdAt: string,
-): Promise<void> {
+export async function putAuditKeyOnce(tenantId: string, publicJwk: object, sealedPrivate: Uint8Array, createdAt: string): Promise<void> {
   try {
     await db().send(
       new PutCommand({

@@ -4,6 +4,7 @@ import { open, seal } from '../crypto/envelope.js';
 import { conflict, forbidden, HttpError, notFound, unauthorized } from '../core/errors.js';
 import { nowIso } from '../ids.js';
 import { accountSettings } from '../settings/settings.js';
+import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { openSession, type RequestFacts, type SessionTokens } from '../users/sessions.js';
 import { spend } from '../users/single-use.js';
