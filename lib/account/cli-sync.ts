@@ -1,4 +1,3 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { recordAudit } from '../audit/audit.js';
 import { idPrefixAt, LOOKBACK_MS } from '../audit/chain.js';
@@ -6,10 +5,10 @@ import { openJson } from '../crypto/envelope.js';
 import { toWebhook } from '../events/webhooks.js';
 import { badRequest } from '../core/errors.js';
 import { accountSettings } from '../settings/settings.js';
-import { db, tableName } from '../store/client.js';
 import { keys, tenantPk } from '../store/keys.js';
 import { queryFirst, queryPages, readPage, type QuerySpec } from '../store/pagination.js';
 import { toRecord } from '../resources/store.js';
+import { readAt } from './store.js';
 
 /**
  * GET /api/v1/cli/sync: the account's metadata for the local client, and a sync token for
@@ -181,7 +180,7 @@ async function findById(tid: string, type: string, id: string): Promise<Record<s
     if (!hit) return undefined;
     key = { pk: hit.pk as string, sk: hit.sk as string };
   }
-  return (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
+  return readAt(key);
 }
 
 /** Resource types of the audit trail that are not synced resources. */

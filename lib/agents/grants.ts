@@ -1,9 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { RESOURCE_TYPES } from '../catalog.js';
-import { db, tableName } from '../store/client.js';
-import { keys } from '../store/keys.js';
 import { findHeadById } from '../resources/store.js';
-import type { DeviceAuthRecord, GrantService, StoredGrant } from './store.js';
+import { type DeviceAuthRecord, type GrantService, readGrantedHead, type StoredGrant } from './store.js';
+
+export { readGrantedHead } from './store.js';
 
 /**
  * What a grant may target. A grant names one exact resource by UUID; its service decides
@@ -54,20 +53,6 @@ export function mismatch(service: GrantService, res: FoundResource): string | un
   const meta = (res.item.meta ?? {}) as Record<string, unknown>;
   if (res.type !== DATABASE_ROLE_TYPE || meta.kind !== DATABASE_ROLE_KIND) return 'database.issue needs a service-config entry of kind database-role';
   return undefined;
-}
-
-/**
- * The current head of a granted resource, re-checked on every access: it must still exist
- * with the same id and type (a generic secret deleted and re-created under its name has a
- * new id and is no longer the granted resource).
- */
-export async function readGrantedHead(tenantId: string, grant: StoredGrant): Promise<Record<string, unknown> | undefined> {
-  const key =
-    grant.resource_type === 'secret'
-      ? keys.secret(tenantId, grant.resource_name ?? '')
-      : keys.resource(tenantId, grant.resource_type, grant.resource);
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
-  return out.Item && out.Item.id === grant.resource ? out.Item : undefined;
 }
 
 const sameGrant = (a: StoredGrant, b: StoredGrant): boolean =>

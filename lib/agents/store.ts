@@ -414,3 +414,17 @@ export const enrolmentTokenDelete = (tokenHash: string): TxItem => ({
 /** Records a poll of a pending authorization (lib/auth/device-flow.ts). */
 export const recordPoll = (codeHash: string, previous: number, at: number, interval: number): Promise<boolean> =>
   recordPollAt(keys.deviceAuthorization(codeHash), previous, at, interval);
+
+/**
+ * The current head of a granted resource, re-checked on every access: it must still exist
+ * with the same id and type (a generic secret deleted and re-created under its name has a
+ * new id and is no longer the granted resource).
+ */
+export async function readGrantedHead(tenantId: string, grant: StoredGrant): Promise<Record<string, unknown> | undefined> {
+  const key =
+    grant.resource_type === 'secret'
+      ? keys.secret(tenantId, grant.resource_name ?? '')
+      : keys.resource(tenantId, grant.resource_type, grant.resource);
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+  return out.Item && out.Item.id === grant.resource ? out.Item : undefined;
+}

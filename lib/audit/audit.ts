@@ -1,8 +1,5 @@
 import { newId, nowIso } from '../ids.js';
-import { keys } from '../store/keys.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { PutCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../store/client.js';
 import { transact, type TxItem } from '../store/tx.js';
 import { eventPut } from '../outbox/outbox.js';
 import { admitted } from '../core/admission.js';
@@ -10,6 +7,7 @@ import type { EventType } from '../outbox/catalogue.js';
 import type { CallContext } from '../auth/principal.js';
 import type { Route } from '../routes.js';
 import { sendAuditEntry, type AuditEntryMessage } from './queue.js';
+import { auditItem, putAuditEntry } from './store.js';
 
 interface AuditResource {
   readonly type: string;
@@ -36,26 +34,20 @@ export function auditPut(ctx: CallContext, tenantId: string, change: Change): { 
   return {
     id,
     item: {
-      Put: {
-        TableName: tableName(),
-        Item: {
-          ...keys.audit(tenantId, id),
-          ...keys.auditIndex(id),
-          id,
-          at: nowIso(),
-          tenant_id: tenantId,
-          // `operator` only matters (and is only read) for an entry in another account than the caller's
-          actor: { type: p.tenantId !== tenantId && p.operator ? 'operator' : p.kind, id: p.id, user: p.user, tenant_id: p.tenantId },
-          action: change.action,
-          resource: change.resource,
-          outcome: change.outcome ?? 'success',
-          request_id: ctx.requestId,
-          source_ip: ctx.sourceIp,
-          user_agent: ctx.userAgent,
-          ...(change.detail ? { detail: change.detail } : {}),
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      },
+      Put: auditItem(tenantId, id, {
+        id,
+        at: nowIso(),
+        tenant_id: tenantId,
+        // `operator` only matters (and is only read) for an entry in another account than the caller's
+        actor: { type: p.tenantId !== tenantId && p.operator ? 'operator' : p.kind, id: p.id, user: p.user, tenant_id: p.tenantId },
+        action: change.action,
+        resource: change.resource,
+        outcome: change.outcome ?? 'success',
+        request_id: ctx.requestId,
+        source_ip: ctx.sourceIp,
+        user_agent: ctx.userAgent,
+        ...(change.detail ? { detail: change.detail } : {}),
+      }),
     },
   };
 }
@@ -116,6 +108,6 @@ export async function recordAudit(ctx: CallContext, tenantId: string, change: Ch
     await sendAuditEntry(entry as unknown as AuditEntryMessage);
     return audit.id;
   }
-  await db().send(new PutCommand(audit.item.Put! as PutCommandInput));
+  await putAuditEntry(audit.item);
   return audit.id;
 }

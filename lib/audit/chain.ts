@@ -1,13 +1,12 @@
-import * as z from 'zod/v4';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../store/client.js';
 import { queryPages, type QuerySpec } from '../store/pagination.js';
-import { entity } from '../store/entity.js';
 import { keys, tenantPk } from '../store/keys.js';
 import { transact, TxConditionFailed, type TxItem } from '../store/tx.js';
 import { nowIso } from '../ids.js';
 import { GENESIS, headMessage, linkHash, presentEntry, type ChainLink } from './canonical.js';
 import { auditKey } from './signing-key.js';
+import { type ChainHead, chainHead, headWrite, linkUpdate } from './store.js';
+
+export { chainHead } from './store.js';
 
 /**
  * Tamper evidence for the audit trail: a hash chain per account, built off the request
@@ -47,24 +46,6 @@ export const auditSkRange = (from: number | undefined, to: number | undefined) =
   hi: `${keys.auditPrefix}${to !== undefined ? idPrefixAt(to + 1) : '~'}`,
 });
 
-const ChainHeadItem = entity(
-  'audit chain head',
-  z.looseObject({ seq: z.number(), hash: z.string(), last_id: z.string(), signature: z.string(), sealed_at: z.string() }),
-);
-
-interface ChainHead {
-  readonly seq: number;
-  readonly hash: string;
-  readonly last_id: string;
-  readonly signature: string;
-  readonly sealed_at: string;
-}
-
-export async function chainHead(tenantId: string): Promise<ChainHead | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.auditChain(tenantId), ConsistentRead: true }));
-  return out.Item ? ChainHeadItem.parse(out.Item) : undefined;
-}
-
 async function unsealed(tenantId: string, head: ChainHead | undefined, since?: string): Promise<Record<string, unknown>[]> {
   const lookback = head ? `${keys.auditPrefix}${idPrefixAt(idTime(head.last_id) - LOOKBACK_MS)}` : keys.auditPrefix;
   const lo = since !== undefined && since < lookback ? since : lookback;
@@ -103,39 +84,11 @@ export async function sealTenant(tenantId: string, since?: string): Promise<numb
       const link: ChainLink = { seq, prev, hash: linkHash(seq, prev, presentEntry(item) as unknown as Record<string, unknown>) };
       prev = link.hash;
       if ((item.id as string) > lastId) lastId = item.id as string;
-      return {
-        Update: {
-          TableName: tableName(),
-          Key: { pk: item.pk, sk: item.sk },
-          UpdateExpression: 'SET chain = :c',
-          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(chain)',
-          ExpressionAttributeValues: { ':c': link },
-        },
-      };
+      return linkUpdate({ pk: item.pk as string, sk: item.sk as string }, link);
     });
     const key = await auditKey(tenantId);
     const next: ChainHead = { seq, hash: prev, last_id: lastId, signature: key.sign(headMessage(tenantId, seq, prev)), sealed_at: nowIso() };
-    items.push(
-      head
-        ? {
-            Update: {
-              TableName: tableName(),
-              Key: keys.auditChain(tenantId),
-              UpdateExpression: 'SET seq = :seq, #h = :hash, last_id = :last, signature = :sig, sealed_at = :at',
-              ConditionExpression: 'seq = :prev',
-              ExpressionAttributeNames: { '#h': 'hash' },
-              ExpressionAttributeValues: {
-                ':seq': next.seq,
-                ':hash': next.hash,
-                ':last': next.last_id,
-                ':sig': next.signature,
-                ':at': next.sealed_at,
-                ':prev': head.seq,
-              },
-            },
-          }
-        : { Put: { TableName: tableName(), Item: { ...keys.auditChain(tenantId), ...next }, ConditionExpression: 'attribute_not_exists(pk)' } },
-    );
+    items.push(headWrite(tenantId, next, head));
     try {
       await transact(items);
       sealed += batch.length;

@@ -1,4 +1,3 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/v4';
 import { ACTOR_TYPES } from '../auth/principal.js';
 import { config } from '../config.js';
@@ -6,8 +5,7 @@ import { serviceUnavailable } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { count, METRIC } from '../core/metrics.js';
 import { UUID_RE } from '../ids.js';
-import { db, tableName } from '../store/client.js';
-import { keys } from '../store/keys.js';
+import { auditItem, putAuditEntry } from './store.js';
 import { withTenant } from '../tenancy/scope.js';
 import { auditMac, auditMacValid, senderAuditKey, writerAuditKey } from './queue-key.js';
 
@@ -173,13 +171,7 @@ async function writeOne(record: QueueRecord): Promise<Written> {
     }
     if (!auditMacValid(key, message.json, message.mac)) return refuse(record, 'the MAC does not verify');
     try {
-      await db().send(
-        new PutCommand({
-          TableName: tableName(),
-          Item: { ...keys.audit(entry.tenant_id, entry.id), ...keys.auditIndex(entry.id), ...entry },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
+      await putAuditEntry({ Put: auditItem(entry.tenant_id, entry.id, { ...entry }) });
       return 'written';
     } catch (error) {
       if ((error as Error).name === 'ConditionalCheckFailedException') return 'duplicate';

@@ -1,10 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { open, seal } from '../crypto/envelope.js';
 import { nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
-import { keys } from '../store/keys.js';
+import { putAuditKeyOnce, readAuditKey } from './store.js';
 
 /**
  * Each account's audit signing key: an Ed25519 key pair made on first use. The private
@@ -38,23 +35,13 @@ function toAuditKey(privateKey: KeyObject): AuditKey {
 export async function auditKey(tenantId: string): Promise<AuditKey> {
   const hit = cache.get(tenantId);
   if (hit) return hit;
-  const read = async () => (await db().send(new GetCommand({ TableName: tableName(), Key: keys.auditKey(tenantId), ConsistentRead: true }))).Item;
+  const read = () => readAuditKey(tenantId);
   let item = await read();
   if (!item) {
     const pair = generateKeyPairSync('ed25519');
     const der = pair.privateKey.export({ format: 'der', type: 'pkcs8' });
     const publicJwk = toAuditKey(pair.privateKey).publicJwk;
-    try {
-      await db().send(
-        new PutCommand({
-          TableName: tableName(),
-          Item: { ...keys.auditKey(tenantId), public_key: publicJwk, private_key: await seal(scope(tenantId), der), created_at: nowIso() },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-    }
+    await putAuditKeyOnce(tenantId, publicJwk, await seal(scope(tenantId), der), nowIso());
     item = await read(); // ours, or the one a concurrent sealer created first
     if (!item) throw new Error('audit key vanished');
   }

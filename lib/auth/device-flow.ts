@@ -1,10 +1,9 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import * as z from 'zod/v4';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { HttpError } from '../core/errors.js';
-import { db, tableName } from '../store/client.js';
 import { transact, TxConditionFailed, type TxItem } from '../store/tx.js';
+
+export { recordPollAt, statusUpdate, userCodePointerDelete, userCodePointerPut } from './store.js';
 
 /**
  * The OAuth 2.0 Device Authorization Grant (RFC 8628) as two flows of the service use it:
@@ -99,18 +98,6 @@ export async function startDeviceAuthorization(
   }
 }
 
-/** The user-code pointer of an authorization: conditional on no live holder of the same code. */
-export const userCodePointerPut = (key: { pk: string; sk: string }, codeHash: string, expiresAt: number): TxItem => ({
-  Put: {
-    TableName: tableName(),
-    Item: { ...key, code_hash: codeHash, ttl: expiresAt },
-    // a user code may be reused once its previous holder has expired
-    ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now',
-    ExpressionAttributeNames: { '#ttl': 'ttl' },
-    ExpressionAttributeValues: { ':now': Math.floor(Date.now() / 1000) },
-  },
-});
-
 /** What polling reads of an authorization, whatever the flow. */
 interface PollState {
   readonly code_hash: string;
@@ -152,56 +139,6 @@ export async function checkPoll<T extends PollState>(
   }
   return rec;
 }
-
-/**
- * Records a poll of a pending authorization stored at `key` (optimistic on the previous poll
- * time, so two concurrent polls cannot both pass); `interval` is the new polling interval.
- * False when the record changed meanwhile.
- */
-export async function recordPollAt(key: { pk: string; sk: string }, previous: number, at: number, interval: number): Promise<boolean> {
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: key,
-        UpdateExpression: 'SET last_poll_at = :at, #interval = :interval',
-        ConditionExpression: '#status = :pending AND last_poll_at = :prev',
-        ExpressionAttributeNames: { '#status': 'status', '#interval': 'interval' },
-        ExpressionAttributeValues: { ':at': at, ':interval': interval, ':pending': 'pending', ':prev': previous },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) return false;
-    throw error;
-  }
-}
-
-/** A conditional status change of the authorization at `key`, with extra SET clauses. */
-export function statusUpdate(key: { pk: string; sk: string }, from: string, set: Record<string, unknown>): TxItem {
-  const names: Record<string, string> = { '#status': 'status' };
-  const values: Record<string, unknown> = { ':from': from };
-  const clauses = Object.entries(set).map(([k, v], i) => {
-    names[`#f${i}`] = k;
-    values[`:v${i}`] = v;
-    return `#f${i} = :v${i}`;
-  });
-  return {
-    Update: {
-      TableName: tableName(),
-      Key: key,
-      UpdateExpression: `SET ${clauses.join(', ')}`,
-      ConditionExpression: '#status = :from',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-    },
-  };
-}
-
-/** Deletes a user-code pointer if it still points to this authorization (the code is single-use). */
-export const userCodePointerDelete = (key: { pk: string; sk: string }, codeHash: string): TxItem => ({
-  Delete: { TableName: tableName(), Key: key, ConditionExpression: 'code_hash = :c', ExpressionAttributeValues: { ':c': codeHash } },
-});
 
 /** Where a person goes to enter a user code: the public base URL, else this request's host, and `path`. */
 export function publicUrl(headers: Readonly<Record<string, string>>, base: string | undefined, path: string): string {

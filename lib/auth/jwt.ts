@@ -1,12 +1,11 @@
 import { SignJWT, jwtVerify, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { getMany, queryAll, queryFirst } from '../store/pagination.js';
 import { publicOnly } from './jwk-set.js';
 import { newId, nowIso, UUID_RE } from '../ids.js';
 import { openJson, sealJson } from '../crypto/envelope.js';
 import { sessionState } from './session-state.js';
+import { getTokenKey, indexTokenKey, putTokenKey } from './store.js';
 import { identifyTenant } from '../tenancy/scope.js';
 import { isIssuer } from './authorization-server.js';
 
@@ -39,41 +38,8 @@ async function currentSigningKey(tenantId: string): Promise<{ kid: string; priva
   const { publicKey, privateKey } = await generateKeyPair(ALG, { extractable: true });
   const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
   const privateJwk = await exportJWK(privateKey);
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: {
-        ...keys.tokenKey(tenantId, kid),
-        ...keys.tokenKeyIndex(kid),
-        kid,
-        public: publicJwk,
-        private: await sealJson({ tenantId, type: 'token_key', id: kid, version: 1 }, privateJwk),
-        created_at: nowIso(),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putTokenKey(tenantId, kid, publicJwk, await sealJson({ tenantId, type: 'token_key', id: kid, version: 1 }, privateJwk), nowIso());
   return { kid, privateJwk };
-}
-
-/**
- * A key written before the authorization server had its own set joins it (its listing,
- * keys.tokenKeyIndex) when it next signs. Best effort: a sign-in never fails for it, the
- * next one retries.
- */
-async function indexTokenKey(tenantId: string, kid: string): Promise<void> {
-  const index = keys.tokenKeyIndex(kid);
-  await db()
-    .send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.tokenKey(tenantId, kid),
-        UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(gsi1pk)',
-        ExpressionAttributeValues: { ':pk': index.gsi1pk, ':sk': index.gsi1sk },
-      }),
-    )
-    .catch(() => undefined);
 }
 
 /**
@@ -141,7 +107,7 @@ export async function signWithTokenKey(tenantId: string, payload: Record<string,
 export async function tokenKeyOf(tenantId: string, kid: string): Promise<JWK | undefined> {
   if (!UUID_RE.test(tenantId)) return undefined;
   identifyTenant(tenantId);
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.tokenKey(tenantId, kid), ConsistentRead: true }));
+  const out = { Item: await getTokenKey(tenantId, kid) };
   return out.Item?.public ? (out.Item.public as JWK) : undefined;
 }
 
@@ -198,7 +164,7 @@ export async function checkAccessToken(token: string): Promise<TokenVerdict> {
   // (lib/tenancy; a forged `tid` reaches only that account's public key, and then fails)
   identifyTenant(tid);
   const [out, state] = await Promise.all([
-    db().send(new GetCommand({ TableName: tableName(), Key: keys.tokenKey(tid, header.kid), ConsistentRead: true })),
+    getTokenKey(tid, header.kid).then((Item) => ({ Item })),
     sid === undefined ? undefined : sessionState(tid, sid),
   ]);
   if (!out.Item) return refuse('unknown_key');

@@ -1,14 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import * as z from 'zod/v4';
 import { auditPut } from '../audit/audit.js';
 import { type CallContext, systemContext } from '../auth/principal.js';
 import { config } from '../config.js';
 import { conflict, HttpError, serviceUnavailable } from '../core/errors.js';
 import { nowIso, UUID_RE } from '../ids.js';
 import { setTenantQuota } from '../operator/tenants.js';
-import { db, tableName } from '../store/client.js';
-import { entity } from '../store/entity.js';
+import { tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant, type TenantStatus } from '../store/tenants.js';
 import { transact, TxConditionFailed, type TxItem } from '../store/tx.js';
@@ -24,7 +21,10 @@ import {
   type SubscriptionState,
 } from './provider.js';
 import type { PaymentSecrets } from './secrets.js';
+import { type Billing, billingEventSeen, getBilling } from './store.js';
 import { stripeProvider } from './stripe.js';
+
+export type { Billing } from './store.js';
 
 /**
  * An account's subscription (docs/api.md, "Billing"): checkout through the payment provider,
@@ -36,23 +36,6 @@ import { stripeProvider } from './stripe.js';
  * transaction as the change). Billing lifts only a suspension billing made: an account an
  * operator suspended stays suspended whatever the provider says (`billing_suspended`).
  */
-const BillingItem = entity(
-  'billing',
-  z.object({
-    provider: z.enum(['stripe', 'local']),
-    plan: z.string().nullable().default(null),
-    subscription_id: z.string().nullable().default(null),
-    customer_id: z.string().nullable().default(null),
-    subscription_status: z.string().nullable().default(null),
-    state_at: z.number().default(0),
-    checkout: z.object({ session_id: z.string(), plan: z.string(), created_at: z.string() }).nullable().default(null),
-    /** True while the account is suspended because of this subscription (not by an operator). */
-    billing_suspended: z.boolean().default(false),
-    updated_at: z.string(),
-  }),
-);
-export type Billing = ReturnType<typeof BillingItem.parse>;
-
 const EVENT_MARK_DAYS = 35;
 /** Statuses in which a subscription can be changed or cancelled. */
 const LIVE = new Set(['active', 'trialing', 'past_due']);
@@ -60,11 +43,6 @@ const LIVE = new Set(['active', 'trialing', 'past_due']);
 const ACCOUNT_STATUS: Readonly<Record<string, TenantStatus>> = { unpaid: 'suspended', paused: 'suspended' };
 /** Statuses that end the subscription: the account falls back to the free plan. */
 const ENDED = new Set(['canceled', 'incomplete_expired']);
-
-async function getBilling(tenantId: string): Promise<Billing | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.billing(tenantId), ConsistentRead: true }));
-  return out.Item ? BillingItem.parse(out.Item) : undefined;
-}
 
 /** The configured provider with its secrets; 503 when this deployment has none. */
 async function provider(): Promise<{ provider: PaymentProvider; secrets: PaymentSecrets }> {
@@ -222,15 +200,7 @@ async function applyState(
   const stateIndex = event ? 2 : 1;
   for (let attempt = 0; ; attempt++) {
     if (event) {
-      const seen = await db().send(
-        new GetCommand({
-          TableName: tableName(),
-          Key: keys.billingEvent(tenantId, providerName, event.id),
-          ConsistentRead: true,
-          ProjectionExpression: 'pk',
-        }),
-      );
-      if (seen.Item) return { outcome: 'duplicate', plan: plan.id, subscription_status: next.status };
+      if (await billingEventSeen(tenantId, providerName, event.id)) return { outcome: 'duplicate', plan: plan.id, subscription_status: next.status };
     }
     // an operator's suspension is the operator's to lift: billing suspends and resumes only its own
     // (read on every attempt; an operator's status change landing between this read and the

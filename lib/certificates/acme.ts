@@ -1,16 +1,13 @@
 import https from 'node:https';
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import acme from 'acme-client';
 import { v5 as uuidv5 } from 'uuid';
 import type { CallContext } from '../auth/principal.js';
 import { config } from '../config.js';
 import { BlockedDestination, checkUrl, guardedLookup } from '../events/ssrf.js';
 import { badRequest, HttpError } from '../core/errors.js';
-import { nowIso } from '../ids.js';
 import { generateKeyPair, privatePkcs8Pem } from '../pki/keys.js';
-import { db, tableName } from '../store/client.js';
-import { keys } from '../store/keys.js';
 import { createResource, openSecret, readResource } from '../resources/store.js';
+import { deleteChallenge, putChallenge, readChallenge } from './store.js';
 
 /**
  * Certificates from an external ACME directory (RFC 8555) with acme-client, validated by
@@ -203,21 +200,10 @@ async function order(ctx: CallContext, settings: AcmeSettings, csrPem: string, o
       challengeCreateFn: async (_authz, challenge, keyAuthorization) => {
         if (challenge.type !== 'http-01') throw new Error(`unsupported challenge ${challenge.type}`);
         tokens.push(challenge.token);
-        await db().send(
-          new PutCommand({
-            TableName: tableName(),
-            Item: {
-              ...keys.acmeChallenge(challenge.token),
-              tenant_id: tid,
-              key_authorization: keyAuthorization,
-              created_at: nowIso(),
-              ttl: Math.floor(Date.now() / 1000) + CHALLENGE_TTL_SECONDS,
-            },
-          }),
-        );
+        await putChallenge(challenge.token, tid, keyAuthorization, CHALLENGE_TTL_SECONDS);
       },
       challengeRemoveFn: async (_authz, challenge) => {
-        await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.acmeChallenge(challenge.token) }));
+        await deleteChallenge(challenge.token);
       },
     });
   } catch (error) {
@@ -225,13 +211,7 @@ async function order(ctx: CallContext, settings: AcmeSettings, csrPem: string, o
     if (error instanceof HttpError) throw error;
     throw acmeError(`ACME enrollment failed: ${describe(error)}`, error);
   } finally {
-    await Promise.all(
-      tokens.map((t) =>
-        db()
-          .send(new DeleteCommand({ TableName: tableName(), Key: keys.acmeChallenge(t) }))
-          .catch(() => undefined),
-      ),
-    );
+    await Promise.all(tokens.map((t) => deleteChallenge(t).catch(() => undefined)));
   }
 }
 
@@ -251,8 +231,7 @@ export async function revokeAtDirectory(ctx: CallContext, settings: AcmeSettings
 
 /** The key authorization for a pending http-01 token, or undefined. */
 export async function challengeAnswer(token: string): Promise<string | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.acmeChallenge(token), ConsistentRead: true }));
-  const item = out.Item;
+  const item = await readChallenge(token);
   if (!item || (typeof item.ttl === 'number' && item.ttl * 1000 < Date.now())) return undefined;
   return item.key_authorization as string;
 }

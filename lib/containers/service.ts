@@ -1,9 +1,8 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import type { Change } from '../audit/audit.js';
 import { conflict, notFound } from '../core/errors.js';
 import { newId, UUID_RE } from '../ids.js';
-import { db, tableName } from '../store/client.js';
+import { tableName } from '../store/client.js';
 import { getMany, queryAll } from '../store/pagination.js';
 import { keys } from '../store/keys.js';
 import { memberCount } from '../store/membership.js';
@@ -18,6 +17,7 @@ import {
   type ResourceRecord,
 } from '../resources/store.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
+import { containerIdByName } from './store.js';
 import type { CreateContainerBody, ListContainersQuery, UpdateContainerBody } from './schemas.js';
 
 /**
@@ -159,8 +159,7 @@ export async function containerByRef(tenantId: string, ref: string): Promise<Res
     const byId = await readResource<ContainerMeta>(tenantId, TYPE, ref);
     if (byId) return byId.record;
   }
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.containerName(tenantId, ref), ConsistentRead: true }));
-  const id = out.Item?.id as string | undefined;
+  const id = await containerIdByName(tenantId, ref);
   if (!id) return undefined;
   return (await readResource<ContainerMeta>(tenantId, TYPE, id))?.record;
 }

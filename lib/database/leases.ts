@@ -1,6 +1,5 @@
 import { entity } from '../store/entity.js';
 import * as z from 'zod/v4';
-import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { commit, recordAudit } from '../audit/audit.js';
 import { config } from '../config.js';
@@ -8,7 +7,7 @@ import { admitted } from '../core/admission.js';
 import { badRequest, notFound, serviceUnavailable } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { newId, nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
+import { tableName } from '../store/client.js';
 import { queryCount } from '../store/pagination.js';
 import { keys } from '../store/keys.js';
 import { actorName } from '../resources/store.js';
@@ -17,6 +16,7 @@ import { DatabaseError } from './errors.js';
 import { isConcurrentUpdate, prepareLogin, revokeLogin, type LoginCreation } from './logins.js';
 import { databaseRoleProblems, loadConnection, loadRoleAndConnection, type DatabaseRole } from './records.js';
 import { openAdminSession, type AdminSession, type ConnectionSettings, type Engine } from './session.js';
+import { deleteUnfinishedLease, readLeaseItem } from './store.js';
 import { newPassword, newUsername } from './usernames.js';
 
 /**
@@ -108,8 +108,8 @@ const epoch = (iso: string) => Math.floor(Date.parse(iso) / 1000);
 const retention = () => config().LEASE_RETENTION_DAYS * 86_400;
 
 export async function getLease(tenantId: string, id: string): Promise<LeaseRecord | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.lease(tenantId, id), ConsistentRead: true }));
-  return out.Item ? toLease(out.Item) : undefined;
+  const item = await readLeaseItem(tenantId, id);
+  return item ? toLease(item) : undefined;
 }
 
 /** A database failure as the API's 503 (its message is already sanitised); anything else unchanged. */
@@ -514,17 +514,7 @@ export async function revokeLease(ctx: CallContext, leaseId: string, opts: { by?
  */
 export async function cleanUpAbandoned(lease: LeaseRecord): Promise<boolean> {
   if (!(await dropQuietly(undefined, lease))) return false;
-  await db()
-    .send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.lease(lease.tenant_id, lease.id),
-        ConditionExpression: '#s IN (:p, :f)',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':p': 'pending', ':f': 'failed' },
-      }),
-    )
-    .catch(() => undefined);
+  await deleteUnfinishedLease(lease.tenant_id, lease.id).catch(() => undefined);
   return true;
 }
 

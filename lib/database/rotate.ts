@@ -1,17 +1,14 @@
-import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { conflict, HttpError, serviceUnavailable } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { newId, nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
-import { keys } from '../store/keys.js';
 import { etagOf, updateResource } from '../resources/store.js';
 import { DatabaseError } from './errors.js';
 import { asUnavailable, countActiveLeases } from './leases.js';
 import { setAdminPassword } from './logins.js';
 import { databaseRoleProblems, loadConnection, loadRole } from './records.js';
 import { openAdminSession, type AdminSession } from './session.js';
+import { releaseLock, takeRotationLock } from './store.js';
 import { newPassword } from './usernames.js';
 
 /**
@@ -49,35 +46,9 @@ const LOCK_SECONDS = 60;
 async function acquireLock(tenantId: string, connectionId: string): Promise<string> {
   const owner = newId();
   const now = Math.floor(Date.now() / 1000);
-  try {
-    await db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.rotationLock(tenantId, connectionId), owner, lock_expires: now + LOCK_SECONDS, ttl: now + 3600 },
-        ConditionExpression: 'attribute_not_exists(pk) OR lock_expires < :now',
-        ExpressionAttributeValues: { ':now': now },
-      }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException)
-      throw conflict('a rotation of this connection is in progress; try again when it has finished', 'rotation_in_progress');
-    throw error;
-  }
+  if (!(await takeRotationLock(tenantId, connectionId, owner, now, LOCK_SECONDS)))
+    throw conflict('a rotation of this connection is in progress; try again when it has finished', 'rotation_in_progress');
   return owner;
-}
-
-async function releaseLock(tenantId: string, connectionId: string, owner: string): Promise<void> {
-  await db()
-    .send(
-      new DeleteCommand({
-        TableName: tableName(),
-        Key: keys.rotationLock(tenantId, connectionId),
-        ConditionExpression: '#o = :o',
-        ExpressionAttributeNames: { '#o': 'owner' },
-        ExpressionAttributeValues: { ':o': owner },
-      }),
-    )
-    .catch(() => undefined); // expired and taken over, or gone: nothing to release
 }
 
 export async function rotateRoleConnection(ctx: CallContext, roleId: string): Promise<RotationResult> {

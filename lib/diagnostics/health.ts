@@ -1,12 +1,11 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { ADMIN_SCOPE } from '../auth/scopes.js';
 import { config } from '../config.js';
 import { keyProvider } from '../crypto/envelope.js';
 import { KNOWN_SCOPES } from '../routes.js';
 import { listBackends } from '../signing/service.js';
-import { db, tableName } from '../store/client.js';
-import { keys } from '../store/keys.js';
+import { tableName } from '../store/client.js';
+import { probeAccountItem } from './store.js';
 
 /**
  * GET /api/v1/diagnostics: what support needs to see first. Each dependency probed (the
@@ -66,7 +65,7 @@ export async function diagnostics(ctx: CallContext) {
   };
   const dependencies: Probe[] = await Promise.all([
     probe('table', async () => {
-      await db().send(new GetCommand({ TableName: tableName(), Key: keys.tenant(ctx.principal.tenantId), ProjectionExpression: 'pk' }));
+      await probeAccountItem(ctx.principal.tenantId);
       return { table: tableName() };
     }),
     probe('key_provider', async () => {

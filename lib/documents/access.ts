@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/audit.js';
 import { HttpError, notFound } from '../core/errors.js';
 import { readAccount } from '../store/tenants.js';
 import { ownerScope } from '../tenancy/scope.js';
-import { type Grant, granteeGrant, readDocument, type StoredDocument } from './records.js';
+import { type Grant, granteeGrant, readDocument, type StoredDocument } from './store.js';
 
 /**
  * Who may use a document, in one place: the owner's account (with `documents:read`, else

@@ -5,7 +5,7 @@ import { nowIso } from '../ids.js';
 import { keys } from '../store/keys.js';
 import { queryAll, queryPage } from '../store/pagination.js';
 import { audit, granteeOf, READ_SCOPE, requireUse, resolveDocument, type Access } from './access.js';
-import { DocumentItem, documentView, GrantItem, LIST_FIELDS } from './records.js';
+import { DocumentItem, documentView, GrantItem, LIST_FIELDS } from './store.js';
 import type { DocumentListQuery } from './schemas.js';
 import { getObject } from './storage.js';
 import { ownerScope } from '../tenancy/scope.js';

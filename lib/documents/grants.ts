@@ -8,7 +8,7 @@ import { queryAll } from '../store/pagination.js';
 import { actorName } from '../resources/store.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { granteeOf, ownDocument, READ_SCOPE, WRITE_SCOPE } from './access.js';
-import { type Grant, GrantItem, grantView, readGrant } from './records.js';
+import { type Grant, GrantItem, grantView, readGrant } from './store.js';
 import type { GrantBody } from './schemas.js';
 
 /**

@@ -1,18 +1,23 @@
-import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { CallContext } from '../auth/principal.js';
 import { requireScopes } from '../auth/scopes.js';
 import { commit } from '../audit/audit.js';
 import { seal } from '../crypto/envelope.js';
 import { HttpError, payloadTooLarge } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
-import { keys } from '../store/keys.js';
-import { queryAll } from '../store/pagination.js';
 import { actorName } from '../resources/store.js';
 import { WRITE_SCOPE } from './access.js';
 import { docScope, passwordScope } from './documents.js';
 import { inspectPdf } from './pdf.js';
-import { documentView, type StoredDocument } from './records.js';
+import {
+  deleteUploadIntent,
+  documentPut,
+  documentRecorded,
+  documentView,
+  putUploadIntent,
+  type StoredDocument,
+  uploadIntentDelete,
+  uploadIntents,
+} from './store.js';
 import { MAX_DOCUMENT_BYTES, MAX_UPLOAD_BASE64, type UploadBody } from './schemas.js';
 import { deleteObject, objectKey, putObject } from './storage.js';
 
@@ -66,32 +71,18 @@ export async function uploadDocument(ctx: CallContext, body: UploadBody) {
   };
   // the intent, then the object: a metadata item never names a missing object, and no object
   // is left that the table does not name; the commit records the document and ends the intent
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.documentUpload(tid, id), id, object_key: key, created_at: doc.created_at },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putUploadIntent(tid, id, key, doc.created_at);
   await putObject(key, await seal(docScope(tid, id, version), bytes));
   try {
-    await commit(
-      ctx,
-      tid,
-      [
-        { Put: { TableName: tableName(), Item: { ...doc, ...keys.document(tid, id) }, ConditionExpression: 'attribute_not_exists(pk)' } },
-        { Delete: { TableName: tableName(), Key: keys.documentUpload(tid, id) } },
-      ],
-      {
-        action: 'document.upload',
-        resource: { type: 'document', id, name: doc.name },
-        detail: { size_bytes: doc.size_bytes, pages: doc.pages, password_protected: doc.password_protected },
-        event: { type: 'document.created', data: { id, name: doc.name } },
-      },
-    );
+    await commit(ctx, tid, [documentPut(tid, id, doc), uploadIntentDelete(tid, id)], {
+      action: 'document.upload',
+      resource: { type: 'document', id, name: doc.name },
+      detail: { size_bytes: doc.size_bytes, pages: doc.pages, password_protected: doc.password_protected },
+      event: { type: 'document.created', data: { id, name: doc.name } },
+    });
   } catch (error) {
     await deleteObject(key)
-      .then(() => db().send(new DeleteCommand({ TableName: tableName(), Key: keys.documentUpload(tid, id) })))
+      .then(() => deleteUploadIntent(tid, id))
       .catch(() => undefined);
     throw error;
   }
@@ -106,19 +97,16 @@ export async function uploadDocument(ctx: CallContext, body: UploadBody) {
  * document exists is only deleted. Answers how many objects were removed.
  */
 export async function sweepAbandonedUploads(tenantId: string, now = Date.now(), max = 25): Promise<number> {
-  const intents = await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.documentUploadPrefix } }, max);
+  const intents = await uploadIntents(tenantId, max);
   let removed = 0;
   for (const intent of intents) {
     if (now - Date.parse(String(intent.created_at)) < ABANDONED_AFTER_MS) continue;
     const id = String(intent.id);
-    const recorded = await db().send(
-      new GetCommand({ TableName: tableName(), Key: keys.document(tenantId, id), ConsistentRead: true, ProjectionExpression: 'pk' }),
-    );
-    if (!recorded.Item) {
+    if (!(await documentRecorded(tenantId, id))) {
       await deleteObject(String(intent.object_key));
       removed += 1;
     }
-    await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.documentUpload(tenantId, id) }));
+    await deleteUploadIntent(tenantId, id);
   }
   return removed;
 }

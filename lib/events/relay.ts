@@ -1,11 +1,10 @@
-import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { sealTenant } from '../audit/chain.js';
 import { logger } from '../core/logger.js';
-import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import type { DeliveryMessage, WebhookEvent } from './delivery.js';
 import { subscribed } from './payloads.js';
 import { queue } from './queue.js';
+import { deleteOutboxItem, readOutboxItem } from './store.js';
 import { deliveryQueued, listWebhooks, type Webhook } from './webhooks.js';
 
 /**
@@ -78,7 +77,7 @@ async function relayEvent(key: { pk: string; sk: string }, hooksOf: (tid: string
   const hooks = await hooksOf(tid);
   let messages = 0;
   if (hooks.length > 0) {
-    const item = (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
+    const item = await readOutboxItem(key);
     if (!item) return 0; // relayed by an earlier attempt of this batch
     const event: WebhookEvent = {
       id: item.id as string,
@@ -95,7 +94,7 @@ async function relayEvent(key: { pk: string; sk: string }, hooksOf: (tid: string
       messages++;
     }
   }
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: key }));
+  await deleteOutboxItem(key);
   return messages;
 }
 

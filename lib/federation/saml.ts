@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/v4';
 import type { CallContext } from '../auth/principal.js';
 import type { Change } from '../audit/audit.js';
@@ -8,7 +6,7 @@ import { DAY_MS, daysLeft, emitNoticeOnce, thresholdFor } from '../events/expiry
 import { eventPut } from '../outbox/outbox.js';
 import { badRequest, conflict, notFound } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
+import { tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import { actorName } from '../resources/store.js';
@@ -16,6 +14,7 @@ import type { TxItem } from '../store/tx.js';
 import { type CertInfo, locateAssertion, parseMetadata, verifyAssertion, xmlText } from './saml-xml.js';
 import type { CheckReplayBody, CreateMetadataBody, StoreAssertionBody, UpdateMetadataBody } from './saml-schemas.js';
 import { commitChange, deleteAt, listItems, putAt, putNew, readItem } from '../resources/items.js';
+import { markAssertionSeen } from './store.js';
 
 /**
  * SAML metadata and assertions (`/api/v1/saml/...`).
@@ -347,22 +346,7 @@ export async function checkReplay(ctx: CallContext, body: CheckReplayBody): Prom
   if (until.getTime() <= Date.now() - SKEW_MS) {
     throw badRequest('the assertion is past its NotOnOrAfter', [{ path: 'body.not_on_or_after', message: 'in the past' }], 'assertion_expired');
   }
-  try {
-    await db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...keys.samlReplay(ctx.principal.tenantId, sha256(`${body.issuer}\u0000${body.assertion_id}`)),
-          expires_at: until.toISOString(),
-          first_seen_at: nowIso(),
-          ttl: Math.ceil(until.getTime() / 1000) + 3600,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if (error instanceof ConditionalCheckFailedException) throw conflict('this assertion was seen before: a replay', 'assertion_replayed');
-    throw error;
-  }
+  if (!(await markAssertionSeen(ctx.principal.tenantId, sha256(`${body.issuer}\u0000${body.assertion_id}`), until)))
+    throw conflict('this assertion was seen before: a replay', 'assertion_replayed');
   return { fresh: true, expires_at: until.toISOString() };
 }

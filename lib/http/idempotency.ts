@@ -1,13 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { MiddlewareObj, Request } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import type { Principal } from '../auth/principal.js';
 import { header } from '../authn/authenticate.js';
 import { openJson, sealJson } from '../crypto/envelope.js';
-import { db, tableName } from '../store/client.js';
-import { keys } from '../store/keys.js';
+import { deleteIdempotencyItem, holdIdempotencyKey, readIdempotencyItem, recordIdempotentResponse } from './store.js';
 import { badRequest, conflict } from '../core/errors.js';
 
 /**
@@ -45,7 +42,7 @@ export function idempotency(
   const held = new WeakMap<APIGatewayProxyEvent, Held>();
   const release = async (request: Req) => {
     const h = held.get(request.event);
-    if (h) await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.idempotency(h.tenantId, h.id) }));
+    if (h) await deleteIdempotencyItem(h.tenantId, h.id);
   };
   return {
     before: async (request) => {
@@ -58,22 +55,11 @@ export function idempotency(
       const h: Held = { tenantId: principal.tenantId, id: createHash('sha256').update(`${principal.kind}:${principal.id}:${key}`).digest('hex') };
       const print = fingerprint(event);
       const now = Math.floor(Date.now() / 1000);
-      try {
-        await db().send(
-          new PutCommand({
-            TableName: tableName(),
-            Item: { ...keys.idempotency(h.tenantId, h.id), state: 'pending', fingerprint: print, ttl: now + TTL_SECONDS },
-            ConditionExpression: 'attribute_not_exists(pk) OR #ttl < :now',
-            ExpressionAttributeNames: { '#ttl': 'ttl' },
-            ExpressionAttributeValues: { ':now': now },
-          }),
-        );
+      if (await holdIdempotencyKey(h.tenantId, h.id, print, now, TTL_SECONDS)) {
         held.set(event, h);
         return undefined;
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedException)) throw error;
       }
-      const prior = (await db().send(new GetCommand({ TableName: tableName(), Key: keys.idempotency(h.tenantId, h.id), ConsistentRead: true }))).Item;
+      const prior = await readIdempotencyItem(h.tenantId, h.id);
       if (!prior || prior.fingerprint !== print) {
         throw conflict('this Idempotency-Key was used with a different request', 'idempotency_key_reused');
       }
@@ -86,15 +72,7 @@ export function idempotency(
       const response = request.response;
       if (!h || !response) return;
       if (response.statusCode >= 400) return release(request);
-      await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: keys.idempotency(h.tenantId, h.id),
-          UpdateExpression: 'SET #s = :done, #r = :r',
-          ExpressionAttributeNames: { '#s': 'state', '#r': 'response' },
-          ExpressionAttributeValues: { ':done': 'done', ':r': await sealJson(scope(h), response) },
-        }),
-      );
+      await recordIdempotentResponse(h.tenantId, h.id, await sealJson(scope(h), response));
     },
     /** A failed request releases its key; its error response is not kept. */
     onError: async (request) => {

@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, importJWK, jwtVerify, type JSONWebKeySet } from 'jose';
 import { commit } from '../audit/audit.js';
 import { checkAccessToken, signWithTokenKey, tokenKeyOf } from '../auth/jwt.js';
@@ -10,7 +9,7 @@ import { getJwks } from '../federation/jwks.js';
 import { badRequest, HttpError } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { KNOWN_SCOPES } from '../routes.js';
-import { db, tableName } from '../store/client.js';
+import { tableName } from '../store/client.js';
 import { readItem } from '../resources/items.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
@@ -26,6 +25,7 @@ import {
 } from '../users/sessions.js';
 import { spend } from '../users/single-use.js';
 import { getUser, scopesOf } from '../users/users.js';
+import { markAssertionUsed, putAuthorizationCode, putConsentTicket } from './store.js';
 import { IDENTITY_SCOPES, isIdentityScope, issuerOf, publicBase, sessionFromCookie, tokenEndpointOf } from '../auth/authorization-server.js';
 
 /**
@@ -236,18 +236,8 @@ async function assertionClient(body: ClientCredentials, headers: Readonly<Record
     throw invalidClient(`client assertion refused: ${(error as Error).message}`, false);
   }
   // RFC 7523 §3: a jti is used once (kept until the assertion expires)
-  try {
-    await db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.jwtReplay(client.tenantId, sha256(`${id}\n${String(payload.jti)}`)), ttl: (payload.exp ?? 0) + 60 },
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-  } catch (error) {
-    if ((error as { name?: string }).name === 'ConditionalCheckFailedException') throw invalidClient('client assertion already used (jti)', false);
-    throw error;
-  }
+  if (!(await markAssertionUsed(client.tenantId, sha256(`${id}\n${String(payload.jti)}`), (payload.exp ?? 0) + 60)))
+    throw invalidClient('client assertion already used (jti)', false);
   return client;
 }
 
@@ -468,17 +458,11 @@ export async function authorize(q: AuthorizeQuery, headers: Readonly<Record<stri
   const given = (consent?.scopes as string[] | undefined) ?? [];
   if (scopes.every((s) => given.includes(s))) return issue();
   const ticket = randomBytes(32).toString('base64url');
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: {
-        ...keys.oauthTicket(sha256(ticket)),
-        binding: sha256(JSON.stringify([verdict.claims.tokenId, user.email, params])),
-        expires_at: new Date(Date.now() + TICKET_SECONDS * 1000).toISOString(),
-        ttl: epoch(Date.now()) + TICKET_SECONDS,
-      },
-    }),
-  );
+  await putConsentTicket(sha256(ticket), {
+    binding: sha256(JSON.stringify([verdict.claims.tokenId, user.email, params])),
+    expires_at: new Date(Date.now() + TICKET_SECONDS * 1000).toISOString(),
+    ttl: epoch(Date.now()) + TICKET_SECONDS,
+  });
   return { kind: 'consent', client: client.name, user: user.email, scopes, ticket, params };
 }
 
@@ -491,25 +475,18 @@ async function newCode(
   oidc: { nonce?: string | undefined; auth_time?: number | undefined },
 ): Promise<string> {
   const code = randomBytes(32).toString('base64url');
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: {
-        ...keys.oauthCode(sha256(code)),
-        tenant_id: client.tenantId,
-        client_id: client.client_id,
-        user,
-        scopes,
-        code_challenge: challenge,
-        redirect_uri: redirectUri,
-        ...(oidc.nonce !== undefined ? { nonce: oidc.nonce } : {}),
-        ...(oidc.auth_time !== undefined ? { auth_time: oidc.auth_time } : {}),
-        expires_at: new Date(Date.now() + CODE_SECONDS * 1000).toISOString(),
-        ttl: epoch(Date.now()) + CODE_SECONDS,
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putAuthorizationCode(sha256(code), {
+    tenant_id: client.tenantId,
+    client_id: client.client_id,
+    user,
+    scopes,
+    code_challenge: challenge,
+    redirect_uri: redirectUri,
+    ...(oidc.nonce !== undefined ? { nonce: oidc.nonce } : {}),
+    ...(oidc.auth_time !== undefined ? { auth_time: oidc.auth_time } : {}),
+    expires_at: new Date(Date.now() + CODE_SECONDS * 1000).toISOString(),
+    ttl: epoch(Date.now()) + CODE_SECONDS,
+  });
   return code;
 }
 

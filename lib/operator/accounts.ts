@@ -1,14 +1,14 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { apiKeyItems, type NewApiKey } from '../account/api-keys.js';
 import { auditPut, type Change } from '../audit/audit.js';
 import type { CallContext } from '../auth/principal.js';
 import { ADMIN_SCOPE } from '../auth/scopes.js';
 import { eventPut } from '../outbox/outbox.js';
 import { newId, nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
+import { tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { DEFAULT_QUOTA, listTenants, type Quota, type Tenant } from '../store/tenants.js';
 import { transact, TxConditionFailed, type TxItem } from '../store/tx.js';
+import { readOperatorMark } from './store.js';
 
 /**
  * Accounts created outside a request: by the operator route (functions/operator), and the
@@ -95,7 +95,7 @@ export class OperatorExists extends Error {
  * table written before the mark existed, every operator account of the TENANTS index.
  */
 async function existingOperators(): Promise<string[]> {
-  const mark = await db().send(new GetCommand({ TableName: tableName(), Key: keys.operatorMark(), ConsistentRead: true }));
+  const mark = { Item: await readOperatorMark() };
   if (mark.Item) return (mark.Item.tenant_ids as string[] | undefined) ?? [];
   const found: string[] = [];
   let cursor: string | undefined;

@@ -1,8 +1,6 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { randomInt } from 'node:crypto';
 import { logger } from '../core/logger.js';
-import { db, tableName } from '../store/client.js';
+import { refill, refusedItem, takeTokens } from './store.js';
 
 /**
  * A token bucket in one table item, taken with conditional UpdateItems (no read first).
@@ -262,18 +260,7 @@ async function takeShard(ref: BucketRef, key: BucketRef['key'], shards: number, 
       if (state && state.ts >= now) {
         if (state.tok < 1 && known) return refused(state);
         const n = Math.max(1, Math.min(want, Math.floor(state.tok)));
-        const out = await db().send(
-          new UpdateCommand({
-            TableName: tableName(),
-            Key: key,
-            UpdateExpression: `SET #tok = #tok - :n, #ttl = if_not_exists(#ttl, :ttl)${counting}`,
-            ConditionExpression: '#ts = :ts AND #tok >= :n',
-            ExpressionAttributeNames: { '#ts': names['#ts'], '#tok': names['#tok'], '#ttl': names['#ttl'] },
-            ExpressionAttributeValues: { ':n': n, ':ts': state.ts, ':ttl': ttl, ...(ref.count ? { ':counted': n - back } : {}) },
-            ReturnValues: 'ALL_NEW',
-            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-          }),
-        );
+        const out = await takeTokens(key, names, counting, { n, ts: state.ts, ttl, ...(ref.count ? { counted: n - back } : {}) });
         return admitted(stateOf(out.Attributes, ref.attr) ?? { ...state, tok: round(state.tok - n) }, n);
       }
       // a refill (once a second per bucket and process) waits for the current limit, read in parallel
@@ -292,28 +279,15 @@ async function takeShard(ref: BucketRef, key: BucketRef['key'], shards: number, 
       const next: State = { ts, tok: round(tokens - n), cap };
       // the create path gives back nothing: its item is new (or the failure returns it for the compare-and-set)
       const returned = state ? back : 0;
-      await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: key,
-          UpdateExpression: `SET #ts = :ts, #tok = :tok, #cap = :cap, #ttl = if_not_exists(#ttl, :ttl)${counting}`,
-          ConditionExpression: state ? '#ts = :oldts AND #tok = :oldtok' : 'attribute_not_exists(#ts)',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: {
-            ':ts': next.ts, ':tok': next.tok, ':cap': cap, ':ttl': ttl,
-            ...(ref.count ? { ':counted': n - returned } : {}),
-            ...(state ? { ':oldts': state.ts, ':oldtok': state.tok } : {}),
-          },
-          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-        }),
-      );
+      await refill(key, names, counting, { ts: next.ts, tok: next.tok, cap, ttl, ...(ref.count ? { counted: n - returned } : {}) }, state);
       // (a created item: the tokens held were counted on the item that is gone, so they are dropped, not subtracted)
       return admitted(next, n);
     } catch (error) {
       if (CONTENDED.has((error as Error).name)) break;
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
+      const refusal = refusedItem(error);
+      if (!refusal) throw error;
       // ALL_OLD of a failed condition comes back unconverted: {attr: {N: "..."}}
-      const raw = error.Item as Record<string, { N?: string }> | undefined;
+      const raw = refusal.item;
       state = stateOf(raw && Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, v.N !== undefined ? Number(v.N) : v])), ref.attr);
       known = true;
     }

@@ -8,7 +8,7 @@ import { newId, nowIso } from '../ids.js';
 import { db, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys, NAME_INDEXED } from '../store/keys.js';
-import { queryAll, queryPage } from '../store/pagination.js';
+import { type Item, queryAll, queryPage } from '../store/pagination.js';
 import { membershipFailure, pushMembership } from '../store/membership.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 
@@ -451,3 +451,56 @@ export async function deleteResource<M>(
   }
   return rec;
 }
+
+// --- the item plumbing of the small stores (lib/resources/items.ts: federation, S/KEY, time-locks)
+
+export interface Key {
+  readonly pk: string;
+  readonly sk: string;
+}
+
+export async function readItem(key: Key): Promise<Item | undefined> {
+  return (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
+}
+
+export async function listItems(
+  tenantId: string,
+  prefix: string,
+  page: { limit: number; offset: number; cursor?: string | undefined },
+  projection: readonly string[],
+): Promise<{ items: Item[]; nextCursor?: string }> {
+  return queryPage<Item>({
+    pk: keys.tenant(tenantId).pk,
+    prefix,
+    limit: page.limit,
+    offset: page.cursor ? 0 : page.offset,
+    ...(page.cursor ? { cursor: page.cursor } : {}),
+    projection,
+    newestFirst: true,
+  });
+}
+
+/** A new item (refused when the key exists). */
+export const putNew = (key: Key, fields: Record<string, unknown>): TxItem => ({
+  Put: { TableName: tableName(), Item: { ...fields, ...key }, ConditionExpression: 'attribute_not_exists(pk)' },
+});
+
+/** A replacement of an item still at `version`. */
+export const putAt = (key: Key, fields: Record<string, unknown>, version: number): TxItem => ({
+  Put: {
+    TableName: tableName(),
+    Item: { ...fields, ...key },
+    ConditionExpression: 'attribute_exists(pk) AND version = :v',
+    ExpressionAttributeValues: { ':v': version },
+  },
+});
+
+/** A delete of an item still at `version`. */
+export const deleteAt = (key: Key, version: number): TxItem => ({
+  Delete: {
+    TableName: tableName(),
+    Key: key,
+    ConditionExpression: 'attribute_exists(pk) AND version = :v',
+    ExpressionAttributeValues: { ':v': version },
+  },
+});

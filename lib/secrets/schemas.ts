@@ -1,7 +1,7 @@
 import * as z from 'zod/v4';
 import { atLeastOneField, Description, ListPage, Tags, Timestamp } from '../schemas.js';
 import { PageQuery } from '../schemas.js';
-import { PERMISSIONS } from '../sharing/shares.js';
+import { PERMISSIONS } from '../sharing/store/shares.js';
 
 /** A secret's name is its path key: one URL segment, no separators that need escaping. */
 export const SecretName = z

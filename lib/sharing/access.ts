@@ -7,7 +7,7 @@ import type { ResourceRecord } from '../resources/store.js';
 import { readAccount } from '../store/tenants.js';
 import { ownerScope } from '../tenancy/scope.js';
 import { readHead, typeOrNotFound, type Head } from './heads.js';
-import { shareFor, type Permission, type Share } from './shares.js';
+import { shareFor, type Permission, type Share } from './store/shares.js';
 
 /**
  * Who may read a resource, in one place: the owner's account with the type's read scope, or

@@ -1,7 +1,7 @@
 import * as z from 'zod/v4';
 import { TEMP_ACCESS_CEILING_SECONDS } from '../settings/settings.js';
 import { Limit, Offset, Timestamp } from '../schemas.js';
-import { PERMISSIONS } from './shares.js';
+import { PERMISSIONS } from './store/shares.js';
 
 /** `{type}`: a singular internal type name (lib/catalog.ts; an unknown one is a 404). */
 const TypeName = z

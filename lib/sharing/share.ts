@@ -5,7 +5,7 @@ import { badRequest, conflict, notFound } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
 import { recipientOf, shareReadPath } from './access.js';
 import { readHead, typeOrNotFound } from './heads.js';
-import { getShare, shareDeletes, shareItems, sharedWith, sharesOf, type Share } from './shares.js';
+import { getShare, shareDeletes, shareItems, sharedWith, sharesOf, type Share } from './store/shares.js';
 import { tableName } from '../store/client.js';
 import { actorName } from '../resources/store.js';
 import { TxConditionFailed } from '../store/tx.js';

@@ -18,7 +18,7 @@ import {
   revokeItems,
   type Grant,
   type GrantStatus,
-} from './temp-access.js';
+} from './store/temp-access.js';
 import { resourceView } from './views.js';
 import { tableName } from '../store/client.js';
 import { actorName, openSecret } from '../resources/store.js';

@@ -1,4 +1,3 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/v4';
 import { commit } from '../audit/audit.js';
 import type { CallContext } from '../auth/principal.js';
@@ -6,10 +5,11 @@ import { ScopeName } from '../auth/scope-names.js';
 import { seal } from '../crypto/envelope.js';
 import { notFound } from '../core/errors.js';
 import { nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
+import { tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import { getTenant } from '../store/tenants.js';
+import { readSsoConfigItem } from './store.js';
 
 /**
  * An account's single sign-on through its own OpenID Connect provider (item `T#<tid>` /
@@ -54,8 +54,8 @@ const configs = entity('sso configuration', SsoItem);
 export const secretScope = (tenantId: string, clientId: string) => ({ tenantId, type: 'sso_client_secret', id: clientId, version: 1 });
 
 export async function getSsoConfig(tenantId: string): Promise<SsoConfig | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.ssoConfig(tenantId), ConsistentRead: true }));
-  return out.Item ? configs.parse(out.Item) : undefined;
+  const item = await readSsoConfigItem(tenantId);
+  return item ? configs.parse(item) : undefined;
 }
 
 const view = (c: Omit<SsoConfig, 'client_secret' | 'created_at'>) => ({

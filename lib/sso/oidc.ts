@@ -1,19 +1,19 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import { open, seal } from '../crypto/envelope.js';
 import { conflict, forbidden, HttpError, notFound, unauthorized } from '../core/errors.js';
 import { nowIso } from '../ids.js';
 import { accountSettings } from '../settings/settings.js';
-import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { openSession, type RequestFacts, type SessionTokens } from '../users/sessions.js';
 import { spend } from '../users/single-use.js';
+import { bindUserIdentity, putSsoUser } from '../users/store.js';
 import { getUser, type User } from '../users/users.js';
 import { getSsoConfig, secretScope, type SsoConfig } from './config.js';
 import { OutboundFailed } from '../events/outbound.js';
 import { idpJson } from './http.js';
+import { putOidcState } from './store.js';
 import { publicBase, sessionFromCookie } from '../auth/authorization-server.js';
 import { checkAccessToken } from '../auth/jwt.js';
 
@@ -115,23 +115,16 @@ export async function startLogin(tenantId: string, redirectUri: string, link?: L
   const verifier = randomBytes(32).toString('base64url');
   const stateHash = hash(state);
   const expiresAt = new Date(Date.now() + STATE_SECONDS * 1000).toISOString();
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: {
-        ...keys.oidcState(stateHash),
-        tenant_id: tenantId,
-        nonce_hash: hash(nonce),
-        code_verifier: await seal(stateScope(tenantId, stateHash), verifier),
-        redirect_uri: redirectUri,
-        ...(link ? { link_email: link.email, link_session: link.sessionId } : {}),
-        created_at: nowIso(),
-        expires_at: expiresAt,
-        ttl: Math.floor(Date.parse(expiresAt) / 1000),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putOidcState(stateHash, {
+    tenant_id: tenantId,
+    nonce_hash: hash(nonce),
+    code_verifier: await seal(stateScope(tenantId, stateHash), verifier),
+    redirect_uri: redirectUri,
+    ...(link ? { link_email: link.email, link_session: link.sessionId } : {}),
+    created_at: nowIso(),
+    expires_at: expiresAt,
+    ttl: Math.floor(Date.parse(expiresAt) / 1000),
+  });
   const url = new URL(idp.authorization_endpoint);
   url.search = new URLSearchParams({
     response_type: 'code',
@@ -290,23 +283,8 @@ async function userFor(cfg: SsoConfig, tenant: Tenant, claims: JWTPayload): Prom
   const user: User = existing
     ? { ...existing, scopes }
     : { email, role: 'viewer', scopes, source: 'sso', issuer: cfg.issuer, subject: claims.sub!, created_at: at, last_sign_in_at: null };
-  try {
-    await db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: { ...keys.user(tenant.id, email), ...keys.userIndex(tenant.id, email), ...user },
-        // only the user read above is replaced: a user written meanwhile (a local one, another identity's) never is
-        ConditionExpression: existing ? '#src = :sso AND subject = :sub AND issuer = :iss' : 'attribute_not_exists(pk)',
-        ...(existing
-          ? { ExpressionAttributeNames: { '#src': 'source' }, ExpressionAttributeValues: { ':sso': 'sso', ':sub': claims.sub, ':iss': cfg.issuer } }
-          : {}),
-      }),
-    );
-  } catch (error) {
-    if ((error as { name?: string }).name === 'ConditionalCheckFailedException')
-      throw conflict(`${email} was created or changed by another sign-in at the same time: sign in again`, 'sso_identity_conflict');
-    throw error;
-  }
+  if (!(await putSsoUser(tenant.id, email, user, existing ? { issuer: cfg.issuer, subject: claims.sub! } : undefined)))
+    throw conflict(`${email} was created or changed by another sign-in at the same time: sign in again`, 'sso_identity_conflict');
   return user;
 }
 
@@ -338,22 +316,8 @@ async function linkIdentity(
   if (!user) throw refused('the signed-in user no longer exists');
   if (user.source === 'sso' || (user.issuer !== undefined && (user.issuer !== cfg.issuer || user.subject !== claims.sub)))
     throw conflict(`${email} is already bound to an identity of single sign-on`, 'sso_identity_conflict');
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.user(tenant.id, email),
-        UpdateExpression: 'SET issuer = :iss, subject = :sub',
-        ConditionExpression: 'attribute_exists(pk) AND #src <> :sso AND (attribute_not_exists(issuer) OR (issuer = :iss AND subject = :sub))',
-        ExpressionAttributeNames: { '#src': 'source' },
-        ExpressionAttributeValues: { ':iss': cfg.issuer, ':sub': claims.sub, ':sso': 'sso' },
-      }),
-    );
-  } catch (error) {
-    if ((error as { name?: string }).name === 'ConditionalCheckFailedException')
-      throw conflict(`${email} was bound to another identity meanwhile`, 'sso_identity_conflict');
-    throw error;
-  }
+  if (!(await bindUserIdentity(tenant.id, email, cfg.issuer, claims.sub!)))
+    throw conflict(`${email} was bound to another identity meanwhile`, 'sso_identity_conflict');
   return { ...user, issuer: cfg.issuer, subject: claims.sub! };
 }
 

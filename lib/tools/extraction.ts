@@ -1,4 +1,3 @@
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/v4';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { ADMIN_SCOPE } from '../auth/scopes.js';
@@ -10,11 +9,9 @@ import { forbidden, HttpError, notFound } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { newId, nowIso } from '../ids.js';
 import { createSecret, getSecret, updateSecret } from '../secrets/service.js';
-import { db, tableName } from '../store/client.js';
-import { entity } from '../store/entity.js';
-import { keys } from '../store/keys.js';
 import { getTenant } from '../store/tenants.js';
 import { sendJob } from './jobs.js';
+import { type Counts, type Job, putJob, readJob, saveJob } from './store.js';
 
 /**
  * Database extraction jobs: POST /extraction/db reads credentials out of a PostgreSQL,
@@ -68,39 +65,6 @@ const JOB_RETENTION_DAYS = 30;
 const PROGRESS_EVERY = 25;
 const SECRET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-const Counts = z.object({
-  rows: z.number().int(),
-  processed: z.number().int(),
-  created: z.number().int(),
-  updated: z.number().int(),
-  unchanged: z.number().int(),
-  failed: z.number().int(),
-});
-type Counts = z.infer<typeof Counts>;
-
-const JobItem = entity(
-  'extraction job',
-  z.object({
-    id: z.string(),
-    status: z.enum(['queued', 'running', 'succeeded', 'failed']),
-    connection_id: z.string(),
-    engine: z.string().nullable().default(null),
-    source: z.record(z.string(), z.string()),
-    name_prefix: z.string(),
-    max_rows: z.number().int(),
-    counts: Counts,
-    truncated: z.boolean().default(false),
-    errors: z.array(z.object({ row: z.number().int(), name: z.string().nullable(), error: z.string() })),
-    error: z.string().nullable().default(null),
-    principal: z.object({ kind: z.string(), id: z.string(), user: z.string().nullable(), scopes: z.array(z.string()) }),
-    created_at: z.string(),
-    started_at: z.string().nullable().default(null),
-    finished_at: z.string().nullable().default(null),
-    attempts: z.number().int().default(0),
-  }),
-);
-type Job = ReturnType<typeof JobItem.parse>;
-
 const ZERO: Counts = { rows: 0, processed: 0, created: 0, updated: 0, unchanged: 0, failed: 0 };
 
 const view = (j: Job) => ({
@@ -152,13 +116,7 @@ export async function startExtraction(ctx: CallContext, body: ExtractBody) {
     attempts: 0,
   };
   const ttl = Math.floor(Date.now() / 1000) + JOB_RETENTION_DAYS * 86_400;
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: { ...keys.extractionJob(tenantId, id), ...job, ttl },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putJob(tenantId, id, job, ttl);
   await recordAudit(ctx, tenantId, {
     action: 'extraction.start',
     resource: { type: 'extraction_job', id },
@@ -168,35 +126,10 @@ export async function startExtraction(ctx: CallContext, body: ExtractBody) {
   return view(job);
 }
 
-async function readJob(tenantId: string, id: string): Promise<Job | undefined> {
-  const res = await db().send(new GetCommand({ TableName: tableName(), Key: keys.extractionJob(tenantId, id), ConsistentRead: true }));
-  return res.Item ? JobItem.parse(res.Item) : undefined;
-}
-
 export async function getExtractionJob(ctx: CallContext, id: string) {
   const job = await readJob(ctx.principal.tenantId, id);
   if (!job) throw notFound('extraction job');
   return view(job);
-}
-
-async function saveJob(tenantId: string, id: string, fields: Partial<Job>): Promise<void> {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets = Object.entries(fields).map(([k, v], i) => {
-    names[`#f${i}`] = k;
-    values[`:v${i}`] = v;
-    return `#f${i} = :v${i}`;
-  });
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.extractionJob(tenantId, id),
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: values,
-      ConditionExpression: 'attribute_exists(pk)',
-    }),
-  );
 }
 
 /** A result row: columns name, value and optionally username, url. */

@@ -1,5 +1,3 @@
-import * as z from 'zod/v4';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { commit } from '../audit/audit.js';
 import {
   checkPoll,
@@ -18,12 +16,12 @@ import {
 import type { CallContext } from '../auth/principal.js';
 import { forbidden, notFound } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
-import { entity, nullable } from '../store/entity.js';
+import { tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { getTenant } from '../store/tenants.js';
 import { TxConditionFailed } from '../store/tx.js';
 import { openSession, type RequestFacts, type SessionTokens } from './sessions.js';
+import { type CliLogin, getLogin, readCliUserCode } from './store.js';
 import { getUser } from './users.js';
 
 /**
@@ -53,29 +51,6 @@ import { getUser } from './users.js';
  */
 
 type Status = 'pending' | 'approved' | 'denied' | 'issued';
-
-const CliLoginSchema = z.object({
-  id: z.string(),
-  code_hash: z.string(),
-  user_code_hash: z.string(),
-  client_id: nullable(z.string()),
-  name: nullable(z.string()),
-  status: z.enum(['pending', 'approved', 'denied', 'issued']),
-  created_at: z.string(),
-  expires_at: z.number(),
-  interval: z.number(),
-  last_poll_at: z.number().default(0),
-  tenant_id: nullable(z.string()),
-  user: nullable(z.string()),
-  decided_at: nullable(z.string()),
-});
-type CliLogin = z.output<typeof CliLoginSchema>;
-const CliLoginItem = entity('CLI login', CliLoginSchema);
-
-async function getLogin(codeHash: string): Promise<CliLogin | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.cliLogin(codeHash), ConsistentRead: true }));
-  return out.Item ? CliLoginItem.parse(out.Item) : undefined;
-}
 
 export async function startCliLogin(
   input: { client_id?: string | undefined; name?: string | undefined },
@@ -120,9 +95,9 @@ async function pendingByUserCode(userCode: string): Promise<CliLogin> {
   const code = normaliseUserCode(userCode);
   const now = Math.floor(Date.now() / 1000);
   if (!code) throw noPending();
-  const pointer = await db().send(new GetCommand({ TableName: tableName(), Key: keys.cliUserCode(sha256(code)), ConsistentRead: true }));
-  if (!pointer.Item || Number(pointer.Item.ttl) <= now) throw noPending();
-  const rec = await getLogin(pointer.Item.code_hash as string);
+  const pointer = await readCliUserCode(sha256(code));
+  if (!pointer || Number(pointer.ttl) <= now) throw noPending();
+  const rec = await getLogin(pointer.code_hash as string);
   if (!rec || rec.user_code_hash !== sha256(code) || rec.status !== 'pending' || now >= rec.expires_at) throw noPending();
   return rec;
 }

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type AuthenticationResponseJSON,
   generateAuthenticationOptions,
@@ -8,21 +7,18 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
-import * as z from 'zod/v4';
 import { commit } from '../audit/audit.js';
 import type { CallContext } from '../auth/principal.js';
 import { ADMIN_SCOPE } from '../auth/scopes.js';
 import { config } from '../config.js';
 import { conflict, forbidden, notFound, unauthorized } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
-import { entity, nullable } from '../store/entity.js';
+import { tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
-import { queryAll } from '../store/pagination.js';
 import { getTenant } from '../store/tenants.js';
 import { TxConditionFailed } from '../store/tx.js';
 import { openSession, type RequestFacts, type SessionTokens } from './sessions.js';
-import { spend } from './single-use.js';
+import { getPasskey, listPasskeys, type Passkey, putChallenge as storeChallenge, spend } from './store.js';
 import { getUser } from './users.js';
 
 /**
@@ -44,21 +40,6 @@ function relyingParty(): { rpID: string; origin: string } {
   return { rpID: host, origin: `${base.protocol}//${host}${base.port ? `:${base.port}` : ''}` };
 }
 
-const PasskeyItem = z.object({
-  id: z.string(),
-  user: z.string(),
-  name: z.string(),
-  public_key: z.instanceof(Uint8Array),
-  counter: z.number().int().min(0),
-  transports: z.array(z.string()),
-  device_type: z.string(),
-  backed_up: z.boolean(),
-  created_at: z.string(),
-  last_used_at: nullable(z.string()),
-});
-type Passkey = z.output<typeof PasskeyItem>;
-const passkeys = entity('passkey', PasskeyItem);
-
 const view = (p: Passkey) => ({
   id: p.id,
   user: p.user,
@@ -71,28 +52,9 @@ const view = (p: Passkey) => ({
   last_used_at: p.last_used_at,
 });
 
-const listPasskeys = async (tenantId: string): Promise<Passkey[]> =>
-  (await queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.passkeyPrefix } })).map((i) => passkeys.parse(i));
-
-async function getPasskey(tenantId: string, id: string): Promise<Passkey | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.passkey(tenantId, id), ConsistentRead: true }));
-  return out.Item ? passkeys.parse(out.Item) : undefined;
-}
-
 async function putChallenge(item: Record<string, unknown>): Promise<string> {
   const id = newId();
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: {
-        ...keys.webauthnChallenge(id),
-        ...item,
-        expires_at: new Date(Date.now() + CHALLENGE_SECONDS * 1000).toISOString(),
-        ttl: Math.floor(Date.now() / 1000) + CHALLENGE_SECONDS,
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await storeChallenge(id, item, CHALLENGE_SECONDS);
   return id;
 }
 

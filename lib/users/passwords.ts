@@ -1,17 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { commit } from '../audit/audit.js';
 import { authenticateBearer, type Headers, header } from '../authn/authenticate.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { open, seal } from '../crypto/envelope.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
+import { tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { openSession, type RequestFacts, revokeUserSessions, type SessionTokens } from './sessions.js';
 import { spend } from './single-use.js';
+import { putSrpChallenge, readPasswordReset } from './store.js';
 import { serverEphemeral, validClientEphemeral, validVerifier, verifyClientProof } from './srp.js';
 import { getUser } from './users.js';
 
@@ -57,8 +57,7 @@ export async function registerVerifier(input: RegisterInput, headers: Headers, r
   let tenant: Tenant | undefined;
   if (input.reset_token !== undefined) {
     const hash = hashToken(input.reset_token);
-    const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.passwordReset(hash), ConsistentRead: true }));
-    const item = out.Item;
+    const item = await readPasswordReset(hash);
     if (!item || item.tenant_id !== input.tenant_id || item.email !== input.email || Date.parse(String(item.expires_at)) <= Date.now()) {
       throw unauthorized('unknown, used or expired reset token');
     }
@@ -124,22 +123,15 @@ export async function beginVerify(input: { tenant_id: string; email: string; cli
   const ephemeral = serverEphemeral(verifier ?? randomBytes(255).toString('hex').padStart(512, '0'));
   const id = newId();
   const expiresAt = new Date(Date.now() + CHALLENGE_SECONDS * 1000).toISOString();
-  await db().send(
-    new PutCommand({
-      TableName: tableName(),
-      Item: {
-        ...keys.srpChallenge(id),
-        tenant_id: input.tenant_id,
-        email: input.email,
-        decoy: !known,
-        client_public: input.client_public.toLowerCase(),
-        ...(known ? { server_secret: await seal(challengeScope(input.tenant_id, id), ephemeral.secret) } : {}),
-        expires_at: expiresAt,
-        ttl: epochIn(CHALLENGE_SECONDS),
-      },
-      ConditionExpression: 'attribute_not_exists(pk)',
-    }),
-  );
+  await putSrpChallenge(id, {
+    tenant_id: input.tenant_id,
+    email: input.email,
+    decoy: !known,
+    client_public: input.client_public.toLowerCase(),
+    ...(known ? { server_secret: await seal(challengeScope(input.tenant_id, id), ephemeral.secret) } : {}),
+    expires_at: expiresAt,
+    ttl: epochIn(CHALLENGE_SECONDS),
+  });
   return {
     challenge_id: id,
     salt: known ? user.srp_salt! : decoySalt(tenant, input.tenant_id, input.email),

@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { commit } from '../audit/audit.js';
 import { open, seal } from '../crypto/envelope.js';
 import { type ClientTokenFacts, issueAccessToken, verifyAccessToken } from '../auth/jwt.js';
@@ -7,12 +6,13 @@ import type { CallContext, Principal } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
+import { tableName } from '../store/client.js';
 import { queryAll } from '../store/pagination.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { isIdentityScope } from '../auth/authorization-server.js';
+import { readRefreshToken, readSession, type SessionItem } from './store.js';
 import { getUser, scopesOf, type User } from './users.js';
 
 /**
@@ -234,27 +234,9 @@ async function startSession(
   };
 }
 
-interface SessionItem {
-  readonly id: string;
-  readonly user: string;
-  readonly status: string;
-  readonly created_at?: string;
-  readonly expires_at: string;
-  /** An OAuth client's session (lib/oauth): the client and the scopes it was granted. */
-  readonly client_id?: string;
-  readonly scopes?: string[];
-  /** Its tokens' issuer when the authorization server opened it (RFC 9068). */
-  readonly issuer?: string;
-}
-
 /** What an OAuth client's token says of its client and issuer (RFC 9068); undefined for the service's own sessions. */
 const clientFacts = (s: { readonly client_id?: string | undefined; readonly issuer?: string | undefined }): ClientTokenFacts | undefined =>
   s.client_id && s.issuer ? { clientId: s.client_id, issuer: s.issuer } : undefined;
-
-async function readSession(tenantId: string, sessionId: string): Promise<SessionItem | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.session(tenantId, sessionId), ConsistentRead: true }));
-  return out.Item as SessionItem | undefined;
-}
 
 type RevokeReason = 'sign_out' | 'refresh_token_reuse' | 'password_reset' | 'token_revocation' | 'authorization_code_reuse';
 
@@ -318,8 +300,8 @@ async function retriedRefresh(item: Record<string, unknown>, hash: string, sessi
   if (session.status !== 'active' || Date.parse(session.expires_at) <= Date.now()) return undefined;
   const tenantId = item.tenant_id as string;
   const successor = (await open(successorScope(tenantId, hash), item.successor)).toString('utf8');
-  const next = await db().send(new GetCommand({ TableName: tableName(), Key: keys.refreshToken(hashToken(successor)), ConsistentRead: true }));
-  if (!next.Item || next.Item.used !== false || next.Item.session_id !== session.id) return undefined;
+  const next = await readRefreshToken(hashToken(successor));
+  if (!next || next.used !== false || next.session_id !== session.id) return undefined;
   return tokens(tenantId, session.user, scopes, session.id, successor, clientFacts(session));
 }
 
@@ -332,7 +314,7 @@ async function retriedRefresh(item: Record<string, unknown>, hash: string, sessi
  */
 export async function refreshSession(token: string, request: RequestFacts, clientId?: string): Promise<SessionTokens> {
   const hash = hashToken(token);
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.refreshToken(hash), ConsistentRead: true }));
+  const out = { Item: await readRefreshToken(hash) };
   if (!out.Item) throw unauthorized('unknown or expired refresh token');
   const tenantId = out.Item.tenant_id as string;
   const sessionId = out.Item.session_id as string;
@@ -435,7 +417,7 @@ export async function sessionOfToken(
   let sessionId: string | undefined;
   let refreshUsed: boolean | undefined;
   if (REFRESH_TOKEN_RE.test(token)) {
-    const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.refreshToken(hashToken(token)), ConsistentRead: true }));
+    const out = { Item: await readRefreshToken(hashToken(token)) };
     tenantId = out.Item?.tenant_id as string | undefined;
     sessionId = out.Item?.session_id as string | undefined;
     refreshUsed = out.Item?.used === true;

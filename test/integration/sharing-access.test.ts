@@ -4,7 +4,7 @@ import type { CallContext } from '../../lib/auth/principal.js';
 import { table } from './table.js';
 import * as access from '../../lib/sharing/access.js';
 import { createResource } from '../../lib/resources/store.js';
-import { shareItems } from '../../lib/sharing/shares.js';
+import { shareItems } from '../../lib/sharing/store/shares.js';
 import { transact } from '../../lib/store/tx.js';
 import { HttpError, notFound } from '../../lib/core/errors.js';
 

@@ -133,6 +133,46 @@ describe('folder directions', () => {
     expect(bad).toEqual([]);
   });
 
+  /**
+   * Data access has a home (issue 34): a "feature store module" is lib/store/** (the table
+   * machinery) or, inside a feature folder lib/<feature>/, its `store.ts` or `store/` folder,
+   * which declares the feature's keys and item shapes and exposes named data-access functions.
+   * No other lib file builds a DynamoDB command: it imports no value (a command, a client, an
+   * SDK error) from @aws-sdk/lib-dynamodb or @aws-sdk/client-dynamodb; a type-only import
+   * builds nothing.
+   */
+  const isStoreModule = (f: string) => /^lib\/store\//.test(f) || /^lib\/[^/]+\/store(\.ts$|\/)/.test(f);
+  const SDK_IMPORT_RE = /^\s*import\s+(type\s+)?(\{[^}]*\}|[^'"]*?)\s*from\s*['"]@aws-sdk\/(?:lib|client)-dynamodb['"]/gm;
+  /** Whether `src` imports a value (not only types) from the DynamoDB SDK. */
+  const importsSdkValue = (src: string) =>
+    /\bimport\s*\(\s*['"]@aws-sdk\/(?:lib|client)-dynamodb['"]/.test(src) ||
+    [...src.matchAll(SDK_IMPORT_RE)].some(([, typeOnly, clause]) => {
+      if (typeOnly) return false;
+      const names = clause!
+        .replace(/[{}]/g, '')
+        .split(',')
+        .map((n) => n.trim())
+        .filter(Boolean);
+      return !clause!.startsWith('{') || names.some((n) => !n.startsWith('type '));
+    });
+
+  it('no lib file outside the feature store modules builds a DynamoDB command', () => {
+    const bad = files('lib').filter((f) => !isStoreModule(f) && importsSdkValue(readFileSync(join(ROOT, f), 'utf8')));
+    expect(bad, "move these files' DynamoDB commands into their feature's store module (lib/<feature>/store.ts)").toEqual([]);
+  });
+
+  it('tells a command import from a type-only one', () => {
+    expect(importsSdkValue("import { GetCommand } from '@aws-sdk/lib-dynamodb';")).toBe(true);
+    expect(importsSdkValue("import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';")).toBe(true);
+    expect(importsSdkValue("import { type PutCommandInput, PutCommand } from '@aws-sdk/lib-dynamodb';")).toBe(true);
+    expect(importsSdkValue("import * as ddb from '@aws-sdk/lib-dynamodb';")).toBe(true);
+    expect(importsSdkValue("const { GetCommand } = await import('@aws-sdk/lib-dynamodb');")).toBe(true);
+    expect(importsSdkValue("import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';")).toBe(false);
+    expect(importsSdkValue("import { type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';")).toBe(false);
+    expect(isStoreModule('lib/users/store.ts') && isStoreModule('lib/sharing/store/shares.ts') && isStoreModule('lib/store/tx.ts')).toBe(true);
+    expect(isStoreModule('lib/users/sessions.ts') || isStoreModule('lib/resources/store-helpers.ts')).toBe(false);
+  });
+
   it('reads the imports it judges (the parser sees static, type-only and dynamic imports)', () => {
     expect(GRAPH.get('lib/events/queue.ts')).toEqual(
       expect.arrayContaining(['lib/config.ts', 'lib/events/queue-port.ts', 'lib/events/memory-queue.ts', 'lib/events/sqs-queue.ts']),

@@ -1,10 +1,10 @@
 import * as z from 'zod/v4';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../store/client.js';
-import { entity, nullable } from '../store/entity.js';
-import { keys } from '../store/keys.js';
-import { queryAll } from '../store/pagination.js';
-import type { TxItem } from '../store/tx.js';
+import { db, tableName } from '../../store/client.js';
+import { entity, nullable } from '../../store/entity.js';
+import { keys } from '../../store/keys.js';
+import { queryAll } from '../../store/pagination.js';
+import type { TxItem } from '../../store/tx.js';
 
 /**
  * Shares: one resource of one account shared with a user (an e-mail address) of any account.

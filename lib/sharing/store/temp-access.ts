@@ -1,11 +1,11 @@
-import { entity, nullable } from '../store/entity.js';
+import { entity, nullable } from '../../store/entity.js';
 import * as z from 'zod/v4';
 import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { db, tableName } from '../store/client.js';
-import { keys } from '../store/keys.js';
-import type { TxItem } from '../store/tx.js';
-import { queryAll } from '../store/pagination.js';
+import { db, tableName } from '../../store/client.js';
+import { keys } from '../../store/keys.js';
+import type { TxItem } from '../../store/tx.js';
+import { queryAll } from '../../store/pagination.js';
 
 /**
  * Temporary access grants: a random token (`sct_` + 256 bits, base64url) that reads one

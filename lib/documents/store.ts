@@ -1,8 +1,10 @@
 import * as z from 'zod/v4';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../store/client.js';
 import { entity, nullable } from '../store/entity.js';
 import { keys } from '../store/keys.js';
+import { queryAll } from '../store/pagination.js';
+import type { TxItem } from '../store/tx.js';
 
 /**
  * The items of a protected document (lib/store/keys.ts): its metadata `DOC#<id>` in the
@@ -95,4 +97,42 @@ export async function readGrant(tenantId: string, documentId: string, grantId: s
     new GetCommand({ TableName: tableName(), Key: keys.documentGrant(tenantId, documentId, grantId), ConsistentRead: true }),
   );
   return out.Item ? GrantItem.parse(out.Item) : undefined;
+}
+
+// --- uploads (lib/documents/upload.ts): the intent `DOCUPLOAD#<id>` written before the object
+
+export async function putUploadIntent(tenantId: string, id: string, objectKey: string, createdAt: string): Promise<void> {
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: { ...keys.documentUpload(tenantId, id), id, object_key: objectKey, created_at: createdAt },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    }),
+  );
+}
+
+/** The document's metadata item (a transaction item), never overwriting one. */
+export const documentPut = (tenantId: string, id: string, doc: Record<string, unknown>): TxItem => ({
+  Put: { TableName: tableName(), Item: { ...doc, ...keys.document(tenantId, id) }, ConditionExpression: 'attribute_not_exists(pk)' },
+});
+
+/** The end of an upload's intent (a transaction item). */
+export const uploadIntentDelete = (tenantId: string, id: string): TxItem => ({
+  Delete: { TableName: tableName(), Key: keys.documentUpload(tenantId, id) },
+});
+
+export async function deleteUploadIntent(tenantId: string, id: string): Promise<void> {
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.documentUpload(tenantId, id) }));
+}
+
+/** Up to `max` of the account's upload intents. */
+export const uploadIntents = (tenantId: string, max: number) =>
+  queryAll({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.documentUploadPrefix } }, max);
+
+/** Whether the document's metadata item exists (a projected consistent read). */
+export async function documentRecorded(tenantId: string, id: string): Promise<boolean> {
+  const recorded = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.document(tenantId, id), ConsistentRead: true, ProjectionExpression: 'pk' }),
+  );
+  return recorded.Item !== undefined;
 }
