@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { config } from '../config.js';
 import { keyProvider } from '../crypto/envelope.js';
+import { KeyCache } from '../crypto/key-cache.js';
 import { currentScope, TenantScopeViolation } from '../tenancy/scope.js';
 
 /**
@@ -33,34 +34,13 @@ const MAX_KEYS = 1000;
 interface Held {
   readonly key: Buffer;
   readonly wrapped: string;
-  readonly expires: number;
 }
 
-const senderKeys = new Map<string, Promise<Held>>();
-const writerKeys = new Map<string, Promise<Held>>();
+/** Per container for DATA_KEY_CACHE_SECONDS (lib/crypto/key-cache.ts). */
+const keyCache = () => new KeyCache<Held>({ max: MAX_KEYS, ttlMs: () => config().DATA_KEY_CACHE_SECONDS * 1000 });
+const senderKeys = keyCache();
+const writerKeys = keyCache();
 let calls = { generated: 0, opened: 0 };
-
-function remember(map: Map<string, Promise<Held>>, id: string, held: Promise<Held>): Promise<Held> {
-  if (map.size >= MAX_KEYS) map.delete(map.keys().next().value as string);
-  map.set(id, held);
-  // a failed call is not kept: the next message tries again
-  held.catch(() => {
-    if (map.get(id) === held) map.delete(id);
-  });
-  return held;
-}
-
-async function cached(map: Map<string, Promise<Held>>, id: string, make: () => Promise<Held>): Promise<Held> {
-  const hit = map.get(id);
-  if (hit) {
-    const held = await hit.catch(() => undefined);
-    if (held && held.expires > Date.now()) return held;
-    if (map.get(id) === hit) map.delete(id);
-  }
-  return remember(map, id, make());
-}
-
-const ttlMs = () => config().DATA_KEY_CACHE_SECONDS * 1000;
 
 /**
  * The sender's audit key of `tenantId`, from this container's cache while it lasts. Inside a
@@ -71,10 +51,10 @@ export async function senderAuditKey(tenantId: string): Promise<{ key: Buffer; w
   const scoped = currentScope()?.tenantId;
   if (scoped !== undefined && scoped !== tenantId)
     throw new TenantScopeViolation(`a request of tenant ${scoped} cannot send an audit entry of another tenant`);
-  return cached(senderKeys, tenantId, async () => {
+  return senderKeys.get(tenantId, async () => {
     calls.generated++;
     const dk = await keyProvider().generateDataKey(auditKeyContext(tenantId));
-    return { key: Buffer.from(dk.plaintext), wrapped: Buffer.from(dk.wrapped).toString('base64'), expires: Date.now() + ttlMs() };
+    return { key: Buffer.from(dk.plaintext), wrapped: Buffer.from(dk.wrapped).toString('base64') };
   });
 }
 
@@ -84,10 +64,10 @@ export async function senderAuditKey(tenantId: string): Promise<{ key: Buffer; w
  * (tenant, ciphertext): a ciphertext opened for A is never reused for a message claiming B.
  */
 export async function writerAuditKey(tenantId: string, wrapped: string): Promise<Buffer> {
-  const held = await cached(writerKeys, `${tenantId}\u0000${wrapped}`, async () => {
+  const held = await writerKeys.get(`${tenantId}\u0000${wrapped}`, async () => {
     calls.opened++;
     const key = await keyProvider().decryptDataKey(Buffer.from(wrapped, 'base64'), auditKeyContext(tenantId));
-    return { key: Buffer.from(key), wrapped, expires: Date.now() + ttlMs() };
+    return { key: Buffer.from(key), wrapped };
   });
   return held.key;
 }

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { serviceKeyProvider } from '../crypto/envelope.js';
+import { KeyCache } from '../crypto/key-cache.js';
 import { readSealedSession, writeSealedSession } from '../store/tenant-sessions.js';
 import { type SessionCredentials, type SessionStore, TENANT_SESSION_PURPOSE } from '../tenancy/credentials.js';
 
@@ -26,28 +27,15 @@ const roleNameOf = (roleArn: string): string => roleArn.slice(roleArn.lastIndexO
 const contextOf = (roleName: string) => ({ purpose: PURPOSE, tenant_role: roleName });
 const aadOf = (roleName: string, tenantId: string) => Buffer.from(`${PURPOSE}\u0000${roleName}\u0000${tenantId}`);
 
-let sealKey: { readonly role: string; readonly plaintext: Buffer; readonly wrapped: Uint8Array; readonly until: number } | undefined;
+/** The data key this container seals with, per role (one role per function), for SEAL_KEY_MS (lib/crypto/key-cache.ts). */
+const sealKeys = new KeyCache<{ readonly plaintext: Buffer; readonly wrapped: Uint8Array }>({ max: 1, ttlMs: SEAL_KEY_MS });
 /** Data keys opened, by their wrapped form: a container opens each key once. */
-const opened = new Map<string, Buffer>();
+const opened = new KeyCache<Buffer>({ max: MAX_OPEN_KEYS, ttlMs: Number.POSITIVE_INFINITY });
 
-async function keyToSeal(roleName: string) {
-  if (!sealKey || sealKey.role !== roleName || sealKey.until < Date.now()) {
-    const k = await serviceKeyProvider().generateDataKey(contextOf(roleName));
-    sealKey = { role: roleName, plaintext: k.plaintext, wrapped: k.wrapped, until: Date.now() + SEAL_KEY_MS };
-  }
-  return sealKey;
-}
+const keyToSeal = (roleName: string) => sealKeys.get(roleName, () => serviceKeyProvider().generateDataKey(contextOf(roleName)));
 
-async function keyToOpen(roleName: string, wrapped: Uint8Array): Promise<Buffer> {
-  const id = Buffer.from(wrapped).toString('base64');
-  let key = opened.get(id);
-  if (!key) {
-    key = await serviceKeyProvider().decryptDataKey(wrapped, contextOf(roleName));
-    if (opened.size >= MAX_OPEN_KEYS) opened.delete(opened.keys().next().value as string);
-    opened.set(id, key);
-  }
-  return key;
-}
+const keyToOpen = (roleName: string, wrapped: Uint8Array): Promise<Buffer> =>
+  opened.get(Buffer.from(wrapped).toString('base64'), () => serviceKeyProvider().decryptDataKey(wrapped, contextOf(roleName)));
 
 export const tableSessionStore: SessionStore = {
   async get(roleArn, tenantId) {

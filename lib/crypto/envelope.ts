@@ -8,6 +8,7 @@ import { admitted } from '../core/admission.js';
 import { METRIC, observeClient } from '../core/metrics.js';
 import { tenantCredentials } from '../tenancy/credentials.js';
 import { currentScope, TenantScopeViolation } from '../tenancy/scope.js';
+import { KeyCache } from './key-cache.js';
 import { loadMasterKey, localKeyring } from './keyring.js';
 import type { KeyProvider } from './provider.js';
 import { isConditionFailure, putDataKey, readDataKey } from './store.js';
@@ -34,12 +35,12 @@ const HEADER = 1 + 16 + 12 + 16;
 interface CachedKey {
   readonly id: string;
   readonly key: Buffer;
-  readonly expires: number;
 }
 
 let provider: KeyProvider | undefined;
-const cache = new Map<string, CachedKey>();
 const MAX_CACHED_TENANTS = 5000;
+/** Tenant data keys, unwrapped, per container for DATA_KEY_CACHE_SECONDS (lib/crypto/key-cache.ts). */
+const cache = new KeyCache<CachedKey>({ max: MAX_CACHED_TENANTS, ttlMs: () => config().DATA_KEY_CACHE_SECONDS * 1000 });
 
 let serviceKms: KMSClient | undefined;
 const tenantKms = new Map<string, KMSClient>();
@@ -153,16 +154,12 @@ async function loadTenantKey(tenantId: string): Promise<CachedKey> {
   // in a tenant scope, only that tenant's key: the process's key cache is not a way around the tenant role
   const scoped = currentScope()?.tenantId;
   if (scoped !== undefined && scoped !== tenantId) throw new TenantScopeViolation(`a request of tenant ${scoped} cannot use another tenant's data key`);
-  const hit = cache.get(tenantId);
-  if (hit && hit.expires > Date.now()) return hit;
+  return cache.get(tenantId, () => fetchTenantKey(tenantId));
+}
+
+/** The tenant's data key record, created on first use, and its key unwrapped by the key provider. */
+async function fetchTenantKey(tenantId: string): Promise<CachedKey> {
   const context = { tenant_id: tenantId };
-  const ttl = config().DATA_KEY_CACHE_SECONDS * 1000;
-  const remember = (id: string, key: Buffer): CachedKey => {
-    if (cache.size >= MAX_CACHED_TENANTS) cache.delete(cache.keys().next().value as string);
-    const entry = { id, key, expires: Date.now() + ttl };
-    cache.set(tenantId, entry);
-    return entry;
-  };
   const read = () => readDataKey(tenantId);
   let item = await read();
   if (!item) {
@@ -170,7 +167,7 @@ async function loadTenantKey(tenantId: string): Promise<CachedKey> {
     const id = newId();
     try {
       await putDataKey(tenantId, { dek_id: id, wrapped: fresh.wrapped, provider: keyProvider().name, created_at: nowIso() });
-      return remember(id, fresh.plaintext);
+      return { id, key: fresh.plaintext };
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       item = await read(); // another writer created it first: use theirs
@@ -178,7 +175,7 @@ async function loadTenantKey(tenantId: string): Promise<CachedKey> {
     }
   }
   const plaintext = await keyProvider().decryptDataKey(item.wrapped as Uint8Array, context);
-  return remember(item.dek_id as string, plaintext);
+  return { id: item.dek_id as string, key: plaintext };
 }
 
 export async function seal(scope: SealScope, plaintext: string | Buffer): Promise<Uint8Array> {

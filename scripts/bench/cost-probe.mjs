@@ -14,9 +14,16 @@
  *   (lib/crypto/envelope.ts): recorded as KMS calls.
  *
  * Records are appended as JSON lines to COST_PROBE_FILE every 250 ms.
+ *
+ * A paced clock, for the busy-container run only (COST_CLOCK_FILE): `Date.now` of the process
+ * runs F times slower than the real clock, F read from that file (written by the bench, 1 by
+ * default). The limiter counts admissions per second of `Date.now` (lib/ratelimit/bucket.ts),
+ * so N requests a real second are F × N a second as it sees them: a machine too loaded to
+ * answer 20 requests a second still shows what the process does at that rate. Every call and
+ * byte is still real and counted as above; the probe's own timestamps use the real clock.
  */
 import { channel } from 'node:diagnostics_channel';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const file = process.env.COST_PROBE_FILE;
@@ -92,4 +99,26 @@ if (file) {
     const at = performance.timeOrigin + performance.now();
     pending.push({ service: 'KMS', op: String(message?.operation ?? '?'), start: at, end: at, local: true });
   });
+}
+
+const clockFile = process.env.COST_CLOCK_FILE;
+if (clockFile) {
+  const realNow = Date.now.bind(Date);
+  let anchorReal = realNow();
+  let anchorVirtual = anchorReal;
+  let factor = 1;
+  const virtualNow = () => anchorVirtual + (realNow() - anchorReal) / factor;
+  Date.now = () => Math.floor(virtualNow());
+  setInterval(() => {
+    let f;
+    try {
+      f = Number(readFileSync(clockFile, 'utf8'));
+    } catch {
+      return;
+    }
+    if (!(f >= 1) || f === factor) return;
+    anchorVirtual = virtualNow();
+    anchorReal = realNow();
+    factor = f;
+  }, 100).unref();
 }

@@ -25,13 +25,22 @@
  *   each at the in-region latency LATENCY_MS assumes;
  * - writer invocations: one per batch the writer's mapping received.
  *
- *   npm run bench:cost      (COST_REQUESTS=40, COST_COLD_RATE=0.01, COST_SKIP_FIXED=1 skips the synthesis)
+ * Then GET of a secret once more as one busy container (COST_BUSY_LANES in flight, after a
+ * warm-up at that rate), paced to COST_BUSY_RATE requests a second of the runtime's clock
+ * when the machine answers fewer (the probe's paced clock), and printed as ratios to the
+ * quiet run of the same route in the same runtime: the limiter leases tokens at 10+ admitted
+ * requests a second per container (docs/capacity.md, "Leased tokens").
+ *
+ *   npm run bench:cost      (COST_REQUESTS=40, COST_COLD_RATE=0.01, COST_SKIP_FIXED=1 skips the synthesis,
+ *                            COST_ROUTES=<regex> measures only those routes, COST_BUSY_LANES=0 skips the busy run,
+ *                            COST_BUSY_RATE=0 leaves the clock real, COST_XRAY_SAMPLED=0.01 prices another sampling rule)
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { generateApiKey } from '../../lib/auth/api-keys.js';
+import { LEASE_MAX, LEASE_MIN_RATE } from '../../lib/ratelimit/bucket.js';
 import { postgresServer, type TestServer } from '../../test/helpers/databases.js';
 import { generateDeviceKey, signedFetch } from '../agent-client.js';
 import { fixedCosts, printFixed } from './cost-fixed.js';
@@ -45,6 +54,29 @@ const REQUESTS = Number(process.env.COST_REQUESTS ?? 40);
  * loaded machine answering one request at a time may never reach. The achieved rate is printed.
  */
 const CONCURRENCY = Math.max(1, Number(process.env.COST_CONCURRENCY ?? 1));
+/** Routes measured (a regular expression on the route's name; default all). GET /health is always measured. */
+const ONLY = process.env.COST_ROUTES ? new RegExp(process.env.COST_ROUTES) : undefined;
+/**
+ * Requests in flight at once for GET of a secret as a busy container (0: not measured).
+ * Default 1: a Lambda container serves one request at a time, and more in flight in one
+ * process would overstate the writes (requests that arrive while the write taking a lease is
+ * in flight each write too). The limiter's state is per process, and the local runtime is one
+ * process: it is the container. Measured after the quiet run of the same route in the same
+ * runtime, and reported as ratios to it.
+ */
+const BUSY_LANES = Math.max(0, Number(process.env.COST_BUSY_LANES ?? 1));
+/** The busy run's requests, after BUSY_WARMUP_MS (paced: 2 × COST_BUSY_RATE requests) at the same rate (the lease is sized by the previous second's admissions). */
+const BUSY_REQUESTS = Number(process.env.COST_BUSY_REQUESTS ?? 100);
+const BUSY_WARMUP_MS = 3000;
+/**
+ * The rate (requests a second, as the process's clock counts them) the busy run is paced to
+ * when the machine answers fewer (0: the real clock only). The probe's paced clock
+ * (scripts/bench/cost-probe.mjs) slows the runtime's `Date.now` by F = this rate / the rate
+ * answered, re-read every half second. 25 a second is a container answering in 40 ms, about
+ * the billed duration of a GET measured here: what one saturated Lambda container serves.
+ */
+const BUSY_RATE = Math.max(0, Number(process.env.COST_BUSY_RATE ?? 25));
+const BUSY_ROUTE = 'GET /api/v1/secrets/{name}, busy container';
 const WARMUP = 3;
 const DRAIN_MS = 3000;
 const IDLE_MS = 6000;
@@ -82,7 +114,8 @@ export const PRICES = {
   logsIngestPerGb: 0.5,
   /** Per trace recorded; the default sampling rule records 1 request/s and 5 % of the rest. */
   xrayPerMillionTraces: 5,
-  xraySampled: 0.05,
+  /** COST_XRAY_SAMPLED: the operator's sampling rule (an X-Ray setting of the account, not of this service's templates). */
+  xraySampled: Number(process.env.COST_XRAY_SAMPLED ?? 0.05),
   secretsManagerPer10kCalls: 0.05,
   secretsManagerPerSecretMonth: 0.4,
 } as const;
@@ -116,6 +149,11 @@ export interface RouteCost {
   /** The longest chain of AWS calls a request waited for, at LATENCY_MS (median). */
   readonly waitMs: number;
   readonly ops: string;
+  /** Requests a second answered while measuring, and how many were in flight at once. */
+  readonly rate: number;
+  readonly lanes: number;
+  /** The rate as the runtime's (paced) clock counted it: the rate its limiter saw. */
+  readonly processRate: number;
 }
 
 const cpuMsOf = (pid: number) => {
@@ -185,12 +223,15 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
   const probeDir = mkdtempSync(join(tmpdir(), 'secrets-cost-'));
   const probeFile = join(probeDir, 'probe.jsonl');
   writeFileSync(probeFile, '');
+  const clockFile = join(probeDir, 'clock');
+  writeFileSync(clockFile, '1');
   const probe = resolve('scripts/bench/cost-probe.mjs');
   const rt = await startRuntime(rootKey, {
     env: {
       // metrics are on in Lambda (Powertools' default) and off locally: their EMF lines are log bytes AWS ingests
       POWERTOOLS_METRICS_DISABLED: 'false',
       COST_PROBE_FILE: probeFile,
+      COST_CLOCK_FILE: clockFile,
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import ${probe}`.trim() },
   });
   let pgServer: TestServer | undefined;
@@ -212,7 +253,15 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
     const idleSpan = idle1.t - idle0.t;
     const idleRate = { cpuMs: (idle1.cpu - idle0.cpu) / idleSpan, logBytes: (idle1.log - idle0.log) / idleSpan };
 
-    const measure = async (route: string, send: () => Promise<{ status: number; text: string }>, expected: number, n = REQUESTS, lanes = 1): Promise<RouteCost> => {
+    const measure = async (
+      route: string,
+      send: () => Promise<{ status: number; text: string }>,
+      expected: number,
+      n = REQUESTS,
+      lanes = 1,
+      warmupMs = 0,
+      pacedRate = 0,
+    ): Promise<RouteCost> => {
       for (let i = 0; i < WARMUP; i++) {
         const r = await send();
         if (r.status !== expected) throw new Error(`${route}: ${r.status} ${r.text.slice(0, 300)}`);
@@ -222,22 +271,73 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
       const q0 = { cpu: cpuMsOf(rt.pid), t: Date.now() };
       await sleep(QUIET_MS);
       const idleCpuRate = (cpuMsOf(rt.pid) - q0.cpu) / (Date.now() - q0.t);
-      const t0 = Date.now();
-      const cpu0 = cpuMsOf(rt.pid);
-      const log0 = logSize();
+      const warmUntil = warmupMs > 0 ? Date.now() + warmupMs : 0;
+      let t0 = Date.now();
+      let cpu0 = cpuMsOf(rt.pid);
+      let log0 = logSize();
       const windows: [number, number][] = [];
+      // the paced clock: F = pacedRate / the rate answered over the last 2 s, and the process's
+      // seconds (real seconds / F) summed from the first measured request
+      const answered: number[] = [];
+      let factor = 1;
+      let processMs = 0;
+      let paceAt = Date.now();
+      const pace = () => {
+        const now = Date.now();
+        if (now >= t0) processMs += (now - Math.max(paceAt, t0)) / factor;
+        paceAt = now;
+        const recent = answered.filter((t) => t > now - 2000).length / 2;
+        const f = recent > 0 ? Math.max(1, pacedRate / recent) : factor;
+        if (Math.abs(f - factor) / factor > 0.05) {
+          factor = f;
+          writeFileSync(clockFile, String(factor));
+        }
+      };
+      const pacer = pacedRate > 0 ? setInterval(pace, 500) : undefined;
       let next = 0;
+      // a busy run warms up at its own rate and measures from the moment every lane's last
+      // warm-up request has answered (so none of its work is counted): the limiter sizes its
+      // lease by the previous second's admissions
+      let warmLanes = warmUntil > 0 ? lanes : 0;
+      let startMeasuring = () => {};
+      const measuring = new Promise<void>((go) => {
+        startMeasuring = go;
+      });
       const lane = async () => {
+        if (warmUntil > 0) {
+          // paced: two seconds of the process's clock at the paced rate
+          while (pacedRate > 0 ? answered.length < 2 * pacedRate : Date.now() < warmUntil) {
+            const r = await send();
+            answered.push(Date.now());
+            if (r.status !== expected) throw new Error(`${route}: ${r.status} ${r.text.slice(0, 300)}`);
+          }
+          if (--warmLanes === 0) {
+            t0 = Date.now();
+            processMs = 0;
+            paceAt = t0;
+            cpu0 = cpuMsOf(rt.pid);
+            log0 = logSize();
+            startMeasuring();
+          }
+          await measuring;
+        }
         while (next < n) {
           next++;
           const s = performance.timeOrigin + performance.now();
           const r = await send();
+          answered.push(Date.now());
           windows.push([s, performance.timeOrigin + performance.now()]);
           if (r.status !== expected) throw new Error(`${route}: ${r.status} ${r.text.slice(0, 300)}`);
         }
       };
       await Promise.all(Array.from({ length: lanes }, lane));
       const rate = n / ((Date.now() - t0) / 1000);
+      if (pacer) {
+        pace();
+        clearInterval(pacer);
+        writeFileSync(clockFile, '1');
+      }
+      const processRate = pacer ? n / (processMs / 1000) : rate;
       // CPU over the requests alone: a drain's idle polling would outweigh them on a loaded machine
       const cpuSpent = cpuMsOf(rt.pid) - cpu0 - idleCpuRate * (Date.now() - t0);
       await sleep(DRAIN_MS);
@@ -257,7 +357,7 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
         process.stderr.write(`${route}: idle rate ${JSON.stringify(idleRate)} span ${span}\n`);
       }
       const waits = windows.map(([s, e]) => waitOf(records.filter((r) => r.start >= s && r.start <= e))).sort((a, b) => a - b);
-      return { route, per, waitMs: waits[Math.floor(waits.length / 2)] ?? 0, ops: `${opsOf(records, n)} (${rate.toFixed(1)} requests/s, ${lanes} at a time)` };
+      return { route, per, rate, processRate, lanes, waitMs: waits[Math.floor(waits.length / 2)] ?? 0, ops: `${opsOf(records, n)} (${rate.toFixed(1)} requests/s, ${lanes} at a time${pacer ? `; ${processRate.toFixed(1)} a second of the runtime's paced clock` : ''})` };
     };
 
     const health = await measure('GET /health', () => j('GET', '/health', undefined), 200, REQUESTS * 2);
@@ -266,8 +366,15 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
     const password = (await j('POST', '/api/v1/passwords', admin, { name: 'cost', username: 'u', password: randomBytes(12).toString('hex') })).json().data
       .password.id as string;
     const rows: RouteCost[] = [];
-    rows.push(await measure('GET /api/v1/secrets/{name}', () => j('GET', '/api/v1/secrets/cost', admin), 200, REQUESTS, CONCURRENCY));
-    rows.push(
+    const want = (route: string) => ONLY === undefined || ONLY.test(route);
+    const getSecret = () => j('GET', '/api/v1/secrets/cost', admin);
+    if (want('GET /api/v1/secrets/{name}')) {
+      rows.push(await measure('GET /api/v1/secrets/{name}', getSecret, 200, REQUESTS, CONCURRENCY));
+      // the same route as one busy container, right after: the quiet run above is its baseline
+      if (BUSY_LANES > 0) rows.push(await measure(BUSY_ROUTE, getSecret, 200, BUSY_REQUESTS, BUSY_LANES, BUSY_WARMUP_MS, BUSY_RATE));
+    }
+    if (want('PUT /api/v1/secrets/{name}'))
+      rows.push(
       await measure(
         'PUT /api/v1/secrets/{name}',
         async () => {
@@ -278,17 +385,18 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
         200,
       ),
     );
-    rows.push(await measure('GET /api/v1/passwords/{id}', () => j('GET', `/api/v1/passwords/${password}`, admin), 200, REQUESTS, CONCURRENCY));
-    rows.push(await measure('GET /api/v1/secrets (list)', () => j('GET', '/api/v1/secrets', admin), 200, REQUESTS, CONCURRENCY));
+    if (want('GET /api/v1/passwords/{id}')) rows.push(await measure('GET /api/v1/passwords/{id}', () => j('GET', `/api/v1/passwords/${password}`, admin), 200, REQUESTS, CONCURRENCY));
+    if (want('GET /api/v1/secrets (list)')) rows.push(await measure('GET /api/v1/secrets (list)', () => j('GET', '/api/v1/secrets', admin), 200, REQUESTS, CONCURRENCY));
 
-    const signing = await j('POST', '/api/v1/code-signing-keys', admin, { name: 'cost-hsm', backend: 'pkcs11', algorithm: 'EC_P256' });
-    if (signing.status === 201) {
+    const signing = want('POST /api/v1/crypto/sign') ? await j('POST', '/api/v1/code-signing-keys', admin, { name: 'cost-hsm', backend: 'pkcs11', algorithm: 'EC_P256' }) : undefined;
+    if (signing?.status === 201) {
       const keyId = signing.json().data.code_signing_key.id as string;
       const message = randomBytes(64).toString('base64');
       rows.push(await measure('POST /api/v1/crypto/sign', () => j('POST', '/api/v1/crypto/sign', admin, { backend: 'pkcs11', key_id: keyId, message, purpose: 'bench' }), 200));
-    } else process.stderr.write(`signing key not created (${signing.status} ${signing.text.slice(0, 200)}): sign skipped\n`);
+    } else if (signing) process.stderr.write(`signing key not created (${signing.status} ${signing.text.slice(0, 200)}): sign skipped\n`);
 
-    try {
+    if (want('POST /api/v1/database/roles/{id}/credentials'))
+      try {
       pgServer = await postgresServer(randomBytes(12).toString('hex'));
       const role = await databaseRole(j, admin, pgServer, 'cost');
       rows.push(await measure('POST /api/v1/database/roles/{id}/credentials', () => j('POST', `/api/v1/database/roles/${role}/credentials`, admin, { ttl_seconds: 600 }), 201));
@@ -296,6 +404,7 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
       process.stderr.write(`database lease skipped: ${(error as Error).message}\n`);
     }
 
+    if (want('POST /api/v1/agent/access/{alias}')) {
     const profile = crypto.randomUUID();
     const secretId = secret.json().data.secret.id as string;
     await j('PUT', `/api/v1/agents/profiles/${profile}`, admin, { name: 'cost', enabled: true, grants: [{ alias: 'db', service: 'secret.read', resource: secretId }] });
@@ -312,6 +421,7 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
         200,
       ),
     );
+    }
     return { routes: rows, health };
   } finally {
     await pgServer?.cleanup();
@@ -372,6 +482,29 @@ export function printCosts(routes: readonly RouteCost[], health: RouteCost): str
     lines.push(
       `| ${r.route} | ${f2(i.lambda)} | ${f2(i.dynamodb)} | ${f2(i.sqs)} | ${f2(i.kms)} | ${f2(i.logs)} | ${f2(i.xray)} | **${f2(c.own)}** | ${f2(PRICES.apiGatewayRestPerMillion)} | ${f2(c.total)} |`,
     );
+  }
+  const busy = routes.find((r) => r.route === BUSY_ROUTE);
+  const quiet = routes.find((r) => r.route === 'GET /api/v1/secrets/{name}');
+  if (busy && quiet) {
+    const [b, q] = [priced(busy, health), priced(quiet, health)];
+    const ratio = (x: number, y: number) => (y === 0 ? '—' : `×${(x / y).toFixed(2)}`);
+    lines.push(
+      '',
+      `GET of a secret, one busy container against the quiet run of the same route (baseline, same runtime, this run): ${busy.processRate.toFixed(1)} requests a second as the runtime's clock counted them${busy.processRate !== busy.rate ? ` (paced: ${busy.rate.toFixed(1)} a real second, ${busy.lanes} in flight; scripts/bench/cost-probe.mjs)` : `, ${busy.lanes} in flight`}, against ${quiet.rate.toFixed(1)} requests/s ${quiet.lanes > 1 ? `${quiet.lanes} at a time` : 'one at a time'}:`,
+      '',
+      '| per request | quiet (baseline) | busy | busy / quiet |',
+      '|---|---:|---:|---:|',
+      `| WRU | ${f2(quiet.per.wru)} | ${f2(busy.per.wru)} | ${ratio(busy.per.wru, quiet.per.wru)} |`,
+      `| RRU | ${f2(quiet.per.rru)} | ${f2(busy.per.rru)} | ${ratio(busy.per.rru, quiet.per.rru)} |`,
+      `| log bytes | ${quiet.per.logBytes.toFixed(0)} | ${busy.per.logBytes.toFixed(0)} | ${ratio(busy.per.logBytes, quiet.per.logBytes)} |`,
+      `| billed ms | ${q.billedMs} | ${b.billedMs} | ${ratio(b.billedMs, q.billedMs)} |`,
+      `| own USD per million | ${f2(q.own)} | ${f2(b.own)} | ${ratio(b.own, q.own)} |`,
+    );
+    if (busy.processRate < 2 * LEASE_MIN_RATE)
+      lines.push(
+        '',
+        `The busy run was under ${2 * LEASE_MIN_RATE} requests/s: the limiter leases k = half the previous second's admissions (≥ ${LEASE_MIN_RATE}/s), so it reached k = ${LEASE_MAX} only in its fastest seconds, if at all.`,
+      );
   }
   const sm = PRICES.secretsManagerPer10kCalls * 100;
   lines.push('', `AWS Secrets Manager: ${f2(sm)} per million GetSecretValue calls, plus ${f2(PRICES.secretsManagerPerSecretMonth)} per secret-month.`);
