@@ -3,6 +3,7 @@ import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { config } from '../config.js';
 import { BlockedDestination, literalAddress, resolveChecked } from '../events/ssrf.js';
+import { databaseConnectMs, outboundTimeoutMs } from '../events/timeouts.js';
 import { connectError, DatabaseError, statementError, type DbPhase } from './errors.js';
 import type { Dialect, Escaper } from './template.js';
 import type { ConnectionSettings, TlsSettings } from './settings.js';
@@ -75,10 +76,10 @@ function mysqlSsl(tls: TlsSettings): mysql.ConnectionOptions['ssl'] {
   return { rejectUnauthorized: true, ...clientCert(tls), verifyIdentity: tls.mode === 'verify-full', ...(tls.ca ? { ca: tls.ca } : {}) };
 }
 
-const connectTimeout = (c: ConnectionSettings) => Math.min(c.connectTimeoutMs ?? Infinity, config().DATABASE_CONNECT_TIMEOUT_MS);
+const connectTimeout = (c: ConnectionSettings) => databaseConnectMs(c.connectTimeoutMs);
 
 async function openPg(c: ConnectionSettings, where: string): Promise<AdminSession> {
-  const cfg = config();
+  const statementMs = outboundTimeoutMs('database-statement');
   const client = new pg.Client({
     host: c.host,
     port: c.port,
@@ -87,8 +88,8 @@ async function openPg(c: ConnectionSettings, where: string): Promise<AdminSessio
     database: c.database ?? undefined,
     ssl: pgSsl(c.tls, c.host),
     connectionTimeoutMillis: connectTimeout(c),
-    statement_timeout: cfg.DATABASE_STATEMENT_TIMEOUT_MS,
-    query_timeout: cfg.DATABASE_STATEMENT_TIMEOUT_MS + 1000,
+    statement_timeout: statementMs,
+    query_timeout: statementMs + 1000,
     application_name: 'secrets-api',
   });
   // A server-side termination after connect arrives as an 'error' event: never crash on it.
@@ -121,7 +122,6 @@ async function openPg(c: ConnectionSettings, where: string): Promise<AdminSessio
 }
 
 async function openMysql(c: ConnectionSettings, where: string): Promise<AdminSession> {
-  const cfg = config();
   let conn: mysql.Connection;
   try {
     conn = await mysql.createConnection({
@@ -156,7 +156,7 @@ async function openMysql(c: ConnectionSettings, where: string): Promise<AdminSes
       .filter((m) => m && m !== 'NO_BACKSLASH_ESCAPES' && m !== 'ANSI_QUOTES' && m !== 'ANSI')
       .join(',');
     await conn.query(`SET SESSION sql_mode = ${conn.escape(mode)}`);
-    await conn.query(`SET SESSION max_statement_time = ${Math.ceil(cfg.DATABASE_STATEMENT_TIMEOUT_MS / 1000)}`).catch(() => undefined);
+    await conn.query(`SET SESSION max_statement_time = ${Math.ceil(outboundTimeoutMs('database-statement') / 1000)}`).catch(() => undefined);
   } catch (error) {
     await conn.end().catch(() => undefined);
     throw connectError(error, where);
