@@ -88,7 +88,7 @@ describe('SSRF guard (loopback allowance off)', () => {
     ];
     for (const url of urls) {
       const res = await api('POST', '/api/v1/webhooks', { key: plain.adminKey, body: { url, events: ['*'] } });
-      const who = `POST /api/v1/webhooks as the account admin's key (loopback allowance off), url ${url}: got ${res.status} ${errorCode(res) ?? ''}`;
+      const who = `POST /api/v1/webhooks as the account admin's key (loopback allowance off), url ${url}: got ${res.status} ${res.body?.code ?? ''}`;
       expect(res.status, who).toBe(400);
       expect(errorCode(res), who).toBe('webhook_url_refused');
     }
@@ -107,7 +107,7 @@ describe('SSRF guard (loopback allowance off)', () => {
     }
     expect(name).toBeDefined();
     const res = await api('POST', '/api/v1/webhooks', { key: plain.adminKey, body: { url: `http://${name}:9/hook`, events: ['*'] } });
-    const who = `POST /api/v1/webhooks as the account admin's key (loopback allowance off), url http://${name}:9/hook: got ${res.status} ${errorCode(res) ?? ''}`;
+    const who = `POST /api/v1/webhooks as the account admin's key (loopback allowance off), url http://${name}:9/hook: got ${res.status} ${res.body?.code ?? ''}`;
     expect(res.status, who).toBe(400);
     expect(res.body.error, who).toMatch(/resolves to|loopback/);
   });
