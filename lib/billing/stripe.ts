@@ -1,6 +1,7 @@
 import { Agent } from 'node:https';
 import Stripe from 'stripe';
 import { guardedLookup } from '../events/ssrf.js';
+import { outboundTimeoutMs } from '../events/timeouts.js';
 import type { PlanId } from './plans.js';
 import { planOfPrice, type CheckoutInput, type CheckoutSession, type PaymentProvider, type SubscriptionState } from './provider.js';
 import type { PaymentSecrets } from './secrets.js';
@@ -19,7 +20,7 @@ export function stripeProvider(secrets: PaymentSecrets, options: { httpClient?: 
   const stripe = new Stripe(secrets.secret_key, {
     apiVersion: STRIPE_API_VERSION,
     maxNetworkRetries: 1,
-    timeout: 10_000,
+    timeout: outboundTimeoutMs('payment-provider'),
     telemetry: false,
     httpClient:
       options.httpClient ?? Stripe.createNodeHttpClient(new Agent({ keepAlive: true, lookup: guardedLookup({ allowLoopback: false }) as never })),

@@ -4,6 +4,7 @@ import { v5 as uuidv5 } from 'uuid';
 import type { CallContext } from '../auth/principal.js';
 import { config } from '../config.js';
 import { BlockedDestination, checkUrl, guardedLookup } from '../events/ssrf.js';
+import { outboundTimeoutMs } from '../events/timeouts.js';
 import { badRequest, HttpError } from '../core/errors.js';
 import { generateKeyPair, privatePkcs8Pem } from '../pki/keys.js';
 import { createResource, openSecret, readResource } from '../resources/store.js';
@@ -122,7 +123,7 @@ function client(settings: AcmeSettings, op: Operation, key: string, accountUrl?:
   // redirects or env proxies, and none starts once the deadline has passed.
   const http = (c as unknown as { http: { request: (u: string, m: string, o?: Record<string, unknown>) => Promise<unknown> } }).http;
   const request = http.request.bind(http);
-  const timeout = Math.min(10_000, config().ACME_TIMEOUT_MS);
+  const timeout = outboundTimeoutMs('acme-request');
   http.request = (url, method, opts = {}) => {
     if (op.signal.aborted) return Promise.reject(op.signal.reason);
     return request(url, method, { ...opts, httpsAgent: op.agent, maxRedirects: 0, proxy: false, timeout, signal: op.signal });
@@ -136,7 +137,7 @@ function client(settings: AcmeSettings, op: Operation, key: string, accountUrl?:
  * passes; a directory that accepts connections and never answers is a 502 naming the server.
  */
 async function underDeadline<T>(settings: AcmeSettings, run: (op: Operation) => Promise<T>): Promise<T> {
-  const ms = config().ACME_TIMEOUT_MS;
+  const ms = outboundTimeoutMs('acme-enrollment');
   const agent = new https.Agent({
     ...(settings.directory_ca_pem ? { ca: settings.directory_ca_pem } : {}),
     lookup: guardedLookup({ allowLoopback: config().ACME_ALLOW_LOOPBACK }) as unknown as https.AgentOptions['lookup'],

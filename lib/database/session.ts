@@ -1,8 +1,9 @@
-import { isIP } from 'node:net';
+import { connect as netConnect, isIP } from 'node:net';
 import pg from 'pg';
 import mysql from 'mysql2/promise';
 import { config } from '../config.js';
 import { BlockedDestination, literalAddress, resolveChecked } from '../events/ssrf.js';
+import { databaseConnectMs, outboundTimeoutMs } from '../events/timeouts.js';
 import { connectError, DatabaseError, statementError, type DbPhase } from './errors.js';
 import type { Dialect, Escaper } from './template.js';
 import type { ConnectionSettings, TlsSettings } from './settings.js';
@@ -33,10 +34,12 @@ const HOST_RE = /^(?=.{1,253}$)([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(\
  * a private one (RDS in a VPC) only inside a block the platform operator opened for the
  * connection's account (config DATABASE_PRIVATE_NETWORKS); loopback only with
  * DATABASE_ALLOW_LOOPBACK (the local runtime; config refuses it with KMS). Host names are
- * resolved and every address checked. A Unix socket path (pg treats a host starting with "/"
- * as one) is not a host.
+ * resolved and every address checked; the driver then connects to the checked address itself
+ * (never resolving the name again, so no DNS rebinding between check and connect), TLS still
+ * verifying the server's name. A Unix socket path (pg treats a host starting with "/" as one)
+ * is not a host. Returns the address to connect to.
  */
-async function checkHost(c: ConnectionSettings): Promise<void> {
+async function checkHost(c: ConnectionSettings): Promise<string> {
   const cfg = config();
   const policy = {
     allowLoopback: cfg.DATABASE_ALLOW_LOOPBACK,
@@ -46,7 +49,7 @@ async function checkHost(c: ConnectionSettings): Promise<void> {
   if (!literalAddress(bare) && !HOST_RE.test(bare))
     throw new DatabaseError('connect', 'BAD_HOST', "the connection's host is not a host name or IP address");
   try {
-    await resolveChecked(bare, policy);
+    return (await resolveChecked(bare, policy))[0]!.address;
   } catch (error) {
     if (error instanceof BlockedDestination) {
       const why = error.reason ?? 'refused address';
@@ -75,20 +78,21 @@ function mysqlSsl(tls: TlsSettings): mysql.ConnectionOptions['ssl'] {
   return { rejectUnauthorized: true, ...clientCert(tls), verifyIdentity: tls.mode === 'verify-full', ...(tls.ca ? { ca: tls.ca } : {}) };
 }
 
-const connectTimeout = (c: ConnectionSettings) => Math.min(c.connectTimeoutMs ?? Infinity, config().DATABASE_CONNECT_TIMEOUT_MS);
+const connectTimeout = (c: ConnectionSettings) => databaseConnectMs(c.connectTimeoutMs);
 
-async function openPg(c: ConnectionSettings, where: string): Promise<AdminSession> {
-  const cfg = config();
+async function openPg(c: ConnectionSettings, address: string, where: string): Promise<AdminSession> {
+  const statementMs = outboundTimeoutMs('database-statement');
   const client = new pg.Client({
-    host: c.host,
+    // the checked address; TLS verifies the name (pgSsl's servername)
+    host: address,
     port: c.port,
     user: c.username,
     password: c.password,
     database: c.database ?? undefined,
     ssl: pgSsl(c.tls, c.host),
     connectionTimeoutMillis: connectTimeout(c),
-    statement_timeout: cfg.DATABASE_STATEMENT_TIMEOUT_MS,
-    query_timeout: cfg.DATABASE_STATEMENT_TIMEOUT_MS + 1000,
+    statement_timeout: statementMs,
+    query_timeout: statementMs + 1000,
     application_name: 'secrets-api',
   });
   // A server-side termination after connect arrives as an 'error' event: never crash on it.
@@ -120,13 +124,14 @@ async function openPg(c: ConnectionSettings, where: string): Promise<AdminSessio
   };
 }
 
-async function openMysql(c: ConnectionSettings, where: string): Promise<AdminSession> {
-  const cfg = config();
+async function openMysql(c: ConnectionSettings, address: string, where: string): Promise<AdminSession> {
   let conn: mysql.Connection;
   try {
     conn = await mysql.createConnection({
+      // the name for TLS's server identity; the socket goes to the checked address
       host: c.host,
       port: c.port,
+      stream: () => netConnect({ port: c.port, host: address, noDelay: true }),
       user: c.username,
       password: c.password,
       ...(c.database ? { database: c.database } : {}),
@@ -156,7 +161,7 @@ async function openMysql(c: ConnectionSettings, where: string): Promise<AdminSes
       .filter((m) => m && m !== 'NO_BACKSLASH_ESCAPES' && m !== 'ANSI_QUOTES' && m !== 'ANSI')
       .join(',');
     await conn.query(`SET SESSION sql_mode = ${conn.escape(mode)}`);
-    await conn.query(`SET SESSION max_statement_time = ${Math.ceil(cfg.DATABASE_STATEMENT_TIMEOUT_MS / 1000)}`).catch(() => undefined);
+    await conn.query(`SET SESSION max_statement_time = ${Math.ceil(outboundTimeoutMs('database-statement') / 1000)}`).catch(() => undefined);
   } catch (error) {
     await conn.end().catch(() => undefined);
     throw connectError(error, where);
@@ -174,6 +179,6 @@ async function openMysql(c: ConnectionSettings, where: string): Promise<AdminSes
 /** Connects as the connection's admin user. Throws DatabaseError (phase `connect`). */
 export async function openAdminSession(c: ConnectionSettings): Promise<AdminSession> {
   const where = `of connection ${c.id} (${c.host}:${c.port})`;
-  await checkHost(c);
-  return c.engine === 'postgresql' ? openPg(c, where) : openMysql(c, where);
+  const address = await checkHost(c);
+  return c.engine === 'postgresql' ? openPg(c, address, where) : openMysql(c, address, where);
 }

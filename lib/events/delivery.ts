@@ -7,6 +7,7 @@ import { accountSettings } from '../settings/settings.js';
 import { getTenant } from '../store/tenants.js';
 import type { QueuePort, ReceivedMessage } from './queue.js';
 import { BlockedDestination, checkUrl, guardedLookup, resolveChecked, type GuardOptions } from './ssrf.js';
+import { webhookAttemptMs } from './timeouts.js';
 import { claimDelivery, getWebhook, markDead, openSigningSecret, recordAttempt, type Attempt } from './webhooks.js';
 
 /**
@@ -130,7 +131,7 @@ async function deliver(msg: DeliveryMessage): Promise<Outcome> {
     return { action: 'ack' };
   }
   const settings = accountSettings(tenant).webhooks;
-  const timeoutMs = Math.min(settings.timeout_seconds * 1000, config().WEBHOOK_TIMEOUT_MS * 3);
+  const timeoutMs = webhookAttemptMs(settings.timeout_seconds);
   const claim = await claimDelivery(tid, msg.webhook_id, msg.event, Date.now() + timeoutMs + 10_000);
   if (claim.state !== 'claimed') return claim.state === 'done' ? { action: 'ack' } : { action: 'retry', delayMs: timeoutMs + 10_000 };
   const attemptNo = claim.attemptCount + 1;

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { guardedRequest, OutboundFailed } from '../events/outbound.js';
 import type { GuardOptions } from '../events/ssrf.js';
+import { outboundTimeoutMs } from '../events/timeouts.js';
 
 /**
  * The GET of a JWK set URL through the guarded outbound request (lib/events/outbound.ts):
@@ -9,7 +10,6 @@ import type { GuardOptions } from '../events/ssrf.js';
  * fetch: `Cache-Control: max-age` (or `no-store`/`no-cache`: 0), else `Expires`, bounded to
  * [MIN_TTL, MAX_TTL]; `ETag` and `Last-Modified` make the next fetch conditional.
  */
-const TIMEOUT_MS = 5000;
 const MAX_BYTES = 256 * 1024;
 const MIN_TTL_S = 60;
 const MAX_TTL_S = 86_400;
@@ -44,7 +44,7 @@ export async function fetchJwks(raw: string, guard: GuardOptions, previous?: { e
   const headers: Record<string, string> = { accept: 'application/jwk-set+json, application/json', 'user-agent': 'secrets-api-jwks/1' };
   if (previous?.etag) headers['if-none-match'] = previous.etag;
   if (previous?.lastModified) headers['if-modified-since'] = previous.lastModified;
-  const res = await guardedRequest(raw, guard, { headers, timeoutMs: TIMEOUT_MS, maxBytes: MAX_BYTES });
+  const res = await guardedRequest(raw, guard, { headers, timeoutMs: outboundTimeoutMs('jwks'), maxBytes: MAX_BYTES });
   const meta = {
     etag: typeof res.headers.etag === 'string' ? res.headers.etag : null,
     lastModified: typeof res.headers['last-modified'] === 'string' ? res.headers['last-modified'] : null,

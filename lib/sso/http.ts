@@ -1,12 +1,12 @@
 import { guardedRequest, OutboundFailed } from '../events/outbound.js';
 import type { GuardOptions } from '../events/ssrf.js';
+import { outboundTimeoutMs } from '../events/timeouts.js';
 
 /**
  * The identity provider's endpoints (discovery, JWK set, token) through the guarded outbound
- * request (lib/events/outbound.ts): no redirects, a 5 s timeout, 256 KiB at most. Answers
+ * request (lib/events/outbound.ts): no redirects, the timeout of a document fetch (lib/events/timeouts.ts), 256 KiB at most. Answers
  * are JSON; anything else is an OutboundFailed.
  */
-const TIMEOUT_MS = 5000;
 const MAX_BYTES = 256 * 1024;
 
 export async function idpJson(
@@ -17,7 +17,7 @@ export async function idpJson(
   const res = await guardedRequest(raw, guard, {
     ...init,
     headers: { accept: 'application/json', 'user-agent': 'secrets-api-sso/1', ...init.headers },
-    timeoutMs: TIMEOUT_MS,
+    timeoutMs: outboundTimeoutMs('identity-provider'),
     maxBytes: MAX_BYTES,
   });
   try {

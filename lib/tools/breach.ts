@@ -9,6 +9,7 @@ import { badRequest, notFound, serviceUnavailable } from '../core/errors.js';
 import { readHead, typeOrNotFound } from '../sharing/heads.js';
 import { openSecret } from '../resources/store.js';
 import { type Answer, OutboundFailed } from '../events/outbound.js';
+import { outboundTimeoutMs } from '../events/timeouts.js';
 import { guardedGet } from './outbound.js';
 
 /**
@@ -40,7 +41,6 @@ export const CheckBreachBody = exactlyOneOf(
 );
 type CheckBreachBody = z.infer<typeof CheckBreachBody>;
 
-const RANGE_TIMEOUT_MS = 5000;
 const RANGE_MAX_BYTES = 2 * 1024 * 1024;
 
 /** The password field of a credential: `field`, else `password`, else `value`. */
@@ -80,7 +80,7 @@ export async function checkBreach(ctx: CallContext, body: CheckBreachBody) {
       `${config().BREACH_RANGE_URL}${prefix}`,
       { 'add-padding': 'true', 'user-agent': 'secrets-api-breach-check/1' },
       {
-        timeoutMs: RANGE_TIMEOUT_MS,
+        timeoutMs: outboundTimeoutMs('breach-range'),
         maxBytes: RANGE_MAX_BYTES,
       },
     );

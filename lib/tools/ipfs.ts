@@ -10,6 +10,7 @@ import { config } from '../config.js';
 import { open, seal, type SealScope } from '../crypto/envelope.js';
 import { badRequest, HttpError, notFound, serviceUnavailable } from '../core/errors.js';
 import { OutboundFailed } from '../events/outbound.js';
+import { outboundTimeoutMs } from '../events/timeouts.js';
 import { checkedUrl } from './outbound.js';
 
 /**
@@ -108,7 +109,7 @@ async function blocks(): Promise<Blocks> {
         return cid;
       },
       async *get(cid) {
-        yield await kubo.block.get(cid, { timeout: 10_000 });
+        yield await kubo.block.get(cid, { timeout: outboundTimeoutMs('ipfs') });
       },
       async pin(cid) {
         await kubo.pin.add(cid, { recursive: true });

@@ -4,8 +4,8 @@ import { AndFilter, Attribute, Change, Client, EqualityFilter, type Filter, Filt
 import * as z from 'zod/v4';
 import type { CallContext } from '../auth/principal.js';
 import { recordAudit } from '../audit/audit.js';
-import { config } from '../config.js';
 import { BlockedDestination, guardedLookup, resolveChecked } from '../events/ssrf.js';
+import { outboundTimeoutMs } from '../events/timeouts.js';
 import { badRequest, notFound, serviceUnavailable } from '../core/errors.js';
 import { openSecret, readResource } from '../resources/store.js';
 import { toolGuard } from './outbound.js';
@@ -118,7 +118,7 @@ async function loadConnection(tenantId: string, id: string): Promise<LdapConnect
 
 /** Connects through the SSRF guard and binds; every failure is a 503 naming the connection, without the server's internals. */
 async function withClient<T>(conn: LdapConnection, run: (client: Client) => Promise<T>): Promise<T> {
-  const timeout = config().LDAP_TIMEOUT_MS;
+  const timeout = outboundTimeoutMs('ldap');
   const lookup = guardedLookup(toolGuard()) as never;
   const host = new URL(conn.url).hostname.replace(/^\[|\]$/g, '');
   const tlsOptions: ConnectionOptions = { ...(conn.ca ? { ca: conn.ca } : {}), ...(isIP(host) ? {} : { servername: host }) };

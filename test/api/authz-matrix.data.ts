@@ -19,6 +19,8 @@ export type CallerKind =
   | 'creator-key' // an API key issued by the objects' creator holding none of the data scopes (issue 32's example)
   | 'creator-session' // the creator's own sign-in session (A's admin)
   | 'other-user-session' // another user of A in a session, scopes: secrets:read only
+  | 'owner-session' // a user of A who is NOT an admin, in their own session: created the matrix's own password (OWNER_SCOPES)
+  | 'owner-token' // a personal API token that non-admin creator issued (OWNER_TOKEN_SCOPES): never inherits the ownership
   | 'share-recipient' // B's admin: the secret and the password were shared with them
   | 'temp-token' // the temporary-access token of A's secret, sent as a bearer credential
   | 'device' // a device of A enrolled on a profile granting the secret, signing its requests (RFC 9421)
@@ -38,6 +40,14 @@ export interface Caller {
 
 /** The scopes of the other user of A (a custom scope list on the user item). */
 export const OTHER_USER_SCOPES = ['secrets:read'] as const;
+/**
+ * The non-admin creator: may write passwords and issue tokens, holds no read scope of
+ * passwords. It created a password of its own (the password routes name that one for the
+ * owner callers), which it reads only through the creator rule (lib/credentials/access.ts).
+ */
+export const OWNER_SCOPES = ['passwords:write', 'tokens:read', 'tokens:write'] as const;
+/** The token the non-admin creator issued: a scope it holds, none that reads a password. */
+export const OWNER_TOKEN_SCOPES = ['passwords:write'] as const;
 /** The issue's example: a key of the creator with unrelated scopes reads nothing of theirs. */
 export const CREATOR_KEY_SCOPES = ['intelligence:read', 'audit:read', 'ldap:use'] as const;
 
@@ -46,6 +56,8 @@ export const CALLERS: readonly Caller[] = [
   { id: 'creator-key', kind: 'creator-key', account: 'A', scopes: CREATOR_KEY_SCOPES, session: false },
   { id: 'creator-session', kind: 'creator-session', account: 'A', scopes: ['admin:*'], session: true },
   { id: 'other-user-session', kind: 'other-user-session', account: 'A', scopes: OTHER_USER_SCOPES, session: true },
+  { id: 'owner-session', kind: 'owner-session', account: 'A', scopes: OWNER_SCOPES, session: true },
+  { id: 'owner-token', kind: 'owner-token', account: 'A', scopes: OWNER_TOKEN_SCOPES, session: false },
   { id: 'share-recipient', kind: 'share-recipient', account: 'B', scopes: ['admin:*'], session: false },
   { id: 'temp-token', kind: 'temp-token', account: null, scopes: [], session: false },
   { id: 'device', kind: 'device', account: 'A', scopes: [], session: false },
@@ -212,7 +224,8 @@ export function expectedOutcome(route: Route, caller: Caller): Outcome {
   if (rule.need === 'any') return allowed;
   if (rule.need === 'passkeys') return caller.session || hasScope(caller.scopes, 'admin:*') ? allowed : scope403;
   if (holdsAll(caller, rule.need)) return rule.bound && !holdsAll(caller, rule.bound.need) ? refused(403, rule.bound.code) : allowed;
-  if (rule.creatorSession && caller.kind === 'creator-session') return allowed;
+  // the creator in their own session: A's admin (allowed by admin:* anyway) and the non-admin owner of its own password
+  if (rule.creatorSession && (caller.kind === 'creator-session' || caller.kind === 'owner-session')) return allowed;
   return scope403;
 }
 

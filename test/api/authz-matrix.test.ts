@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { PDFDocument } from '@cantoo/pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG, type CatalogEntry } from '../../lib/catalog.js';
 import type { Route } from '../../lib/routes.js';
 import { generateDeviceKey, signedFetch, type DeviceKey } from '../../scripts/agent-client.js';
 import { api, baseUrl, type ApiResponse, newAccount, rootKey, type TestAccount, unique } from '../helpers/api.js';
@@ -17,11 +18,14 @@ import {
   HANDLER_RULES,
   OTHER_USER_SCOPES,
   CREATOR_KEY_SCOPES,
+  OWNER_SCOPES,
+  OWNER_TOKEN_SCOPES,
   type Outcome,
   probedScopes,
   ROUTES,
   SELF_AUTH_READS,
 } from './authz-matrix.data.js';
+import { FIXTURES } from './credential-fixtures.js';
 import { librarySession } from './sign-in.helpers.js';
 import { setQuota } from './webhooks.helpers.js';
 
@@ -34,9 +38,9 @@ import { setQuota } from './webhooks.helpers.js';
 
 const POOL = 12;
 const FULL = process.env.AUTHZ_MATRIX_FULL === '1';
-/** AUTHZ_MATRIX_ROUTES=<text>: only the routes whose key contains it (a quick look at a few; npm test runs them all). */
-const ONLY = process.env.AUTHZ_MATRIX_ROUTES;
-const SELECTED = ONLY ? ROUTES.filter((r) => r.key.includes(ONLY)) : ROUTES;
+/** AUTHZ_MATRIX_ROUTES=<text>[,<text>…]: only the routes whose key contains one of them (a quick look at a few; npm test runs them all). */
+const ONLY = process.env.AUTHZ_MATRIX_ROUTES?.split(',').filter(Boolean);
+const SELECTED = ONLY ? ROUTES.filter((r) => ONLY.some((o) => r.key.includes(o))) : ROUTES;
 const FAKE_ID = '01900000-0000-7000-8000-00000000dead';
 
 interface Objects {
@@ -44,6 +48,8 @@ interface Objects {
   secretId: string;
   secretName: string;
   passwordId: string;
+  /** The password the non-admin owner created in its own session (the owner callers' password routes name it). */
+  ownPasswordId: string;
   shareId: string;
   tempGrantId: string;
   tempToken: string;
@@ -53,7 +59,8 @@ interface Objects {
   ageKeyId: string;
   certificateId: string;
   apiTokenId: string;
-  computerCredentialId: string;
+  /** One real object of every typed collection the generic CRUD serves (catalogue type -> id), created by A's admin. */
+  typed: Record<string, string>;
   variableName: string;
   profileId: string;
   deviceId: string;
@@ -86,23 +93,24 @@ function must(res: ApiResponse, status: number, what: string): ApiResponse {
 }
 
 /** The concrete path of `route` for a case: real objects of A, a fake id where an allowed mutation would change them. */
-function concrete(route: Route, expected: Outcome): string {
+function concrete(route: Route, caller: Caller, expected: Outcome): string {
   const mutates = route.method !== 'GET';
   const real = !(mutates && expected.kind === 'allowed');
   const id = (v: string) => (real ? v : FAKE_ID);
   const p = route.path;
   const e = entryOf(route);
+  const owner = caller.kind === 'owner-session' || caller.kind === 'owner-token';
   const byEntry: Record<string, string> = {
+    ...o.typed,
     secret: o.secretName,
     container: o.containerId,
-    password: o.passwordId,
+    password: owner ? o.ownPasswordId : o.passwordId,
     ssh_key: o.sshKeyId,
     gpg_key: o.gpgKeyId,
     openssl_key: o.opensslKeyId,
     age_key: o.ageKeyId,
     certificate: o.certificateId,
     api_token: o.apiTokenId,
-    computer_credential: o.computerCredentialId,
   };
   const fill: Record<string, string> = {
     type: 'secret',
@@ -165,7 +173,7 @@ function bodyFor(route: Route): unknown {
 }
 
 async function send(route: Route, caller: Caller, expected: Outcome): Promise<{ status: number; code: string | null }> {
-  const path = concrete(route, expected);
+  const path = concrete(route, caller, expected);
   const body = bodyFor(route);
   let status: number;
   let parsed: any;
@@ -229,6 +237,34 @@ async function setup(): Promise<void> {
     }),
   );
 
+  // the non-admin creator of A: its own password, written in its own session, and a token it issued
+  const ownerEmail = `${unique('owner')}@example.test`;
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...keys.user(a.tenantId, ownerEmail),
+        email: ownerEmail,
+        role: 'viewer',
+        scopes: [...OWNER_SCOPES],
+        source: 'admin',
+        created_at: new Date().toISOString(),
+        last_sign_in_at: null,
+      },
+    }),
+  );
+  const ownerSession = (await librarySession(a.tenantId, ownerEmail)).access_token;
+  const [ownPassword, ownerToken] = await Promise.all([
+    api('POST', '/api/v1/passwords', { key: ownerSession, body: { name: unique('own-pw'), username: 'o', password: 'owner-password-1' } }).then((r) =>
+      must(r, 201, 'POST /api/v1/passwords as the non-admin owner'),
+    ),
+    api('POST', '/api/v1/api-tokens', { key: ownerSession, body: { name: unique('owner-t'), scopes: [...OWNER_TOKEN_SCOPES] } }).then((r) =>
+      must(r, 201, 'POST /api/v1/api-tokens as the non-admin owner'),
+    ),
+  ]);
+  credentials.set('owner-session', ownerSession);
+  credentials.set('owner-token', ownerToken.body.data.api_token.token as string);
+
   const scopedKeys = CALLERS.filter((x) => x.kind === 'scoped-key');
   const [keyValues, creatorKey, creatorSession, otherSession] = await Promise.all([
     pool(
@@ -253,7 +289,15 @@ async function setup(): Promise<void> {
   const post = (path: string, body: unknown, status = 201) => api('POST', path, { key: k, body }).then((r) => must(r, status, `POST ${path}`));
   const containerId = (await post('/api/v1/containers', { name: unique('c') })).body.data.container.id as string;
   const secretName = unique('matrix-secret');
-  const [secret, password, ssh, gpg, openssl, age, cert, token, computer, skey, pdf] = await Promise.all([
+  const typedTypes = Object.keys(FIXTURES).filter((t) => t !== 'password');
+  const typedObjects = pool(
+    typedTypes.map((type) => () => {
+      const e = (CATALOG as Record<string, CatalogEntry>)[type]!;
+      return post(e.path, { name: unique(type), ...FIXTURES[type]!.create() }).then((r) => r.body.data[type].id as string);
+    }),
+    4,
+  );
+  const [secret, password, ssh, gpg, openssl, age, cert, token, skey, pdf] = await Promise.all([
     post('/api/v1/secrets', { name: secretName, data: { value: 'matrix' }, container_id: containerId }),
     post('/api/v1/passwords', { name: unique('pw'), username: 'u', password: 'matrix-password-1', url: 'https://example.test' }),
     post('/api/v1/ssh-keys/generate', { name: unique('ssh'), algorithm: 'ed25519' }),
@@ -262,7 +306,6 @@ async function setup(): Promise<void> {
     post('/api/v1/keys/age/generate', { name: unique('age') }),
     post('/api/v1/certificates/enroll', { name: unique('cert'), subject: { common_name: 'matrix.example.test' } }),
     post('/api/v1/api-tokens', { name: unique('t'), scopes: ['secrets:read'] }),
-    post('/api/v1/computer-credentials', { name: unique('pc'), hostname: 'h.example.test', protocol: 'ssh', port: 22, username: 'u', password: 'p' }),
     post('/api/v1/skey-otps', { name: unique('skey'), algorithm: 'sha1', count: 3, passphrase: 'matrix passphrase long enough' }),
     makePdf(),
   ]);
@@ -306,7 +349,8 @@ async function setup(): Promise<void> {
     ageKeyId: age.body.data.key.id,
     certificateId: cert.body.data.certificate.id,
     apiTokenId: token.body.data.api_token.id,
-    computerCredentialId: computer.body.data.computer_credential.id,
+    typed: Object.fromEntries((await typedObjects).map((id, i) => [typedTypes[i]!, id])),
+    ownPasswordId: ownPassword.body.data.password.id,
     variableName: 'MATRIX_VAR',
     profileId,
     deviceId: device.id,

@@ -14,8 +14,9 @@ describe('POST /api/v1/certificates/enroll (acme): the directory URL is checked 
     ['ftp://acme.example.com/dir', 'scheme ftp is not allowed (http or https only)'],
   ])('%s: 400 with the reason', async (url, reason) => {
     const res = await api('POST', '/api/v1/certificates/enroll', { key: a.adminKey, body: { name: unique('acme'), sans: { dns: ['svc.example.com'] }, acme: { directory_url: url } } });
-    expect(res.status, res.text).toBe(400);
-    expect(errorCode(res)).toBe('bad_request');
-    expect(res.body.error).toBe(`acme.directory_url refused: ${reason}`);
+    const who = `POST /api/v1/certificates/enroll as the account admin's key, acme.directory_url ${url}: got ${res.status} ${res.body?.error ?? ''}`;
+    expect(res.status, who).toBe(400);
+    expect(errorCode(res), who).toBe('bad_request');
+    expect(res.body.error, who).toBe(`acme.directory_url refused: ${reason}`);
   });
 });

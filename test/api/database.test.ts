@@ -572,8 +572,9 @@ describe('database lease errors', () => {
     const metadata = await createConnection(acct, server, { host: '169.254.169.254' });
     const metadataRole = await createRole(acct, metadata, `${server.rolePrefix}md`, { creation_statements: CASES[0]!.creation(server) });
     const blocked = await issue(acct.adminKey, metadataRole);
-    expect(blocked.status).toBe(503);
-    expect(blocked.body.error).toMatch(/does not connect to/);
+    const who = `POST /api/v1/database/roles/{id}/credentials as the account admin's key, connection host 169.254.169.254: got ${blocked.status} ${blocked.body?.error ?? ''}`;
+    expect(blocked.status, who).toBe(503);
+    expect(blocked.body.error, who).toMatch(/does not connect to/);
 
     expect((await api('DELETE', `/api/v1/integrations/${closedPort}`, { key: acct.adminKey })).status).toBe(200);
     const gone = await issue(acct.adminKey, unreachableRole);
@@ -588,8 +589,9 @@ describe('database lease errors', () => {
       const conn = await createConnection(acct, server, { host });
       const role = await createRole(acct, conn, `${server.rolePrefix}p${i}`, { creation_statements: CASES[0]!.creation(server) });
       const res = await issue(acct.adminKey, role);
-      expect(res.status, `${host}: ${res.text}`).toBe(503);
-      expect(res.body.error, host).toMatch(
+      const who = `POST /api/v1/database/roles/{id}/credentials as the account admin's key, connection host ${host}: got ${res.status} ${res.body?.error ?? ''}`;
+      expect(res.status, who).toBe(503);
+      expect(res.body.error, who).toMatch(
         /resolves to a (private|carrier-grade NAT|private \(unique local\)) address, which the service does not connect to/,
       );
     }

@@ -170,10 +170,12 @@ describe('JWK sets', () => {
 
   it('jwks_uri: refused destinations (400) until the account allows loopback; fetched with its caching headers', async () => {
     const refused = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'meta', jwks_uri: 'http://169.254.169.254/jwks' } });
-    expect(refused.status).toBe(400);
-    expect(errorCode(refused)).toBe('jwks_fetch_failed');
+    const who = (uri: string, res: { status: number; body: { error?: string } }) =>
+      `POST /api/v1/oidc/jwks as a key of the account's writer (loopback allowance off), jwks_uri ${uri}: got ${res.status} ${res.body?.error ?? ''}`;
+    expect(refused.status, who('http://169.254.169.254/jwks', refused)).toBe(400);
+    expect(errorCode(refused), who('http://169.254.169.254/jwks', refused)).toBe('jwks_fetch_failed');
     const loop = await api('POST', '/api/v1/oidc/jwks', { key: writeKey, body: { name: 'loop', jwks_uri: provider.jwksUri } });
-    expect(errorCode(loop)).toBe('jwks_fetch_failed');
+    expect(errorCode(loop), who(provider.jwksUri, loop)).toBe('jwks_fetch_failed');
 
     const kp1 = await generateKeyPair('ES256', { extractable: true });
     const kp2 = await generateKeyPair('ES256', { extractable: true });

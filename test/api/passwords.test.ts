@@ -28,7 +28,10 @@ describe('GET /api/v1/passwords/{id}: the creator in their own session, or passw
     expect(made.body.data.password.created_by).toBe(a.adminEmail);
     const session = await jwt.issueAccessToken(a.tenantId, a.adminEmail, ['passwords:write']);
     const own = await api('GET', `/api/v1/passwords/${id}`, { key: session });
-    expect(own.status, own.text).toBe(200);
+    expect(
+      own.status,
+      `GET /api/v1/passwords/{id} as its creator's own session without passwords:read: got ${own.status} ${own.body?.code ?? ''}`,
+    ).toBe(200);
     expect(own.body.data.password.password).toBe(secret);
 
     const bob = await jwt.issueAccessToken(a.tenantId, 'bob@example.test', ['passwords:write']);
@@ -57,13 +60,17 @@ describe('GET /api/v1/passwords/{id}: the creator in their own session, or passw
     for (const scopes of [['intelligence:read'], ['audit:read'], ['ldap:use'], ['passwords:write']]) {
       const key = await a.key(scopes);
       const res = await api('GET', `/api/v1/passwords/${id}`, { key });
-      expect(res.status, `${scopes}: ${res.text}`).toBe(403);
-      expect(errorCode(res)).toBe('insufficient_scope');
+      const who = `GET /api/v1/passwords/{id} as an API key [${scopes}] issued by the password's creator: got ${res.status} ${res.body?.code ?? ''}`;
+      expect(res.status, who).toBe(403);
+      expect(errorCode(res), who).toBe('insufficient_scope');
       expect(res.text).not.toContain(secret);
     }
     const session = await jwt.issueAccessToken(a.tenantId, a.adminEmail, ['audit:read']);
     const own = await api('GET', `/api/v1/passwords/${id}`, { key: session });
-    expect(own.status, own.text).toBe(200);
+    expect(
+      own.status,
+      `GET /api/v1/passwords/{id} as its creator's own session without passwords:read: got ${own.status} ${own.body?.code ?? ''}`,
+    ).toBe(200);
     expect(own.body.data.password.password).toBe(secret);
     const reader = await api('GET', `/api/v1/passwords/${id}`, { key: await a.key(['passwords:read']) });
     expect(reader.status, reader.text).toBe(200);

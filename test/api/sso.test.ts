@@ -314,8 +314,9 @@ describe('sign-in through the account\u2019s identity provider', () => {
       for (const verified of ['omit', false] as const) {
         idp.person = { sub: `unverified-${verified}`, email: `dave-${verified}@corp.example.test`, groups: [], verified };
         const unverified = await callback(await browse(a.tenantId));
-        expect(unverified.status, unverified.text).toBe(403);
-        expect(unverified.body.error).toContain('email_verified must be true');
+        const who = `GET ${callbackPath} as the provider's ${idp.person.sub} (a new e-mail, email_verified ${verified === 'omit' ? 'absent' : verified}): got ${unverified.status} ${unverified.body?.code ?? ''}`;
+        expect(unverified.status, who).toBe(403);
+        expect(unverified.body.error, who).toContain('email_verified must be true');
       }
 
       await configure(a, { default_scopes: [] });
@@ -334,9 +335,10 @@ describe('sign-in through the account\u2019s identity provider', () => {
       for (const verified of ['omit', false, true] as const) {
         idp.person = { sub: `admin-${verified}`, email: a.adminEmail.toUpperCase(), groups: ['vault-writers'], verified };
         const res = await callback(await browse(a.tenantId));
-        expect(res.status, res.text).toBe(verified === true ? 409 : 403);
-        expect(res.body.data).toBeUndefined();
-        expect(res.text).not.toContain('admin:*');
+        const who = `GET ${callbackPath} as the provider's ${idp.person.sub} (the account admin's e-mail, email_verified ${verified === 'omit' ? 'absent' : verified}): got ${res.status} ${res.body?.code ?? ''}`;
+        expect(res.status, who).toBe(verified === true ? 409 : 403);
+        expect(res.body.data, who).toBeUndefined();
+        expect(res.text, who).not.toContain('admin:*');
         if (verified === true) {
           expect(errorCode(res)).toBe('sso_identity_conflict');
           expect(res.body.error).toContain('never takes over an existing user');

@@ -169,8 +169,9 @@ describe('LDAP connections that cannot be used', () => {
       });
       expect(made.status, made.text).toBe(201);
       const res = await search({ where: [{ attribute: 'uid', equals: 'alice' }] }, key, made.body.data.integration.id);
-      expect(res.status, JSON.stringify(fields)).toBe(503);
-      expect(res.body.error).toMatch(message);
+      const who = `POST /api/v1/ldap/connections/{id}/search as a key holding ldap:use, connection ${JSON.stringify(fields)}: got ${res.status} ${res.body?.error ?? ''}`;
+      expect(res.status, who).toBe(503);
+      expect(res.body.error, who).toMatch(message);
     }
   });
 

@@ -88,8 +88,9 @@ describe('SSRF guard (loopback allowance off)', () => {
     ];
     for (const url of urls) {
       const res = await api('POST', '/api/v1/webhooks', { key: plain.adminKey, body: { url, events: ['*'] } });
-      expect(res.status, url).toBe(400);
-      expect(errorCode(res), url).toBe('webhook_url_refused');
+      const who = `POST /api/v1/webhooks as the account admin's key (loopback allowance off), url ${url}: got ${res.status} ${res.body?.code ?? ''}`;
+      expect(res.status, who).toBe(400);
+      expect(errorCode(res), who).toBe('webhook_url_refused');
     }
   });
 
@@ -106,8 +107,9 @@ describe('SSRF guard (loopback allowance off)', () => {
     }
     expect(name).toBeDefined();
     const res = await api('POST', '/api/v1/webhooks', { key: plain.adminKey, body: { url: `http://${name}:9/hook`, events: ['*'] } });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toMatch(/resolves to|loopback/);
+    const who = `POST /api/v1/webhooks as the account admin's key (loopback allowance off), url http://${name}:9/hook: got ${res.status} ${res.body?.code ?? ''}`;
+    expect(res.status, who).toBe(400);
+    expect(res.body.error, who).toMatch(/resolves to|loopback/);
   });
 
   it('does not follow a 302 to a private address, and records it', async () => {
