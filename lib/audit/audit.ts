@@ -39,8 +39,8 @@ export function auditPut(ctx: CallContext, tenantId: string, change: Change): { 
       Put: {
         TableName: tableName(),
         Item: {
+          // no platform-listing keys: the sealer adds the AUDIT listing's (lib/audit/chain.ts)
           ...keys.audit(tenantId, id),
-          ...keys.auditIndex(id),
           id,
           at: nowIso(),
           tenant_id: tenantId,
@@ -112,7 +112,7 @@ export async function recordAudit(ctx: CallContext, tenantId: string, change: Ch
   await admitted();
   const audit = auditPut(ctx, tenantId, change);
   if (routes.getStore()?.grants.includes('audit:send')) {
-    const { pk: _pk, sk: _sk, gsi1pk: _gpk, gsi1sk: _gsk, ...entry } = audit.item.Put!.Item as Record<string, unknown>;
+    const { pk: _pk, sk: _sk, ...entry } = audit.item.Put!.Item as Record<string, unknown>;
     await sendAuditEntry(entry as unknown as AuditEntryMessage);
     return audit.id;
   }

@@ -103,13 +103,17 @@ export async function sealTenant(tenantId: string, since?: string): Promise<numb
       const link: ChainLink = { seq, prev, hash: linkHash(seq, prev, presentEntry(item) as unknown as Record<string, unknown>) };
       prev = link.hash;
       if ((item.id as string) > lastId) lastId = item.id as string;
+      // the entry joins the platform's AUDIT listing as it is sealed, under keys derived from
+      // its own sort key (never from a value a tenant session wrote): no tenant-access role may
+      // name the listing's attributes (lib/store/keys.ts, "Platform listings")
+      const listing = keys.auditIndex((item.sk as string).slice(keys.auditPrefix.length));
       return {
         Update: {
           TableName: tableName(),
           Key: { pk: item.pk, sk: item.sk },
-          UpdateExpression: 'SET chain = :c',
+          UpdateExpression: 'SET chain = :c, platpk = :lpk, platsk = :lsk',
           ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(chain)',
-          ExpressionAttributeValues: { ':c': link },
+          ExpressionAttributeValues: { ':c': link, ':lpk': listing.platpk, ':lsk': listing.platsk },
         },
       };
     });

@@ -176,7 +176,7 @@ async function writeOne(record: QueueRecord): Promise<Written> {
       await db().send(
         new PutCommand({
           TableName: tableName(),
-          Item: { ...keys.audit(entry.tenant_id, entry.id), ...keys.auditIndex(entry.id), ...entry },
+          Item: { ...keys.audit(entry.tenant_id, entry.id), ...entry },
           ConditionExpression: 'attribute_not_exists(pk)',
         }),
       );
