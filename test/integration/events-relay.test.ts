@@ -121,6 +121,6 @@ describe('relayRecords', () => {
     const other = { pk: `T#${tid}`, sk: `SECRET#${id}`, status: 'active', expires_at: '2000-01-01T00:00:00.000Z' };
     await t.put(other);
     await relayRecords([record('INSERT', other.pk, other.sk, '34')]);
-    expect((await t.get(other))?.platpk).toBeUndefined();
+    expect((await t.get({ pk: other.pk, sk: other.sk }))?.platpk).toBeUndefined();
   });
 });
