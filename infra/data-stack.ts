@@ -87,13 +87,16 @@ export class DataStack extends Stack {
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       removalPolicy: RemovalPolicy.RETAIN,
     });
-    const gsi = TABLE_DEFINITION.gsi1;
-    this.table.addGlobalSecondaryIndex({
-      indexName: gsi.IndexName,
-      partitionKey: keyAttr(gsi.KeySchema, 'HASH'),
-      sortKey: keyAttr(gsi.KeySchema, 'RANGE'),
-      projectionType: dynamodb.ProjectionType.KEYS_ONLY,
-    });
+    // gsi1 (account-local: RES#<id>) and plat (the platform listings, lib/store/keys.ts): an
+    // existing table gets plat in its own update (CloudFormation adds one GSI per update)
+    for (const gsi of [TABLE_DEFINITION.gsi1, TABLE_DEFINITION.plat]) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: gsi.IndexName,
+        partitionKey: keyAttr(gsi.KeySchema, 'HASH'),
+        sortKey: keyAttr(gsi.KeySchema, 'RANGE'),
+        projectionType: dynamodb.ProjectionType.KEYS_ONLY,
+      });
+    }
 
     this.deadLetterQueue = new sqs.Queue(this, 'WebhookDeadLetterQueue', {
       encryption: sqs.QueueEncryption.KMS,

@@ -10,7 +10,7 @@ import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, DATA_KEY_ATTRIBUTES, METERING_ATT
 import { TENANT_SESSION_PURPOSE, TENANT_SESSION_SECONDS } from '../lib/tenancy/credentials.js';
 import { LOOKUP_PREFIXES, ownerMark } from '../lib/tenancy/lookups.js';
 import { AUDIT_KEY_PURPOSE } from '../lib/audit/queue-key.js';
-import { keys, meterPk, TABLE_KEYS, TENANT_SESSION_PREFIX } from '../lib/store/keys.js';
+import { keys, meterPk, PLATFORM_LISTING_ATTRIBUTES, TABLE_KEYS, TENANT_SESSION_PREFIX } from '../lib/store/keys.js';
 import { documentsBucketName } from './naming.js';
 import { hsmConfigured, type Settings } from './settings.js';
 
@@ -24,7 +24,7 @@ import { hsmConfigured, type Settings } from './settings.js';
  * |--------------|--------------------------------------------------------------------------|----------|
  * | (every role) | logs:CreateLogStream, logs:PutLogEvents                                  | /aws/lambda/<name>-* log groups |
  * | (every role) | xray:PutTraceSegments, xray:PutTelemetryRecords (added by Tracing.ACTIVE)| * (X-Ray has no resource ARNs) |
- * | table:read   | dynamodb:GetItem, BatchGetItem, Query                                    | the table and its gsi1 index (by name) |
+ * | table:read   | dynamodb:GetItem, BatchGetItem, Query                                    | the table and its gsi1 and plat indexes (by name) |
  * | table:meter  | dynamodb:UpdateItem, LeadingKeys only METER#* and IP#*, Attributes only METERING_ATTRIBUTES (operator and self routes; tenant routes: TenantMeter) | the table |
  * | table:write  | table:read + PutItem, UpdateItem, DeleteItem, ConditionCheckItem         | the table (TransactWriteItems is authorized per item action) |
  * | kms:decrypt  | kms:Decrypt only with an encryption context carrying tenant_id; kms:DescribeKey | the envelope key |
@@ -57,9 +57,9 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | execution | AssumeTenantRole  | sts:AssumeRole, sts:TagSession          | the tenant-access role; one tag, tenant_id |
  * | tenant    | TenantRead        | GetItem, BatchGetItem, Query (table, gsi1) | LeadingKeys = T#${aws:PrincipalTag/tenant_id} or METER#${aws:PrincipalTag/tenant_id} |
  * | tenant    | TenantLookups     | GetItem, BatchGetItem, Query            | LeadingKeys only the global lookup prefixes (lib/tenancy/lookups.ts) |
- * | tenant    | TenantLookupWrite | PutItem, UpdateItem (table:write)       | the lookup prefixes; Attributes name the own mark T#${aws:PrincipalTag/tenant_id} and no other T# name (Null false) |
+ * | tenant    | TenantLookupWrite | PutItem, UpdateItem (table:write)       | the lookup prefixes; Attributes name the own mark T#${aws:PrincipalTag/tenant_id} and no other T# name (Null false), never platpk/platsk |
  * | tenant    | TenantLookupDelete| DeleteItem, ConditionCheckItem (table:write) | the lookup prefixes; no other account's mark named (deletes of a known key of another account stay possible: DoS) |
- * | tenant    | TenantWrite       | PutItem, UpdateItem, DeleteItem, ConditionCheckItem (table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id}; Attributes never OPERATOR_ONLY_ATTRIBUTES (operator; quota but with payment: PLAN_ATTRIBUTES) |
+ * | tenant    | TenantWrite       | PutItem, UpdateItem, DeleteItem, ConditionCheckItem (table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id}; Attributes never OPERATOR_ONLY_ATTRIBUTES (operator; quota but with payment: PLAN_ATTRIBUTES) nor the platform listings' platpk/platsk |
  * | tenant    | TenantMeter       | UpdateItem (every tenant role)          | LeadingKeys = METER#${aws:PrincipalTag/tenant_id} only (the metering partition), and Attributes only METERING_ATTRIBUTES |
  * | tenant    | TenantDataKeys    | kms:Decrypt (+ GenerateDataKey with kms:encrypt) | kms:EncryptionContext:tenant_id = ${aws:PrincipalTag/tenant_id} |
  * | tenant    | TenantDataKeyCreate | PutItem (kms:encrypt without table:write) | LeadingKeys = T#${aws:PrincipalTag/tenant_id}, Attributes only DATA_KEY_ATTRIBUTES (the account's first data-key record) |
@@ -344,6 +344,7 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
         resources: [tableArn],
         conditions: {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': lookupPartitions, 'dynamodb:Attributes': [...LOOKUP_ITEM_ATTRIBUTES] },
+          'ForAllValues:StringNotEquals': { 'dynamodb:Attributes': [...PLATFORM_LISTING_ATTRIBUTES] },
           'ForAnyValue:StringEquals': { 'dynamodb:Attributes': [OWN_MARK] },
           Null: { 'dynamodb:Attributes': 'false' },
         },
@@ -359,7 +360,10 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
         sid: 'TenantLookupDelete',
         actions: ['dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
         resources: [tableArn],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': lookupPartitions, 'dynamodb:Attributes': [...LOOKUP_ITEM_ATTRIBUTES] } },
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': lookupPartitions, 'dynamodb:Attributes': [...LOOKUP_ITEM_ATTRIBUTES] },
+          'ForAllValues:StringNotEquals': { 'dynamodb:Attributes': [...PLATFORM_LISTING_ATTRIBUTES] },
+        },
       }),
     );
   }
@@ -386,11 +390,17 @@ export function tenantAccessStatements(grants: readonly Grant[], targets: Pick<R
         resources: [tableArn],
         // the account item's operator flag and quota are the platform's (an account's own
         // session setting them made itself an operator: found by the negative matrix's review);
-        // the billing routes write the quota a confirmed plan sets
+        // the billing routes write the quota a confirmed plan sets. The platform listings' key
+        // attributes likewise (lib/store/keys.ts, "Platform listings"): IAM sees names, not
+        // values, so a session naming platpk could put any own item into TENANTS, AUDIT, LEASES
+        // (a forged due lease starved the sweeper), EMAIL or TOKENKEYS
         conditions: {
           ...leading,
           'ForAllValues:StringNotEquals': {
-            'dynamodb:Attributes': OPERATOR_ONLY_ATTRIBUTES.filter((a) => !(has('payment') && (PLAN_ATTRIBUTES as readonly string[]).includes(a))),
+            'dynamodb:Attributes': [
+              ...OPERATOR_ONLY_ATTRIBUTES.filter((a) => !(has('payment') && (PLAN_ATTRIBUTES as readonly string[]).includes(a))),
+              ...PLATFORM_LISTING_ATTRIBUTES,
+            ],
           },
         },
       }),
@@ -562,11 +572,12 @@ export function grantStatements(
     new iam.PolicyStatement({ sid: 'Logs', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroupArnPattern(settings.name)] }),
   ];
   const tableArn = targets.table.tableArn;
-  const indexArn = `${tableArn}/index/${TABLE_KEYS.gsi1.name}`;
+  const indexArns = [TABLE_KEYS.gsi1.name, TABLE_KEYS.plat.name].map((name) => `${tableArn}/index/${name}`);
   const reads = has('table:read') || has('table:write');
   if (reads) {
     statements.push(new iam.PolicyStatement({ sid: 'TableRead', actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'], resources: [tableArn] }));
-    statements.push(new iam.PolicyStatement({ sid: 'IndexRead', actions: ['dynamodb:Query'], resources: [indexArn] }));
+    // gsi1 and the platform listings (operator listings, the sweeper, the service's key set)
+    statements.push(new iam.PolicyStatement({ sid: 'IndexRead', actions: ['dynamodb:Query'], resources: indexArns }));
   }
   if (has('table:write')) {
     statements.push(

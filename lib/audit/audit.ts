@@ -104,7 +104,7 @@ export async function recordAudit(ctx: CallContext, tenantId: string, change: Ch
   await admitted();
   const audit = auditPut(ctx, tenantId, change);
   if (routes.getStore()?.grants.includes('audit:send')) {
-    const { pk: _pk, sk: _sk, gsi1pk: _gpk, gsi1sk: _gsk, ...entry } = audit.item.Put!.Item as Record<string, unknown>;
+    const { pk: _pk, sk: _sk, ...entry } = audit.item.Put!.Item as Record<string, unknown>;
     await sendAuditEntry(entry as unknown as AuditEntryMessage);
     return audit.id;
   }

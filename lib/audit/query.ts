@@ -168,7 +168,7 @@ export async function adminListAudit(
     for (const ref of chunk) {
       if (entries.length >= page.limit) break;
       const item = items.get(`${ref.pk as string}|${ref.sk as string}`);
-      last = ref.gsi1sk as string;
+      last = ref.platsk as string;
       if (item && matches(item, f)) entries.push(listed(item));
     }
     chunk = [];

@@ -8,7 +8,7 @@ import type { TxItem } from '../store/tx.js';
 
 /**
  * The audit feature's store module (the one place its DynamoDB commands are built): the
- * entries (`T#<tid>` / `AUDIT#<id>`, listed by keys.auditIndex), the chain head
+ * entries (`T#<tid>` / `AUDIT#<id>`, listed by keys.auditIndex once sealed), the chain head
  * (`AUDITCHAIN`) and the links the sealer sets, and each account's audit signing key.
  * Keys come from lib/store/keys.ts.
  */
@@ -17,8 +17,8 @@ import type { TxItem } from '../store/tx.js';
 export const auditItem = (tenantId: string, id: string, entry: Record<string, unknown>): NonNullable<TxItem['Put']> => ({
   TableName: tableName(),
   Item: {
+    // no platform-listing keys: the sealer adds the AUDIT listing's (lib/audit/chain.ts)
     ...keys.audit(tenantId, id),
-    ...keys.auditIndex(id),
     ...entry,
   },
   ConditionExpression: 'attribute_not_exists(pk)',
@@ -50,15 +50,21 @@ export async function chainHead(tenantId: string): Promise<ChainHead | undefined
 }
 
 /** Links an unsealed entry into the chain (a transaction item), conditional on it being unsealed still. */
-export const linkUpdate = (key: { pk: string; sk: string }, link: unknown): TxItem => ({
-  Update: {
-    TableName: tableName(),
-    Key: { pk: key.pk, sk: key.sk },
-    UpdateExpression: 'SET chain = :c',
-    ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(chain)',
-    ExpressionAttributeValues: { ':c': link },
-  },
-});
+export const linkUpdate = (key: { pk: string; sk: string }, link: unknown): TxItem => {
+  // the entry joins the platform's AUDIT listing as it is sealed, under keys derived from its
+  // own sort key (never from a value a tenant session wrote): no tenant-access role may name
+  // the listing's attributes (lib/store/keys.ts, "Platform listings")
+  const listing = keys.auditIndex(key.sk.slice(keys.auditPrefix.length));
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: { pk: key.pk, sk: key.sk },
+      UpdateExpression: 'SET chain = :c, platpk = :lpk, platsk = :lsk',
+      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(chain)',
+      ExpressionAttributeValues: { ':c': link, ':lpk': listing.platpk, ':lsk': listing.platsk },
+    },
+  };
+};
 
 /** Moves the chain head to `next` (a transaction item): conditional on the head read (`head`), or on there being none. */
 export const headWrite = (tenantId: string, next: ChainHead, head: ChainHead | undefined): TxItem =>

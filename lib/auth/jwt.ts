@@ -31,7 +31,7 @@ async function currentSigningKey(tenantId: string): Promise<{ kid: string; priva
   const item = await queryFirst({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.tokenKeyPrefix }, newestFirst: true });
   if (item) {
     const kid = item.kid as string;
-    if (item.gsi1pk === undefined) await indexTokenKey(tenantId, kid);
+    if (item.platpk === undefined) await indexTokenKey(tenantId, kid);
     return { kid, privateJwk: await openJson<JWK>({ tenantId, type: 'token_key', id: kid, version: 1 }, item.private as Uint8Array) };
   }
   const kid = newId();
@@ -51,7 +51,7 @@ async function currentSigningKey(tenantId: string): Promise<{ kid: string; priva
  * from the keys' own listing (keys.tokenKeyIndex), public parameters only.
  */
 export async function serviceKeySet(): Promise<{ keys: JWK[] }> {
-  const listed = (await Promise.all(keys.tokenKeyIndexPks.map((pk) => queryAll({ pk, index: 'gsi1' })))).flat();
+  const listed = (await Promise.all(keys.tokenKeyIndexPks.map((pk) => queryAll({ pk, index: 'plat' })))).flat();
   const refs = listed
     .map((i) => ({ pk: i.pk as string, sk: i.sk as string }))
     .filter((k) => k.pk.startsWith('T#') && k.sk.startsWith(keys.tokenKeyPrefix));

@@ -169,9 +169,9 @@ export async function indexTokenKey(tenantId: string, kid: string): Promise<void
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.tokenKey(tenantId, kid),
-        UpdateExpression: 'SET gsi1pk = :pk, gsi1sk = :sk',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(gsi1pk)',
-        ExpressionAttributeValues: { ':pk': index.gsi1pk, ':sk': index.gsi1sk },
+        UpdateExpression: 'SET platpk = :pk, platsk = :sk',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(platpk)',
+        ExpressionAttributeValues: { ':pk': index.platpk, ':sk': index.platsk },
       }),
     )
     .catch(() => undefined);

@@ -27,8 +27,10 @@ import { newPassword, newUsername } from './usernames.js';
  * revocation statements as they were at issue time (so a later change of the role cannot
  * strand a login), status, times, and a DynamoDB TTL (`ttl`) some days after it ends
  * (LEASE_RETENTION_DAYS). The password is never stored. While a lease is not revoked it is
- * in the sparse expiry index gsi1 `LEASES / <expires_at>#<tid>#<id>`, which the sweeper
- * queries for `< now`; revocation removes it from the index.
+ * in the platform listing `LEASES#<n> / <expires_at>#<tid>#<id>` (index `plat`), which the
+ * sweeper queries for `< now`. The stream relay, not the tenant session, writes and removes
+ * that entry from the lease's own keys and status (lib/events/platform-listings.ts): no
+ * tenant session may name a listing's attributes, so none can forge a due lease.
  *
  * Statuses: `active` (committed with its audit entry and event: issueLease below),
  * `revoked` (by DELETE /database/leases/{id}, the sweeper, or its own issuance when a step
@@ -300,8 +302,8 @@ async function recordIssued(ctx: CallContext, lease: LeaseRecord): Promise<void>
     Put: {
       TableName: tableName(),
       Item: {
+        // no listing keys: the stream relay lists the lease for the sweeper (lib/events/platform-listings.ts)
         ...keys.lease(tid, lease.id),
-        ...keys.leaseExpiryIndex(tid, lease.id, lease.expires_at),
         ...lease,
         ttl: epoch(lease.expires_at) + retention(),
       },
@@ -347,7 +349,7 @@ async function compensate(
       Key: keys.lease(tid, lease.id),
       ...(cleaned
         ? {
-            UpdateExpression: 'SET #s = :revoked, revoked_at = :at, revoked_by = :by, revoked_reason = :why, #ttl = :ttl REMOVE gsi1pk, gsi1sk',
+            UpdateExpression: 'SET #s = :revoked, revoked_at = :at, revoked_by = :by, revoked_reason = :why, #ttl = :ttl',
             ExpressionAttributeValues: {
               ':revoked': 'revoked',
               ':active': 'active',
@@ -358,14 +360,13 @@ async function compensate(
             },
           }
         : {
-            // due now: the sweeper's next run drops the login (cleanUpAbandoned)
-            UpdateExpression: 'SET #s = :failed, revoked_reason = :why, gsi1pk = :due_pk, gsi1sk = :due_sk, #ttl = :ttl',
+            // due now: the relay lists a failed lease as due at once, and the sweeper's next run
+            // drops the login (cleanUpAbandoned)
+            UpdateExpression: 'SET #s = :failed, revoked_reason = :why, #ttl = :ttl',
             ExpressionAttributeValues: {
               ':failed': 'failed',
               ':active': 'active',
               ':why': reason,
-              ':due_pk': keys.leaseExpiryIndex(tid, lease.id, at).gsi1pk,
-              ':due_sk': keys.leaseExpiryIndex(tid, lease.id, at).gsi1sk,
               ':ttl': epoch(lease.expires_at) + retention(),
             },
           }),
@@ -469,7 +470,7 @@ export async function revokeLease(ctx: CallContext, leaseId: string, opts: { by?
           Update: {
             TableName: tableName(),
             Key: keys.lease(tid, lease.id),
-            UpdateExpression: 'SET #s = :revoked, revoked_at = :at, revoked_by = :by, #ttl = :ttl REMOVE gsi1pk, gsi1sk',
+            UpdateExpression: 'SET #s = :revoked, revoked_at = :at, revoked_by = :by, #ttl = :ttl',
             ConditionExpression: '#s = :active',
             ExpressionAttributeNames: { '#s': 'status', '#ttl': 'ttl' },
             ExpressionAttributeValues: {

@@ -5,6 +5,7 @@ import { mergeShards } from '../store/shards.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { HttpError } from '../core/errors.js';
+import { listLease } from '../events/platform-listings.js';
 import { cleanUpAbandoned, getLease, revokeLease } from './leases.js';
 
 /**
@@ -14,7 +15,8 @@ import { cleanUpAbandoned, getLease, revokeLease } from './leases.js';
  * cannot log in even before the sweep; MySQL/MariaDB have no such per-login expiry, so
  * there the sweeper is what ends access.
  *
- * It reads the sparse expiry index (gsi1 `LEASES`, keys only, `<expires_at>#<tid>#<id>`)
+ * It reads the platform listing `LEASES` (index plat, keys only, `<expires_at>#<tid>#<id>`,
+ * written by the stream relay alone: lib/events/platform-listings.ts)
  * below `now`, re-reads each lease (the index is eventually consistent) and revokes active
  * ones exactly as DELETE /database/leases/{id} does (audited, actor `system` /
  * `lease-sweeper`; a lease whose issuance crashed before its login existed is revoked with
@@ -73,6 +75,10 @@ export async function sweepExpiredLeases(
       } else if (lease.status === 'pending' || lease.status === 'failed') {
         if (await cleanUpAbandoned(lease)) cleaned++;
         else failed.push({ tenant_id: tenantId, lease_id: id, reason: 'the login could not be removed' });
+      } else {
+        // a stale entry (the relay's unlisting not arrived yet, or one the migration copied
+        // just before a revocation): the lease's own state decides (lib/events/platform-listings.ts)
+        await listLease(keys.lease(tenantId, id));
       }
     } catch (error) {
       const reason = error instanceof HttpError ? error.message : 'internal error';

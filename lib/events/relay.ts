@@ -3,6 +3,7 @@ import { logger } from '../core/logger.js';
 import { keys } from '../store/keys.js';
 import type { DeliveryMessage, WebhookEvent } from './delivery.js';
 import { subscribed } from './payloads.js';
+import { listLease } from './platform-listings.js';
 import { queue } from './queue.js';
 import { deleteOutboxItem, readOutboxItem } from './store.js';
 import { deliveryQueued, listWebhooks, type Webhook } from './webhooks.js';
@@ -27,6 +28,9 @@ import { deliveryQueued, listWebhooks, type Webhook } from './webhooks.js';
  * sequence number (ReportBatchItemFailures). The mapping checkpoints before it and retries
  * from it; the records before it are not sent again, the ones after were not sent yet.
  *
+ * The LEASES platform listing rides it too: each lease insert or change is listed (or
+ * unlisted) for the sweeper from the lease's own keys and status (lib/events/platform-listings.ts).
+ *
  * Audit sealing rides the same stream: the accounts with audit inserts in the batch are
  * sealed (lib/audit/chain.ts, sealTenant: conditional on the chain head, so sealers on other
  * shards cannot fork a chain), each back to its oldest inserted entry at least (an entry the
@@ -39,6 +43,8 @@ export const OUTBOX_STREAM = {
   filters: [
     { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: keys.outboxPrefix }] } } } },
     { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: keys.auditPrefix }] } } } },
+    // lease inserts and changes: the LEASES platform listing (lib/events/platform-listings.ts)
+    { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: [{ prefix: keys.leasePrefix }] } } } },
   ],
   batchSize: 100,
   maxBatchingWindowSeconds: 1,
@@ -117,8 +123,18 @@ export async function relayRecords(records: readonly StreamRecord[]): Promise<Re
   /** Each account's oldest inserted entry (sk): the sealer looks back at least to it. */
   const oldest = new Map<string, string>();
   for (const [i, record] of records.entries()) {
-    if (record.eventName !== 'INSERT') continue;
     const key = keyOf(record);
+    if ((record.eventName === 'INSERT' || record.eventName === 'MODIFY') && keys.parseLease(key.pk, key.sk)) {
+      try {
+        await listLease(key);
+      } catch (error) {
+        logger.warn('lease listing failed; the stream retries it', { error: error as Error });
+        failedAt = i;
+        break;
+      }
+      continue;
+    }
+    if (record.eventName !== 'INSERT') continue;
     if (key.sk.startsWith(keys.auditPrefix)) {
       const tid = key.pk.slice(2);
       if (!audited.has(tid)) audited.set(tid, i);

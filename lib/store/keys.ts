@@ -8,10 +8,10 @@
  *
  * | item                | pk                 | sk                              | gsi1pk / gsi1sk                 |
  * |---------------------|--------------------|---------------------------------|---------------------------------|
- * | tenant              | T#<tid>            | TENANT                          | TENANTS#<n> / <created>#<tid>   |
+ * | tenant              | T#<tid>            | TENANT                          | plat: TENANTS#<n> / <created>#<tid> |
  * | counters (quota)    | T#<tid>            | COUNTERS                        |                                 |
  * | usage per day       | METER#<tid>        | USAGE#<yyyy-mm-dd>[#<shard>]    |                                 |
- * | user                | T#<tid>            | USER#<email>                    | EMAIL#<email> / T#<tid>         |
+ * | user                | T#<tid>            | USER#<email>                    | plat: EMAIL#<email> / T#<tid>   |
  * | API key (metadata)  | T#<tid>            | APIKEY#<kid>                    |                                 |
  * | API key (auth)      | KEY#<sha256(key)>  | KEY                             |                                 |
  * | API token (auth)    | APITOKEN#<sha256>  | APITOKEN                        |                                 |
@@ -25,12 +25,12 @@
  * | user code (8628)    | USERCODE#<sha256>  | USERCODE (ttl)                  |                                 |
  * | enrolment token     | ENROLL#<sha256>    | ENROLL (ttl)                    |                                 |
  * | data key            | T#<tid>            | DEK#CURRENT                     |                                 |
- * | token-signing key   | T#<tid>            | TOKENKEY#<kid>                  | TOKENKEYS#<n> / <kid>           |
+ * | token-signing key   | T#<tid>            | TOKENKEY#<kid>                  | plat: TOKENKEYS#<n> / <kid>     |
  * | secret (head)       | T#<tid>            | SECRET#<name>                   | T#<tid> / RES#<id>              |
  * | resource (head)     | T#<tid>            | R#<type>#<id>                   | T#<tid> / RES#<id>              |
  * | resource version    | T#<tid>            | V#<type>#<id>#<n, 10 digits>    |                                 |
  * | idempotency record  | T#<tid>            | IDEM#<sha256(principal + key)>  |                                 |
- * | audit entry         | T#<tid>            | AUDIT#<uuidv7>                  | AUDIT#<n> / <uuidv7>            |
+ * | audit entry         | T#<tid>            | AUDIT#<uuidv7>                  | plat: AUDIT#<n> / <uuidv7> (set by the sealer) |
  * | outbox event        | T#<tid>            | OUTBOX#<uuidv7>                 | (none: the stream relays it)    |
  * | audit chain head    | T#<tid>            | AUDITCHAIN                      |                                 |
  * | audit signing key   | T#<tid>            | AUDITKEY                        |                                 |
@@ -49,7 +49,7 @@
  * | container count     | T#<tid>            | CCOUNT#<container id>           |                                 |
  * | cert revocation     | T#<tid>            | CRL#<ca id>#<serial hex>        |                                 |
  * | ACME challenge      | ACME#<token>       | ACME (ttl)                      |                                 |
- * | database lease      | T#<tid>            | LEASE#<lease id> (ttl)          | LEASES#<n> / <expires_at>#<tid>#<id> (while not revoked) |
+ * | database lease      | T#<tid>            | LEASE#<lease id> (ttl)          | plat: LEASES#<n> / <expires_at>#<tid>#<id> (set by the relay; dropped by the sweeper) |
  * | rotation lock       | T#<tid>            | DBLOCK#<connection id> (ttl)    |                                 |
  * | extraction job      | T#<tid>            | XJOB#<job id> (ttl)             |                                 |
  * | variable            | T#<tid>            | VAR#<name>                      |                                 |
@@ -97,7 +97,16 @@
  * by the recipient's e-mail (a recipient in any account finds what was shared with them);
  * both hold the owner's tenant id and are written in the same transaction as the owner's items.
  *
- * Hot keys (docs/capacity.md): the platform-wide gsi1 listings (AUDIT, TENANTS, LEASES, TOKENKEYS) are
+ * Platform listings (TENANTS, EMAIL, TOKENKEYS, AUDIT, LEASES) live in an index of their own,
+ * `plat` (`platpk` / `platsk`, KEYS_ONLY), never in gsi1: IAM sees attribute names, not values,
+ * so a listing sharing gsi1 with the account-local `RES#` entries could be forged by any tenant
+ * session (a `LEASES#` entry on an own item starved the sweeper). No tenant-access role may name
+ * `platpk` or `platsk` (PLATFORM_LISTING_ATTRIBUTES, infra/grants.ts); the roles that act for
+ * no single account write them (sign-up, sign-in), and the listings of what tenant sessions
+ * write are derived from the items' own keys by the stream relay (audit entries, as it seals
+ * them; leases, at their insert: lib/events/platform-listings.ts).
+ *
+ * Hot keys (docs/capacity.md): the platform-wide listings (AUDIT, TENANTS, LEASES, TOKENKEYS) are
  * spread over GSI_SHARDS partition keys `<NAME>#<n>`, n a hash of the item's own id (so any
  * writer recomputes it), and every reader merges the shards in sort-key order
  * (lib/store/shards.ts). The usage item of a day is split into `USAGE#<day>#<n>` shards
@@ -106,7 +115,19 @@
 /** The partitions of the tenant-access roles' shared sessions: `TSESSION#<role name>#<tid>` (infra/grants.ts `TenantSessionCache`). */
 export const TENANT_SESSION_PREFIX = 'TSESSION#';
 
-export const TABLE_KEYS = { pk: 'pk', sk: 'sk', gsi1: { name: 'gsi1', pk: 'gsi1pk', sk: 'gsi1sk' }, ttl: 'ttl' } as const;
+export const TABLE_KEYS = {
+  pk: 'pk',
+  sk: 'sk',
+  gsi1: { name: 'gsi1', pk: 'gsi1pk', sk: 'gsi1sk' },
+  plat: { name: 'plat', pk: 'platpk', sk: 'platsk' },
+  ttl: 'ttl',
+} as const;
+
+/** The platform listings' key attributes: no tenant-access role may name them (infra/grants.ts). */
+export const PLATFORM_LISTING_ATTRIBUTES = [TABLE_KEYS.plat.pk, TABLE_KEYS.plat.sk] as const;
+
+/** The listings' partition-key names (`<NAME>#...`): what the migration moves from gsi1 (scripts/operator/migrate-platform-listings.ts). */
+export const PLATFORM_LISTINGS = ['TENANTS', 'EMAIL', 'TOKENKEYS', 'AUDIT', 'LEASES'] as const;
 
 export const tenantPk = (tenantId: string) => `T#${tenantId}`;
 
@@ -138,7 +159,7 @@ const sharded = (name: string) => Array.from({ length: GSI_SHARDS }, (_, n) => `
 
 export const keys = {
   tenant: (tid: string) => ({ pk: tenantPk(tid), sk: 'TENANT' }),
-  tenantIndex: (tid: string, createdAt: string) => ({ gsi1pk: `TENANTS#${shardOf(tid)}`, gsi1sk: `${createdAt}#${tid}` }),
+  tenantIndex: (tid: string, createdAt: string) => ({ platpk: `TENANTS#${shardOf(tid)}`, platsk: `${createdAt}#${tid}` }),
   /** Every partition key of the TENANTS listing, to merge. */
   tenantIndexPks: sharded('TENANTS'),
   counters: (tid: string) => ({ pk: tenantPk(tid), sk: 'COUNTERS' }),
@@ -146,7 +167,7 @@ export const keys = {
   usagePrefix: 'USAGE#',
   user: (tid: string, email: string) => ({ pk: tenantPk(tid), sk: `USER#${email}` }),
   userPrefix: 'USER#',
-  userIndex: (tid: string, email: string) => ({ gsi1pk: `EMAIL#${email}`, gsi1sk: tenantPk(tid) }),
+  userIndex: (tid: string, email: string) => ({ platpk: `EMAIL#${email}`, platsk: tenantPk(tid) }),
   apiKey: (tid: string, kid: string) => ({ pk: tenantPk(tid), sk: `APIKEY#${kid}` }),
   apiKeyPrefix: 'APIKEY#',
   apiKeyAuth: (hash: string) => ({ pk: `KEY#${hash}`, sk: 'KEY' }),
@@ -171,7 +192,7 @@ export const keys = {
   tokenKey: (tid: string, kid: string) => ({ pk: tenantPk(tid), sk: `TOKENKEY#${kid}` }),
   tokenKeyPrefix: 'TOKENKEY#',
   /** Every account's token-signing keys in one listing: the authorization server's public key set (lib/auth/jwt.ts `serviceKeySet`). */
-  tokenKeyIndex: (kid: string) => ({ gsi1pk: `TOKENKEYS#${shardOf(kid)}`, gsi1sk: kid }),
+  tokenKeyIndex: (kid: string) => ({ platpk: `TOKENKEYS#${shardOf(kid)}`, platsk: kid }),
   tokenKeyIndexPks: sharded('TOKENKEYS'),
   secret: (tid: string, name: string) => ({ pk: tenantPk(tid), sk: `SECRET#${name}` }),
   secretPrefix: 'SECRET#',
@@ -191,7 +212,7 @@ export const keys = {
   resourceIndex: (tid: string, id: string) => ({ gsi1pk: tenantPk(tid), gsi1sk: `RES#${id}` }),
   idempotency: (tid: string, hash: string) => ({ pk: tenantPk(tid), sk: `IDEM#${hash}` }),
   audit: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `AUDIT#${id}` }),
-  auditIndex: (id: string) => ({ gsi1pk: `AUDIT#${shardOf(id)}`, gsi1sk: id }),
+  auditIndex: (id: string) => ({ platpk: `AUDIT#${shardOf(id)}`, platsk: id }),
   /** Every partition key of the global AUDIT listing, to merge. */
   auditIndexPks: sharded('AUDIT'),
   outbox: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `OUTBOX#${id}` }),
@@ -230,7 +251,7 @@ export const keys = {
   // order for the sweeper (gsi1 is KEYS_ONLY: tenant and id are in the keys).
   lease: (tid: string, id: string) => ({ pk: tenantPk(tid), sk: `LEASE#${id}` }),
   leasePrefix: 'LEASE#',
-  leaseExpiryIndex: (tid: string, id: string, expiresAt: string) => ({ gsi1pk: `LEASES#${shardOf(id)}`, gsi1sk: `${expiresAt}#${tid}#${id}` }),
+  leaseExpiryIndex: (tid: string, id: string, expiresAt: string) => ({ platpk: `LEASES#${shardOf(id)}`, platsk: `${expiresAt}#${tid}#${id}` }),
   /** Every partition key of the LEASES expiry listing, to merge. */
   leaseExpiryPks: sharded('LEASES'),
   /** The tenant and lease id of a lease item's keys, or undefined for any other item. */
@@ -307,6 +328,8 @@ export const TABLE_DEFINITION = {
     { AttributeName: 'sk', AttributeType: 'S' },
     { AttributeName: 'gsi1pk', AttributeType: 'S' },
     { AttributeName: 'gsi1sk', AttributeType: 'S' },
+    { AttributeName: 'platpk', AttributeType: 'S' },
+    { AttributeName: 'platsk', AttributeType: 'S' },
   ],
   keySchema: [
     { AttributeName: 'pk', KeyType: 'HASH' },
@@ -317,6 +340,15 @@ export const TABLE_DEFINITION = {
     KeySchema: [
       { AttributeName: 'gsi1pk', KeyType: 'HASH' },
       { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+    ],
+    Projection: { ProjectionType: 'KEYS_ONLY' as const },
+  },
+  /** The platform listings (keys.ts header): written by no tenant session. */
+  plat: {
+    IndexName: 'plat',
+    KeySchema: [
+      { AttributeName: 'platpk', KeyType: 'HASH' },
+      { AttributeName: 'platsk', KeyType: 'RANGE' },
     ],
     Projection: { ProjectionType: 'KEYS_ONLY' as const },
   },

@@ -1,6 +1,7 @@
 import { BatchGetCommand, type BatchGetCommandOutput, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { badRequest } from '../core/errors.js';
 import { db, tableName } from './client.js';
+import { TABLE_KEYS } from './keys.js';
 
 /**
  * THE query of the single table, and the one loop that follows `LastEvaluatedKey`
@@ -23,8 +24,8 @@ export interface QuerySpec {
   /** The partition key value (of the table, or of gsi1 with `index`). */
   readonly pk: string;
   readonly sk?: SkCondition;
-  /** Query gsi1 (keys only; eventually consistent) instead of the table (consistent reads). */
-  readonly index?: 'gsi1';
+  /** Query gsi1 or the platform listings' index `plat` (keys only; eventually consistent) instead of the table (consistent reads). */
+  readonly index?: 'gsi1' | 'plat';
   /** Attributes to read, `a.b` for a nested one (the keys are always included). */
   readonly projection?: readonly string[];
   readonly filter?: { readonly expression: string; readonly values?: Item; readonly names?: Readonly<Record<string, string>> };
@@ -42,7 +43,7 @@ interface QueryOptions {
 }
 
 function command(spec: QuerySpec, start: Item | undefined, limit: number | undefined): QueryCommand {
-  const [pkName, skName] = spec.index ? ['gsi1pk', 'gsi1sk'] : ['pk', 'sk'];
+  const [pkName, skName] = spec.index ? [TABLE_KEYS[spec.index].pk, TABLE_KEYS[spec.index].sk] : ['pk', 'sk'];
   const names: Record<string, string> = { '#pk': pkName, ...(spec.filter?.names ?? {}) };
   const values: Item = { ':pk': spec.pk, ...(spec.filter?.values ?? {}) };
   let key = '#pk = :pk';
@@ -71,7 +72,7 @@ function command(spec: QuerySpec, start: Item | undefined, limit: number | undef
     KeyConditionExpression: key,
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
-    ...(projection ? { ProjectionExpression: [spec.index ? 'pk, sk, gsi1pk, gsi1sk' : 'pk, sk', ...projection].join(', ') } : {}),
+    ...(projection ? { ProjectionExpression: [spec.index ? `pk, sk, ${pkName}, ${skName}` : 'pk, sk', ...projection].join(', ') } : {}),
     ...(spec.filter ? { FilterExpression: spec.filter.expression } : {}),
     ...(spec.newestFirst ? { ScanIndexForward: false } : {}),
     ...(spec.count ? { Select: 'COUNT' as const } : {}),

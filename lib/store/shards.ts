@@ -5,9 +5,9 @@ import { keys } from './keys.js';
 import { type Item, type QuerySpec, queryPages } from './pagination.js';
 
 /**
- * The one reader of a gsi1 listing spread over shard partition keys (keys.ts GSI_SHARDS:
- * `AUDIT#<n>`, `TENANTS#<n>`, `LEASES#<n>`): the same query on every shard, merged into one
- * stream in gsi1 sort-key order (descending with `newestFirst`). Sort keys are unique across
+ * The one reader of a platform listing spread over shard partition keys (keys.ts GSI_SHARDS:
+ * `AUDIT#<n>`, `TENANTS#<n>`, `LEASES#<n>`, `TOKENKEYS#<n>`; index `plat`): the same query on
+ * every shard, merged into one stream in `platsk` order (descending with `newestFirst`). Sort keys are unique across
  * shards (ids, or a time followed by ids), so the merged order is total and a cursor is just
  * the last sort key read: pass it as `after` and every shard resumes past it.
  *
@@ -22,14 +22,14 @@ export async function* mergeShards(
   const pageSize = opts.pageSize ?? 100;
   const desc = spec.newestFirst === true;
   const sk = resume(spec.sk, opts.after, desc);
-  const streams = pks.map((pk) => queryPages({ ...spec, ...(sk ? { sk } : {}), pk, index: 'gsi1' }, { want: () => pageSize }));
+  const streams = pks.map((pk) => queryPages({ ...spec, ...(sk ? { sk } : {}), pk, index: 'plat' }, { want: () => pageSize }));
   const buffers: Item[][] = pks.map(() => []);
   const done = pks.map(() => false);
   const fill = async (i: number) => {
     while (buffers[i]!.length === 0 && !done[i]) {
       const next = await streams[i]!.next();
       if (next.done) done[i] = true;
-      else buffers[i]!.push(...next.value.items.filter((item) => item.gsi1sk !== opts.after));
+      else buffers[i]!.push(...next.value.items.filter((item) => item.platsk !== opts.after));
     }
   };
   await Promise.all(pks.map((_, i) => fill(i)));
@@ -38,8 +38,8 @@ export async function* mergeShards(
     for (let i = 0; i < buffers.length; i++) {
       const head = buffers[i]![0];
       if (!head) continue;
-      const b = best < 0 ? undefined : (buffers[best]![0]!.gsi1sk as string);
-      if (b === undefined || (desc ? (head.gsi1sk as string) > b : (head.gsi1sk as string) < b)) best = i;
+      const b = best < 0 ? undefined : (buffers[best]![0]!.platsk as string);
+      if (b === undefined || (desc ? (head.platsk as string) > b : (head.platsk as string) < b)) best = i;
     }
     if (best < 0) return;
     yield buffers[best]!.shift()!;
@@ -58,14 +58,14 @@ function resume(sk: QuerySpec['sk'], after: string | undefined, desc: boolean): 
 /**
  * The one-off migration of a table written before the listings were sharded (docs/capacity.md,
  * "Existing tables"): every gsi1 entry still under `AUDIT`, `TENANTS` or `LEASES` moves to its
- * shard, with a conditional UpdateItem (only if it still carries the old key), so a run can be
+ * shard (still in gsi1: run scripts/operator/migrate-platform-listings.ts after it), with a conditional UpdateItem (only if it still carries the old key), so a run can be
  * repeated or interrupted and writers of the new release may run alongside. Returns the moves.
  */
 export async function moveToShards(): Promise<Record<'AUDIT' | 'TENANTS' | 'LEASES', number>> {
   const shardKey = {
-    AUDIT: (i: Item) => keys.auditIndex(i.gsi1sk as string).gsi1pk,
-    TENANTS: (i: Item) => keys.tenantIndex((i.pk as string).slice(2), '').gsi1pk,
-    LEASES: (i: Item) => keys.leaseExpiryIndex('', (i.sk as string).slice(keys.leasePrefix.length), '').gsi1pk,
+    AUDIT: (i: Item) => keys.auditIndex(i.gsi1sk as string).platpk,
+    TENANTS: (i: Item) => keys.tenantIndex((i.pk as string).slice(2), '').platpk,
+    LEASES: (i: Item) => keys.leaseExpiryIndex('', (i.sk as string).slice(keys.leasePrefix.length), '').platpk,
   };
   const moved = { AUDIT: 0, TENANTS: 0, LEASES: 0 };
   for (const old of ['AUDIT', 'TENANTS', 'LEASES'] as const) {

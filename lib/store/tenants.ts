@@ -84,6 +84,7 @@ export async function getTenant(tenantId: string): Promise<Tenant | undefined> {
 function decodeTenantCursor(cursor: string): string {
   try {
     const key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as Record<string, unknown>;
+    // `gsi1sk`: the cursor's name from before the listings moved to their own index
     if (typeof key.gsi1sk === 'string' && Object.keys(key).length === 1) return key.gsi1sk;
   } catch {
     // fall through
@@ -96,9 +97,8 @@ export async function listTenants(limit: number, after?: string): Promise<{ tena
   const items: Record<string, unknown>[] = [];
   // one more than the page: whether a next page exists
   for await (const item of mergeShards(keys.tenantIndexPks, {}, { pageSize: limit + 1, ...(after ? { after: decodeTenantCursor(after) } : {}) })) {
-    // only the account items' entries: a tenant session can put a TENANTS# gsi1 key on any
-    // item of its own partition (IAM sees the attribute name gsi1pk, never its value:
-    // docs/architecture.md, "Platform listings: the residual"), which must not list it twice
+    // only the account items' entries (defence in depth: no tenant session may name the
+    // listing's attributes, infra/grants.ts, but an entry left by an older release could)
     if (item.sk !== keys.tenant('').sk) continue;
     items.push(item);
     if (items.length > limit) break;
@@ -110,6 +110,6 @@ export async function listTenants(limit: number, after?: string): Promise<{ tena
   const last = page.at(-1);
   return {
     tenants: ids.map((pk) => found.get(pk)).filter((t): t is Tenant => t !== undefined),
-    cursor: more && last ? Buffer.from(JSON.stringify({ gsi1sk: last.gsi1sk })).toString('base64url') : undefined,
+    cursor: more && last ? Buffer.from(JSON.stringify({ gsi1sk: last.platsk })).toString('base64url') : undefined,
   };
 }

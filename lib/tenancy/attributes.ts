@@ -21,8 +21,6 @@ export const DATA_KEY_ATTRIBUTES = ['pk', 'sk', 'dek_id', 'wrapped', 'provider',
 export const AUDIT_ATTRIBUTES = [
   'pk',
   'sk',
-  'gsi1pk',
-  'gsi1sk',
   'id',
   'at',
   'tenant_id',

@@ -129,7 +129,6 @@ async function main() {
             TableName: TABLE,
             Item: {
               ...keys.audit(tid, id),
-              ...keys.auditIndex(id),
               id,
               at: new Date().toISOString(),
               tenant_id: tid,

@@ -164,6 +164,16 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
     if (!Table?.StreamSpecification?.StreamEnabled) {
       await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: STREAM }));
     }
+    // a table from before the platform listings had their own index (lib/store/keys.ts)
+    if (!Table?.GlobalSecondaryIndexes?.some((g) => g.IndexName === TABLE_DEFINITION.plat.IndexName)) {
+      await client.send(
+        new UpdateTableCommand({
+          TableName: tableName,
+          AttributeDefinitions: [...TABLE_DEFINITION.attributeDefinitions],
+          GlobalSecondaryIndexUpdates: [{ Create: { ...TABLE_DEFINITION.plat, KeySchema: [...TABLE_DEFINITION.plat.KeySchema] } }],
+        }),
+      );
+    }
     return;
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
@@ -176,6 +186,7 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
       KeySchema: [...TABLE_DEFINITION.keySchema],
       GlobalSecondaryIndexes: [
         { ...TABLE_DEFINITION.gsi1, KeySchema: [...TABLE_DEFINITION.gsi1.KeySchema] },
+        { ...TABLE_DEFINITION.plat, KeySchema: [...TABLE_DEFINITION.plat.KeySchema] },
       ],
       StreamSpecification: STREAM,
     }),

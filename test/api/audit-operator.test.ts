@@ -39,7 +39,16 @@ beforeAll(async () => {
   const narrow = await api('POST', '/api/v1/api-keys', { key: a.adminKey, body: { name: unique('k'), scopes: ['secrets:read'] } });
   readKeyId = narrow.body.data.api_key.id;
   expect((await api('DELETE', `/api/v1/secrets/${created.body.data.secret.name}`, { key: narrow.body.data.api_key.key })).status).toBe(403);
-});
+  // entries join the platform's AUDIT listing as the stream relay seals them (about a second
+  // later: lib/audit/chain.ts; no tenant session may write a listing key, lib/store/keys.ts)
+  const listed = async () => {
+    const res = await api('GET', `/api/v1/admin/audit?from=${encodeURIComponent(from)}&limit=1000`, { key: rootKey() });
+    const entries = (res.body.data?.entries ?? []) as Entry[];
+    const tenants = new Set(entries.filter((e) => e.action === 'secret.create').map((e) => e.tenant_id));
+    return tenants.has(a.tenantId) && tenants.has(b.tenantId) && entries.some((e) => e.actor?.id === readKeyId && e.outcome === 'denied');
+  };
+  for (let end = Date.now() + 15_000; !(await listed()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 200));
+}, 60_000);
 
 describe('the operator view of every account', () => {
   const window = () => `from=${encodeURIComponent(from)}&to=${encodeURIComponent(new Date(Date.now() + 1000).toISOString())}`;

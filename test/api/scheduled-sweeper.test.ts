@@ -52,6 +52,15 @@ afterAll(async () => {
   await server?.cleanup();
 });
 
+async function until(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await sleep(100);
+  }
+  return check();
+}
+
 async function leaseItem(leaseId: string) {
   const items = await scanTable(inject('dynamoEndpoint'), inject('tableName'));
   return items.find((i) => i.pk === `T#${acct.tenantId}` && i.sk === `LEASE#${leaseId}`);
@@ -64,6 +73,8 @@ describe('the lease sweeper function (scheduled)', () => {
     const lease = issued.body.data;
     expect(await server.exists(lease.username)).toBe(true);
     await sleep(1_500);
+    // the stream relay lists it for the sweeper (lib/events/platform-listings.ts)
+    expect(await until(async () => (await leaseItem(lease.lease_id))?.platpk !== undefined)).toBe(true);
 
     // 10 s left: the deadline is now, nothing is started
     const late = await sweep(SCHEDULED, { getRemainingTimeInMillis: () => 10_000 });
@@ -75,13 +86,14 @@ describe('the lease sweeper function (scheduled)', () => {
     expect(await leaseItem(lease.lease_id)).toMatchObject({ status: 'revoked', revoked_by: 'sweeper' });
     expect(await server.exists(lease.username)).toBe(false);
     // swept leases leave the expiry index: the next run does not examine them again
-    expect((await leaseItem(lease.lease_id))!.gsi1pk).toBeUndefined();
+    expect(await until(async () => (await leaseItem(lease.lease_id))!.platpk === undefined)).toBe(true);
   });
 
   it('without a context (a manual invocation) it sweeps without a deadline', async () => {
     const issued = await api('POST', `/api/v1/database/roles/${roleId}/credentials`, { key: await acct.key(['database:issue']), body: { ttl_seconds: 1 } });
     expect(issued.status, issued.text).toBe(201);
     await sleep(1_500);
+    expect(await until(async () => (await leaseItem(issued.body.data.lease_id))?.platpk !== undefined)).toBe(true);
     const report = await sweep();
     expect(report.failed.filter((f) => f.tenant_id === acct.tenantId)).toEqual([]);
     expect(await leaseItem(issued.body.data.lease_id)).toMatchObject({ status: 'revoked', revoked_by: 'sweeper' });

@@ -310,6 +310,7 @@ describe('the CDK app, synthesized offline with the default context', () => {
     expect(t.AttributeDefinitions).toEqual(expect.arrayContaining(TABLE_DEFINITION.attributeDefinitions as unknown as object[]));
     expect(t.GlobalSecondaryIndexes).toEqual([
       { IndexName: 'gsi1', KeySchema: TABLE_DEFINITION.gsi1.KeySchema, Projection: { ProjectionType: 'KEYS_ONLY' } },
+      { IndexName: 'plat', KeySchema: TABLE_DEFINITION.plat.KeySchema, Projection: { ProjectionType: 'KEYS_ONLY' } },
     ]);
     expect(t.BillingMode).toBe('PAY_PER_REQUEST');
     expect(t.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
@@ -365,6 +366,7 @@ describe('the CDK app, synthesized offline with the default context', () => {
         expect(mapping.FilterCriteria.Filters.map((f: { Pattern: string }) => JSON.parse(f.Pattern))).toEqual([
           { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'OUTBOX#' }] } } } },
           { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'AUDIT#' }] } } } },
+          { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: [{ prefix: 'LEASE#' }] } } } },
         ]);
         expect(rules.some((r) => JSON.stringify(r.Targets).includes(JSON.stringify(ref))), `${job.id}: no schedule`).toBe(false);
         const extra = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];

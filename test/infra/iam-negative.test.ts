@@ -5,7 +5,7 @@ import { type Caller, evaluateCall, type IamModel, type RolePolicies } from '../
 import { ROUTES } from '../../lib/routes.js';
 import { AUDIT_ATTRIBUTES, OPERATOR_ONLY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES, ownerMark } from '../../lib/tenancy/lookups.js';
-import { keys, meterPk, tenantPk } from '../../lib/store/keys.js';
+import { keys, meterPk, PLATFORM_LISTING_ATTRIBUTES, PLATFORM_LISTINGS, tenantPk } from '../../lib/store/keys.js';
 import { offlineDeployment } from './offline-deployment.js';
 
 /**
@@ -111,13 +111,23 @@ const CASES: Case[] = [
     { id: `lookup ${prefix}: UpdateItem naming the victim's mark`, calls: () => [item('UpdateItem', lookupKey(prefix), ['pk', 'sk', ownerMark(VICTIM)])] },
     { id: `lookup ${prefix}: UpdateItem without a mark`, calls: () => [item('UpdateItem', lookupKey(prefix), ['pk', 'sk', 'tenant_id'])] },
   ]),
-  // platform listings (lib/store/keys.ts): a gsi1 key written on an item
-  ...(['TENANTS', 'AUDIT', 'LEASES', 'EMAIL', 'TOKENKEYS'] as const).map(
-    (listing): Case => ({
-      id: `platform listing ${listing}#: gsi1 key on an own item`,
-      calls: (p) => [item('PutItem', tenantPk(p.kind === 'session' ? p.tenantId : ATTACKER), ['pk', 'sk', 'gsi1pk', 'gsi1sk'])],
-    }),
-  ),
+  // platform listings (lib/store/keys.ts, index plat): a listing key written on an own item
+  // (IAM sees the names platpk/platsk, never the TENANTS#, AUDIT#, LEASES#, ... value), by a
+  // Put, or an Update that sets or removes it
+  ...PLATFORM_LISTINGS.flatMap((listing): Case[] => [
+    {
+      id: `platform listing ${listing}#: PutItem of an own item with the listing key`,
+      calls: (p) => [item('PutItem', tenantPk(p.kind === 'session' ? p.tenantId : ATTACKER), ['pk', 'sk', 'status', ...PLATFORM_LISTING_ATTRIBUTES])],
+    },
+    {
+      id: `platform listing ${listing}#: UpdateItem setting the listing key`,
+      calls: (p) => [item('UpdateItem', tenantPk(p.kind === 'session' ? p.tenantId : ATTACKER), ['pk', 'sk', ...PLATFORM_LISTING_ATTRIBUTES])],
+    },
+  ]),
+  {
+    id: 'platform listing on a lookup item: PutItem with the own mark and the listing key',
+    calls: (p) => [item('PutItem', lookupKey('KEY#'), ['pk', 'sk', 'tenant_id', ownerMark(p.kind === 'session' ? p.tenantId : ATTACKER), ...PLATFORM_LISTING_ATTRIBUTES])],
+  },
   // read-only routes write nothing but their metering items
   ...(['PutItem', 'UpdateItem', 'DeleteItem'] as const).map(
     (op): Case => ({
@@ -166,13 +176,6 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
       'by design, bounded: these routes count requests of whichever account they serve (infra/grants.ts TableMeter: METER#* and IP#*, metering attributes only); a forged count is a rate-limit or usage error, no data of the account',
   },
   {
-    rolesAre: "the audit writer's tenant-access role (TenantAuditPut)",
-    roles: (r) => r.sids.has('TenantAuditPut'),
-    cases: /^platform listing/,
-    reason:
-      'an audit entry carries its AUDIT# listing key in gsi1pk (AUDIT_ATTRIBUTES), and IAM cannot tell that value from TENANTS#, LEASES#, ...: the same residual as TenantWrite below',
-  },
-  {
     rolesAre: 'roles with the unconditioned TableRead statement (operator and self-authenticating routes, background functions)',
     roles: (r) => r.sids.has('TableRead') || r.sids.has('IndexRead'),
     cases: /^victim items: (GetItem|BatchGetItem|Query)/,
@@ -190,13 +193,6 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
     cases: /^audit entry in the victim account: sqs:SendMessage/,
     reason:
       'a queue has no per-message condition: any read-only route may send. The entry is what cannot be forged: a message carries a MAC under a data key of the account it claims, generated only through that account\'s tenant session (TenantAuditKey) and opened by the writer under the claimed account (lib/audit/queue-key.ts); a message for another account is refused (test/integration/audit-queue.test.ts)',
-  },
-  {
-    rolesAre: 'tenant-access roles with TenantWrite (table:write)',
-    roles: (r) => r.sids.has('TenantWrite'),
-    cases: /^platform listing/,
-    reason:
-      'issue 31 "Platform listings writable by tenants": gsi1pk is one attribute NAME for the account-local index (T#<tid>/RES#<id>) and the platform listings; IAM sees names, not values. Closing it needs the listings on an index of their own (docs/architecture.md, "Tenancy in IAM", residuals)',
   },
 ];
 
@@ -271,7 +267,7 @@ describe('the negative matrix: every role of the templates, the calls of an atta
     expect(documentsBucket, 'the documents bucket').toBeDefined();
     expect(auditQueueArn, 'the audit queue').toBeDefined();
     target = { keyArns: [...model.resourcePolicies.keys()], documentsBucket: documentsBucket!, auditQueueArn: auditQueueArn! };
-  }, 240_000);
+  }, 600_000);
 
   it('denies every call of the matrix, except the KNOWN_OPEN ones (printed), and every KNOWN_OPEN entry is still open', async () => {
     expect(roles.filter((r) => r.tenantAccess).length, 'tenant-access roles').toBeGreaterThan(3);
@@ -309,5 +305,30 @@ describe('the negative matrix: every role of the templates, the calls of an atta
     expect(unexpected).toContain("lookup KEY#: PutItem naming the victim's mark");
     expect(unexpected).toContain('lookup APITOKEN#: PutItem without a mark');
     expect(unexpected).toContain("lookup TEMPTOKEN#: UpdateItem naming the victim's mark");
-  }, 240_000);
+  }, 600_000);
+
+  it('bites: the old TenantWrite and TenantLookupWrite (no condition on the platform listings\' attributes) fail it', async () => {
+    // issue 31 "Platform listings writable by tenants": before the listings had attributes
+    // of their own (index plat), TenantWrite denied only the operator-only names, and the
+    // listing key was gsi1pk, which the account-local RES# index needs too
+    const writer = roles.find((r) => r.tenantAccess && r.sids.has('TenantWrite') && r.sids.has('TenantLookupWrite'))!;
+    expect(writer, 'a tenant-access role with TenantWrite and TenantLookupWrite').toBeDefined();
+    const withoutListings = (st: Record<string, any>) => {
+      if (st.Sid !== 'TenantWrite' && st.Sid !== 'TenantLookupWrite') return st;
+      const denied = list(st.Condition['ForAllValues:StringNotEquals']['dynamodb:Attributes'] as string | string[]).filter(
+        (a) => !(PLATFORM_LISTING_ATTRIBUTES as readonly string[]).includes(a),
+      );
+      const { 'ForAllValues:StringNotEquals': _old, ...rest } = st.Condition;
+      return { ...st, Condition: { ...rest, ...(denied.length ? { 'ForAllValues:StringNotEquals': { 'dynamodb:Attributes': denied } } : {}) } };
+    };
+    const policies = writer.role.policies.map((p) => ({ ...p, policy: { ...p.policy, Statement: list(p.policy.Statement as Record<string, any>[]).map(withoutListings) } }));
+    const planted: RolePolicies = { ...writer.role, policies };
+    const plantedModel: IamModel = { ...model, roles: new Map([...model.roles, [writer.role.arn, planted]]) };
+    const unexpected = (await runMatrix(plantedModel, [{ ...writer, role: planted }], target)).filter((c) => c.allowed && !c.knownOpen).map(describeCell);
+    expect(unexpected.length, 'the planted role allows listing keys').toBeGreaterThan(0);
+    for (const listing of PLATFORM_LISTINGS) {
+      expect(unexpected.some((u) => u.endsWith(`platform listing ${listing}#: PutItem of an own item with the listing key`))).toBe(true);
+    }
+    expect(unexpected.some((u) => u.endsWith('platform listing on a lookup item: PutItem with the own mark and the listing key'))).toBe(true);
+  }, 600_000);
 });

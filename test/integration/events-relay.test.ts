@@ -74,7 +74,6 @@ describe('relayRecords', () => {
     const tid = randomUUID();
     const entry = (id: string) => ({
       ...keys.audit(tid, id),
-      ...keys.auditIndex(id),
       id,
       at: new Date(idTime(id)).toISOString(),
       tenant_id: tid,
@@ -94,5 +93,34 @@ describe('relayRecords', () => {
     await t.put(entry(late));
     expect(await relayRecords([record('INSERT', `T#${tid}`, `AUDIT#${late}`, '21')])).toMatchObject({ batchItemFailures: [], sealed: 1 });
     expect((await t.get(keys.audit(tid, late)))?.chain).toMatchObject({ seq: 2 });
+    // sealing lists each entry in the platform's AUDIT listing, keyed from its own sort key
+    // (a tenant session may not name the listing's attributes: infra/grants.ts TenantWrite)
+    for (const id of [recent, late]) expect(await t.get(keys.audit(tid, id))).toMatchObject(keys.auditIndex(id));
+  });
+
+  it('lists a lease for the sweeper from its own keys and status, and unlists it once it is revoked', async () => {
+    const tid = randomUUID();
+    const id = randomUUID();
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    const lease = { ...keys.lease(tid, id), id, tenant_id: tid, status: 'active', expires_at: expires };
+    await t.put(lease);
+    expect((await relayRecords([record('INSERT', lease.pk, lease.sk, '30')])).batchItemFailures).toEqual([]);
+    expect(await t.get(keys.lease(tid, id))).toMatchObject(keys.leaseExpiryIndex(tid, id, expires));
+    // the relay's own update comes back as a MODIFY: nothing to write
+    expect((await relayRecords([record('MODIFY', lease.pk, lease.sk, '31')])).batchItemFailures).toEqual([]);
+    // a failed issuance is due at once
+    await t.put({ ...(await t.get(keys.lease(tid, id))), status: 'failed' });
+    await relayRecords([record('MODIFY', lease.pk, lease.sk, '32')]);
+    expect(String((await t.get(keys.lease(tid, id)))?.platsk) < expires).toBe(true);
+    await t.put({ ...(await t.get(keys.lease(tid, id))), status: 'revoked' });
+    await relayRecords([record('MODIFY', lease.pk, lease.sk, '33')]);
+    const revoked = await t.get(keys.lease(tid, id));
+    expect(revoked?.platpk).toBeUndefined();
+    expect(revoked?.platsk).toBeUndefined();
+    // an item that is not a lease is never listed, whatever it holds
+    const other = { pk: `T#${tid}`, sk: `SECRET#${id}`, status: 'active', expires_at: '2000-01-01T00:00:00.000Z' };
+    await t.put(other);
+    await relayRecords([record('INSERT', other.pk, other.sk, '34')]);
+    expect((await t.get({ pk: other.pk, sk: other.sk }))?.platpk).toBeUndefined();
   });
 });

@@ -5,7 +5,7 @@ import { mergeShards, moveToShards } from '../../lib/store/shards.js';
 import { table } from './table.js';
 
 /**
- * The sharded gsi1 listings (lib/store/keys.ts, lib/store/shards.ts): items spread over
+ * The sharded platform listings (index plat) (lib/store/keys.ts, lib/store/shards.ts): items spread over
  * partition keys by a hash of their id, read back merged in sort-key order, with a cursor.
  */
 let t: Awaited<ReturnType<typeof table>>;
@@ -16,7 +16,7 @@ beforeAll(async () => {
 async function collect(it: AsyncIterable<Record<string, unknown>>, max = Number.POSITIVE_INFINITY) {
   const out: string[] = [];
   for await (const item of it) {
-    out.push(item.gsi1sk as string);
+    out.push(item.platsk as string);
     if (out.length >= max) break;
   }
   return out;
@@ -35,11 +35,11 @@ describe('shard keys', () => {
   });
 
   it('AUDIT, TENANTS and LEASES name their shard; the readers get every shard', () => {
-    expect(keys.auditIndex('01abc')).toEqual({ gsi1pk: `AUDIT#${shardOf('01abc')}`, gsi1sk: '01abc' });
-    expect(keys.tenantIndex('t1', '2026-01-01T00:00:00Z')).toEqual({ gsi1pk: `TENANTS#${shardOf('t1')}`, gsi1sk: '2026-01-01T00:00:00Z#t1' });
+    expect(keys.auditIndex('01abc')).toEqual({ platpk: `AUDIT#${shardOf('01abc')}`, platsk: '01abc' });
+    expect(keys.tenantIndex('t1', '2026-01-01T00:00:00Z')).toEqual({ platpk: `TENANTS#${shardOf('t1')}`, platsk: '2026-01-01T00:00:00Z#t1' });
     expect(keys.leaseExpiryIndex('t1', 'l1', '2026-01-01T00:00:00Z')).toEqual({
-      gsi1pk: `LEASES#${shardOf('l1')}`,
-      gsi1sk: '2026-01-01T00:00:00Z#t1#l1',
+      platpk: `LEASES#${shardOf('l1')}`,
+      platsk: '2026-01-01T00:00:00Z#t1#l1',
     });
     for (const [pks, name] of [
       [keys.auditIndexPks, 'AUDIT'],
@@ -65,7 +65,7 @@ describe('mergeShards', () => {
       const sk = `k${String(i).padStart(3, '0')}`;
       sks.push(sk);
       const shard = i % 7 === 0 ? 2 : i % 2;
-      await t.put({ pk: `${base}-item-${i}`, sk: 'X', gsi1pk: pks[shard], gsi1sk: sk });
+      await t.put({ pk: `${base}-item-${i}`, sk: 'X', platpk: pks[shard], platsk: sk });
     }
   });
 
@@ -102,7 +102,7 @@ describe('moveToShards (the migration of a table written before the shards)', ()
     for (const item of [audit, tenant, lease]) await t.put(item);
     expect(await moveToShards()).toEqual({ AUDIT: 1, TENANTS: 1, LEASES: 1 });
     const at = (i: { pk: string; sk: string }) => t.get({ pk: i.pk, sk: i.sk });
-    expect((await at(audit))!.gsi1pk).toBe(keys.auditIndex(audit.gsi1sk).gsi1pk);
+    expect((await at(audit))!.gsi1pk).toBe(keys.auditIndex(audit.gsi1sk).platpk);
     expect((await at(tenant))!.gsi1pk).toBe(`TENANTS#${shardOf(tid)}`);
     expect((await at(lease))!.gsi1pk).toBe(`LEASES#${shardOf('l-1')}`);
     expect(await moveToShards()).toEqual({ AUDIT: 0, TENANTS: 0, LEASES: 0 });

@@ -5,9 +5,9 @@ import { listTenants } from '../../lib/store/tenants.js';
 import { table } from './table.js';
 
 /**
- * lib/store/tenants.ts `listTenants` reads the platform-wide TENANTS listing (gsi1), which a
- * tenant session can write into from its own partition (IAM sees gsi1pk's name, not its value:
- * docs/architecture.md, "Platform listings: the residual"): only account items' entries count.
+ * lib/store/tenants.ts `listTenants` reads the platform-wide TENANTS listing (index plat). No
+ * tenant session may name the listing's attributes (infra/grants.ts TenantWrite), and the
+ * reader still counts only account items' entries (an entry an older release left).
  */
 let t: Awaited<ReturnType<typeof table>>;
 beforeAll(async () => {
