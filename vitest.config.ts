@@ -75,7 +75,7 @@ export const projects = (apiOnce: boolean) => {
         name: 'source',
         include: ['test/**/*.test.ts'],
         exclude: ['test/unit/**', 'test/integration/**', 'test/artifact/**', 'test/deploy/**', ...(apiOnce ? artifactOnly : [])],
-        globalSetup: ['test/setup/openapi.ts', 'test/setup/global.ts'],
+        globalSetup: ['test/setup/openapi.ts', 'test/setup/contract.ts', 'test/setup/global.ts'],
         setupFiles: ['test/setup/responses.ts'],
       },
     },
@@ -85,7 +85,7 @@ export const projects = (apiOnce: boolean) => {
         name: 'artifact',
         include: ['test/api/**/*.test.ts', 'test/artifact/**/*.test.ts'],
         exclude: ARTIFACT_SKIPPED_API_FILES,
-        globalSetup: ['test/setup/openapi.ts', 'test/setup/artifact.ts'],
+        globalSetup: ['test/setup/openapi.ts', 'test/setup/contract.ts', 'test/setup/artifact.ts'],
         setupFiles: ['test/setup/responses.ts'],
         // the runtime builds and synthesizes first
       },
