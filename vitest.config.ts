@@ -120,7 +120,7 @@ export const projects = (apiOnce: boolean) => {
         name: 'source',
         include: ['test/api/**/*.test.ts', 'test/runtime/**/*.test.ts', ...RUNTIME_DOCS_FILES],
         exclude: apiOnce ? artifactOnly : [],
-        globalSetup: ['test/setup/openapi.ts', 'test/setup/global.ts'],
+        globalSetup: ['test/setup/openapi.ts', 'test/setup/contract.ts', 'test/setup/global.ts'],
       },
     },
     {
@@ -130,7 +130,7 @@ export const projects = (apiOnce: boolean) => {
         name: 'artifact',
         include: ['test/api/**/*.test.ts', 'test/artifact/**/*.test.ts'],
         exclude: ARTIFACT_SKIPPED_API_FILES,
-        globalSetup: ['test/setup/openapi.ts', 'test/setup/artifact.ts'],
+        globalSetup: ['test/setup/openapi.ts', 'test/setup/contract.ts', 'test/setup/artifact.ts'],
       },
     },
   ];

@@ -76,10 +76,31 @@ export const ListPage = <K extends string, T extends z.ZodType>(key: K, item: T,
  * Apply them last: a later `.refine` makes a new schema without this metadata.
  */
 export const atLeastOneField = <T extends z.ZodType<object>>(schema: T, message = 'at least one field to update is required'): T =>
-  schema.refine((b) => Object.keys(b).length > 0, { message }).meta({ minProperties: 1 }) as T;
+  schema.refine((b) => Object.keys(b).length > 0, { message }).meta({ ...metaOf(schema), minProperties: 1 }) as T;
 
 /** Exactly one of `keys` is present: `oneOf` of one `required` each (both, or neither, match no branch but one). */
 export const exactlyOneOf = <T extends z.ZodType<object>>(schema: T, keys: readonly string[], message: string, path?: string): T =>
   schema
     .refine((b) => keys.filter((k) => (b as Record<string, unknown>)[k] !== undefined).length === 1, { message, ...(path ? { path: [path] } : {}) })
-    .meta({ oneOf: keys.map((k) => ({ required: [k] })) }) as T;
+    .meta({ ...metaOf(schema), oneOf: keys.map((k) => ({ required: [k] })) }) as T;
+
+/**
+ * Any other cross-field rule: the server's `check` (on the parsed value, defaults applied) and
+ * the JSON Schema `keywords` that say the same of the request as sent, added to the schema's
+ * `allOf` (so several rules, and the metadata set before, stay together).
+ */
+export const crossFieldRule = <T extends z.ZodType<object>>(
+  schema: T,
+  check: (b: z.output<T>) => boolean,
+  keywords: Record<string, unknown>,
+  message: string,
+  path?: string,
+): T => {
+  const before = metaOf(schema);
+  return schema
+    .refine(check, { message, ...(path ? { path: [path] } : {}) })
+    .meta({ ...before, allOf: [...((before.allOf as unknown[] | undefined) ?? []), keywords] }) as T;
+};
+
+/** The metadata a rule was given before (a `.refine` makes a new schema without it). */
+const metaOf = (schema: z.ZodType): Record<string, unknown> => (schema.meta() ?? {}) as Record<string, unknown>;

@@ -28,8 +28,28 @@ export const DEFAULT_OUTPUT = 'build/openapi.json';
 /** A zod schema as JSON Schema 2020-12, without the per-schema `$schema` (the document's dialect applies). */
 export function jsonSchema(s: z.ZodType | undefined, io: 'input' | 'output' = 'input'): Json | undefined {
   if (!s) return undefined;
-  const { $schema: _, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Json;
+  const { $schema: _, ...rest } = z.toJSONSchema(s, {
+    io,
+    unrepresentable: 'any',
+    override: io === 'input' ? defaultDiscriminator : undefined,
+  }) as Json;
   return rest;
+}
+
+/**
+ * A union whose discriminator the server fills in when it is missing (lib/credentials/model.ts,
+ * POST /passwords/generate): the request may leave it out for that branch, so the branch the
+ * `x-default-discriminator` names does not require it.
+ */
+function defaultDiscriminator(ctx: { jsonSchema: Json }) {
+  const d = ctx.jsonSchema['x-default-discriminator'] as { property: string; value: unknown } | undefined;
+  if (!d) return;
+  for (const branch of (ctx.jsonSchema.oneOf ?? ctx.jsonSchema.anyOf ?? []) as {
+    properties?: Record<string, { const?: unknown }>;
+    required?: string[];
+  }[]) {
+    if (branch.properties?.[d.property]?.const === d.value && branch.required) branch.required = branch.required.filter((k) => k !== d.property);
+  }
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -236,9 +256,12 @@ const SUCCESS_TEXT: Readonly<Record<`${SuccessStatus}`, string>> = {
   304: 'Not modified: the If-None-Match ETag is current (no body)',
 };
 
-/** The success body of a status in the route's wire format. */
-function successContent(wire: Wire, schema: z.ZodType | null | undefined): Json | undefined {
+/** The success body of a status in the route's wire format, or as each of the media types the handler declares for it. */
+function successContent(wire: Wire, schema: z.ZodType | null | undefined, media?: readonly string[]): Json | undefined {
   const data = schema ? jsonSchema(schema, 'output') : undefined;
+  if (media && media.length > 0) {
+    return Object.fromEntries(media.map((m) => [m, { schema: /^application\/([\w.+-]+\+)?json$/.test(m) && data ? data : { type: 'string' } }]));
+  }
   if (wire === 'envelope') {
     return json({ type: 'object', required: ['success', 'data'], properties: { success: { const: true }, data: data ?? {} } });
   }
@@ -258,7 +281,10 @@ function responsesOf(route: Route, schemas: Schemas | undefined): Json {
   const declared = schemas?.responses as HandlerDoc['responses'] | undefined;
   const successes = declared && Object.keys(declared).length > 0 ? Object.entries(declared) : [['200', undefined] as const];
   for (const [status, schema] of successes) {
-    const content = status === '204' || status === '302' || status === '304' ? undefined : successContent(wire, schema);
+    const content =
+      status === '204' || status === '302' || status === '304'
+        ? undefined
+        : successContent(wire, schema, schemas?.media?.[Number(status) as SuccessStatus]);
     const headers = {
       ...header('X-Request-Id'),
       ...(status === '302' ? header('Location') : {}),
@@ -384,10 +410,13 @@ export async function buildOpenApi(opts: OpenApiOptions = {}) {
         ...(route.auth === 'device' ? [param('Signature'), param('SignatureInput'), param('ContentDigest')] : []),
       ],
       'x-wire': wire,
+      // a strict query schema refuses a parameter it does not name (400); otherwise unknown ones are ignored
+      'x-unknown-query-parameters': (query as Json | undefined)?.additionalProperties === false ? 'refused' : 'ignored',
       ...(body
         ? {
             requestBody: {
-              required: true,
+              // a body the schema accepts when absent (defaults for every field) is optional
+              required: schemas?.body?.safeParse(undefined).success !== true,
               content:
                 wire === 'oauth'
                   ? { 'application/x-www-form-urlencoded': { schema: body }, ...json(body) }

@@ -33,6 +33,7 @@ export const exportLogs = defineHandler({
   description:
     'A time range (by default the last 24 hours) in chain order, as JSON Lines whose last line is the signed digest, or as CSV with the digest in the `Audit-Digest` header (base64url JSON). At most 5,000 entries per response; `X-Next-Cursor` continues. Verify with scripts/audit-verify.ts.',
   responses: { 200: null },
+  media: { 200: ['application/x-ndjson', 'text/csv'] },
   errors: ['bad_request'],
   query: AuditExportQuery,
   async handler({ ctx, query }) {

@@ -70,6 +70,7 @@ export const jwks = defineHandler({
   description:
     'The public keys the service signs access tokens with (RFC 7517; the discovery document\u2019s `jwks_uri`): no credential needed, `public` caching with an ETag (a matching `If-None-Match` gets 304). It never holds an account\u2019s jwt-signing keys (those users generate, import or export: GET /api/v1/.well-known/jwks.json), so a token a user signs never verifies against it.',
   responses: { 200: AccountJwks, 304: null },
+  media: { 200: ['application/jwk-set+json'] },
   query: z.strictObject({}),
   async handler({ headers }) {
     return jwkSetReply(await serviceKeySet(), headers, 'public');
@@ -96,6 +97,7 @@ export const authorize = defineHandler({
   description:
     'The browser step of the authorization code flow: response_type=code, the client_id, a registered redirect_uri (exact match), PKCE (code_challenge_method=S256), optional scope and state. Without a sign-in session (the HttpOnly `sc_session` cookie the sign-in routes set, path /api/v1/auth) it answers the sign-in page, which comes back here once signed in; without consent to the scopes, the consent page. It ends with a 302 to the redirect URI carrying `code`, `state` and `iss`, or an RFC 6749 §4.1.2.1 error. An unknown client or a redirect URI not registered is a 400 shown, never redirected.',
   responses: { 200: null, 302: null },
+  media: { 200: ['text/html'] },
   query: AuthorizeQuery,
   async handler(input): Promise<Reply> {
     const out = await authorizeRequest(input.query, input.headers, requestFacts(input));
@@ -209,6 +211,7 @@ export const endSession = defineHandler({
   description:
     'The `end_session_endpoint`: ends the browser\u2019s sign-in session (the `sc_session` cookie\u2019s; the cookie is cleared) and, with `post_logout_redirect_uri` equal to a redirect URI registered for the client named by `client_id` or `id_token_hint`, a 302 there with `state`; otherwise a page saying the person is signed out. Other parameters (`ui_locales`, `logout_hint`) are ignored.',
   responses: { 200: null, 302: null },
+  media: { 200: ['text/html'] },
   query: z.object({ id_token_hint: z.string().max(8192).optional(), client_id: Param, post_logout_redirect_uri: Param, state: Param }),
   async handler(input): Promise<Reply> {
     const out = await endSessionRequest(input.query, input.headers, requestFacts(input));

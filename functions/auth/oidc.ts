@@ -22,6 +22,7 @@ export const login = defineHandler({
   description:
     'Without `tenant_id`: the sign-in page (HTML). With it: a redirect (302) to the account’s OpenID Connect provider. With `link=true` as well, the explicit step that links the provider\u2019s identity to the user signed in in this browser (the `sc_session` cookie of a user of the account, else 401 `sign_in_required`): the callback then, in the same browser and session, binds the identity (issuer and `sub`) to that user if the provider vouches for the same e-mail address; from then on that identity signs in as the user, with the user\u2019s own scopes.',
   responses: { 200: null, 302: null },
+  media: { 200: ['text/html'] },
   errors: ['not_found', 'tenant_suspended', 'idp_failed', 'sign_in_required'],
   query: LoginQuery,
   async handler({ query, headers }): Promise<Reply> {

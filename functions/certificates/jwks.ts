@@ -39,6 +39,7 @@ export const jwks = defineHandler({
   description:
     'The public keys of the account’s jwt-signing keys and its token-signing keys (RFC 7517), cacheable with an ETag: a matching `If-None-Match` gets 304.',
   responses: { 200: AccountJwks, 304: null },
+  media: { 200: ['application/jwk-set+json'] },
   async handler({ ctx, headers }) {
     const tid = ctx.principal.tenantId;
     const [own, service] = await Promise.all([jwtSigningKeys(tid), tokenSigningKeys(tid)]);

@@ -66,6 +66,7 @@ export const wellKnown = defineHandler({
   summary: 'Get the account’s published JWK set',
   description: 'The keys of the sets marked `publish`, as a plain RFC 7517 JWK set document (application/jwk-set+json, no envelope).',
   responses: { 200: JwkSetDocument },
+  media: { 200: ['application/jwk-set+json'] },
   async handler({ ctx }) {
     return download(JSON.stringify(await publishedJwks(ctx)), 'application/jwk-set+json');
   },

@@ -41,6 +41,7 @@ export const xml = defineHandler({
   summary: 'Get SAML metadata as XML',
   description: 'The metadata XML exactly as stored (application/samlmetadata+xml).',
   responses: { 200: null },
+  media: { 200: ['application/samlmetadata+xml'] },
   errors: ['not_found'],
   params: IdParams,
   async handler({ ctx, params }) {

@@ -1,6 +1,7 @@
 import * as z from 'zod/v4';
 import { keyFamilyHandlers } from '../../lib/keys/family.js';
 import { exportGpgKey, generateGpgKey, getGpgKey, importGpgKey } from '../../lib/keys/gpg.js';
+import { crossFieldRule } from '../../lib/schemas.js';
 import { Description, Email, KeyName, KeyText, Passphrase, Tags, GpgKey, GpgKeyExport } from '../../lib/keys/schemas.js';
 
 /**
@@ -14,9 +15,12 @@ const UidText = z
   .max(128)
   .regex(/^[^<>\r\n()]*$/, 'no angle brackets, parentheses or line breaks');
 
-const UserId = z
-  .strictObject({ name: UidText.optional(), email: Email.optional(), comment: UidText.optional() })
-  .refine((u) => u.name !== undefined || u.email !== undefined, { message: 'a user id needs a name or an email' });
+const UserId = crossFieldRule(
+  z.strictObject({ name: UidText.optional(), email: Email.optional(), comment: UidText.optional() }),
+  (u) => u.name !== undefined || u.email !== undefined,
+  { anyOf: [{ required: ['name'] }, { required: ['email'] }] },
+  'a user id needs a name or an email',
+);
 
 const GenerateBody = z.strictObject({
   name: KeyName,

@@ -2,7 +2,7 @@ import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import * as z from 'zod/v4';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { badRequest, created, defineHandler, ok } from '../../lib/http/index.js';
-import { listPage } from '../../lib/schemas.js';
+import { crossFieldRule, listPage } from '../../lib/schemas.js';
 import {
   describeKey,
   generateKeyPair,
@@ -57,17 +57,27 @@ function metaOf(pub: KeyObject, base: { description?: string; tags?: string[]; s
   };
 }
 
-const GenerateBody = z
-  .strictObject({
-    name: KeyName,
-    algorithm: z.enum(['rsa', 'ec', 'ed25519']).default('rsa'),
-    bits: z.union([z.literal(2048), z.literal(3072), z.literal(4096)]).optional(),
-    curve: z.enum(['P-256', 'P-384', 'P-521']).optional(),
-    description: Description.optional(),
-    tags: Tags.optional(),
-  })
-  .refine((b) => b.algorithm === 'rsa' || b.bits === undefined, { message: 'bits applies to rsa keys only', path: ['bits'] })
-  .refine((b) => b.algorithm === 'ec' || b.curve === undefined, { message: 'curve applies to ec keys only', path: ['curve'] });
+const GenerateBody = crossFieldRule(
+  crossFieldRule(
+    z.strictObject({
+      name: KeyName,
+      algorithm: z.enum(['rsa', 'ec', 'ed25519']).default('rsa'),
+      bits: z.union([z.literal(2048), z.literal(3072), z.literal(4096)]).optional(),
+      curve: z.enum(['P-256', 'P-384', 'P-521']).optional(),
+      description: Description.optional(),
+      tags: Tags.optional(),
+    }),
+    (b) => b.algorithm === 'rsa' || b.bits === undefined,
+    // algorithm defaults to rsa
+    { not: { required: ['bits', 'algorithm'], properties: { algorithm: { not: { const: 'rsa' } } } } },
+    'bits applies to rsa keys only',
+    'bits',
+  ),
+  (b) => b.algorithm === 'ec' || b.curve === undefined,
+  { anyOf: [{ not: { required: ['curve'] } }, { required: ['algorithm'], properties: { algorithm: { const: 'ec' } } }] },
+  'curve applies to ec keys only',
+  'curve',
+);
 
 const ImportBody = z.strictObject({
   name: KeyName,

@@ -52,7 +52,9 @@ export const generate = defineHandler({
   errors: ['bad_request'],
   body: z.preprocess(
     (b) => (b === undefined ? {} : b),
-    z.preprocess((b) => (typeof b === 'object' && b !== null && !('mode' in b) ? { ...b, mode: 'characters' } : b), GenerateBody),
+    z
+      .preprocess((b) => (typeof b === 'object' && b !== null && !('mode' in b) ? { ...b, mode: 'characters' } : b), GenerateBody)
+      .meta({ 'x-default-discriminator': { property: 'mode', value: 'characters' } }),
   ),
   async handler({ body }) {
     if (body.mode === 'words') {

@@ -13,6 +13,10 @@ function unknownScopeMessage(scope: string): string {
   return `unknown scope "${scope}": valid scopes are ${KNOWN_SCOPES.join(', ')}`;
 }
 
-export const ScopeName = z.string().superRefine((s, ctx) => {
-  if (!KNOWN_SCOPES.includes(s)) ctx.addIssue({ code: 'custom', message: unknownScopeMessage(s.slice(0, 64)) });
-});
+export const ScopeName = z
+  .string()
+  .superRefine((s, ctx) => {
+    if (!KNOWN_SCOPES.includes(s)) ctx.addIssue({ code: 'custom', message: unknownScopeMessage(s.slice(0, 64)) });
+  })
+  // the description carries the same rule as the enum of the names
+  .meta({ enum: [...KNOWN_SCOPES] });

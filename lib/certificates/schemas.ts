@@ -1,6 +1,6 @@
 import * as z from 'zod/v4';
 import { Description, DnsName, Email, KEY_BASE, KeyName, KeyText, Tags } from '../keys/schemas.js';
-import { ListPage, Timestamp } from '../schemas.js';
+import { crossFieldRule, ListPage, Timestamp } from '../schemas.js';
 import { EXTENDED_KEY_USAGES, KEY_USAGES } from '../pki/x509.js';
 import { REVOCATION_REASONS } from './ca.js';
 
@@ -52,45 +52,56 @@ const AcmeOptions = z.strictObject({
   directory_ca_pem: KeyText.optional(),
 });
 
-export const EnrollBody = z
-  .strictObject({
-    name: KeyName,
-    /** Issue for the key of this PKCS#10 request (PEM); otherwise a key is generated. */
-    csr: KeyText.optional(),
-    key_algorithm: CertKeyAlgorithm.optional(),
-    subject: Subject.optional(),
-    sans: Sans.optional(),
-    key_usage: z.array(KeyUsage).min(1).max(5).optional(),
-    extended_key_usage: z.array(ExtendedKeyUsage).min(1).max(5).optional(),
-    validity_days: z.number().int().min(1).max(MAX_VALIDITY_DAYS).optional(),
-    not_before: z.iso.datetime().optional(),
-    /** Obtain the certificate from an external ACME directory (http-01) instead of the account CA. */
-    acme: AcmeOptions.optional(),
-    description: Description.optional(),
-    tags: Tags.optional(),
-  })
-  .refine((b) => !(b.csr && b.key_algorithm), { message: 'key_algorithm applies when no csr is sent', path: ['key_algorithm'] })
-  .refine(
-    (b) =>
-      !b.acme || (b.validity_days === undefined && b.not_before === undefined && b.key_usage === undefined && b.extended_key_usage === undefined),
-    {
-      message: 'validity and key usages of an ACME certificate are set by the ACME directory',
-      path: ['acme'],
-    },
-  );
+export const EnrollBody = crossFieldRule(
+  crossFieldRule(
+    z.strictObject({
+      name: KeyName,
+      /** Issue for the key of this PKCS#10 request (PEM); otherwise a key is generated. */
+      csr: KeyText.optional(),
+      key_algorithm: CertKeyAlgorithm.optional(),
+      subject: Subject.optional(),
+      sans: Sans.optional(),
+      key_usage: z.array(KeyUsage).min(1).max(5).optional(),
+      extended_key_usage: z.array(ExtendedKeyUsage).min(1).max(5).optional(),
+      validity_days: z.number().int().min(1).max(MAX_VALIDITY_DAYS).optional(),
+      not_before: z.iso.datetime().optional(),
+      /** Obtain the certificate from an external ACME directory (http-01) instead of the account CA. */
+      acme: AcmeOptions.optional(),
+      description: Description.optional(),
+      tags: Tags.optional(),
+    }),
+    (b) => !(b.csr && b.key_algorithm),
+    { not: { required: ['csr', 'key_algorithm'] } },
+    'key_algorithm applies when no csr is sent',
+    'key_algorithm',
+  ),
+  (b) => !b.acme || (b.validity_days === undefined && b.not_before === undefined && b.key_usage === undefined && b.extended_key_usage === undefined),
+  { not: { required: ['acme'], anyOf: ['validity_days', 'not_before', 'key_usage', 'extended_key_usage'].map((k) => ({ required: [k] })) } },
+  'validity and key usages of an ACME certificate are set by the ACME directory',
+  'acme',
+);
 export type EnrollBody = z.infer<typeof EnrollBody>;
 
-export const RenewBody = z
-  .strictObject({
-    /** Keep the current key (default for certificates issued from a CSR); false generates a new one. */
-    reuse_key: z.boolean().optional(),
-    /** A new PKCS#10 request for the renewed certificate. */
-    csr: KeyText.optional(),
-    key_algorithm: CertKeyAlgorithm.optional(),
-    validity_days: z.number().int().min(1).max(MAX_VALIDITY_DAYS).optional(),
-  })
-  .refine((b) => !(b.csr && (b.reuse_key !== undefined || b.key_algorithm)), { message: 'csr excludes reuse_key and key_algorithm', path: ['csr'] })
-  .refine((b) => !(b.reuse_key === true && b.key_algorithm), { message: 'key_algorithm applies to a new key only', path: ['key_algorithm'] });
+export const RenewBody = crossFieldRule(
+  crossFieldRule(
+    z.strictObject({
+      /** Keep the current key (default for certificates issued from a CSR); false generates a new one. */
+      reuse_key: z.boolean().optional(),
+      /** A new PKCS#10 request for the renewed certificate. */
+      csr: KeyText.optional(),
+      key_algorithm: CertKeyAlgorithm.optional(),
+      validity_days: z.number().int().min(1).max(MAX_VALIDITY_DAYS).optional(),
+    }),
+    (b) => !(b.csr && (b.reuse_key !== undefined || b.key_algorithm)),
+    { not: { required: ['csr'], anyOf: [{ required: ['reuse_key'] }, { required: ['key_algorithm'] }] } },
+    'csr excludes reuse_key and key_algorithm',
+    'csr',
+  ),
+  (b) => !(b.reuse_key === true && b.key_algorithm),
+  { not: { required: ['reuse_key', 'key_algorithm'], properties: { reuse_key: { const: true } } } },
+  'key_algorithm applies to a new key only',
+  'key_algorithm',
+);
 export type RenewBody = z.infer<typeof RenewBody>;
 
 export const RevokeBody = z.strictObject({
@@ -111,23 +122,36 @@ export const Pkcs12Password = z
   .max(128)
   .regex(/^[\x20-\x7e]+$/, 'printable ASCII characters only');
 
-export const DownloadBody = z
-  .strictObject({
-    format: DownloadFormat.default('pkcs12'),
-    password: Pkcs12Password.optional(),
-    include_chain: z.boolean().default(true),
-    friendly_name: z
-      .string()
-      .min(1)
-      .max(64)
-      .regex(/^[^\r\n\0]*$/)
-      .optional(),
-  })
-  .refine((b) => b.format !== 'pkcs12' || b.password !== undefined, { message: 'a PKCS#12 export needs a password', path: ['password'] })
-  .refine((b) => b.format === 'pkcs12' || (b.password === undefined && b.friendly_name === undefined), {
-    message: 'password and friendly_name apply to pkcs12 only',
-    path: ['password'],
-  });
+export const DownloadBody = crossFieldRule(
+  crossFieldRule(
+    z.strictObject({
+      format: DownloadFormat.default('pkcs12'),
+      password: Pkcs12Password.optional(),
+      include_chain: z.boolean().default(true),
+      friendly_name: z
+        .string()
+        .min(1)
+        .max(64)
+        .regex(/^[^\r\n\0]*$/)
+        .optional(),
+    }),
+    (b) => b.format !== 'pkcs12' || b.password !== undefined,
+    // format defaults to pkcs12: absent or pkcs12, a password is required
+    { anyOf: [{ required: ['password'] }, { required: ['format'], properties: { format: { not: { const: 'pkcs12' } } } }] },
+    'a PKCS#12 export needs a password',
+    'password',
+  ),
+  (b) => b.format === 'pkcs12' || (b.password === undefined && b.friendly_name === undefined),
+  {
+    not: {
+      required: ['format'],
+      properties: { format: { not: { const: 'pkcs12' } } },
+      anyOf: [{ required: ['password'] }, { required: ['friendly_name'] }],
+    },
+  },
+  'password and friendly_name apply to pkcs12 only',
+  'password',
+);
 export type DownloadBody = z.infer<typeof DownloadBody>;
 
 /* Responses (lib/http/define-handler.ts `HandlerDoc`): what the certificate routes answer. */

@@ -98,7 +98,10 @@ function union(fields: z.ZodObject | Variants, options: z.ZodObject[]): z.ZodTyp
   const u = z.discriminatedUnion(fields.key, options as [z.ZodObject, ...z.ZodObject[]]) as unknown as z.ZodType<Fields>;
   const { key, default: dflt } = fields;
   if (dflt === undefined) return u;
-  return z.preprocess((v) => (isObject(v) && v[key] === undefined ? { ...v, [key]: dflt } : v), u) as unknown as z.ZodType<Fields>;
+  // the description says the same: that branch does not require the key (scripts/openapi.ts defaultDiscriminator)
+  return z
+    .preprocess((v) => (isObject(v) && v[key] === undefined ? { ...v, [key]: dflt } : v), u)
+    .meta({ 'x-default-discriminator': { property: key, value: dflt } }) as unknown as z.ZodType<Fields>;
 }
 
 const nonEmpty = (schema: z.ZodObject) => atLeastOneField(schema) as unknown as z.ZodType<Fields>;

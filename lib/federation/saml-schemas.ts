@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { Description, ListPage, Timestamp } from '../schemas.js';
+import { atLeastOneField, Description, ListPage, Timestamp } from '../schemas.js';
 
 /** Request bodies of the SAML stores (docs/api.md, "Federation"). */
 
@@ -16,9 +16,7 @@ export const CreateMetadataBody = z.strictObject({
 });
 export type CreateMetadataBody = z.infer<typeof CreateMetadataBody>;
 
-export const UpdateMetadataBody = z
-  .strictObject({ xml: XmlText.optional(), description: Description.optional() })
-  .refine((b) => Object.keys(b).length > 0, { message: 'at least one field to update is required' });
+export const UpdateMetadataBody = atLeastOneField(z.strictObject({ xml: XmlText.optional(), description: Description.optional() }));
 export type UpdateMetadataBody = z.infer<typeof UpdateMetadataBody>;
 
 export const StoreAssertionBody = z.strictObject({

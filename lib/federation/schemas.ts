@@ -1,11 +1,10 @@
 import * as z from 'zod/v4';
 import { ScopeName } from '../auth/scope-names.js';
-import { Description, ListPage, Timestamp } from '../schemas.js';
+import { atLeastOneField, crossFieldRule, Description, exactlyOneOf, ListPage, Timestamp } from '../schemas.js';
 
 /** Request bodies of the federation stores (docs/api.md, "Federation"). */
 const Name = z.string().trim().min(1).max(128);
 const Issuer = z.string().min(1).max(1024);
-const atLeastOne = { message: 'at least one field to update is required' };
 
 // ---- JWK sets -------------------------------------------------------------------------
 
@@ -38,8 +37,8 @@ const WorkloadBindings = z.array(WorkloadBinding).max(50);
 /** A JWK set document, checked field by field in lib/federation/jwk.ts. */
 const JwkSetDoc = z.looseObject({ keys: z.array(z.unknown()) });
 
-export const CreateJwksBody = z
-  .strictObject({
+export const CreateJwksBody = exactlyOneOf(
+  z.strictObject({
     name: Name,
     description: Description.optional(),
     /** The `iss` whose tokens these keys verify (lib/federation/tokens.ts); unique in the account. */
@@ -49,27 +48,32 @@ export const CreateJwksBody = z
     /** Include these keys in GET /api/v1/oidc/jwks/.well-known. */
     publish: z.boolean().optional(),
     workload_bindings: WorkloadBindings.optional(),
-  })
-  .refine((b) => (b.jwks === undefined) !== (b.jwks_uri === undefined), {
-    message: 'exactly one of jwks (inline) or jwks_uri is required',
-    path: ['jwks'],
-  });
+  }),
+  ['jwks', 'jwks_uri'],
+  'exactly one of jwks (inline) or jwks_uri is required',
+  'jwks',
+);
 export type CreateJwksBody = z.infer<typeof CreateJwksBody>;
 
-export const UpdateJwksBody = z
-  .strictObject({
-    name: Name.optional(),
-    description: Description.optional(),
-    issuer: Issuer.nullable().optional(),
-    jwks: JwkSetDoc.optional(),
-    jwks_uri: z.string().min(1).max(2048).optional(),
-    publish: z.boolean().optional(),
-    workload_bindings: WorkloadBindings.optional(),
-    /** Fetch the URL again now, whatever its cache says. */
-    refresh: z.literal(true).optional(),
-  })
-  .refine((b) => Object.keys(b).length > 0, atLeastOne)
-  .refine((b) => b.jwks === undefined || b.jwks_uri === undefined, { message: 'give jwks or jwks_uri, not both', path: ['jwks'] });
+export const UpdateJwksBody = crossFieldRule(
+  atLeastOneField(
+    z.strictObject({
+      name: Name.optional(),
+      description: Description.optional(),
+      issuer: Issuer.nullable().optional(),
+      jwks: JwkSetDoc.optional(),
+      jwks_uri: z.string().min(1).max(2048).optional(),
+      publish: z.boolean().optional(),
+      workload_bindings: WorkloadBindings.optional(),
+      /** Fetch the URL again now, whatever its cache says. */
+      refresh: z.literal(true).optional(),
+    }),
+  ),
+  (b) => b.jwks === undefined || b.jwks_uri === undefined,
+  { not: { required: ['jwks', 'jwks_uri'] } },
+  'give jwks or jwks_uri, not both',
+  'jwks',
+);
 export type UpdateJwksBody = z.infer<typeof UpdateJwksBody>;
 
 // ---- OIDC clients ---------------------------------------------------------------------
@@ -146,8 +150,8 @@ export const CreateClientBody = clientRules(
 export type CreateClientBody = z.infer<typeof CreateClientBody>;
 
 export const UpdateClientBody = clientRules(
-  z
-    .strictObject({
+  atLeastOneField(
+    z.strictObject({
       name: Name.optional(),
       description: Description.optional(),
       redirect_uris: clientFields.redirect_uris.optional(),
@@ -155,8 +159,8 @@ export const UpdateClientBody = clientRules(
       token_endpoint_auth_method: clientFields.token_endpoint_auth_method.optional(),
       jwks_id: clientFields.jwks_id.optional(),
       scopes: clientFields.scopes.optional(),
-    })
-    .refine((b) => Object.keys(b).length > 0, atLeastOne),
+    }),
+  ),
 );
 export type UpdateClientBody = z.infer<typeof UpdateClientBody>;
 

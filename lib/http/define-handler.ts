@@ -77,6 +77,12 @@ export interface HandlerDoc {
    * description then marks the header required.
    */
   readonly ifMatch?: 'required';
+  /**
+   * The media types a success status is served as when not the wire's own (JSON; `text/plain`
+   * on the `text` wire): a download, a page (`text/html`), a protocol's own JSON type
+   * (`application/jwk-set+json`). The description declares exactly these for that status.
+   */
+  readonly media?: Readonly<Partial<Record<SuccessStatus, readonly string[]>>>;
 }
 
 interface HandlerSpec<P, Q, B> extends HandlerDoc {
@@ -344,6 +350,6 @@ export function defineHandler<P = unknown, Q = unknown, B = unknown>(spec: Handl
     // recordAudit takes the route's audit path (written, or sent to the audit queue) from it
     return auditRouteScope(route, () => (tenancyOf(route) === 'tenant' ? tenantScope(() => cors(event, context)) : cors(event, context)));
   };
-  const { summary, description, responses, errors, ifMatch, params, query, body } = spec;
-  return Object.assign(outer, { schemas: { summary, description, responses, errors, ifMatch, params, query, body } }) as LambdaHandler;
+  const { summary, description, responses, errors, ifMatch, media, params, query, body } = spec;
+  return Object.assign(outer, { schemas: { summary, description, responses, errors, ifMatch, media, params, query, body } }) as LambdaHandler;
 }

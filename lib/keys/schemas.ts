@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { Description, Tags } from '../schemas.js';
+import { atLeastOneField, Description, Tags } from '../schemas.js';
 
 export { Description, Tags };
 import { ListPage, PageQuery, Timestamp } from '../schemas.js';
@@ -24,9 +24,9 @@ export const ListQuery = PageQuery;
 export type ListQuery = z.infer<typeof ListQuery>;
 
 /** `PUT /{id}` on a key: metadata only (the key material of a key never changes). */
-export const UpdateKeyBody = z
-  .strictObject({ name: KeyName.optional(), description: Description.optional(), tags: Tags.optional() })
-  .refine((b) => Object.keys(b).length > 0, { message: 'at least one field to update is required' });
+export const UpdateKeyBody = atLeastOneField(
+  z.strictObject({ name: KeyName.optional(), description: Description.optional(), tags: Tags.optional() }),
+);
 export type UpdateKeyBody = z.infer<typeof UpdateKeyBody>;
 
 const bool = z.enum(['true', 'false']).transform((v) => v === 'true');

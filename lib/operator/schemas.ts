@@ -1,21 +1,22 @@
 import * as z from 'zod/v4';
 import { Limit as PageLimit, OptionalCursor } from '../schemas.js';
 import { Email, Name, NewApiKeySchema, TenantSchema } from '../account/schemas.js';
-import { ListPage, Timestamp, Uuid } from '../schemas.js';
+import { atLeastOneField, ListPage, Timestamp, Uuid } from '../schemas.js';
 import { ROLES } from '../users/users.js';
 
 const Limit = z.number().int().min(0).max(100_000_000);
 
-export const QuotaBody = z
-  .strictObject({
+export const QuotaBody = atLeastOneField(
+  z.strictObject({
     max_secrets: Limit.optional(),
     max_api_keys: Limit.optional(),
     max_webhooks: Limit.optional(),
     max_devices: Limit.optional(),
     requests_per_minute: Limit.min(1).optional(),
     requests_per_minute_per_credential: Limit.min(1).optional(),
-  })
-  .refine((q) => Object.keys(q).length > 0, { message: 'at least one quota value is required' });
+  }),
+  'at least one quota value is required',
+);
 export type QuotaBody = z.infer<typeof QuotaBody>;
 
 export const CreateTenantBody = z.strictObject({

@@ -1,5 +1,5 @@
 import * as z from 'zod/v4';
-import { atLeastOneField, Description, ListPage, Tags, Timestamp } from '../schemas.js';
+import { atLeastOneField, crossFieldRule, Description, ListPage, Tags, Timestamp } from '../schemas.js';
 import { PageQuery } from '../schemas.js';
 import { PERMISSIONS } from '../sharing/store/shares.js';
 
@@ -12,11 +12,12 @@ export const SecretName = z
 
 const MAX_DATA_BYTES = 256 * 1024;
 
-const SecretData = z
-  .record(z.string().min(1).max(256), z.string().max(MAX_DATA_BYTES))
-  .refine((d) => Object.keys(d).length >= 1, { message: 'at least one field is required' })
-  .refine((d) => Object.keys(d).length <= 100, { message: 'at most 100 fields' })
-  .refine((d) => Buffer.byteLength(JSON.stringify(d), 'utf8') <= MAX_DATA_BYTES, { message: `at most ${MAX_DATA_BYTES} bytes in all` });
+const SecretData = crossFieldRule(
+  z.record(z.string().min(1).max(256), z.string().max(MAX_DATA_BYTES)),
+  (d) => Object.keys(d).length >= 1 && Object.keys(d).length <= 100,
+  { minProperties: 1, maxProperties: 100 },
+  'at least one field is required, at most 100',
+).refine((d) => Buffer.byteLength(JSON.stringify(d), 'utf8') <= MAX_DATA_BYTES, { message: `at most ${MAX_DATA_BYTES} bytes in all` });
 
 const ContainerId = z.uuid();
 

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import * as z from 'zod/v4';
 import { config } from '../config.js';
+import { atLeastOneField } from '../schemas.js';
 import type { Tenant } from '../store/tenants.js';
 
 /**
@@ -47,14 +48,15 @@ export const TEMP_ACCESS_DEFAULT_MAX_SECONDS = 86_400;
 export const TEMP_ACCESS_CEILING_SECONDS = 30 * 86_400;
 
 /** PUT body: each key present replaces that setting (`webhooks` as a whole); null resets it. */
-export const SettingsBody = z
-  .strictObject({
+export const SettingsBody = atLeastOneField(
+  z.strictObject({
     history_retention_versions: z.number().int().min(1).max(100).nullable().optional(),
     temp_access_max_seconds: z.number().int().min(60).max(TEMP_ACCESS_CEILING_SECONDS).nullable().optional(),
     webhooks: WebhookSettings.nullable().optional(),
     api_key_ip_allowlist: z.array(Cidr).max(100).nullable().optional(),
-  })
-  .refine((b) => Object.keys(b).length > 0, { message: 'at least one setting is required' });
+  }),
+  'at least one setting is required',
+);
 export type SettingsBody = z.infer<typeof SettingsBody>;
 
 export interface AccountSettings {

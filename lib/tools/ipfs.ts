@@ -11,6 +11,7 @@ import { open, seal, type SealScope } from '../crypto/envelope.js';
 import { badRequest, HttpError, notFound, serviceUnavailable } from '../core/errors.js';
 import { OutboundFailed } from '../events/outbound.js';
 import { outboundTimeoutMs } from '../events/timeouts.js';
+import { exactlyOneOf } from '../schemas.js';
 import { checkedUrl } from './outbound.js';
 
 /**
@@ -39,8 +40,8 @@ const Key = z
   .regex(/^[A-Za-z0-9+/]{43}=$/, 'a 256-bit key in base64 (44 characters)')
   .optional();
 
-export const StoreBody = z
-  .strictObject({
+export const StoreBody = exactlyOneOf(
+  z.strictObject({
     content: z.string().min(1).max(MAX_CONTENT).optional(),
     content_base64: z
       .string()
@@ -49,8 +50,10 @@ export const StoreBody = z
       .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'base64')
       .optional(),
     key: Key,
-  })
-  .refine((b) => (b.content === undefined) !== (b.content_base64 === undefined), { message: 'send either content or content_base64' });
+  }),
+  ['content', 'content_base64'],
+  'send either content or content_base64',
+);
 type StoreBody = z.infer<typeof StoreBody>;
 
 export const FetchBody = z.strictObject({ cid: z.string().min(8).max(512), key: Key });

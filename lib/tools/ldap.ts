@@ -8,6 +8,7 @@ import { BlockedDestination, guardedLookup, resolveChecked } from '../events/ssr
 import { outboundTimeoutMs } from '../events/timeouts.js';
 import { badRequest, notFound, serviceUnavailable } from '../core/errors.js';
 import { openSecret, readResource } from '../resources/store.js';
+import { exactlyOneOf } from '../schemas.js';
 import { toolGuard } from './outbound.js';
 import { LdifError, type LdifEntry, type LdifRecord, type LdifValue, parseLdif, writeLdif } from './ldif.js';
 
@@ -29,18 +30,18 @@ const Attr = z
 const Dn = z.string().min(1).max(1024);
 const Scope = z.enum(['base', 'one', 'sub']).default('sub');
 
-const Condition = z
-  .strictObject({
+const Condition = exactlyOneOf(
+  z.strictObject({
     attribute: Attr,
     equals: z.string().max(1024).optional(),
     starts_with: z.string().min(1).max(1024).optional(),
     contains: z.string().min(1).max(1024).optional(),
     ends_with: z.string().min(1).max(1024).optional(),
     present: z.literal(true).optional(),
-  })
-  .refine((c) => ['equals', 'starts_with', 'contains', 'ends_with', 'present'].filter((k) => c[k as keyof typeof c] !== undefined).length === 1, {
-    message: 'give exactly one of equals, starts_with, contains, ends_with, present',
-  });
+  }),
+  ['equals', 'starts_with', 'contains', 'ends_with', 'present'],
+  'give exactly one of equals, starts_with, contains, ends_with, present',
+);
 
 export const SearchBody = z.strictObject({
   base_dn: Dn.optional(),

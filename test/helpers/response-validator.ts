@@ -6,7 +6,7 @@ import { openApiPath } from '../../lib/routes.js';
 /**
  * Holds one HTTP response to the OpenAPI document (scripts/openapi.ts): the route is found
  * as the gateway finds it (path template + method), the status must be one the operation
- * declares, and a JSON body must validate (JSON Schema 2020-12) against the schema of that
+ * declares, the media type of a body one that status declares, and a JSON body must validate (JSON Schema 2020-12) against the schema of that
  * status. Problems name the route, the status and ajv's errors (instance paths and keywords,
  * never the body's values: a body may carry secrets).
  */
@@ -66,10 +66,10 @@ export function responseValidator(doc: Doc) {
     const content = responses[key]!.content;
     if (!content || r.body.length === 0) return null;
     const media = (r.contentType ?? '').split(';')[0]!.trim().toLowerCase();
-    const isJson = /^application\/([\w.+-]+\+)?json$/.test(media);
-    if (!isJson) return null; // downloads and text bodies: the document does not type their bytes
-    const declared = Object.keys(content).find((m) => /^application\/([\w.+-]+\+)?json$/.test(m));
-    if (!declared) return `${where}: a JSON body (${media}) where the document declares ${Object.keys(content).join(', ')}`;
+    // the media type served must be one the status declares, exactly
+    const declared = Object.keys(content).find((m) => m.toLowerCase() === media);
+    if (!declared) return `${where}: a body of ${media || 'no Content-Type'} where the document declares ${Object.keys(content).join(', ')}`;
+    if (!/^application\/([\w.+-]+\+)?json$/.test(media)) return null; // downloads, pages and text: the document types them as strings
     let value: unknown;
     try {
       value = JSON.parse(r.body);

@@ -16,7 +16,9 @@ export const Alias = z
   .string()
   .trim()
   .toLowerCase()
-  .regex(/^[a-z0-9][a-z0-9._@-]{0,63}$/, 'letters, digits, ".", "_", "@", "-" (Java keeps PKCS#12 aliases in lower case)');
+  .regex(/^[a-z0-9][a-z0-9._@-]{0,63}$/, 'letters, digits, ".", "_", "@", "-" (Java keeps PKCS#12 aliases in lower case)')
+  // as sent: trimmed and lower-cased before the pattern applies
+  .meta({ pattern: '^\\s*[A-Za-z0-9][A-Za-z0-9._@-]{0,63}\\s*$' });
 
 export const EntryInput = z.discriminatedUnion('kind', [
   z.strictObject({

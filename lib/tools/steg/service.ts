@@ -2,14 +2,15 @@ import * as z from 'zod/v4';
 import type { CallContext } from '../../auth/principal.js';
 import { recordAudit } from '../../audit/audit.js';
 import { badRequest } from '../../core/errors.js';
+import { exactlyOneOf } from '../../schemas.js';
 import { decode, encode } from './steg.js';
 
 /** POST /api/v1/steg/encode and /decode (lib/tools/steg/steg.ts): audited with sizes only, never the payload or passphrase. */
 const Png = z.base64().min(8).max(1_000_000);
 const Passphrase = z.string().min(8).max(1024);
 
-export const EncodeBody = z
-  .strictObject({
+export const EncodeBody = exactlyOneOf(
+  z.strictObject({
     png_base64: Png,
     /** The payload as text (UTF-8), or `payload_base64` for bytes. */
     payload: z
@@ -19,11 +20,11 @@ export const EncodeBody = z
       .optional(),
     payload_base64: z.base64().min(1).max(700_000).optional(),
     passphrase: Passphrase,
-  })
-  .refine((b) => (b.payload === undefined) !== (b.payload_base64 === undefined), {
-    message: 'send exactly one of payload or payload_base64',
-    path: ['payload'],
-  });
+  }),
+  ['payload', 'payload_base64'],
+  'send exactly one of payload or payload_base64',
+  'payload',
+);
 export type EncodeBody = z.infer<typeof EncodeBody>;
 
 export const DecodeBody = z.strictObject({ png_base64: Png, passphrase: Passphrase });

@@ -1,0 +1,61 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Where each test file's request/response check (test/setup/responses.ts) leaves its counts for the run's total. */
+    contractDir: string;
+  }
+}
+
+/** The counts one test file leaves (test/setup/responses.ts). */
+export interface ContractCounts {
+  requests: number;
+  responses: number;
+  requestMismatches: number;
+  responseMismatches: number;
+  /** Requests the document calls invalid that the server refused too (a test's deliberate bad input). */
+  refusedInvalid: number;
+  /** Requests the document calls valid that the server refused as invalid: a rule the schema does not carry (route, field and rule). */
+  uncarried: string[];
+}
+
+/**
+ * The run's total of the check of every request and response against the OpenAPI document
+ * (test/setup/responses.ts): printed when the run ends, e.g. `source: OpenAPI contract over 4
+ * files: 1,234 requests and 1,234 responses checked; 0 description/server mismatches (requests
+ * 0, responses 0)`. A mismatch also fails the test that met it.
+ */
+export default (project: TestProject) => {
+  const dir = mkdtempSync(join(tmpdir(), 'secrets-api-contract-'));
+  project.provide('contractDir', dir);
+  return () => {
+    const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+    const total: ContractCounts = { requests: 0, responses: 0, requestMismatches: 0, responseMismatches: 0, refusedInvalid: 0, uncarried: [] };
+    for (const f of files) {
+      const c = JSON.parse(readFileSync(join(dir, f), 'utf8')) as ContractCounts;
+      total.requests += c.requests;
+      total.responses += c.responses;
+      total.requestMismatches += c.requestMismatches;
+      total.responseMismatches += c.responseMismatches;
+      total.refusedInvalid += c.refusedInvalid;
+      total.uncarried.push(...c.uncarried);
+    }
+    rmSync(dir, { recursive: true, force: true });
+    if (files.length === 0) return;
+    const n = (x: number) => x.toLocaleString('en-US');
+    process.stderr.write(
+      `${project.name}: OpenAPI contract over ${files.length} test files: ${n(total.requests)} requests and ${n(total.responses)} responses checked` +
+        ` (${n(total.refusedInvalid)} deliberately invalid requests refused); ` +
+        `${n(total.requestMismatches + total.responseMismatches)} description/server mismatches (requests ${n(total.requestMismatches)}, responses ${n(total.responseMismatches)})\n`,
+    );
+    const rules = [...new Set(total.uncarried)].sort();
+    if (rules.length > 0) {
+      process.stderr.write(
+        `${project.name}: ${n(total.uncarried.length)} requests valid by the document refused by a rule its schemas do not carry (${rules.length} rules):\n${rules.map((r) => `  ${r}`).join('\n')}\n`,
+      );
+    }
+  };
+};
