@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, errorCode, newAccount, rootKey, unique, type TestAccount } from '../helpers/api.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * GET /api/v1/admin/audit without tenant_id: the platform operator's view of every
@@ -48,7 +49,7 @@ beforeAll(async () => {
     return tenants.has(a.tenantId) && tenants.has(b.tenantId) && entries.some((e) => e.actor?.id === readKeyId && e.outcome === 'denied');
   };
   for (let end = Date.now() + 15_000; !(await listed()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 200));
-}, 60_000);
+}, scaled(60_000));
 
 describe('the operator view of every account', () => {
   const window = () => `from=${encodeURIComponent(from)}&to=${encodeURIComponent(new Date(Date.now() + 1000).toISOString())}`;

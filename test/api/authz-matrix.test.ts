@@ -28,6 +28,7 @@ import {
 import { FIXTURES } from './credential-fixtures.js';
 import { librarySession } from './sign-in.helpers.js';
 import { setQuota } from './webhooks.helpers.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * Issue 32 item 3: every route of lib/routes.ts against every kind of caller, on real objects
@@ -403,7 +404,7 @@ beforeAll(async () => {
     results.set(r.route.key, list);
   }
   console.log(`authorization matrix: setup ${((t1 - t0) / 1000).toFixed(1)} s, requests ${((Date.now() - t1) / 1000).toFixed(1)} s`);
-}, 600_000);
+}, scaled(600_000));
 
 function mismatch(r: Result): string | null {
   const e = r.expected;

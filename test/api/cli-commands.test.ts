@@ -7,6 +7,7 @@ import { parse as parseYaml } from 'yaml';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, baseUrl, canary, newAccount, rootKey, type TestAccount, unique } from '../helpers/api.js';
 import { admitted } from './sign-in.helpers.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * Every command of the CLI (issue 36), run as a child process (the shipped bundle,
@@ -105,7 +106,7 @@ describe('secrets CLI commands', () => {
     expect(tableOut[0]).toMatch(/^NAME\s+VERSION\s+TAGS\s+UPDATED_AT\s+ID$/);
     expect(tableOut.some((l) => l.startsWith(`${name} `))).toBe(true);
     expect(await fails(['secrets', 'list', '-o', 'xml'], env)).toMatch(/^error: option '-o, --output <format>' argument 'xml' is invalid/);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('run and export over a container, a tag or every secret; same-named variables are refused by name', async () => {
     const env = envOf();
@@ -152,7 +153,7 @@ describe('secrets CLI commands', () => {
       OTHER: v3,
     });
     expect(await fails(['export', '--all'], env)).toMatch(/would come from both/);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('secrets import from dotenv, JSON and YAML; --dry-run changes nothing; bad entries are refused before any write', async () => {
     const env = envOf();
@@ -187,7 +188,7 @@ describe('secrets CLI commands', () => {
       'error: nothing imported: "bad/name" is not a secret name (letters, digits, ".", "_", "-", starting with a letter or digit); "list" must be a string or an object of strings',
     );
     expect(await fails(['secrets', 'import', join(dir, 'missing.env')], env)).toBe(`error: cannot read ${join(dir, 'missing.env')}: check the path`);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('typed credentials: types, list and get by collection, by id or name, with --field', async () => {
     const env = envOf();
@@ -206,7 +207,7 @@ describe('secrets CLI commands', () => {
     expect(await fails(['credentials', 'get', 'passwords', 'nobody'], env)).toBe(
       'error: no item named "nobody" in passwords: `secrets credentials list passwords` shows them',
     );
-  }, 60_000);
+  }, scaled(60_000));
 
   it('profiles in the config folder: set, use, SECRETS_PROFILE, --profile; login with an API key from stdin; logout', async () => {
     const env = envOf(null);
@@ -240,7 +241,7 @@ describe('secrets CLI commands', () => {
     );
     expect((await ok(['logout'], noUrl)).stdout.trim()).toBe('Logged out: the API key is forgotten here (it stays valid until revoked).');
     await fails(['whoami'], noUrl);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('login with a password (SRP-6a, as the sign-in page does it), then a session like the device login', async () => {
     const account = await newAccount('cli-srp');
@@ -265,7 +266,7 @@ describe('secrets CLI commands', () => {
     expect(await admitted(stored.access_token)).toBe(true);
     expect(JSON.parse((await ok(['whoami', '--json'], env)).stdout)).toMatchObject({ user: account.adminEmail, via: 'login' });
     expect(await fails(['login', '--method', 'password'], env)).toBe('error: password sign-in needs --account <account id> and --email <e-mail>');
-  }, 60_000);
+  }, scaled(60_000));
 
   it('URL and key mistakes are answered with the fix, in one line', async () => {
     const url = new URL(baseUrl());
@@ -281,7 +282,7 @@ describe('secrets CLI commands', () => {
     expect(await fails(['login', '--api-url', 'ftp://example.com'], envOf(null))).toBe('error: --api-url must be an http:// or https:// address, not "ftp://example.com"');
     // a well-formed key the server does not know: the server's answer, with what to do
     expect(await fails(['secrets', 'list'], envOf(`scm_aaaaaaaa_${'A'.repeat(43)}`))).toMatch(/^error: .*run `secrets login` again \(or check SECRETS_API_KEY\) \(unauthorized, /);
-  }, 60_000);
+  }, scaled(60_000));
 
   it('completion scripts for bash, zsh and fish, made from the command tree; --help lists every command', async () => {
     const env = envOf();
@@ -309,5 +310,5 @@ describe('secrets CLI commands', () => {
     const help = (await ok(['--help'], env)).stdout;
     for (const row of ['-o, --output', '--profile', 'login --method api-key', '--method password', 'profile set', '--field password', '--version 3', 'rollback', 'patch', 'import', 'credentials get', 'run --container', '--tag', '--all', 'export', 'completion bash|zsh|fish', 'SECRETS_PROFILE'])
       expect(help, row).toContain(row);
-  }, 60_000);
+  }, scaled(60_000));
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseUrl, canary, newAccount, type TestAccount } from '../helpers/api.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * A whole CLI session as a person has it: an interactive bash on a pseudo-terminal
@@ -84,5 +85,5 @@ describe('secrets CLI on a terminal', () => {
     // the key was typed with the echo off: it never reached the screen
     expect(screen).not.toContain(a.adminKey);
     expect(screen).not.toContain(a.adminKey.slice(13, 30));
-  }, 120_000);
+  }, scaled(120_000));
 });

@@ -7,6 +7,7 @@ import { chromium } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, baseUrl, canary, newAccount, type TestAccount, unique } from '../helpers/api.js';
 import { admitted, librarySession } from './sign-in.helpers.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * The command-line client end to end: the shipped bundle (bin/secrets.cjs, what `npm i -g`
@@ -81,122 +82,130 @@ beforeAll(async () => {
 });
 
 describe('secrets CLI', () => {
-  it('login, set, get, run -- env, logout, then a clear failure', async () => {
-    // not logged in yet
-    const before = await cli(['secrets', 'get', 'anything']);
-    expect(before.code).toBe(1);
-    expect(before.stderr.trim()).toBe('error: not logged in: run `secrets login` (or set SECRETS_API_KEY to an API key)');
+  it(
+    'login, set, get, run -- env, logout, then a clear failure',
+    async () => {
+      // not logged in yet
+      const before = await cli(['secrets', 'get', 'anything']);
+      expect(before.code).toBe(1);
+      expect(before.stderr.trim()).toBe('error: not logged in: run `secrets login` (or set SECRETS_API_KEY to an API key)');
 
-    // login: the CLI shows the URL with the code and polls until the person approves
-    const login = start(['login']);
-    const url = await new Promise<string>((resolve, reject) => {
-      let seen = '';
-      login.child.stderr!.on('data', (d) => {
-        seen += d;
-        const m = /open (\S+user_code=\S+)/.exec(seen);
-        if (m) resolve(m[1]!);
+      // login: the CLI shows the URL with the code and polls until the person approves
+      const login = start(['login']);
+      const url = await new Promise<string>((resolve, reject) => {
+        let seen = '';
+        login.child.stderr!.on('data', (d) => {
+          seen += d;
+          const m = /open (\S+user_code=\S+)/.exec(seen);
+          if (m) resolve(m[1]!);
+        });
+        login.child.on('close', () => reject(new Error(`login ended before showing a code: ${seen}`)));
       });
-      login.child.on('close', () => reject(new Error(`login ended before showing a code: ${seen}`)));
-    });
-    expect(url.startsWith(`${baseUrl()}/api/v1/auth/oidc/login?user_code=`)).toBe(true);
-    const page = await librarySession(a.tenantId, a.adminEmail);
-    const shown = await approveInTheBrowser(url, page.access_token);
-    expect(printedCode(url)).toBe(shown);
-    const logged = await login.done;
-    expect(logged.code, logged.stderr).toBe(0);
-    expect(logged.stdout).toMatch(/^Logged in \(session [0-9a-f-]{36}\)/);
+      expect(url.startsWith(`${baseUrl()}/api/v1/auth/oidc/login?user_code=`)).toBe(true);
+      const page = await librarySession(a.tenantId, a.adminEmail);
+      const shown = await approveInTheBrowser(url, page.access_token);
+      expect(printedCode(url)).toBe(shown);
+      const logged = await login.done;
+      expect(logged.code, logged.stderr).toBe(0);
+      expect(logged.stdout).toMatch(/^Logged in \(session [0-9a-f-]{36}\)/);
 
-    const file = join(configHome, 'secrets-cli', 'credentials.json');
-    expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(statSync(join(configHome, 'secrets-cli')).mode & 0o777).toBe(0o700);
-    const stored = JSON.parse(readFileSync(file, 'utf8'));
-    expect(stored.refresh_token).toMatch(/^scr_/);
+      const file = join(configHome, 'secrets-cli', 'credentials.json');
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(statSync(join(configHome, 'secrets-cli')).mode & 0o777).toBe(0o700);
+      const stored = JSON.parse(readFileSync(file, 'utf8'));
+      expect(stored.refresh_token).toMatch(/^scr_/);
 
-    const who = await cli(['--json', 'whoami']);
-    expect(who.code, who.stderr).toBe(0);
-    expect(JSON.parse(who.stdout)).toMatchObject({ kind: 'access_token', user: a.adminEmail, account_id: a.tenantId, via: 'login' });
+      const who = await cli(['--json', 'whoami']);
+      expect(who.code, who.stderr).toBe(0);
+      expect(JSON.parse(who.stdout)).toMatchObject({ kind: 'access_token', user: a.adminEmail, account_id: a.tenantId, via: 'login' });
 
-    // set (create), get, set again (update through the ETag it read)
-    const name = unique('cli-e2e');
-    const value = canary('cli');
-    const created = await cli(['secrets', 'set', name, value]);
-    expect(created.code, created.stderr).toBe(0);
-    expect(created.stdout.trim()).toBe(`Created ${name} (version 1)`);
-    expect(created.stdout).not.toContain(value);
-    const got = await cli(['secrets', 'get', name]);
-    expect(got.stdout).toBe(`${value}\n`);
-    const value2 = canary('cli2');
-    const updated = await cli(['--json', 'secrets', 'set', name, value2]);
-    expect(JSON.parse(updated.stdout)).toMatchObject({ name, version: 2, created: false });
-    // a change naming an older version is refused, in one line that says what to do
-    const stale = await cli(['secrets', 'set', name, 'x', '--if-match', JSON.parse(updated.stdout).etag.replace('.2"', '.1"')]);
-    expect(stale.code).toBe(1);
-    expect(stale.stderr.trim().split('\n')).toHaveLength(1);
-    expect(stale.stderr).toMatch(/^error: .*read it again and retry \(stale_etag, request /);
+      // set (create), get, set again (update through the ETag it read)
+      const name = unique('cli-e2e');
+      const value = canary('cli');
+      const created = await cli(['secrets', 'set', name, value]);
+      expect(created.code, created.stderr).toBe(0);
+      expect(created.stdout.trim()).toBe(`Created ${name} (version 1)`);
+      expect(created.stdout).not.toContain(value);
+      const got = await cli(['secrets', 'get', name]);
+      expect(got.stdout).toBe(`${value}\n`);
+      const value2 = canary('cli2');
+      const updated = await cli(['--json', 'secrets', 'set', name, value2]);
+      expect(JSON.parse(updated.stdout)).toMatchObject({ name, version: 2, created: false });
+      // a change naming an older version is refused, in one line that says what to do
+      const stale = await cli(['secrets', 'set', name, 'x', '--if-match', JSON.parse(updated.stdout).etag.replace('.2"', '.1"')]);
+      expect(stale.code).toBe(1);
+      expect(stale.stderr.trim().split('\n')).toHaveLength(1);
+      expect(stale.stderr).toMatch(/^error: .*read it again and retry \(stale_etag, request /);
 
-    // run -- env: the value reaches the child's environment, never the CLI's own output
-    const envName = name.toUpperCase().replace(/-/g, '_');
-    const run = await cli(['run', '--secret', name, '--', 'env']);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout.split('\n')).toContain(`${envName}=${value2}`);
-    expect(run.stderr).not.toContain(value2);
-    const renamed = await cli(['run', '-s', `${name}=APP_TOKEN`, '--', 'sh', '-c', 'test "$APP_TOKEN" = "$0" && exit 7', value2]);
-    expect(renamed.code).toBe(7);
+      // run -- env: the value reaches the child's environment, never the CLI's own output
+      const envName = name.toUpperCase().replace(/-/g, '_');
+      const run = await cli(['run', '--secret', name, '--', 'env']);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout.split('\n')).toContain(`${envName}=${value2}`);
+      expect(run.stderr).not.toContain(value2);
+      const renamed = await cli(['run', '-s', `${name}=APP_TOKEN`, '--', 'sh', '-c', 'test "$APP_TOKEN" = "$0" && exit 7', value2]);
+      expect(renamed.code).toBe(7);
 
-    const list = await cli(['--json', 'secrets', 'list']);
-    expect(JSON.parse(list.stdout).map((s: { name: string }) => s.name)).toContain(name);
-    expect(list.stdout).not.toContain(value2);
+      const list = await cli(['--json', 'secrets', 'list']);
+      expect(JSON.parse(list.stdout).map((s: { name: string }) => s.name)).toContain(name);
+      expect(list.stdout).not.toContain(value2);
 
-    // logout ends the session on the server and forgets it here
-    const out = await cli(['logout']);
-    expect(out.code, out.stderr).toBe(0);
-    expect(out.stdout.trim()).toBe('Logged out: the session is ended.');
-    expect(await admitted(stored.access_token)).toBe(false);
-    const after = await cli(['secrets', 'get', name]);
-    expect(after.code).toBe(1);
-    expect(after.stdout).toBe('');
-    expect(after.stderr.trim()).toBe('error: not logged in: run `secrets login` (or set SECRETS_API_KEY to an API key)');
-    const afterJson = await cli(['--json', 'secrets', 'get', name]);
-    expect(JSON.parse(afterJson.stdout).error).toMatch(/not logged in/);
-  }, 60_000);
+      // logout ends the session on the server and forgets it here
+      const out = await cli(['logout']);
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stdout.trim()).toBe('Logged out: the session is ended.');
+      expect(await admitted(stored.access_token)).toBe(false);
+      const after = await cli(['secrets', 'get', name]);
+      expect(after.code).toBe(1);
+      expect(after.stdout).toBe('');
+      expect(after.stderr.trim()).toBe('error: not logged in: run `secrets login` (or set SECRETS_API_KEY to an API key)');
+      const afterJson = await cli(['--json', 'secrets', 'get', name]);
+      expect(JSON.parse(afterJson.stdout).error).toMatch(/not logged in/);
+    },
+    scaled(60_000),
+  );
 
-  it('works with an API key (SECRETS_API_KEY): export, delete; unknown names and bad input fail in one line', async () => {
-    const env = { ...baseEnv(), SECRETS_API_KEY: a.adminKey, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'cli-cfg-')) };
-    const name = unique('cli-key');
-    const value = canary('key');
-    expect((await cli(['secrets', 'set', name, '--data', JSON.stringify({ user: 'app', password: value })], env)).code).toBe(0);
-    const exported = await cli(['export', '--format', 'json', '--secret', name], env);
-    expect(exported.code, exported.stderr).toBe(0);
-    const prefix = name.toUpperCase().replace(/-/g, '_');
-    expect(JSON.parse(exported.stdout)).toEqual({ [`${prefix}_USER`]: 'app', [`${prefix}_PASSWORD`]: value });
-    const dotenv = await cli(['export', '-s', `${name}=DB`], env);
-    expect(dotenv.stdout).toBe(`DB_USER="app"\nDB_PASSWORD="${value}"\n`);
+  it(
+    'works with an API key (SECRETS_API_KEY): export, delete; unknown names and bad input fail in one line',
+    async () => {
+      const env = { ...baseEnv(), SECRETS_API_KEY: a.adminKey, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'cli-cfg-')) };
+      const name = unique('cli-key');
+      const value = canary('key');
+      expect((await cli(['secrets', 'set', name, '--data', JSON.stringify({ user: 'app', password: value })], env)).code).toBe(0);
+      const exported = await cli(['export', '--format', 'json', '--secret', name], env);
+      expect(exported.code, exported.stderr).toBe(0);
+      const prefix = name.toUpperCase().replace(/-/g, '_');
+      expect(JSON.parse(exported.stdout)).toEqual({ [`${prefix}_USER`]: 'app', [`${prefix}_PASSWORD`]: value });
+      const dotenv = await cli(['export', '-s', `${name}=DB`], env);
+      expect(dotenv.stdout).toBe(`DB_USER="app"\nDB_PASSWORD="${value}"\n`);
 
-    const who = await cli(['--json', 'whoami'], env);
-    expect(JSON.parse(who.stdout)).toMatchObject({ kind: 'api_key', account_id: a.tenantId, via: 'api_key' });
+      const who = await cli(['--json', 'whoami'], env);
+      expect(JSON.parse(who.stdout)).toMatchObject({ kind: 'api_key', account_id: a.tenantId, via: 'api_key' });
 
-    expect((await cli(['secrets', 'delete', name], env)).stdout.trim()).toBe(`Deleted ${name}`);
-    const gone = await cli(['secrets', 'get', name], env);
-    expect(gone.code).toBe(1);
-    expect(gone.stderr).toMatch(/^error: .*check the name .*\(not_found, request /);
+      expect((await cli(['secrets', 'delete', name], env)).stdout.trim()).toBe(`Deleted ${name}`);
+      const gone = await cli(['secrets', 'get', name], env);
+      expect(gone.code).toBe(1);
+      expect(gone.stderr).toMatch(/^error: .*check the name .*\(not_found, request /);
 
-    const noCommand = await cli(['run', '--secret', name, '--', 'definitely-not-a-command-xyz'], env);
-    expect(noCommand.code).toBe(1);
-    const noWhat = await cli(['run', '--', 'env'], env);
-    expect(noWhat.stderr.trim()).toBe(
-      'error: name what to inject: --secret NAME[=ENV_VAR] and/or --variable NAME (repeatable), or --container NAME, --tag TAG, --all',
-    );
-    const badKey = await cli(['secrets', 'list'], { ...env, SECRETS_API_KEY: `scm_aaaaaaaa_${'0'.repeat(43)}` });
-    expect(badKey.code).toBe(1);
-    expect(badKey.stderr).toMatch(/^error: .*run `secrets login` again \(or check SECRETS_API_KEY\)/);
-    const noUrl = await cli(['secrets', 'list'], {
-      PATH: process.env.PATH,
-      HOME: home,
-      XDG_CONFIG_HOME: env.XDG_CONFIG_HOME,
-      SECRETS_API_KEY: a.adminKey,
-    });
-    expect(noUrl.stderr.trim()).toMatch(/^error: no API address: set SECRETS_API_URL/);
-  }, 60_000);
+      const noCommand = await cli(['run', '--secret', name, '--', 'definitely-not-a-command-xyz'], env);
+      expect(noCommand.code).toBe(1);
+      const noWhat = await cli(['run', '--', 'env'], env);
+      expect(noWhat.stderr.trim()).toBe(
+        'error: name what to inject: --secret NAME[=ENV_VAR] and/or --variable NAME (repeatable), or --container NAME, --tag TAG, --all',
+      );
+      const badKey = await cli(['secrets', 'list'], { ...env, SECRETS_API_KEY: `scm_aaaaaaaa_${'0'.repeat(43)}` });
+      expect(badKey.code).toBe(1);
+      expect(badKey.stderr).toMatch(/^error: .*run `secrets login` again \(or check SECRETS_API_KEY\)/);
+      const noUrl = await cli(['secrets', 'list'], {
+        PATH: process.env.PATH,
+        HOME: home,
+        XDG_CONFIG_HOME: env.XDG_CONFIG_HOME,
+        SECRETS_API_KEY: a.adminKey,
+      });
+      expect(noUrl.stderr.trim()).toMatch(/^error: no API address: set SECRETS_API_URL/);
+    },
+    scaled(60_000),
+  );
 
   it("sign: operation-only signing of a file (the signature verifies with the key's public key)", async () => {
     const env = { ...baseEnv(), SECRETS_API_KEY: a.adminKey, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'cli-cfg-')) };

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { CATALOG } from '../../lib/catalog.js';
 import { KNOWN_SCOPES, routeByKey } from '../../lib/routes.js';
 import { api, canary, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * Diagnostics (GET /api/v1/diagnostics, POST /api/v1/diagnostics/trace) and the integrator
@@ -141,26 +142,30 @@ describe('POST /api/v1/diagnostics/trace', () => {
 });
 
 describe('GET /api/v1/mock/templates/{type}', () => {
-  it('for EVERY catalogue type: a body the type’s own create route accepts', async () => {
-    const a = await newAccount('templates');
-    const failures: string[] = [];
-    for (const entry of Object.values(CATALOG)) {
-      const res = await api('GET', `/api/v1/mock/templates/${entry.type}`, { key: a.adminKey });
-      if (res.status !== 200) {
-        failures.push(`${entry.type}: template ${res.status}`);
-        continue;
+  it(
+    'for EVERY catalogue type: a body the type’s own create route accepts',
+    async () => {
+      const a = await newAccount('templates');
+      const failures: string[] = [];
+      for (const entry of Object.values(CATALOG)) {
+        const res = await api('GET', `/api/v1/mock/templates/${entry.type}`, { key: a.adminKey });
+        if (res.status !== 200) {
+          failures.push(`${entry.type}: template ${res.status}`);
+          continue;
+        }
+        const t = res.body.data.template;
+        // the create route is the type's collection, or one of its create actions
+        expect([entry.path, `${entry.path}/generate`, `${entry.path}/enroll`], entry.type).toContain(t.create.path);
+        expect(routeByKey(t.create.method, t.create.path)?.handler, entry.type).toBeTruthy();
+        const made = await api(t.create.method, t.create.path, { key: a.adminKey, body: t.body });
+        if (made.status < 200 || made.status > 299)
+          failures.push(`${entry.type}: ${t.create.method} ${t.create.path} ${made.status} ${made.text.slice(0, 300)}`);
       }
-      const t = res.body.data.template;
-      // the create route is the type's collection, or one of its create actions
-      expect([entry.path, `${entry.path}/generate`, `${entry.path}/enroll`], entry.type).toContain(t.create.path);
-      expect(routeByKey(t.create.method, t.create.path)?.handler, entry.type).toBeTruthy();
-      const made = await api(t.create.method, t.create.path, { key: a.adminKey, body: t.body });
-      if (made.status < 200 || made.status > 299)
-        failures.push(`${entry.type}: ${t.create.method} ${t.create.path} ${made.status} ${made.text.slice(0, 300)}`);
-    }
-    expect(failures).toEqual([]);
-    // one create per catalogue type, key generation included: more than the default minute on a busy machine
-  }, 180_000);
+      expect(failures).toEqual([]);
+      // one create per catalogue type, key generation included: more than the default minute on a busy machine
+    },
+    scaled(180_000),
+  );
 
   it('401, 403, 404 for a type that is not in the catalogue, 400 for a malformed type', async () => {
     expect((await api('GET', '/api/v1/mock/templates/secret')).status).toBe(401);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { api, baseUrl, canary, errorCode, newAccount, oauthError, unique, type TestAccount } from '../helpers/api.js';
 import { findLeaks } from '../helpers/leaks.js';
 import { librarySession } from './sign-in.helpers.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * The authorization server (lib/oauth) driven by a client this project does not contain:
@@ -237,7 +238,7 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
     await page.click('#register');
     await page.waitForFunction(() => document.body.dataset.state !== 'ready', undefined, { timeout: 15_000 });
     expect(await page.getAttribute('body', 'data-state'), (await page.textContent('#status')) ?? '').toBe('registered');
-  }, 60_000);
+  }, scaled(60_000));
 
   afterAll(async () => {
     await browser?.close();
@@ -347,7 +348,7 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
     );
     expect(wrong.status).toBe(400);
     expect(oauthError(wrong)).toBe('invalid_grant');
-  }, 90_000);
+  }, scaled(90_000));
 
   it('deny answers access_denied to the client; the consent ticket is single-use; the session cookie is HttpOnly, SameSite=Lax', async () => {
     const { client: c, client_secret } = await newClient(a, { grant_types: ['authorization_code'], redirect_uris: [REDIRECT], scopes: ['secrets:read', 'secrets:delete'] });
@@ -381,7 +382,7 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
       headers: { cookie: `sc_session=${cookie.value}` },
     });
     expect(forged.status).toBe(400);
-  }, 60_000);
+  }, scaled(60_000));
 });
 
 describe('authorize refusals', () => {

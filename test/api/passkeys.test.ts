@@ -3,6 +3,7 @@ import { type Browser, type BrowserContext, type CDPSession, chromium, type Page
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, baseUrl, errorCode, newAccount, type TestAccount } from '../helpers/api.js';
 import { admitted, librarySession, type Tokens } from './sign-in.helpers.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * Passkeys in a real browser: Debian's Chromium, driven by playwright-core, with the
@@ -51,7 +52,7 @@ beforeAll(async () => {
   ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
     options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
   }));
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(async () => {
   await browser?.close();

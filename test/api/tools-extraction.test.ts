@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { api, canary, errorCode, newAccount, unique, type TestAccount } from '../helpers/api.js';
 import { mariadbServer, postgresServer, type TestServer } from '../helpers/databases.js';
 import { findLeaks } from '../helpers/leaks.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * Database extraction jobs (lib/tools/extraction.ts) on the machine's real PostgreSQL and
@@ -67,7 +68,7 @@ for (const engine of ['postgresql', 'mariadb'] as const) {
       });
       expect(res.status, res.text).toBe(201);
       connId = res.body.data.integration.id;
-    }, 60_000);
+    }, scaled(60_000));
 
     afterAll(async () => {
       await server?.su('DROP TABLE IF EXISTS app_creds').catch(() => undefined);

@@ -5,6 +5,7 @@ import { api, canary, errorCode, newAccount, rootKey, unique, type TestAccount }
 import { findLeaks } from '../helpers/leaks.js';
 import { parseLdif } from '../../lib/tools/ldif.js';
 import { type Slapd, startSlapd, SUFFIX, ROOT_DN } from '../helpers/slapd.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * LDAP search, LDIF export and import (lib/tools/ldap.ts) against a real slapd started for
@@ -70,7 +71,7 @@ beforeAll(async () => {
   });
   expect(res.status, res.text).toBe(201);
   connId = res.body.data.integration.id;
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(async () => {
   await slapd?.stop();

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lib/routes.js';
 import { MotoDeployer, type MotoServer, motoUnavailable, type StackReport, startMoto } from '../../scripts/deploy/moto.js';
 import { stubAssetDir, synthesize } from '../infra/synth.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * `npm run test:deploy`: the synthesized stacks of every documented variant deployed into a
@@ -80,7 +81,7 @@ describe.skipIf(unavailable)(`deploying into moto's CloudFormation${unavailable 
     moto = await startMoto({ log });
     deployer = new MotoDeployer(moto.endpoint, log);
     await deployer.bootstrap();
-  }, 120_000);
+  }, scaled(120_000));
 
   afterAll(async () => {
     await moto?.stop();
@@ -106,7 +107,7 @@ describe.skipIf(unavailable)(`deploying into moto's CloudFormation${unavailable 
       const created = templates.reduce((n, t) => n + t.created, 0);
       log(`[${variant}] ${created} resources created in ${templates.length} templates`);
       expect(created).toBeGreaterThan(1_500);
-    }, 600_000);
+    }, scaled(600_000));
   }
 
   it('lists what it changed for moto (the alarm ARNs the dashboard reads)', () => {
@@ -133,7 +134,7 @@ describe.skipIf(unavailable)(`deploying into moto's CloudFormation${unavailable 
     log(`[broken] ${outcome}`);
     expect(outcome).not.toMatch(/^CREATE_COMPLETE/);
     expect(outcome).toMatch(/NoSuchResource/);
-  }, 300_000);
+  }, scaled(300_000));
 
   it('updates a changed function in place, then tears everything down', async () => {
     const routes = ROUTES.filter((r) => r.family === 'public' || r.family === 'secrets');
@@ -155,7 +156,7 @@ describe.skipIf(unavailable)(`deploying into moto's CloudFormation${unavailable 
     expect(updated.status).toBe('UPDATE_COMPLETE');
 
     for (const stack of [...stacks].reverse()) expect(await deployer.delete(stack.name)).toBe('DELETE_COMPLETE');
-  }, 600_000);
+  }, scaled(600_000));
 });
 
 /** The one file of that name under the stand-in asset directory. */

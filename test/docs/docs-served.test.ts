@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseUrl } from '../helpers/api.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * The docs page as the local runtime (`npm start`) serves it at /docs/, in Debian's headless
@@ -18,7 +19,7 @@ let browser: Browser;
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(async () => {
   await browser?.close();
@@ -63,5 +64,5 @@ describe('the docs page the local runtime serves (/docs/)', () => {
     expect(errors).toEqual([]);
     expect(loaded.some((u) => u.endsWith('/docs/'))).toBe(true);
     await page.close();
-  }, 300_000);
+  }, scaled(300_000));
 });

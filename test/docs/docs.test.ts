@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDocs } from '../../scripts/docs.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * The docs page (`npm run docs`) in Debian's headless Chromium (playwright-core): the
@@ -26,7 +27,7 @@ beforeAll(async () => {
   await buildDocs(dir);
   doc = JSON.parse(readFileSync(join(dir, 'openapi.json'), 'utf8'));
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
-}, 180_000);
+}, scaled(180_000));
 
 afterAll(async () => {
   await browser?.close();
@@ -107,7 +108,7 @@ describe('docs page (npm run docs)', () => {
     expect(outside).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
-  }, 240_000);
+  }, scaled(240_000));
 
   it('the guide page carries the walk-through and links to the reference', async () => {
     const { page, outside } = await open('guide.html');

@@ -6,6 +6,7 @@ import { iamProblems } from '../setup/artifact.js';
 import { ACCOUNT_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { keys } from '../../lib/store/keys.js';
 import { offlineDeployment } from './offline-deployment.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * The IAM evaluation tier (docs/architecture.md, "The IAM evaluation tier") is not a rubber
@@ -88,7 +89,7 @@ describe('the IAM evaluation tier, over the synthesized policies', () => {
     const method = deployment.methods.find((m) => m.httpMethod === 'GET' && m.path === '/api/v1/secrets')!;
     fn = deployment.functions.get(method.functionKey!)!;
     caller = callerFor(deployment, fn);
-  }, 240_000);
+  }, scaled(240_000));
 
   /** The model with the statement `sid` of the caller's `role` replaced by `edit`'s result (undefined: removed). */
   const planted = (roleArn: string, sid: string, edit: (statement: Record<string, any>) => Record<string, any> | undefined): IamModel => {

@@ -7,6 +7,7 @@ import { AUDIT_ATTRIBUTES, OPERATOR_ONLY_ATTRIBUTES } from '../../lib/tenancy/at
 import { LOOKUP_PREFIXES, ownerMark } from '../../lib/tenancy/lookups.js';
 import { keys, meterPk, PLATFORM_LISTING_ATTRIBUTES, PLATFORM_LISTINGS, tenantPk } from '../../lib/store/keys.js';
 import { offlineDeployment } from './offline-deployment.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * The negative matrix (issue 31, "What to build" 2): for EVERY role of the synthesized
@@ -267,7 +268,7 @@ describe('the negative matrix: every role of the templates, the calls of an atta
     expect(documentsBucket, 'the documents bucket').toBeDefined();
     expect(auditQueueArn, 'the audit queue').toBeDefined();
     target = { keyArns: [...model.resourcePolicies.keys()], documentsBucket: documentsBucket!, auditQueueArn: auditQueueArn! };
-  }, 600_000);
+  }, scaled(600_000));
 
   it('denies every call of the matrix, except the KNOWN_OPEN ones (printed), and every KNOWN_OPEN entry is still open', async () => {
     expect(roles.filter((r) => r.tenantAccess).length, 'tenant-access roles').toBeGreaterThan(3);
@@ -285,7 +286,7 @@ describe('the negative matrix: every role of the templates, the calls of an atta
     }
     const unexpected = cells.filter((c) => c.allowed && !c.knownOpen).map(describeCell);
     expect(unexpected).toEqual([]);
-  }, 600_000);
+  }, scaled(600_000));
 
   it('bites: the old TenantLookups write (Put/Update/Delete on the lookup prefixes, no attribute condition) fails it', async () => {
     const writer = roles.find((r) => r.tenantAccess && r.sids.has('TenantLookupWrite'))!;
@@ -305,7 +306,7 @@ describe('the negative matrix: every role of the templates, the calls of an atta
     expect(unexpected).toContain("lookup KEY#: PutItem naming the victim's mark");
     expect(unexpected).toContain('lookup APITOKEN#: PutItem without a mark');
     expect(unexpected).toContain("lookup TEMPTOKEN#: UpdateItem naming the victim's mark");
-  }, 600_000);
+  }, scaled(600_000));
 
   it('bites: the old TenantWrite and TenantLookupWrite (no condition on the platform listings\' attributes) fail it', async () => {
     // issue 31 "Platform listings writable by tenants": before the listings had attributes
@@ -330,5 +331,5 @@ describe('the negative matrix: every role of the templates, the calls of an atta
       expect(unexpected.some((u) => u.endsWith(`platform listing ${listing}#: PutItem of an own item with the listing key`))).toBe(true);
     }
     expect(unexpected.some((u) => u.endsWith('platform listing on a lookup item: PutItem with the own mark and the listing key'))).toBe(true);
-  }, 600_000);
+  }, scaled(600_000));
 });

@@ -6,6 +6,7 @@ import { LOOKUP_PREFIXES } from '../../lib/tenancy/lookups.js';
 import { TENANT_SESSION_PURPOSE, TENANT_SESSION_SECONDS } from '../../lib/tenancy/credentials.js';
 import { METER_ACTIONS } from '../../lib/tenancy/meter.js';
 import { actionsOf, allOfType, functionsByRoute, functionStatements, parentRef, resourcesOfType, roleStatements, synthesize, type CfnResource, type Statement, type Synthesized } from './synth.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * Tenancy enforced by IAM (docs/architecture.md, "Tenancy in IAM"; infra/grants.ts): every
@@ -46,7 +47,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
   beforeAll(() => {
     s = synthesize();
     fns = functionsByRoute(s);
-  }, 240_000);
+  }, scaled(240_000));
 
   const tenantRoutes = () => ROUTES.filter((r) => tenancyOf(r) === 'tenant');
 

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { LOCAL_DOCUMENTS_BUCKET, type LocalS3, startLocalS3 } from '../../scripts/local/s3.js';
 import { useRuntimeConfig } from '../helpers/in-process.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * A crash in the middle of POST /api/v1/documents (lib/documents/upload.ts) leaves no sealed
@@ -37,7 +38,7 @@ beforeAll(async () => {
   storage = await import('../../lib/documents/storage.js');
   ({ keys } = await import('../../lib/store/keys.js'));
   ({ queryAll } = await import('../../lib/store/pagination.js'));
-}, 60_000);
+}, scaled(60_000));
 
 afterAll(async () => {
   await s3?.stop();

@@ -3,6 +3,7 @@ import { networkInterfaces } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDynamoLocal, stopDynamoLocal, waitForDynamo } from '../../scripts/local/dynamodb.js';
 import { freePort } from '../../scripts/local/ports.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /**
  * DynamoDB Local (scripts/local/dynamodb.ts) is reachable from this machine only: its jar
@@ -30,7 +31,7 @@ describe('DynamoDB Local of the local runtime', () => {
     port = await freePort();
     dynamo = startDynamoLocal({ port });
     await waitForDynamo(`http://127.0.0.1:${port}`, 120_000, dynamo);
-  }, 180_000);
+  }, scaled(180_000));
   afterAll(async () => {
     await stopDynamoLocal(dynamo);
   });

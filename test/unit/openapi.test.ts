@@ -1,21 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lib/routes.js';
 import { buildOpenApi, openApiPath } from '../../scripts/openapi.js';
+import { scaled } from '../helpers/timeouts.js';
 
 describe('OpenAPI document', () => {
-  it("has an operation for every route (the contract's 322 and those beyond it) with their auth, scopes and the secrets body schema", async () => {
-    const doc = await buildOpenApi();
-    const ops = Object.values(doc.paths).flatMap((p) => Object.values(p));
-    expect(ops).toHaveLength(ROUTES.length);
-    const create = doc.paths['/api/v1/secrets']!.post as any;
-    expect(create['x-scopes']).toEqual(['secrets:write']);
-    expect(create.requestBody.content['application/json'].schema.required).toEqual(['name', 'data']);
-    expect(create.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
-    const list = doc.paths['/api/v1/secrets']!.get as any;
-    expect(list.parameters.find((p: any) => p.name === 'limit').schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
-    expect((doc.paths['/health']!.get as any).security).toEqual([]);
-    // the first build of the document imports every handler module: minutes on a loaded 2-core machine
-  }, 240_000);
+  it(
+    "has an operation for every route (the contract's 322 and those beyond it) with their auth, scopes and the secrets body schema",
+    async () => {
+      const doc = await buildOpenApi();
+      const ops = Object.values(doc.paths).flatMap((p) => Object.values(p));
+      expect(ops).toHaveLength(ROUTES.length);
+      const create = doc.paths['/api/v1/secrets']!.post as any;
+      expect(create['x-scopes']).toEqual(['secrets:write']);
+      expect(create.requestBody.content['application/json'].schema.required).toEqual(['name', 'data']);
+      expect(create.requestBody.content['application/json'].schema.additionalProperties).toBe(false);
+      const list = doc.paths['/api/v1/secrets']!.get as any;
+      expect(list.parameters.find((p: any) => p.name === 'limit').schema).toMatchObject({ minimum: 1, maximum: 1000, default: 100 });
+      expect((doc.paths['/health']!.get as any).security).toEqual([]);
+      // the first build of the document imports every handler module: minutes on a loaded 2-core machine
+    },
+    scaled(240_000),
+  );
 });
 
 describe('OpenAPI request bodies', () => {
@@ -145,31 +150,35 @@ describe('OpenAPI responses, headers, security and servers', () => {
 });
 
 describe('the cross-field rules of the zod schemas are in the description (one source: lib/schemas.ts atLeastOneField, exactlyOneOf)', () => {
-  it('exactly one of → oneOf of required; a non-empty update → minProperties: 1; the document refuses what the server refuses', async () => {
-    const { Ajv2020 } = await import('ajv/dist/2020.js');
-    const doc = (await buildOpenApi()) as any;
-    const body = (method: string, path: string) => doc.paths[path][method].requestBody.content['application/json'].schema;
-    const ajv = new Ajv2020({ strict: false });
-    const valid = (schema: object, value: unknown) => ajv.validate(schema, value);
+  it(
+    'exactly one of → oneOf of required; a non-empty update → minProperties: 1; the document refuses what the server refuses',
+    async () => {
+      const { Ajv2020 } = await import('ajv/dist/2020.js');
+      const doc = (await buildOpenApi()) as any;
+      const body = (method: string, path: string) => doc.paths[path][method].requestBody.content['application/json'].schema;
+      const ajv = new Ajv2020({ strict: false });
+      const valid = (schema: object, value: unknown) => ajv.validate(schema, value);
 
-    for (const path of ['/api/v1/secrets/{name}', '/api/v1/containers/{id}', '/api/v1/crypto-wallets/{id}', '/api/v1/jks-keystores/{id}']) {
-      expect(body('put', path).minProperties, path).toBe(1);
-      expect(valid(body('put', path), {}), path).toBe(false);
-    }
-    const exactlyOne: [string, string, string, Record<string, unknown>][] = [
-      ['/api/v1/escrow/split', 'secret', 'secret_base64', { shares: 3, threshold: 2 }],
-      ['/api/v1/transform/encode', 'input', 'input_base64', { format: 'base64' }],
-      ['/api/v1/skey-otps', 'passphrase', 'initial_otp', { name: 'x' }],
-      ['/api/v1/variables/resolve', 'names', 'template', {}],
-    ];
-    for (const [path, a, b] of exactlyOne) {
-      const schema = body('post', path);
-      expect(schema.oneOf, path).toEqual([{ required: [a] }, { required: [b] }]);
-    }
-    // the escrow sample that failed behind a validating proxy: both, or neither, is refused by the document too
-    const split = body('post', '/api/v1/escrow/split');
-    expect(valid(split, { secret: 's', shares: 3, threshold: 2 })).toBe(true);
-    expect(valid(split, { secret: 's', secret_base64: 'cw==', shares: 3, threshold: 2 })).toBe(false);
-    expect(valid(split, { shares: 3, threshold: 2 })).toBe(false);
-  }, 600_000);
+      for (const path of ['/api/v1/secrets/{name}', '/api/v1/containers/{id}', '/api/v1/crypto-wallets/{id}', '/api/v1/jks-keystores/{id}']) {
+        expect(body('put', path).minProperties, path).toBe(1);
+        expect(valid(body('put', path), {}), path).toBe(false);
+      }
+      const exactlyOne: [string, string, string, Record<string, unknown>][] = [
+        ['/api/v1/escrow/split', 'secret', 'secret_base64', { shares: 3, threshold: 2 }],
+        ['/api/v1/transform/encode', 'input', 'input_base64', { format: 'base64' }],
+        ['/api/v1/skey-otps', 'passphrase', 'initial_otp', { name: 'x' }],
+        ['/api/v1/variables/resolve', 'names', 'template', {}],
+      ];
+      for (const [path, a, b] of exactlyOne) {
+        const schema = body('post', path);
+        expect(schema.oneOf, path).toEqual([{ required: [a] }, { required: [b] }]);
+      }
+      // the escrow sample that failed behind a validating proxy: both, or neither, is refused by the document too
+      const split = body('post', '/api/v1/escrow/split');
+      expect(valid(split, { secret: 's', shares: 3, threshold: 2 })).toBe(true);
+      expect(valid(split, { secret: 's', secret_base64: 'cw==', shares: 3, threshold: 2 })).toBe(false);
+      expect(valid(split, { shares: 3, threshold: 2 })).toBe(false);
+    },
+    scaled(600_000),
+  );
 });

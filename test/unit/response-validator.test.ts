@@ -1,12 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildOpenApi } from '../../scripts/openapi.js';
 import { responseValidator } from '../helpers/response-validator.js';
+import { scaled } from '../helpers/timeouts.js';
 
 /** The harness that holds every API test response to the document (test/setup/responses.ts) catches what it must. */
 let check: ReturnType<typeof responseValidator>;
 beforeAll(async () => {
   check = responseValidator((await buildOpenApi()) as never);
-}, 120_000);
+}, scaled(120_000));
 
 const json = (status: number, body: unknown, method = 'GET', path = '/api/v1/secrets') => ({
   method,
