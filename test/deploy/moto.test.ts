@@ -118,8 +118,7 @@ describe.skipIf(unavailable)(`deploying into moto's CloudFormation${unavailable 
 
   it('fails a template with a dangling reference', async () => {
     const s = synthesize({ context: { name: 'broken' }, routes: ROUTES.filter((r) => r.family === 'public') });
-    const data = s.deployment.data.artifactId;
-    const file = join(s.dir, `${data}.template.json`);
+    const file = join(s.dir, s.data.file);
     const template = JSON.parse(readFileSync(file, 'utf8'));
     template.Resources.Dangling = { Type: 'AWS::SQS::Queue', Properties: { QueueName: { 'Fn::GetAtt': ['NoSuchResource', 'QueueName'] } } };
     writeFileSync(file, JSON.stringify(template));
