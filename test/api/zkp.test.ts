@@ -1,7 +1,10 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import * as srp from 'secure-remote-password/client.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { api, canary, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
+import { api, baseUrl, canary, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
 import { findLeaks } from '../helpers/leaks.js';
 import { admitted, refresh, type Tokens } from './sign-in.helpers.js';
 
@@ -54,6 +57,21 @@ async function signIn(account: TestAccount, email: string, pw: string) {
   return { step1, step2, serverProved, challenge_id, proof: session.proof };
 }
 
+/**
+ * The strict RFC 5054 client: test/api/clients/srp_rfc5054.py, written from RFC 5054 and
+ * RFC 2945 on Python's standard library (k = H(N | PAD(g))), sharing no code with the service.
+ */
+const PY_CLIENT = join(import.meta.dirname, 'clients', 'srp_rfc5054.py');
+async function python(args: string[], pw: string): Promise<Record<string, unknown>> {
+  const run = promisify(execFile)('python3', [PY_CLIENT, ...args], { timeout: 60_000 });
+  run.child.stdin!.end(pw);
+  const { stdout } = await run;
+  return JSON.parse(stdout);
+}
+const rfcRegister = (account: TestAccount, email: string, token: string, pw: string) =>
+  python(['register', baseUrl(), account.tenantId, email, token], pw);
+const rfcSignIn = (account: TestAccount, email: string, pw: string) => python(['signin', baseUrl(), account.tenantId, email], pw);
+
 beforeAll(async () => {
   [a, b] = await Promise.all([newAccount('zkp'), newAccount('zkp-b')]);
 });
@@ -65,7 +83,7 @@ describe('SRP-6a register + verify', () => {
       body: { tenant_id: a.tenantId, email: a.adminEmail, reset_token: token, ...registration(a.adminEmail, password) },
     });
     expect(reg.status, reg.text).toBe(201);
-    expect(reg.body.data).toEqual({ registered: true, email: a.adminEmail });
+    expect(reg.body.data).toEqual({ registered: true, email: a.adminEmail, srp_version: 1 });
 
     const ok = await signIn(a, a.adminEmail, password);
     expect(ok.step2.status, ok.step2.text).toBe(200);
@@ -152,6 +170,56 @@ describe('SRP-6a register + verify', () => {
     expect(zeroA.status).toBe(400);
     const mixed = await api('POST', '/api/v1/auth/zkp/verify', { body: { tenant_id: a.tenantId, client_proof: '0'.repeat(64) } });
     expect(mixed.status).toBe(400);
+  });
+});
+
+describe('SRP versions: RFC 5054 (srp_version 2) next to the earlier convention (1)', () => {
+  it('a strict RFC 5054 client (Python, from the RFCs) registers with srp_version 2, signs in and checks the server proof; the version-1 handshake is then refused', async () => {
+    const e = await newAccount('zkp-rfc');
+    const pw = canary('srp-password-rfc');
+    secrets.push(pw);
+    const token = await reset(e);
+    const reg = await rfcRegister(e, e.adminEmail, token, pw);
+    expect(reg, 'POST /api/v1/auth/zkp/register from the RFC 5054 client').toMatchObject({ status: 201, body: { data: { srp_version: 2 } } });
+
+    const rfc = await rfcSignIn(e, e.adminEmail, pw);
+    expect(rfc, 'POST /api/v1/auth/zkp/verify from the RFC 5054 client').toMatchObject({ step: 2, status: 200, server_proved: true, srp_version: 2 });
+    expect(await admitted(rfc.access_token as string)).toBe(true);
+    const wrong = await rfcSignIn(e, e.adminEmail, `${pw}-not`);
+    expect(wrong).toMatchObject({ step: 2, status: 401, body: { code: 'sign_in_failed' } });
+
+    // the earlier convention (k with g as one byte) no longer signs in to a version-2 verifier
+    const legacy = await signIn(e, e.adminEmail, pw);
+    expect(legacy.step1.body.data.srp_version).toBe(1);
+    expect(legacy.step2.status, 'a version-1 handshake against a verifier registered as version 2').toBe(401);
+    expect(errorCode(legacy.step2)).toBe('sign_in_failed');
+  });
+
+  it('an existing version-1 verifier keeps signing in with the old k, and the RFC 5054 client signs in with it too (no lost logins)', async () => {
+    const f = await newAccount('zkp-v1');
+    const token = await reset(f);
+    const reg = await api('POST', '/api/v1/auth/zkp/register', {
+      body: { tenant_id: f.tenantId, email: f.adminEmail, reset_token: token, ...registration(f.adminEmail, password) },
+    });
+    expect(reg.body.data.srp_version).toBe(1);
+    const old = await signIn(f, f.adminEmail, password);
+    expect(old.step2.status, old.step2.text).toBe(200);
+    expect(old.serverProved).toBe(true);
+    expect(await rfcSignIn(f, f.adminEmail, password), 'the RFC 5054 client with a version-1 verifier').toMatchObject({
+      step: 2,
+      status: 200,
+      server_proved: true,
+    });
+  });
+
+  it('400 on an unknown srp_version', async () => {
+    const eph = srp.generateEphemeral();
+    const bad = await api('POST', '/api/v1/auth/zkp/verify', { body: { tenant_id: a.tenantId, email: a.adminEmail, client_public: eph.public, srp_version: 3 } });
+    expect(bad.status).toBe(400);
+    const badReg = await api('POST', '/api/v1/auth/zkp/register', {
+      body: { tenant_id: a.tenantId, email: a.adminEmail, ...registration(a.adminEmail, 'n'), reset_token: `scpr_${'A'.repeat(43)}`, srp_version: 0 },
+    });
+    expect(badReg.status).toBe(400);
   });
 });
 
