@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
 import * as srp from 'secure-remote-password/client.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { api, baseUrl, canary, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
@@ -220,6 +221,60 @@ describe('SRP versions: RFC 5054 (srp_version 2) next to the earlier convention 
       body: { tenant_id: a.tenantId, email: a.adminEmail, ...registration(a.adminEmail, 'n'), reset_token: `scpr_${'A'.repeat(43)}`, srp_version: 0 },
     });
     expect(badReg.status).toBe(400);
+  });
+});
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+describe('the sign-in page computes SRP in Chromium (RFC 5054): the password never leaves the browser', () => {
+  it('sets a first password with a reset token and signs in; signs in again; a wrong password fails; the RFC 5054 client signs in with the verifier the page made', async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+    const g = await newAccount('zkp-page');
+    const pw = canary('srp-password-page');
+    secrets.push(pw);
+    const token = await reset(g);
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+    const sent: string[] = [];
+    try {
+      const page = await browser.newPage();
+      page.on('request', (r) => sent.push(`${r.method()} ${r.url()} ${r.postData() ?? ''}`));
+      const fill = async (resetToken: string, password: string) => {
+        await page.goto(`${baseUrl()}/api/v1/auth/oidc/login`);
+        await page.waitForSelector('body[data-state="ready"]');
+        await page.fill('#account', g.tenantId);
+        await page.fill('#email', g.adminEmail);
+        await page.fill('#password', password);
+        if (resetToken) await page.fill('#reset_token', resetToken);
+      };
+      const outcome = async (button: string) => {
+        await page.click(button);
+        await page.waitForFunction(() => document.body.dataset.state !== 'ready', undefined, { timeout: 30_000 });
+        return [await page.getAttribute('body', 'data-state'), await page.textContent('#status')];
+      };
+      await fill(token, pw);
+      const [set, setStatus] = await outcome('#password-set');
+      expect(set, `the page's "Set this password and sign in" (POST /api/v1/auth/zkp/register, then /zkp/verify): ${setStatus}`).toBe('signed-in');
+      expect(setStatus).toMatch(`Signed in as ${g.adminEmail}`);
+      const session = JSON.parse((await page.evaluate(() => sessionStorage.getItem('session')))!) as Tokens;
+      expect(await admitted(session.access_token)).toBe(true);
+
+      await fill('', pw);
+      const [again, againStatus] = await outcome('#password-signin');
+      expect(again, `the page's password sign-in (POST /api/v1/auth/zkp/verify): ${againStatus}`).toBe('signed-in');
+
+      await fill('', `${pw}-not`);
+      const [wrong, wrongStatus] = await outcome('#password-signin');
+      expect(wrong).toBe('failed');
+      expect(wrongStatus).toBe('Password sign-in failed: the password proof was refused: start again with a new challenge');
+    } finally {
+      await browser.close();
+    }
+    const srpCalls = sent.filter((r) => r.includes('/auth/zkp/'));
+    expect(srpCalls.some((r) => r.includes('"srp_version":2') && r.includes('/auth/zkp/register'))).toBe(true);
+    expect(srpCalls.filter((r) => r.includes('"client_public"')).every((r) => r.includes('"srp_version":2'))).toBe(true);
+    expect(sent.filter((r) => r.includes(pw)), 'no request from the page carries the password').toEqual([]);
+    // the verifier the page registered is an RFC 5054 one: the independent client signs in with it
+    expect(await rfcSignIn(g, g.adminEmail, pw), 'the RFC 5054 client with the page’s verifier').toMatchObject({ step: 2, status: 200, server_proved: true });
   });
 });
 
