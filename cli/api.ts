@@ -192,7 +192,14 @@ export async function passwordLogin(apiUrl: string, tenantId: string, email: str
   ) as { challenge_id: string; salt: string; server_public: string };
   let session: { proof: string; expectedServerProof: string };
   try {
-    session = clientProof({ identity: email, password, salt: step1.salt, serverPublic: step1.server_public, secret: eph.secret, version: SRP_CURRENT });
+    session = clientProof({
+      identity: email,
+      password,
+      salt: step1.salt,
+      serverPublic: step1.server_public,
+      secret: eph.secret,
+      version: SRP_CURRENT,
+    });
   } catch {
     throw new CliError('the server sent an invalid SRP value (B mod N = 0): check SECRETS_API_URL (it may not be your service)');
   }

@@ -51,7 +51,11 @@ const userContext = (tenant: Tenant, email: string, id: string, request: Request
  * or by the caller's own session (`principal`); a session of another account does not find
  * the user (404).
  */
-export async function registerVerifier(input: RegisterInput, headers: Headers, request: RequestFacts): Promise<{ email: string; srp_version: SrpVersion }> {
+export async function registerVerifier(
+  input: RegisterInput,
+  headers: Headers,
+  request: RequestFacts,
+): Promise<{ email: string; srp_version: SrpVersion }> {
   if (!validVerifier(input.verifier))
     throw badRequest('verifier must be g^x mod N of the 2048-bit group (1 < v < N)', [{ path: 'body.verifier', message: 'out of range' }]);
   let ctx: CallContext;

@@ -110,8 +110,7 @@ export const serverPublicOf = (v: bigint, b: bigint, version: SrpVersion, group:
   (multiplier(version, group) * v + modPow(group.g, b, group.N)) % group.N;
 
 /** u = H(PAD(A) | PAD(B)). */
-export const scrambler = (A: bigint, B: bigint, group: SrpGroup = GROUP_2048): bigint =>
-  toBig(H(group, pad(A, group.length), pad(B, group.length)));
+export const scrambler = (A: bigint, B: bigint, group: SrpGroup = GROUP_2048): bigint => toBig(H(group, pad(A, group.length), pad(B, group.length)));
 
 /** The server's premaster secret S = (A · v^u)^b mod N. */
 export const serverPremaster = (A: bigint, v: bigint, u: bigint, b: bigint, group: SrpGroup = GROUP_2048): bigint =>
@@ -127,7 +126,15 @@ function proofs(group: SrpGroup, identity: string, saltHex: string, A: bigint, B
   const hn = H(group, pad(group.N, group.length));
   const hg = H(group, bytesOf(group.g));
   const Ab = pad(A, group.length);
-  const M1 = H(group, hn.map((x, i) => x ^ hg[i]!), H(group, identity), hexToBytes(saltHex.toLowerCase()), Ab, pad(B, group.length), K);
+  const M1 = H(
+    group,
+    hn.map((x, i) => x ^ hg[i]!),
+    H(group, identity),
+    hexToBytes(saltHex.toLowerCase()),
+    Ab,
+    pad(B, group.length),
+    K,
+  );
   return { M1, M2: H(group, Ab, M1, K) };
 }
 
