@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import { clientEphemeral, clientProof, SRP_CURRENT } from '../lib/users/srp.js';
 import { type ApiClient, createApiClient, dataOf, etagOf, ifMatch, idempotency, unwrap } from '../client/index.js';
+import { clientEphemeral, clientProof, SRP_VERSION } from './srp.js';
 import { type CliConfig, configDir, DEFAULT_PROFILE, readConfig, readStored, type StoredApiKey, type StoredLogin, writeLogin } from './config.js';
 
 /**
@@ -187,7 +187,7 @@ export async function passwordLogin(apiUrl: string, tenantId: string, email: str
   const eph = clientEphemeral();
   const step1 = dataOf(
     await anonymous(apiUrl).POST('/api/v1/auth/zkp/verify', {
-      body: { tenant_id: tenantId, email, client_public: eph.public, srp_version: SRP_CURRENT } as never,
+      body: { tenant_id: tenantId, email, client_public: eph.public, srp_version: SRP_VERSION } as never,
     }),
   ) as { challenge_id: string; salt: string; server_public: string };
   let session: { proof: string; expectedServerProof: string };
@@ -198,7 +198,6 @@ export async function passwordLogin(apiUrl: string, tenantId: string, email: str
       salt: step1.salt,
       serverPublic: step1.server_public,
       secret: eph.secret,
-      version: SRP_CURRENT,
     });
   } catch {
     throw new CliError('the server sent an invalid SRP value (B mod N = 0): check SECRETS_API_URL (it may not be your service)');

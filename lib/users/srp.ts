@@ -3,8 +3,8 @@ import { bytesToHex, hexToBytes, utf8ToBytes } from '@noble/hashes/utils.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * SRP-6a (RFC 2945, RFC 5054) on BigInt and @noble/hashes' SHA-256: the server side, and the
- * client side the CLI uses. The group is RFC 5054 Appendix A's 2048-bit one (g = 2):
+ * SRP-6a (RFC 2945, RFC 5054) on BigInt and @noble/hashes' SHA-256: the server side, and a
+ * client side the unit tests check it with (the CLI bundles no server code: cli/srp.ts). The group is RFC 5054 Appendix A's 2048-bit one (g = 2):
  *
  *   x = H(s | H(I ":" p))    v = g^x               A = g^a
  *   B = (k·v + g^b) mod N    u = H(PAD(A) | PAD(B))
@@ -27,8 +27,6 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
  */
 export type SrpVersion = 1 | 2;
 export const SRP_VERSIONS = [1, 2] as const;
-/** What the CLI and the sign-in page use. */
-export const SRP_CURRENT: SrpVersion = 2;
 
 /** A group and hash (tests use RFC 5054 Appendix B's 1024-bit group with SHA-1). */
 export interface SrpGroup {
@@ -179,7 +177,7 @@ export function verifyClientProof(input: {
   return bytesToHex(M2);
 }
 
-// ------------------------------------------------------------------ the client side (CLI)
+// ------------------------------------------------------------------ the client side (tests)
 
 /** A new salt and verifier for a password (registration or a change). */
 export function clientRegistration(identity: string, password: string): { salt: string; verifier: string } {

@@ -1,6 +1,7 @@
 import { sha1 } from '@noble/hashes/legacy.js';
 import * as legacy from 'secure-remote-password/client.js';
 import { describe, expect, it } from 'vitest';
+import * as cliSrp from '../../cli/srp.js';
 import {
   clientEphemeral,
   clientPremaster,
@@ -99,6 +100,16 @@ describe('SRP-6a in the service group (2048-bit, SHA-256)', () => {
     expect(m2).toBeDefined();
     expect(() => legacy.verifySession(eph.public, session, m2!)).not.toThrow();
     expect(verifyClientProof({ ...input, version: 2 })).toBeUndefined();
+  });
+
+  it("the CLI's own client (cli/srp.ts, node:crypto) signs in against the server side in version 2", () => {
+    const { salt, verifier } = clientRegistration('carol@example.com', 'pw');
+    const eph = cliSrp.clientEphemeral();
+    const server = serverEphemeral(verifier, cliSrp.SRP_VERSION as 2);
+    const c = cliSrp.clientProof({ identity: 'carol@example.com', password: 'pw', salt, serverPublic: server.public, secret: eph.secret });
+    const m2 = verifyClientProof({ identity: 'carol@example.com', salt, verifier, clientPublic: eph.public, serverSecret: server.secret, clientProof: c.proof, version: 2 });
+    expect(m2, 'the server accepts the CLI proof').toBe(c.expectedServerProof);
+    expect(() => cliSrp.clientProof({ identity: 'a', password: 'b', salt: '00', serverPublic: '0'.repeat(512), secret: 5n })).toThrow('B mod N is 0');
   });
 
   it('a client refuses B mod N = 0', () => {
