@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import * as srp from 'secure-remote-password/client.js';
 import { type ApiClient, createApiClient, dataOf, etagOf, ifMatch, idempotency, unwrap } from '../client/index.js';
+import { clientEphemeral, clientProof, SRP_VERSION } from './srp.js';
 import { type CliConfig, configDir, DEFAULT_PROFILE, readConfig, readStored, type StoredApiKey, type StoredLogin, writeLogin } from './config.js';
 
 /**
@@ -179,25 +179,34 @@ export async function apiKeyLogin(apiUrl: string, key: string): Promise<StoredAp
 }
 
 /**
- * Password sign-in (SRP-6a, as the sign-in page does it: the password never leaves this
+ * Password sign-in (SRP-6a, RFC 5054, as the sign-in page does it: the password never leaves this
  * process): step 1 sends A, step 2 the proof M1; the server's proof M2 is checked before the
  * session is kept.
  */
 export async function passwordLogin(apiUrl: string, tenantId: string, email: string, password: string): Promise<LoginTokens> {
-  const eph = srp.generateEphemeral();
+  const eph = clientEphemeral();
   const step1 = dataOf(
-    await anonymous(apiUrl).POST('/api/v1/auth/zkp/verify', { body: { tenant_id: tenantId, email, client_public: eph.public } as never }),
+    await anonymous(apiUrl).POST('/api/v1/auth/zkp/verify', {
+      body: { tenant_id: tenantId, email, client_public: eph.public, srp_version: SRP_VERSION } as never,
+    }),
   ) as { challenge_id: string; salt: string; server_public: string };
-  const x = srp.derivePrivateKey(step1.salt, email, password);
-  const session = srp.deriveSession(eph.secret, step1.server_public, step1.salt, email, x);
+  let session: { proof: string; expectedServerProof: string };
+  try {
+    session = clientProof({
+      identity: email,
+      password,
+      salt: step1.salt,
+      serverPublic: step1.server_public,
+      secret: eph.secret,
+    });
+  } catch {
+    throw new CliError('the server sent an invalid SRP value (B mod N = 0): check SECRETS_API_URL (it may not be your service)');
+  }
   const step2 = dataOf(
     await anonymous(apiUrl).POST('/api/v1/auth/zkp/verify', { body: { challenge_id: step1.challenge_id, client_proof: session.proof } as never }),
   ) as LoginTokens & { server_proof: string };
-  try {
-    srp.verifySession(eph.public, session, step2.server_proof);
-  } catch {
+  if (step2.server_proof.toLowerCase() !== session.expectedServerProof)
     throw new CliError('the server could not prove it knows your password verifier: check SECRETS_API_URL (it may not be your service)');
-  }
   return step2;
 }
 

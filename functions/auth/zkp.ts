@@ -6,20 +6,25 @@ import { beginVerify, finishVerify, RESET_TOKEN_RE, registerVerifier } from '../
 import { PasswordRegistered, PasswordVerify } from '../../lib/users/schemas.js';
 import { requestFacts } from '../../lib/users/sessions.js';
 import { sessionCookie } from '../../lib/auth/authorization-server.js';
-import { GROUP_HEX_RE, HASH_HEX_RE } from '../../lib/users/srp.js';
+import { GROUP_HEX_RE, HASH_HEX_RE, SRP_VERSIONS } from '../../lib/users/srp.js';
 
 const hex = (re: RegExp, what: string) => z.string().regex(re, what);
+const SrpVersion = z
+  .union(SRP_VERSIONS.map((v) => z.literal(v)))
+  .optional()
+  .describe('2: RFC 5054 (k = H(N | PAD(g))), what new clients send; absent or 1: k = H(N | g) with g as one byte');
 
 const RegisterBody = z.strictObject({
   tenant_id: Uuid,
   email: Email,
   salt: hex(HASH_HEX_RE, '32 bytes as 64 hex digits'),
   verifier: hex(GROUP_HEX_RE, 'v = g^x mod N as 512 hex digits (256 bytes, left-padded)'),
+  srp_version: SrpVersion,
   reset_token: z.string().regex(RESET_TOKEN_RE, 'the reset token (scpr_...) from POST /api/v1/admin/users/reset-password').optional(),
 });
 
 const VerifyBody = z.union([
-  z.strictObject({ tenant_id: Uuid, email: Email, client_public: hex(GROUP_HEX_RE, 'A = g^a mod N as 512 hex digits') }),
+  z.strictObject({ tenant_id: Uuid, email: Email, client_public: hex(GROUP_HEX_RE, 'A = g^a mod N as 512 hex digits'), srp_version: SrpVersion }),
   z.strictObject({ challenge_id: Uuid, client_proof: hex(HASH_HEX_RE, 'M1 as 64 hex digits') }),
 ]);
 

@@ -11,8 +11,8 @@ import { getTenant, type Tenant } from '../store/tenants.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { openSession, type RequestFacts, revokeUserSessions, type SessionTokens } from './sessions.js';
 import { spend } from './single-use.js';
+import { type SrpVersion, serverEphemeral, validClientEphemeral, validVerifier, verifyClientProof } from './srp.js';
 import { putSrpChallenge, readPasswordReset } from './store.js';
-import { serverEphemeral, validClientEphemeral, validVerifier, verifyClientProof } from './srp.js';
 import { getUser } from './users.js';
 
 /**
@@ -35,6 +35,8 @@ interface RegisterInput {
   readonly email: string;
   readonly salt: string;
   readonly verifier: string;
+  /** The SRP version the verifier's client signs in with (lib/users/srp.ts); absent: 1. */
+  readonly srp_version?: SrpVersion;
   readonly reset_token?: string;
 }
 
@@ -49,7 +51,11 @@ const userContext = (tenant: Tenant, email: string, id: string, request: Request
  * or by the caller's own session (`principal`); a session of another account does not find
  * the user (404).
  */
-export async function registerVerifier(input: RegisterInput, headers: Headers, request: RequestFacts): Promise<{ email: string }> {
+export async function registerVerifier(
+  input: RegisterInput,
+  headers: Headers,
+  request: RequestFacts,
+): Promise<{ email: string; srp_version: SrpVersion }> {
   if (!validVerifier(input.verifier))
     throw badRequest('verifier must be g^x mod N of the 2048-bit group (1 < v < N)', [{ path: 'body.verifier', message: 'out of range' }]);
   let ctx: CallContext;
@@ -87,16 +93,16 @@ export async function registerVerifier(input: RegisterInput, headers: Headers, r
           Update: {
             TableName: tableName(),
             Key: keys.user(tenant.id, input.email),
-            UpdateExpression: 'SET srp_salt = :s, srp_verifier = :v, srp_updated_at = :at',
+            UpdateExpression: 'SET srp_salt = :s, srp_verifier = :v, srp_version = :ver, srp_updated_at = :at',
             ConditionExpression: 'attribute_exists(pk)',
-            ExpressionAttributeValues: { ':s': input.salt.toLowerCase(), ':v': sealed, ':at': nowIso() },
+            ExpressionAttributeValues: { ':s': input.salt.toLowerCase(), ':v': sealed, ':ver': input.srp_version ?? 1, ':at': nowIso() },
           },
         },
       ],
       {
         action: 'user.password_set',
         resource: { type: 'user', id: input.email, name: input.email },
-        detail: { via: extra.length > 0 ? 'reset_token' : 'session' },
+        detail: { via: extra.length > 0 ? 'reset_token' : 'session', srp_version: input.srp_version ?? 1 },
       },
     );
   } catch (error) {
@@ -104,7 +110,7 @@ export async function registerVerifier(input: RegisterInput, headers: Headers, r
     if (error instanceof TxConditionFailed && !error.conflict) throw notFound('user');
     throw error;
   }
-  return { email: input.email };
+  return { email: input.email, srp_version: input.srp_version ?? 1 };
 }
 
 /** A salt for an unknown user or one without a password, the same at every attempt, so the answer does not tell. */
@@ -113,14 +119,20 @@ const decoySalt = (tenant: Tenant | undefined, tenantId: string, email: string) 
     .update(`srp-decoy\0${tenantId}\0${tenant?.created_at ?? ''}\0${email}`)
     .digest('hex');
 
-/** Step 1: the client's A; the answer is the user's salt and the server's B (a decoy for an unknown user). */
-export async function beginVerify(input: { tenant_id: string; email: string; client_public: string }) {
+/**
+ * Step 1: the client's A and the version of its handshake (absent: 1); the answer is the
+ * user's salt and the server's B in that version (a decoy for an unknown user). Any verifier
+ * answers either version here, so the answer does not tell a user's version; step 2 refuses
+ * a version-1 handshake for a verifier registered as version 2.
+ */
+export async function beginVerify(input: { tenant_id: string; email: string; client_public: string; srp_version?: SrpVersion }) {
+  const version = input.srp_version ?? 1;
   if (!validClientEphemeral(input.client_public)) throw badRequest('A mod N must not be 0', [{ path: 'body.client_public', message: 'invalid' }]);
   const [tenant, user] = await Promise.all([getTenant(input.tenant_id), getUser(input.tenant_id, input.email)]);
   const known = tenant && user?.srp_verifier && user.srp_salt;
   const verifier = known ? (await open(verifierScope(input.tenant_id, input.email), user.srp_verifier!)).toString('utf8') : undefined;
   // a decoy: a random group element in place of a verifier, and no secret to keep
-  const ephemeral = serverEphemeral(verifier ?? randomBytes(255).toString('hex').padStart(512, '0'));
+  const ephemeral = serverEphemeral(verifier ?? randomBytes(255).toString('hex').padStart(512, '0'), version);
   const id = newId();
   const expiresAt = new Date(Date.now() + CHALLENGE_SECONDS * 1000).toISOString();
   await putSrpChallenge(id, {
@@ -128,6 +140,7 @@ export async function beginVerify(input: { tenant_id: string; email: string; cli
     email: input.email,
     decoy: !known,
     client_public: input.client_public.toLowerCase(),
+    srp_version: version,
     ...(known ? { server_secret: await seal(challengeScope(input.tenant_id, id), ephemeral.secret) } : {}),
     expires_at: expiresAt,
     ttl: epochIn(CHALLENGE_SECONDS),
@@ -136,6 +149,7 @@ export async function beginVerify(input: { tenant_id: string; email: string; cli
     challenge_id: id,
     salt: known ? user.srp_salt! : decoySalt(tenant, input.tenant_id, input.email),
     server_public: ephemeral.public,
+    srp_version: version,
     expires_at: expiresAt,
   };
 }
@@ -153,6 +167,9 @@ export async function finishVerify(
   const email = c.email as string;
   const [tenant, user] = await Promise.all([getTenant(tenantId), getUser(tenantId, email)]);
   if (!tenant || !user?.srp_verifier || !user.srp_salt) throw failed();
+  const version = (c.srp_version ?? 1) as SrpVersion;
+  // a verifier registered for RFC 5054 (version 2) no longer answers the old multiplier
+  if (version < (user.srp_version ?? 1)) throw failed();
   const serverProof = verifyClientProof({
     identity: email,
     salt: user.srp_salt,
@@ -160,6 +177,7 @@ export async function finishVerify(
     clientPublic: c.client_public as string,
     serverSecret: (await open(challengeScope(tenantId, input.challenge_id), c.server_secret as Uint8Array)).toString('utf8'),
     clientProof: input.client_proof,
+    version,
   });
   if (!serverProof) throw failed();
   return { ...(await openSession(tenant, user, 'password', request)), server_proof: serverProof };
@@ -189,7 +207,7 @@ export async function resetPassword(
           Update: {
             TableName: tableName(),
             Key: keys.user(tenant.id, input.email),
-            UpdateExpression: 'REMOVE srp_salt, srp_verifier, srp_updated_at',
+            UpdateExpression: 'REMOVE srp_salt, srp_verifier, srp_version, srp_updated_at',
             ConditionExpression: 'attribute_exists(pk)',
           },
         },

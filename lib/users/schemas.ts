@@ -41,7 +41,11 @@ export const PasskeyRegistered = z.object({ credential: PasskeySchema });
 export const PasskeyList = z.object({ credentials: z.array(PasskeySchema), total: z.int().min(0) });
 export const PasskeyDeleted = z.object({ deleted: z.literal(true), credential: z.object({ id: z.string(), name: z.string() }) });
 
-export const PasswordRegistered = z.object({ registered: z.literal(true), email: z.string() });
+const SrpVersionSchema = z
+  .union([z.literal(1), z.literal(2)])
+  .describe('2: RFC 5054 (k = H(N | PAD(g))); 1: k = H(N | g) with g as one byte (earlier clients)');
+
+export const PasswordRegistered = z.object({ registered: z.literal(true), email: z.string(), srp_version: SrpVersionSchema });
 
 /** SRP-6a step 1 answers the challenge, step 2 the server proof with a session. */
 export const PasswordVerify = z.union([
@@ -52,6 +56,7 @@ export const PasswordVerify = z.union([
       .string()
       .regex(/^[0-9a-f]+$/i)
       .describe('B = kv + g^b mod N'),
+    srp_version: SrpVersionSchema,
     expires_at: Timestamp,
   }),
   SessionTokensSchema.extend({

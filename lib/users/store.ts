@@ -27,6 +27,8 @@ const UserItem = z.object({
   /** SRP-6a: the salt (public) and the verifier sealed with the account's data key; absent: no password. */
   srp_salt: z.string().optional(),
   srp_verifier: z.instanceof(Uint8Array).optional(),
+  /** The SRP version the verifier was registered for (lib/users/srp.ts); absent: 1. */
+  srp_version: z.union([z.literal(1), z.literal(2)]).optional(),
   srp_updated_at: z.string().optional(),
 });
 export type User = z.output<typeof UserItem>;

@@ -1,7 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { chromium } from 'playwright-core';
 import * as srp from 'secure-remote-password/client.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { api, canary, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
+import { api, baseUrl, canary, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
 import { findLeaks } from '../helpers/leaks.js';
 import { admitted, refresh, type Tokens } from './sign-in.helpers.js';
 
@@ -54,6 +58,21 @@ async function signIn(account: TestAccount, email: string, pw: string) {
   return { step1, step2, serverProved, challenge_id, proof: session.proof };
 }
 
+/**
+ * The strict RFC 5054 client: test/api/clients/srp_rfc5054.py, written from RFC 5054 and
+ * RFC 2945 on Python's standard library (k = H(N | PAD(g))), sharing no code with the service.
+ */
+const PY_CLIENT = join(import.meta.dirname, 'clients', 'srp_rfc5054.py');
+async function python(args: string[], pw: string): Promise<Record<string, unknown>> {
+  const run = promisify(execFile)('python3', [PY_CLIENT, ...args], { timeout: 60_000 });
+  run.child.stdin!.end(pw);
+  const { stdout } = await run;
+  return JSON.parse(stdout);
+}
+const rfcRegister = (account: TestAccount, email: string, token: string, pw: string) =>
+  python(['register', baseUrl(), account.tenantId, email, token], pw);
+const rfcSignIn = (account: TestAccount, email: string, pw: string) => python(['signin', baseUrl(), account.tenantId, email], pw);
+
 beforeAll(async () => {
   [a, b] = await Promise.all([newAccount('zkp'), newAccount('zkp-b')]);
 });
@@ -65,7 +84,7 @@ describe('SRP-6a register + verify', () => {
       body: { tenant_id: a.tenantId, email: a.adminEmail, reset_token: token, ...registration(a.adminEmail, password) },
     });
     expect(reg.status, reg.text).toBe(201);
-    expect(reg.body.data).toEqual({ registered: true, email: a.adminEmail });
+    expect(reg.body.data).toEqual({ registered: true, email: a.adminEmail, srp_version: 1 });
 
     const ok = await signIn(a, a.adminEmail, password);
     expect(ok.step2.status, ok.step2.text).toBe(200);
@@ -152,6 +171,110 @@ describe('SRP-6a register + verify', () => {
     expect(zeroA.status).toBe(400);
     const mixed = await api('POST', '/api/v1/auth/zkp/verify', { body: { tenant_id: a.tenantId, client_proof: '0'.repeat(64) } });
     expect(mixed.status).toBe(400);
+  });
+});
+
+describe('SRP versions: RFC 5054 (srp_version 2) next to the earlier convention (1)', () => {
+  it('a strict RFC 5054 client (Python, from the RFCs) registers with srp_version 2, signs in and checks the server proof; the version-1 handshake is then refused', async () => {
+    const e = await newAccount('zkp-rfc');
+    const pw = canary('srp-password-rfc');
+    secrets.push(pw);
+    const token = await reset(e);
+    const reg = await rfcRegister(e, e.adminEmail, token, pw);
+    expect(reg, 'POST /api/v1/auth/zkp/register from the RFC 5054 client').toMatchObject({ status: 201, body: { data: { srp_version: 2 } } });
+
+    const rfc = await rfcSignIn(e, e.adminEmail, pw);
+    expect(rfc, 'POST /api/v1/auth/zkp/verify from the RFC 5054 client').toMatchObject({ step: 2, status: 200, server_proved: true, srp_version: 2 });
+    expect(await admitted(rfc.access_token as string)).toBe(true);
+    const wrong = await rfcSignIn(e, e.adminEmail, `${pw}-not`);
+    expect(wrong).toMatchObject({ step: 2, status: 401, body: { code: 'sign_in_failed' } });
+
+    // the earlier convention (k with g as one byte) no longer signs in to a version-2 verifier
+    const legacy = await signIn(e, e.adminEmail, pw);
+    expect(legacy.step1.body.data.srp_version).toBe(1);
+    expect(legacy.step2.status, 'a version-1 handshake against a verifier registered as version 2').toBe(401);
+    expect(errorCode(legacy.step2)).toBe('sign_in_failed');
+  });
+
+  it('an existing version-1 verifier keeps signing in with the old k, and the RFC 5054 client signs in with it too (no lost logins)', async () => {
+    const f = await newAccount('zkp-v1');
+    const token = await reset(f);
+    const reg = await api('POST', '/api/v1/auth/zkp/register', {
+      body: { tenant_id: f.tenantId, email: f.adminEmail, reset_token: token, ...registration(f.adminEmail, password) },
+    });
+    expect(reg.body.data.srp_version).toBe(1);
+    const old = await signIn(f, f.adminEmail, password);
+    expect(old.step2.status, old.step2.text).toBe(200);
+    expect(old.serverProved).toBe(true);
+    expect(await rfcSignIn(f, f.adminEmail, password), 'the RFC 5054 client with a version-1 verifier').toMatchObject({
+      step: 2,
+      status: 200,
+      server_proved: true,
+    });
+  });
+
+  it('400 on an unknown srp_version', async () => {
+    const eph = srp.generateEphemeral();
+    const bad = await api('POST', '/api/v1/auth/zkp/verify', { body: { tenant_id: a.tenantId, email: a.adminEmail, client_public: eph.public, srp_version: 3 } });
+    expect(bad.status).toBe(400);
+    const badReg = await api('POST', '/api/v1/auth/zkp/register', {
+      body: { tenant_id: a.tenantId, email: a.adminEmail, ...registration(a.adminEmail, 'n'), reset_token: `scpr_${'A'.repeat(43)}`, srp_version: 0 },
+    });
+    expect(badReg.status).toBe(400);
+  });
+});
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+describe('the sign-in page computes SRP in Chromium (RFC 5054): the password never leaves the browser', () => {
+  it('sets a first password with a reset token and signs in; signs in again; a wrong password fails; the RFC 5054 client signs in with the verifier the page made', async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+    const g = await newAccount('zkp-page');
+    const pw = canary('srp-password-page');
+    secrets.push(pw);
+    const token = await reset(g);
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+    const sent: string[] = [];
+    try {
+      const page = await browser.newPage();
+      page.on('request', (r) => sent.push(`${r.method()} ${r.url()} ${r.postData() ?? ''}`));
+      const fill = async (resetToken: string, password: string) => {
+        await page.goto(`${baseUrl()}/api/v1/auth/oidc/login`);
+        await page.waitForSelector('body[data-state="ready"]');
+        await page.fill('#account', g.tenantId);
+        await page.fill('#email', g.adminEmail);
+        await page.fill('#password', password);
+        if (resetToken) await page.fill('#reset_token', resetToken);
+      };
+      const outcome = async (button: string) => {
+        await page.click(button);
+        await page.waitForFunction(() => document.body.dataset.state !== 'ready', undefined, { timeout: 30_000 });
+        return [await page.getAttribute('body', 'data-state'), await page.textContent('#status')];
+      };
+      await fill(token, pw);
+      const [set, setStatus] = await outcome('#password-set');
+      expect(set, `the page's "Set this password and sign in" (POST /api/v1/auth/zkp/register, then /zkp/verify): ${setStatus}`).toBe('signed-in');
+      expect(setStatus).toMatch(`Signed in as ${g.adminEmail}`);
+      const session = JSON.parse((await page.evaluate(() => sessionStorage.getItem('session')))!) as Tokens;
+      expect(await admitted(session.access_token)).toBe(true);
+
+      await fill('', pw);
+      const [again, againStatus] = await outcome('#password-signin');
+      expect(again, `the page's password sign-in (POST /api/v1/auth/zkp/verify): ${againStatus}`).toBe('signed-in');
+
+      await fill('', `${pw}-not`);
+      const [wrong, wrongStatus] = await outcome('#password-signin');
+      expect(wrong).toBe('failed');
+      expect(wrongStatus).toBe('Password sign-in failed: the password proof was refused: start again with a new challenge');
+    } finally {
+      await browser.close();
+    }
+    const srpCalls = sent.filter((r) => r.includes('/auth/zkp/'));
+    expect(srpCalls.some((r) => r.includes('"srp_version":2') && r.includes('/auth/zkp/register'))).toBe(true);
+    expect(srpCalls.filter((r) => r.includes('"client_public"')).every((r) => r.includes('"srp_version":2'))).toBe(true);
+    expect(sent.filter((r) => r.includes(pw)), 'no request from the page carries the password').toEqual([]);
+    // the verifier the page registered is an RFC 5054 one: the independent client signs in with it
+    expect(await rfcSignIn(g, g.adminEmail, pw), 'the RFC 5054 client with the page’s verifier').toMatchObject({ step: 2, status: 200, server_proved: true });
   });
 });
 
