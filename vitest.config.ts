@@ -38,7 +38,7 @@ export const SOURCE_RUNTIME_API_FILES = ['test/api/interop-http.test.ts', 'test/
  */
 export const ARTIFACT_SKIPPED_API_FILES = ['test/api/authz-matrix.test.ts'];
 
-/** test/docs files that need the running source runtime (it serves the docs page); the rest of test/docs is the infra tier. */
+/** test/docs files that need the running source runtime (the served docs page, the README walk-through); the rest of test/docs is the infra tier. */
 export const RUNTIME_DOCS_FILES = ['test/docs/docs-served.test.ts', 'test/docs/readme-walkthrough.test.ts'];
 
 /**

@@ -3456,1496 +3456,6 @@ var require_commander = __commonJS({
   }
 });
 
-// node_modules/pad-start/index.js
-var require_pad_start = __commonJS({
-  "node_modules/pad-start/index.js"(exports2, module2) {
-    "use strict";
-    module2.exports = function(string, maxLength, fillString) {
-      if (string == null || maxLength == null) {
-        return string;
-      }
-      var result = String(string);
-      var targetLen = typeof maxLength === "number" ? maxLength : parseInt(maxLength, 10);
-      if (isNaN(targetLen) || !isFinite(targetLen)) {
-        return result;
-      }
-      var length = result.length;
-      if (length >= targetLen) {
-        return result;
-      }
-      var fill = fillString == null ? "" : String(fillString);
-      if (fill === "") {
-        fill = " ";
-      }
-      var fillLen = targetLen - length;
-      while (fill.length < fillLen) {
-        fill += fill;
-      }
-      var truncated = fill.length > fillLen ? fill.substr(0, fillLen) : fill;
-      return truncated + result;
-    };
-  }
-});
-
-// node_modules/crypto-random-hex/index.js
-var require_crypto_random_hex = __commonJS({
-  "node_modules/crypto-random-hex/index.js"(exports2, module2) {
-    "use strict";
-    var crypto = require("crypto");
-    module2.exports = function randomHex(bytes) {
-      return crypto.randomBytes(bytes).toString("hex");
-    };
-  }
-});
-
-// node_modules/secure-remote-password/node_modules/jsbn/index.js
-var require_jsbn = __commonJS({
-  "node_modules/secure-remote-password/node_modules/jsbn/index.js"(exports2, module2) {
-    (function() {
-      var dbits;
-      var canary = 244837814094590;
-      var j_lm = (canary & 16777215) == 15715070;
-      function BigInteger(a, b, c) {
-        if (a != null)
-          if ("number" == typeof a) this.fromNumber(a, b, c);
-          else if (b == null && "string" != typeof a) this.fromString(a, 256);
-          else this.fromString(a, b);
-      }
-      function nbi() {
-        return new BigInteger(null);
-      }
-      function am1(i, x, w, j, c, n) {
-        while (--n >= 0) {
-          var v = x * this[i++] + w[j] + c;
-          c = Math.floor(v / 67108864);
-          w[j++] = v & 67108863;
-        }
-        return c;
-      }
-      function am2(i, x, w, j, c, n) {
-        var xl = x & 32767, xh = x >> 15;
-        while (--n >= 0) {
-          var l = this[i] & 32767;
-          var h = this[i++] >> 15;
-          var m = xh * l + h * xl;
-          l = xl * l + ((m & 32767) << 15) + w[j] + (c & 1073741823);
-          c = (l >>> 30) + (m >>> 15) + xh * h + (c >>> 30);
-          w[j++] = l & 1073741823;
-        }
-        return c;
-      }
-      function am3(i, x, w, j, c, n) {
-        var xl = x & 16383, xh = x >> 14;
-        while (--n >= 0) {
-          var l = this[i] & 16383;
-          var h = this[i++] >> 14;
-          var m = xh * l + h * xl;
-          l = xl * l + ((m & 16383) << 14) + w[j] + c;
-          c = (l >> 28) + (m >> 14) + xh * h;
-          w[j++] = l & 268435455;
-        }
-        return c;
-      }
-      var inBrowser = typeof navigator !== "undefined";
-      if (inBrowser && j_lm && navigator.appName == "Microsoft Internet Explorer") {
-        BigInteger.prototype.am = am2;
-        dbits = 30;
-      } else if (inBrowser && j_lm && navigator.appName != "Netscape") {
-        BigInteger.prototype.am = am1;
-        dbits = 26;
-      } else {
-        BigInteger.prototype.am = am3;
-        dbits = 28;
-      }
-      BigInteger.prototype.DB = dbits;
-      BigInteger.prototype.DM = (1 << dbits) - 1;
-      BigInteger.prototype.DV = 1 << dbits;
-      var BI_FP = 52;
-      BigInteger.prototype.FV = Math.pow(2, BI_FP);
-      BigInteger.prototype.F1 = BI_FP - dbits;
-      BigInteger.prototype.F2 = 2 * dbits - BI_FP;
-      var BI_RM = "0123456789abcdefghijklmnopqrstuvwxyz";
-      var BI_RC = new Array();
-      var rr, vv;
-      rr = "0".charCodeAt(0);
-      for (vv = 0; vv <= 9; ++vv) BI_RC[rr++] = vv;
-      rr = "a".charCodeAt(0);
-      for (vv = 10; vv < 36; ++vv) BI_RC[rr++] = vv;
-      rr = "A".charCodeAt(0);
-      for (vv = 10; vv < 36; ++vv) BI_RC[rr++] = vv;
-      function int2char(n) {
-        return BI_RM.charAt(n);
-      }
-      function intAt(s, i) {
-        var c = BI_RC[s.charCodeAt(i)];
-        return c == null ? -1 : c;
-      }
-      function bnpCopyTo(r) {
-        for (var i = this.t - 1; i >= 0; --i) r[i] = this[i];
-        r.t = this.t;
-        r.s = this.s;
-      }
-      function bnpFromInt(x) {
-        this.t = 1;
-        this.s = x < 0 ? -1 : 0;
-        if (x > 0) this[0] = x;
-        else if (x < -1) this[0] = x + this.DV;
-        else this.t = 0;
-      }
-      function nbv(i) {
-        var r = nbi();
-        r.fromInt(i);
-        return r;
-      }
-      function bnpFromString(s, b) {
-        var k;
-        if (b == 16) k = 4;
-        else if (b == 8) k = 3;
-        else if (b == 256) k = 8;
-        else if (b == 2) k = 1;
-        else if (b == 32) k = 5;
-        else if (b == 4) k = 2;
-        else {
-          this.fromRadix(s, b);
-          return;
-        }
-        this.t = 0;
-        this.s = 0;
-        var i = s.length, mi = false, sh = 0;
-        while (--i >= 0) {
-          var x = k == 8 ? s[i] & 255 : intAt(s, i);
-          if (x < 0) {
-            if (s.charAt(i) == "-") mi = true;
-            continue;
-          }
-          mi = false;
-          if (sh == 0)
-            this[this.t++] = x;
-          else if (sh + k > this.DB) {
-            this[this.t - 1] |= (x & (1 << this.DB - sh) - 1) << sh;
-            this[this.t++] = x >> this.DB - sh;
-          } else
-            this[this.t - 1] |= x << sh;
-          sh += k;
-          if (sh >= this.DB) sh -= this.DB;
-        }
-        if (k == 8 && (s[0] & 128) != 0) {
-          this.s = -1;
-          if (sh > 0) this[this.t - 1] |= (1 << this.DB - sh) - 1 << sh;
-        }
-        this.clamp();
-        if (mi) BigInteger.ZERO.subTo(this, this);
-      }
-      function bnpClamp() {
-        var c = this.s & this.DM;
-        while (this.t > 0 && this[this.t - 1] == c) --this.t;
-      }
-      function bnToString(b) {
-        if (this.s < 0) return "-" + this.negate().toString(b);
-        var k;
-        if (b == 16) k = 4;
-        else if (b == 8) k = 3;
-        else if (b == 2) k = 1;
-        else if (b == 32) k = 5;
-        else if (b == 4) k = 2;
-        else return this.toRadix(b);
-        var km = (1 << k) - 1, d, m = false, r = "", i = this.t;
-        var p = this.DB - i * this.DB % k;
-        if (i-- > 0) {
-          if (p < this.DB && (d = this[i] >> p) > 0) {
-            m = true;
-            r = int2char(d);
-          }
-          while (i >= 0) {
-            if (p < k) {
-              d = (this[i] & (1 << p) - 1) << k - p;
-              d |= this[--i] >> (p += this.DB - k);
-            } else {
-              d = this[i] >> (p -= k) & km;
-              if (p <= 0) {
-                p += this.DB;
-                --i;
-              }
-            }
-            if (d > 0) m = true;
-            if (m) r += int2char(d);
-          }
-        }
-        return m ? r : "0";
-      }
-      function bnNegate() {
-        var r = nbi();
-        BigInteger.ZERO.subTo(this, r);
-        return r;
-      }
-      function bnAbs() {
-        return this.s < 0 ? this.negate() : this;
-      }
-      function bnCompareTo(a) {
-        var r = this.s - a.s;
-        if (r != 0) return r;
-        var i = this.t;
-        r = i - a.t;
-        if (r != 0) return this.s < 0 ? -r : r;
-        while (--i >= 0) if ((r = this[i] - a[i]) != 0) return r;
-        return 0;
-      }
-      function nbits(x) {
-        var r = 1, t2;
-        if ((t2 = x >>> 16) != 0) {
-          x = t2;
-          r += 16;
-        }
-        if ((t2 = x >> 8) != 0) {
-          x = t2;
-          r += 8;
-        }
-        if ((t2 = x >> 4) != 0) {
-          x = t2;
-          r += 4;
-        }
-        if ((t2 = x >> 2) != 0) {
-          x = t2;
-          r += 2;
-        }
-        if ((t2 = x >> 1) != 0) {
-          x = t2;
-          r += 1;
-        }
-        return r;
-      }
-      function bnBitLength() {
-        if (this.t <= 0) return 0;
-        return this.DB * (this.t - 1) + nbits(this[this.t - 1] ^ this.s & this.DM);
-      }
-      function bnpDLShiftTo(n, r) {
-        var i;
-        for (i = this.t - 1; i >= 0; --i) r[i + n] = this[i];
-        for (i = n - 1; i >= 0; --i) r[i] = 0;
-        r.t = this.t + n;
-        r.s = this.s;
-      }
-      function bnpDRShiftTo(n, r) {
-        for (var i = n; i < this.t; ++i) r[i - n] = this[i];
-        r.t = Math.max(this.t - n, 0);
-        r.s = this.s;
-      }
-      function bnpLShiftTo(n, r) {
-        var bs = n % this.DB;
-        var cbs = this.DB - bs;
-        var bm = (1 << cbs) - 1;
-        var ds = Math.floor(n / this.DB), c = this.s << bs & this.DM, i;
-        for (i = this.t - 1; i >= 0; --i) {
-          r[i + ds + 1] = this[i] >> cbs | c;
-          c = (this[i] & bm) << bs;
-        }
-        for (i = ds - 1; i >= 0; --i) r[i] = 0;
-        r[ds] = c;
-        r.t = this.t + ds + 1;
-        r.s = this.s;
-        r.clamp();
-      }
-      function bnpRShiftTo(n, r) {
-        r.s = this.s;
-        var ds = Math.floor(n / this.DB);
-        if (ds >= this.t) {
-          r.t = 0;
-          return;
-        }
-        var bs = n % this.DB;
-        var cbs = this.DB - bs;
-        var bm = (1 << bs) - 1;
-        r[0] = this[ds] >> bs;
-        for (var i = ds + 1; i < this.t; ++i) {
-          r[i - ds - 1] |= (this[i] & bm) << cbs;
-          r[i - ds] = this[i] >> bs;
-        }
-        if (bs > 0) r[this.t - ds - 1] |= (this.s & bm) << cbs;
-        r.t = this.t - ds;
-        r.clamp();
-      }
-      function bnpSubTo(a, r) {
-        var i = 0, c = 0, m = Math.min(a.t, this.t);
-        while (i < m) {
-          c += this[i] - a[i];
-          r[i++] = c & this.DM;
-          c >>= this.DB;
-        }
-        if (a.t < this.t) {
-          c -= a.s;
-          while (i < this.t) {
-            c += this[i];
-            r[i++] = c & this.DM;
-            c >>= this.DB;
-          }
-          c += this.s;
-        } else {
-          c += this.s;
-          while (i < a.t) {
-            c -= a[i];
-            r[i++] = c & this.DM;
-            c >>= this.DB;
-          }
-          c -= a.s;
-        }
-        r.s = c < 0 ? -1 : 0;
-        if (c < -1) r[i++] = this.DV + c;
-        else if (c > 0) r[i++] = c;
-        r.t = i;
-        r.clamp();
-      }
-      function bnpMultiplyTo(a, r) {
-        var x = this.abs(), y = a.abs();
-        var i = x.t;
-        r.t = i + y.t;
-        while (--i >= 0) r[i] = 0;
-        for (i = 0; i < y.t; ++i) r[i + x.t] = x.am(0, y[i], r, i, 0, x.t);
-        r.s = 0;
-        r.clamp();
-        if (this.s != a.s) BigInteger.ZERO.subTo(r, r);
-      }
-      function bnpSquareTo(r) {
-        var x = this.abs();
-        var i = r.t = 2 * x.t;
-        while (--i >= 0) r[i] = 0;
-        for (i = 0; i < x.t - 1; ++i) {
-          var c = x.am(i, x[i], r, 2 * i, 0, 1);
-          if ((r[i + x.t] += x.am(i + 1, 2 * x[i], r, 2 * i + 1, c, x.t - i - 1)) >= x.DV) {
-            r[i + x.t] -= x.DV;
-            r[i + x.t + 1] = 1;
-          }
-        }
-        if (r.t > 0) r[r.t - 1] += x.am(i, x[i], r, 2 * i, 0, 1);
-        r.s = 0;
-        r.clamp();
-      }
-      function bnpDivRemTo(m, q, r) {
-        var pm = m.abs();
-        if (pm.t <= 0) return;
-        var pt = this.abs();
-        if (pt.t < pm.t) {
-          if (q != null) q.fromInt(0);
-          if (r != null) this.copyTo(r);
-          return;
-        }
-        if (r == null) r = nbi();
-        var y = nbi(), ts = this.s, ms = m.s;
-        var nsh = this.DB - nbits(pm[pm.t - 1]);
-        if (nsh > 0) {
-          pm.lShiftTo(nsh, y);
-          pt.lShiftTo(nsh, r);
-        } else {
-          pm.copyTo(y);
-          pt.copyTo(r);
-        }
-        var ys = y.t;
-        var y0 = y[ys - 1];
-        if (y0 == 0) return;
-        var yt = y0 * (1 << this.F1) + (ys > 1 ? y[ys - 2] >> this.F2 : 0);
-        var d1 = this.FV / yt, d2 = (1 << this.F1) / yt, e = 1 << this.F2;
-        var i = r.t, j = i - ys, t2 = q == null ? nbi() : q;
-        y.dlShiftTo(j, t2);
-        if (r.compareTo(t2) >= 0) {
-          r[r.t++] = 1;
-          r.subTo(t2, r);
-        }
-        BigInteger.ONE.dlShiftTo(ys, t2);
-        t2.subTo(y, y);
-        while (y.t < ys) y[y.t++] = 0;
-        while (--j >= 0) {
-          var qd = r[--i] == y0 ? this.DM : Math.floor(r[i] * d1 + (r[i - 1] + e) * d2);
-          if ((r[i] += y.am(0, qd, r, j, 0, ys)) < qd) {
-            y.dlShiftTo(j, t2);
-            r.subTo(t2, r);
-            while (r[i] < --qd) r.subTo(t2, r);
-          }
-        }
-        if (q != null) {
-          r.drShiftTo(ys, q);
-          if (ts != ms) BigInteger.ZERO.subTo(q, q);
-        }
-        r.t = ys;
-        r.clamp();
-        if (nsh > 0) r.rShiftTo(nsh, r);
-        if (ts < 0) BigInteger.ZERO.subTo(r, r);
-      }
-      function bnMod(a) {
-        var r = nbi();
-        this.abs().divRemTo(a, null, r);
-        if (this.s < 0 && r.compareTo(BigInteger.ZERO) > 0) a.subTo(r, r);
-        return r;
-      }
-      function Classic(m) {
-        this.m = m;
-      }
-      function cConvert(x) {
-        if (x.s < 0 || x.compareTo(this.m) >= 0) return x.mod(this.m);
-        else return x;
-      }
-      function cRevert(x) {
-        return x;
-      }
-      function cReduce(x) {
-        x.divRemTo(this.m, null, x);
-      }
-      function cMulTo(x, y, r) {
-        x.multiplyTo(y, r);
-        this.reduce(r);
-      }
-      function cSqrTo(x, r) {
-        x.squareTo(r);
-        this.reduce(r);
-      }
-      Classic.prototype.convert = cConvert;
-      Classic.prototype.revert = cRevert;
-      Classic.prototype.reduce = cReduce;
-      Classic.prototype.mulTo = cMulTo;
-      Classic.prototype.sqrTo = cSqrTo;
-      function bnpInvDigit() {
-        if (this.t < 1) return 0;
-        var x = this[0];
-        if ((x & 1) == 0) return 0;
-        var y = x & 3;
-        y = y * (2 - (x & 15) * y) & 15;
-        y = y * (2 - (x & 255) * y) & 255;
-        y = y * (2 - ((x & 65535) * y & 65535)) & 65535;
-        y = y * (2 - x * y % this.DV) % this.DV;
-        return y > 0 ? this.DV - y : -y;
-      }
-      function Montgomery(m) {
-        this.m = m;
-        this.mp = m.invDigit();
-        this.mpl = this.mp & 32767;
-        this.mph = this.mp >> 15;
-        this.um = (1 << m.DB - 15) - 1;
-        this.mt2 = 2 * m.t;
-      }
-      function montConvert(x) {
-        var r = nbi();
-        x.abs().dlShiftTo(this.m.t, r);
-        r.divRemTo(this.m, null, r);
-        if (x.s < 0 && r.compareTo(BigInteger.ZERO) > 0) this.m.subTo(r, r);
-        return r;
-      }
-      function montRevert(x) {
-        var r = nbi();
-        x.copyTo(r);
-        this.reduce(r);
-        return r;
-      }
-      function montReduce(x) {
-        while (x.t <= this.mt2)
-          x[x.t++] = 0;
-        for (var i = 0; i < this.m.t; ++i) {
-          var j = x[i] & 32767;
-          var u0 = j * this.mpl + ((j * this.mph + (x[i] >> 15) * this.mpl & this.um) << 15) & x.DM;
-          j = i + this.m.t;
-          x[j] += this.m.am(0, u0, x, i, 0, this.m.t);
-          while (x[j] >= x.DV) {
-            x[j] -= x.DV;
-            x[++j]++;
-          }
-        }
-        x.clamp();
-        x.drShiftTo(this.m.t, x);
-        if (x.compareTo(this.m) >= 0) x.subTo(this.m, x);
-      }
-      function montSqrTo(x, r) {
-        x.squareTo(r);
-        this.reduce(r);
-      }
-      function montMulTo(x, y, r) {
-        x.multiplyTo(y, r);
-        this.reduce(r);
-      }
-      Montgomery.prototype.convert = montConvert;
-      Montgomery.prototype.revert = montRevert;
-      Montgomery.prototype.reduce = montReduce;
-      Montgomery.prototype.mulTo = montMulTo;
-      Montgomery.prototype.sqrTo = montSqrTo;
-      function bnpIsEven() {
-        return (this.t > 0 ? this[0] & 1 : this.s) == 0;
-      }
-      function bnpExp(e, z2) {
-        if (e > 4294967295 || e < 1) return BigInteger.ONE;
-        var r = nbi(), r2 = nbi(), g = z2.convert(this), i = nbits(e) - 1;
-        g.copyTo(r);
-        while (--i >= 0) {
-          z2.sqrTo(r, r2);
-          if ((e & 1 << i) > 0) z2.mulTo(r2, g, r);
-          else {
-            var t2 = r;
-            r = r2;
-            r2 = t2;
-          }
-        }
-        return z2.revert(r);
-      }
-      function bnModPowInt(e, m) {
-        var z2;
-        if (e < 256 || m.isEven()) z2 = new Classic(m);
-        else z2 = new Montgomery(m);
-        return this.exp(e, z2);
-      }
-      BigInteger.prototype.copyTo = bnpCopyTo;
-      BigInteger.prototype.fromInt = bnpFromInt;
-      BigInteger.prototype.fromString = bnpFromString;
-      BigInteger.prototype.clamp = bnpClamp;
-      BigInteger.prototype.dlShiftTo = bnpDLShiftTo;
-      BigInteger.prototype.drShiftTo = bnpDRShiftTo;
-      BigInteger.prototype.lShiftTo = bnpLShiftTo;
-      BigInteger.prototype.rShiftTo = bnpRShiftTo;
-      BigInteger.prototype.subTo = bnpSubTo;
-      BigInteger.prototype.multiplyTo = bnpMultiplyTo;
-      BigInteger.prototype.squareTo = bnpSquareTo;
-      BigInteger.prototype.divRemTo = bnpDivRemTo;
-      BigInteger.prototype.invDigit = bnpInvDigit;
-      BigInteger.prototype.isEven = bnpIsEven;
-      BigInteger.prototype.exp = bnpExp;
-      BigInteger.prototype.toString = bnToString;
-      BigInteger.prototype.negate = bnNegate;
-      BigInteger.prototype.abs = bnAbs;
-      BigInteger.prototype.compareTo = bnCompareTo;
-      BigInteger.prototype.bitLength = bnBitLength;
-      BigInteger.prototype.mod = bnMod;
-      BigInteger.prototype.modPowInt = bnModPowInt;
-      BigInteger.ZERO = nbv(0);
-      BigInteger.ONE = nbv(1);
-      function bnClone() {
-        var r = nbi();
-        this.copyTo(r);
-        return r;
-      }
-      function bnIntValue() {
-        if (this.s < 0) {
-          if (this.t == 1) return this[0] - this.DV;
-          else if (this.t == 0) return -1;
-        } else if (this.t == 1) return this[0];
-        else if (this.t == 0) return 0;
-        return (this[1] & (1 << 32 - this.DB) - 1) << this.DB | this[0];
-      }
-      function bnByteValue() {
-        return this.t == 0 ? this.s : this[0] << 24 >> 24;
-      }
-      function bnShortValue() {
-        return this.t == 0 ? this.s : this[0] << 16 >> 16;
-      }
-      function bnpChunkSize(r) {
-        return Math.floor(Math.LN2 * this.DB / Math.log(r));
-      }
-      function bnSigNum() {
-        if (this.s < 0) return -1;
-        else if (this.t <= 0 || this.t == 1 && this[0] <= 0) return 0;
-        else return 1;
-      }
-      function bnpToRadix(b) {
-        if (b == null) b = 10;
-        if (this.signum() == 0 || b < 2 || b > 36) return "0";
-        var cs = this.chunkSize(b);
-        var a = Math.pow(b, cs);
-        var d = nbv(a), y = nbi(), z2 = nbi(), r = "";
-        this.divRemTo(d, y, z2);
-        while (y.signum() > 0) {
-          r = (a + z2.intValue()).toString(b).substr(1) + r;
-          y.divRemTo(d, y, z2);
-        }
-        return z2.intValue().toString(b) + r;
-      }
-      function bnpFromRadix(s, b) {
-        this.fromInt(0);
-        if (b == null) b = 10;
-        var cs = this.chunkSize(b);
-        var d = Math.pow(b, cs), mi = false, j = 0, w = 0;
-        for (var i = 0; i < s.length; ++i) {
-          var x = intAt(s, i);
-          if (x < 0) {
-            if (s.charAt(i) == "-" && this.signum() == 0) mi = true;
-            continue;
-          }
-          w = b * w + x;
-          if (++j >= cs) {
-            this.dMultiply(d);
-            this.dAddOffset(w, 0);
-            j = 0;
-            w = 0;
-          }
-        }
-        if (j > 0) {
-          this.dMultiply(Math.pow(b, j));
-          this.dAddOffset(w, 0);
-        }
-        if (mi) BigInteger.ZERO.subTo(this, this);
-      }
-      function bnpFromNumber(a, b, c) {
-        if ("number" == typeof b) {
-          if (a < 2) this.fromInt(1);
-          else {
-            this.fromNumber(a, c);
-            if (!this.testBit(a - 1))
-              this.bitwiseTo(BigInteger.ONE.shiftLeft(a - 1), op_or, this);
-            if (this.isEven()) this.dAddOffset(1, 0);
-            while (!this.isProbablePrime(b)) {
-              this.dAddOffset(2, 0);
-              if (this.bitLength() > a) this.subTo(BigInteger.ONE.shiftLeft(a - 1), this);
-            }
-          }
-        } else {
-          var x = new Array(), t2 = a & 7;
-          x.length = (a >> 3) + 1;
-          b.nextBytes(x);
-          if (t2 > 0) x[0] &= (1 << t2) - 1;
-          else x[0] = 0;
-          this.fromString(x, 256);
-        }
-      }
-      function bnToByteArray() {
-        var i = this.t, r = new Array();
-        r[0] = this.s;
-        var p = this.DB - i * this.DB % 8, d, k = 0;
-        if (i-- > 0) {
-          if (p < this.DB && (d = this[i] >> p) != (this.s & this.DM) >> p)
-            r[k++] = d | this.s << this.DB - p;
-          while (i >= 0) {
-            if (p < 8) {
-              d = (this[i] & (1 << p) - 1) << 8 - p;
-              d |= this[--i] >> (p += this.DB - 8);
-            } else {
-              d = this[i] >> (p -= 8) & 255;
-              if (p <= 0) {
-                p += this.DB;
-                --i;
-              }
-            }
-            if ((d & 128) != 0) d |= -256;
-            if (k == 0 && (this.s & 128) != (d & 128)) ++k;
-            if (k > 0 || d != this.s) r[k++] = d;
-          }
-        }
-        return r;
-      }
-      function bnEquals(a) {
-        return this.compareTo(a) == 0;
-      }
-      function bnMin(a) {
-        return this.compareTo(a) < 0 ? this : a;
-      }
-      function bnMax(a) {
-        return this.compareTo(a) > 0 ? this : a;
-      }
-      function bnpBitwiseTo(a, op, r) {
-        var i, f, m = Math.min(a.t, this.t);
-        for (i = 0; i < m; ++i) r[i] = op(this[i], a[i]);
-        if (a.t < this.t) {
-          f = a.s & this.DM;
-          for (i = m; i < this.t; ++i) r[i] = op(this[i], f);
-          r.t = this.t;
-        } else {
-          f = this.s & this.DM;
-          for (i = m; i < a.t; ++i) r[i] = op(f, a[i]);
-          r.t = a.t;
-        }
-        r.s = op(this.s, a.s);
-        r.clamp();
-      }
-      function op_and(x, y) {
-        return x & y;
-      }
-      function bnAnd(a) {
-        var r = nbi();
-        this.bitwiseTo(a, op_and, r);
-        return r;
-      }
-      function op_or(x, y) {
-        return x | y;
-      }
-      function bnOr(a) {
-        var r = nbi();
-        this.bitwiseTo(a, op_or, r);
-        return r;
-      }
-      function op_xor(x, y) {
-        return x ^ y;
-      }
-      function bnXor(a) {
-        var r = nbi();
-        this.bitwiseTo(a, op_xor, r);
-        return r;
-      }
-      function op_andnot(x, y) {
-        return x & ~y;
-      }
-      function bnAndNot(a) {
-        var r = nbi();
-        this.bitwiseTo(a, op_andnot, r);
-        return r;
-      }
-      function bnNot() {
-        var r = nbi();
-        for (var i = 0; i < this.t; ++i) r[i] = this.DM & ~this[i];
-        r.t = this.t;
-        r.s = ~this.s;
-        return r;
-      }
-      function bnShiftLeft(n) {
-        var r = nbi();
-        if (n < 0) this.rShiftTo(-n, r);
-        else this.lShiftTo(n, r);
-        return r;
-      }
-      function bnShiftRight(n) {
-        var r = nbi();
-        if (n < 0) this.lShiftTo(-n, r);
-        else this.rShiftTo(n, r);
-        return r;
-      }
-      function lbit(x) {
-        if (x == 0) return -1;
-        var r = 0;
-        if ((x & 65535) == 0) {
-          x >>= 16;
-          r += 16;
-        }
-        if ((x & 255) == 0) {
-          x >>= 8;
-          r += 8;
-        }
-        if ((x & 15) == 0) {
-          x >>= 4;
-          r += 4;
-        }
-        if ((x & 3) == 0) {
-          x >>= 2;
-          r += 2;
-        }
-        if ((x & 1) == 0) ++r;
-        return r;
-      }
-      function bnGetLowestSetBit() {
-        for (var i = 0; i < this.t; ++i)
-          if (this[i] != 0) return i * this.DB + lbit(this[i]);
-        if (this.s < 0) return this.t * this.DB;
-        return -1;
-      }
-      function cbit(x) {
-        var r = 0;
-        while (x != 0) {
-          x &= x - 1;
-          ++r;
-        }
-        return r;
-      }
-      function bnBitCount() {
-        var r = 0, x = this.s & this.DM;
-        for (var i = 0; i < this.t; ++i) r += cbit(this[i] ^ x);
-        return r;
-      }
-      function bnTestBit(n) {
-        var j = Math.floor(n / this.DB);
-        if (j >= this.t) return this.s != 0;
-        return (this[j] & 1 << n % this.DB) != 0;
-      }
-      function bnpChangeBit(n, op) {
-        var r = BigInteger.ONE.shiftLeft(n);
-        this.bitwiseTo(r, op, r);
-        return r;
-      }
-      function bnSetBit(n) {
-        return this.changeBit(n, op_or);
-      }
-      function bnClearBit(n) {
-        return this.changeBit(n, op_andnot);
-      }
-      function bnFlipBit(n) {
-        return this.changeBit(n, op_xor);
-      }
-      function bnpAddTo(a, r) {
-        var i = 0, c = 0, m = Math.min(a.t, this.t);
-        while (i < m) {
-          c += this[i] + a[i];
-          r[i++] = c & this.DM;
-          c >>= this.DB;
-        }
-        if (a.t < this.t) {
-          c += a.s;
-          while (i < this.t) {
-            c += this[i];
-            r[i++] = c & this.DM;
-            c >>= this.DB;
-          }
-          c += this.s;
-        } else {
-          c += this.s;
-          while (i < a.t) {
-            c += a[i];
-            r[i++] = c & this.DM;
-            c >>= this.DB;
-          }
-          c += a.s;
-        }
-        r.s = c < 0 ? -1 : 0;
-        if (c > 0) r[i++] = c;
-        else if (c < -1) r[i++] = this.DV + c;
-        r.t = i;
-        r.clamp();
-      }
-      function bnAdd(a) {
-        var r = nbi();
-        this.addTo(a, r);
-        return r;
-      }
-      function bnSubtract(a) {
-        var r = nbi();
-        this.subTo(a, r);
-        return r;
-      }
-      function bnMultiply(a) {
-        var r = nbi();
-        this.multiplyTo(a, r);
-        return r;
-      }
-      function bnSquare() {
-        var r = nbi();
-        this.squareTo(r);
-        return r;
-      }
-      function bnDivide(a) {
-        var r = nbi();
-        this.divRemTo(a, r, null);
-        return r;
-      }
-      function bnRemainder(a) {
-        var r = nbi();
-        this.divRemTo(a, null, r);
-        return r;
-      }
-      function bnDivideAndRemainder(a) {
-        var q = nbi(), r = nbi();
-        this.divRemTo(a, q, r);
-        return new Array(q, r);
-      }
-      function bnpDMultiply(n) {
-        this[this.t] = this.am(0, n - 1, this, 0, 0, this.t);
-        ++this.t;
-        this.clamp();
-      }
-      function bnpDAddOffset(n, w) {
-        if (n == 0) return;
-        while (this.t <= w) this[this.t++] = 0;
-        this[w] += n;
-        while (this[w] >= this.DV) {
-          this[w] -= this.DV;
-          if (++w >= this.t) this[this.t++] = 0;
-          ++this[w];
-        }
-      }
-      function NullExp() {
-      }
-      function nNop(x) {
-        return x;
-      }
-      function nMulTo(x, y, r) {
-        x.multiplyTo(y, r);
-      }
-      function nSqrTo(x, r) {
-        x.squareTo(r);
-      }
-      NullExp.prototype.convert = nNop;
-      NullExp.prototype.revert = nNop;
-      NullExp.prototype.mulTo = nMulTo;
-      NullExp.prototype.sqrTo = nSqrTo;
-      function bnPow(e) {
-        return this.exp(e, new NullExp());
-      }
-      function bnpMultiplyLowerTo(a, n, r) {
-        var i = Math.min(this.t + a.t, n);
-        r.s = 0;
-        r.t = i;
-        while (i > 0) r[--i] = 0;
-        var j;
-        for (j = r.t - this.t; i < j; ++i) r[i + this.t] = this.am(0, a[i], r, i, 0, this.t);
-        for (j = Math.min(a.t, n); i < j; ++i) this.am(0, a[i], r, i, 0, n - i);
-        r.clamp();
-      }
-      function bnpMultiplyUpperTo(a, n, r) {
-        --n;
-        var i = r.t = this.t + a.t - n;
-        r.s = 0;
-        while (--i >= 0) r[i] = 0;
-        for (i = Math.max(n - this.t, 0); i < a.t; ++i)
-          r[this.t + i - n] = this.am(n - i, a[i], r, 0, 0, this.t + i - n);
-        r.clamp();
-        r.drShiftTo(1, r);
-      }
-      function Barrett(m) {
-        this.r2 = nbi();
-        this.q3 = nbi();
-        BigInteger.ONE.dlShiftTo(2 * m.t, this.r2);
-        this.mu = this.r2.divide(m);
-        this.m = m;
-      }
-      function barrettConvert(x) {
-        if (x.s < 0 || x.t > 2 * this.m.t) return x.mod(this.m);
-        else if (x.compareTo(this.m) < 0) return x;
-        else {
-          var r = nbi();
-          x.copyTo(r);
-          this.reduce(r);
-          return r;
-        }
-      }
-      function barrettRevert(x) {
-        return x;
-      }
-      function barrettReduce(x) {
-        x.drShiftTo(this.m.t - 1, this.r2);
-        if (x.t > this.m.t + 1) {
-          x.t = this.m.t + 1;
-          x.clamp();
-        }
-        this.mu.multiplyUpperTo(this.r2, this.m.t + 1, this.q3);
-        this.m.multiplyLowerTo(this.q3, this.m.t + 1, this.r2);
-        while (x.compareTo(this.r2) < 0) x.dAddOffset(1, this.m.t + 1);
-        x.subTo(this.r2, x);
-        while (x.compareTo(this.m) >= 0) x.subTo(this.m, x);
-      }
-      function barrettSqrTo(x, r) {
-        x.squareTo(r);
-        this.reduce(r);
-      }
-      function barrettMulTo(x, y, r) {
-        x.multiplyTo(y, r);
-        this.reduce(r);
-      }
-      Barrett.prototype.convert = barrettConvert;
-      Barrett.prototype.revert = barrettRevert;
-      Barrett.prototype.reduce = barrettReduce;
-      Barrett.prototype.mulTo = barrettMulTo;
-      Barrett.prototype.sqrTo = barrettSqrTo;
-      function bnModPow(e, m) {
-        var i = e.bitLength(), k, r = nbv(1), z2;
-        if (i <= 0) return r;
-        else if (i < 18) k = 1;
-        else if (i < 48) k = 3;
-        else if (i < 144) k = 4;
-        else if (i < 768) k = 5;
-        else k = 6;
-        if (i < 8)
-          z2 = new Classic(m);
-        else if (m.isEven())
-          z2 = new Barrett(m);
-        else
-          z2 = new Montgomery(m);
-        var g = new Array(), n = 3, k1 = k - 1, km = (1 << k) - 1;
-        g[1] = z2.convert(this);
-        if (k > 1) {
-          var g2 = nbi();
-          z2.sqrTo(g[1], g2);
-          while (n <= km) {
-            g[n] = nbi();
-            z2.mulTo(g2, g[n - 2], g[n]);
-            n += 2;
-          }
-        }
-        var j = e.t - 1, w, is1 = true, r2 = nbi(), t2;
-        i = nbits(e[j]) - 1;
-        while (j >= 0) {
-          if (i >= k1) w = e[j] >> i - k1 & km;
-          else {
-            w = (e[j] & (1 << i + 1) - 1) << k1 - i;
-            if (j > 0) w |= e[j - 1] >> this.DB + i - k1;
-          }
-          n = k;
-          while ((w & 1) == 0) {
-            w >>= 1;
-            --n;
-          }
-          if ((i -= n) < 0) {
-            i += this.DB;
-            --j;
-          }
-          if (is1) {
-            g[w].copyTo(r);
-            is1 = false;
-          } else {
-            while (n > 1) {
-              z2.sqrTo(r, r2);
-              z2.sqrTo(r2, r);
-              n -= 2;
-            }
-            if (n > 0) z2.sqrTo(r, r2);
-            else {
-              t2 = r;
-              r = r2;
-              r2 = t2;
-            }
-            z2.mulTo(r2, g[w], r);
-          }
-          while (j >= 0 && (e[j] & 1 << i) == 0) {
-            z2.sqrTo(r, r2);
-            t2 = r;
-            r = r2;
-            r2 = t2;
-            if (--i < 0) {
-              i = this.DB - 1;
-              --j;
-            }
-          }
-        }
-        return z2.revert(r);
-      }
-      function bnGCD(a) {
-        var x = this.s < 0 ? this.negate() : this.clone();
-        var y = a.s < 0 ? a.negate() : a.clone();
-        if (x.compareTo(y) < 0) {
-          var t2 = x;
-          x = y;
-          y = t2;
-        }
-        var i = x.getLowestSetBit(), g = y.getLowestSetBit();
-        if (g < 0) return x;
-        if (i < g) g = i;
-        if (g > 0) {
-          x.rShiftTo(g, x);
-          y.rShiftTo(g, y);
-        }
-        while (x.signum() > 0) {
-          if ((i = x.getLowestSetBit()) > 0) x.rShiftTo(i, x);
-          if ((i = y.getLowestSetBit()) > 0) y.rShiftTo(i, y);
-          if (x.compareTo(y) >= 0) {
-            x.subTo(y, x);
-            x.rShiftTo(1, x);
-          } else {
-            y.subTo(x, y);
-            y.rShiftTo(1, y);
-          }
-        }
-        if (g > 0) y.lShiftTo(g, y);
-        return y;
-      }
-      function bnpModInt(n) {
-        if (n <= 0) return 0;
-        var d = this.DV % n, r = this.s < 0 ? n - 1 : 0;
-        if (this.t > 0)
-          if (d == 0) r = this[0] % n;
-          else for (var i = this.t - 1; i >= 0; --i) r = (d * r + this[i]) % n;
-        return r;
-      }
-      function bnModInverse(m) {
-        var ac = m.isEven();
-        if (this.isEven() && ac || m.signum() == 0) return BigInteger.ZERO;
-        var u = m.clone(), v = this.clone();
-        var a = nbv(1), b = nbv(0), c = nbv(0), d = nbv(1);
-        while (u.signum() != 0) {
-          while (u.isEven()) {
-            u.rShiftTo(1, u);
-            if (ac) {
-              if (!a.isEven() || !b.isEven()) {
-                a.addTo(this, a);
-                b.subTo(m, b);
-              }
-              a.rShiftTo(1, a);
-            } else if (!b.isEven()) b.subTo(m, b);
-            b.rShiftTo(1, b);
-          }
-          while (v.isEven()) {
-            v.rShiftTo(1, v);
-            if (ac) {
-              if (!c.isEven() || !d.isEven()) {
-                c.addTo(this, c);
-                d.subTo(m, d);
-              }
-              c.rShiftTo(1, c);
-            } else if (!d.isEven()) d.subTo(m, d);
-            d.rShiftTo(1, d);
-          }
-          if (u.compareTo(v) >= 0) {
-            u.subTo(v, u);
-            if (ac) a.subTo(c, a);
-            b.subTo(d, b);
-          } else {
-            v.subTo(u, v);
-            if (ac) c.subTo(a, c);
-            d.subTo(b, d);
-          }
-        }
-        if (v.compareTo(BigInteger.ONE) != 0) return BigInteger.ZERO;
-        if (d.compareTo(m) >= 0) return d.subtract(m);
-        if (d.signum() < 0) d.addTo(m, d);
-        else return d;
-        if (d.signum() < 0) return d.add(m);
-        else return d;
-      }
-      var lowprimes = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79, 83, 89, 97, 101, 103, 107, 109, 113, 127, 131, 137, 139, 149, 151, 157, 163, 167, 173, 179, 181, 191, 193, 197, 199, 211, 223, 227, 229, 233, 239, 241, 251, 257, 263, 269, 271, 277, 281, 283, 293, 307, 311, 313, 317, 331, 337, 347, 349, 353, 359, 367, 373, 379, 383, 389, 397, 401, 409, 419, 421, 431, 433, 439, 443, 449, 457, 461, 463, 467, 479, 487, 491, 499, 503, 509, 521, 523, 541, 547, 557, 563, 569, 571, 577, 587, 593, 599, 601, 607, 613, 617, 619, 631, 641, 643, 647, 653, 659, 661, 673, 677, 683, 691, 701, 709, 719, 727, 733, 739, 743, 751, 757, 761, 769, 773, 787, 797, 809, 811, 821, 823, 827, 829, 839, 853, 857, 859, 863, 877, 881, 883, 887, 907, 911, 919, 929, 937, 941, 947, 953, 967, 971, 977, 983, 991, 997];
-      var lplim = (1 << 26) / lowprimes[lowprimes.length - 1];
-      function bnIsProbablePrime(t2) {
-        var i, x = this.abs();
-        if (x.t == 1 && x[0] <= lowprimes[lowprimes.length - 1]) {
-          for (i = 0; i < lowprimes.length; ++i)
-            if (x[0] == lowprimes[i]) return true;
-          return false;
-        }
-        if (x.isEven()) return false;
-        i = 1;
-        while (i < lowprimes.length) {
-          var m = lowprimes[i], j = i + 1;
-          while (j < lowprimes.length && m < lplim) m *= lowprimes[j++];
-          m = x.modInt(m);
-          while (i < j) if (m % lowprimes[i++] == 0) return false;
-        }
-        return x.millerRabin(t2);
-      }
-      function bnpMillerRabin(t2) {
-        var n1 = this.subtract(BigInteger.ONE);
-        var k = n1.getLowestSetBit();
-        if (k <= 0) return false;
-        var r = n1.shiftRight(k);
-        t2 = t2 + 1 >> 1;
-        if (t2 > lowprimes.length) t2 = lowprimes.length;
-        var a = nbi();
-        for (var i = 0; i < t2; ++i) {
-          a.fromInt(lowprimes[Math.floor(Math.random() * lowprimes.length)]);
-          var y = a.modPow(r, this);
-          if (y.compareTo(BigInteger.ONE) != 0 && y.compareTo(n1) != 0) {
-            var j = 1;
-            while (j++ < k && y.compareTo(n1) != 0) {
-              y = y.modPowInt(2, this);
-              if (y.compareTo(BigInteger.ONE) == 0) return false;
-            }
-            if (y.compareTo(n1) != 0) return false;
-          }
-        }
-        return true;
-      }
-      BigInteger.prototype.chunkSize = bnpChunkSize;
-      BigInteger.prototype.toRadix = bnpToRadix;
-      BigInteger.prototype.fromRadix = bnpFromRadix;
-      BigInteger.prototype.fromNumber = bnpFromNumber;
-      BigInteger.prototype.bitwiseTo = bnpBitwiseTo;
-      BigInteger.prototype.changeBit = bnpChangeBit;
-      BigInteger.prototype.addTo = bnpAddTo;
-      BigInteger.prototype.dMultiply = bnpDMultiply;
-      BigInteger.prototype.dAddOffset = bnpDAddOffset;
-      BigInteger.prototype.multiplyLowerTo = bnpMultiplyLowerTo;
-      BigInteger.prototype.multiplyUpperTo = bnpMultiplyUpperTo;
-      BigInteger.prototype.modInt = bnpModInt;
-      BigInteger.prototype.millerRabin = bnpMillerRabin;
-      BigInteger.prototype.clone = bnClone;
-      BigInteger.prototype.intValue = bnIntValue;
-      BigInteger.prototype.byteValue = bnByteValue;
-      BigInteger.prototype.shortValue = bnShortValue;
-      BigInteger.prototype.signum = bnSigNum;
-      BigInteger.prototype.toByteArray = bnToByteArray;
-      BigInteger.prototype.equals = bnEquals;
-      BigInteger.prototype.min = bnMin;
-      BigInteger.prototype.max = bnMax;
-      BigInteger.prototype.and = bnAnd;
-      BigInteger.prototype.or = bnOr;
-      BigInteger.prototype.xor = bnXor;
-      BigInteger.prototype.andNot = bnAndNot;
-      BigInteger.prototype.not = bnNot;
-      BigInteger.prototype.shiftLeft = bnShiftLeft;
-      BigInteger.prototype.shiftRight = bnShiftRight;
-      BigInteger.prototype.getLowestSetBit = bnGetLowestSetBit;
-      BigInteger.prototype.bitCount = bnBitCount;
-      BigInteger.prototype.testBit = bnTestBit;
-      BigInteger.prototype.setBit = bnSetBit;
-      BigInteger.prototype.clearBit = bnClearBit;
-      BigInteger.prototype.flipBit = bnFlipBit;
-      BigInteger.prototype.add = bnAdd;
-      BigInteger.prototype.subtract = bnSubtract;
-      BigInteger.prototype.multiply = bnMultiply;
-      BigInteger.prototype.divide = bnDivide;
-      BigInteger.prototype.remainder = bnRemainder;
-      BigInteger.prototype.divideAndRemainder = bnDivideAndRemainder;
-      BigInteger.prototype.modPow = bnModPow;
-      BigInteger.prototype.modInverse = bnModInverse;
-      BigInteger.prototype.pow = bnPow;
-      BigInteger.prototype.gcd = bnGCD;
-      BigInteger.prototype.isProbablePrime = bnIsProbablePrime;
-      BigInteger.prototype.square = bnSquare;
-      BigInteger.prototype.Barrett = Barrett;
-      var rng_state;
-      var rng_pool;
-      var rng_pptr;
-      function rng_seed_int(x) {
-        rng_pool[rng_pptr++] ^= x & 255;
-        rng_pool[rng_pptr++] ^= x >> 8 & 255;
-        rng_pool[rng_pptr++] ^= x >> 16 & 255;
-        rng_pool[rng_pptr++] ^= x >> 24 & 255;
-        if (rng_pptr >= rng_psize) rng_pptr -= rng_psize;
-      }
-      function rng_seed_time() {
-        rng_seed_int((/* @__PURE__ */ new Date()).getTime());
-      }
-      if (rng_pool == null) {
-        rng_pool = new Array();
-        rng_pptr = 0;
-        var t;
-        if (typeof window !== "undefined" && window.crypto) {
-          if (window.crypto.getRandomValues) {
-            var ua = new Uint8Array(32);
-            window.crypto.getRandomValues(ua);
-            for (t = 0; t < 32; ++t)
-              rng_pool[rng_pptr++] = ua[t];
-          } else if (navigator.appName == "Netscape" && navigator.appVersion < "5") {
-            var z = window.crypto.random(32);
-            for (t = 0; t < z.length; ++t)
-              rng_pool[rng_pptr++] = z.charCodeAt(t) & 255;
-          }
-        }
-        while (rng_pptr < rng_psize) {
-          t = Math.floor(65536 * Math.random());
-          rng_pool[rng_pptr++] = t >>> 8;
-          rng_pool[rng_pptr++] = t & 255;
-        }
-        rng_pptr = 0;
-        rng_seed_time();
-      }
-      function rng_get_byte() {
-        if (rng_state == null) {
-          rng_seed_time();
-          rng_state = prng_newstate();
-          rng_state.init(rng_pool);
-          for (rng_pptr = 0; rng_pptr < rng_pool.length; ++rng_pptr)
-            rng_pool[rng_pptr] = 0;
-          rng_pptr = 0;
-        }
-        return rng_state.next();
-      }
-      function rng_get_bytes(ba) {
-        var i;
-        for (i = 0; i < ba.length; ++i) ba[i] = rng_get_byte();
-      }
-      function SecureRandom() {
-      }
-      SecureRandom.prototype.nextBytes = rng_get_bytes;
-      function Arcfour() {
-        this.i = 0;
-        this.j = 0;
-        this.S = new Array();
-      }
-      function ARC4init(key) {
-        var i, j, t2;
-        for (i = 0; i < 256; ++i)
-          this.S[i] = i;
-        j = 0;
-        for (i = 0; i < 256; ++i) {
-          j = j + this.S[i] + key[i % key.length] & 255;
-          t2 = this.S[i];
-          this.S[i] = this.S[j];
-          this.S[j] = t2;
-        }
-        this.i = 0;
-        this.j = 0;
-      }
-      function ARC4next() {
-        var t2;
-        this.i = this.i + 1 & 255;
-        this.j = this.j + this.S[this.i] & 255;
-        t2 = this.S[this.i];
-        this.S[this.i] = this.S[this.j];
-        this.S[this.j] = t2;
-        return this.S[t2 + this.S[this.i] & 255];
-      }
-      Arcfour.prototype.init = ARC4init;
-      Arcfour.prototype.next = ARC4next;
-      function prng_newstate() {
-        return new Arcfour();
-      }
-      var rng_psize = 256;
-      if (typeof exports2 !== "undefined") {
-        exports2 = module2.exports = {
-          default: BigInteger,
-          BigInteger,
-          SecureRandom
-        };
-      } else {
-        this.jsbn = {
-          BigInteger,
-          SecureRandom
-        };
-      }
-    }).call(exports2);
-  }
-});
-
-// node_modules/secure-remote-password/lib/srp-integer.js
-var require_srp_integer = __commonJS({
-  "node_modules/secure-remote-password/lib/srp-integer.js"(exports2, module2) {
-    "use strict";
-    var padStart = require_pad_start();
-    var randomHex = require_crypto_random_hex();
-    var { BigInteger } = require_jsbn();
-    var kBigInteger = /* @__PURE__ */ Symbol("big-integer");
-    var kHexLength = /* @__PURE__ */ Symbol("hex-length");
-    var SRPInteger = class _SRPInteger {
-      constructor(bigInteger, hexLength) {
-        this[kBigInteger] = bigInteger;
-        this[kHexLength] = hexLength;
-      }
-      add(val) {
-        return new _SRPInteger(this[kBigInteger].add(val[kBigInteger]), null);
-      }
-      equals(val) {
-        return this[kBigInteger].equals(val[kBigInteger]);
-      }
-      multiply(val) {
-        return new _SRPInteger(this[kBigInteger].multiply(val[kBigInteger]), null);
-      }
-      modPow(exponent, m) {
-        return new _SRPInteger(this[kBigInteger].modPow(exponent[kBigInteger], m[kBigInteger]), m[kHexLength]);
-      }
-      mod(m) {
-        return new _SRPInteger(this[kBigInteger].mod(m[kBigInteger]), m[kHexLength]);
-      }
-      subtract(val) {
-        return new _SRPInteger(this[kBigInteger].subtract(val[kBigInteger]), this[kHexLength]);
-      }
-      xor(val) {
-        return new _SRPInteger(this[kBigInteger].xor(val[kBigInteger]), this[kHexLength]);
-      }
-      inspect() {
-        const hex = this[kBigInteger].toString(16);
-        return `<SRPInteger ${hex.slice(0, 16)}${hex.length > 16 ? "..." : ""}>`;
-      }
-      toHex() {
-        if (this[kHexLength] === null) {
-          throw new Error("This SRPInteger has no specified length");
-        }
-        return padStart(this[kBigInteger].toString(16), this[kHexLength], "0");
-      }
-    };
-    SRPInteger.fromHex = function(input) {
-      return new SRPInteger(new BigInteger(input, 16), input.length);
-    };
-    SRPInteger.randomInteger = function(bytes) {
-      return SRPInteger.fromHex(randomHex(bytes));
-    };
-    SRPInteger.ZERO = new SRPInteger(new BigInteger("0"), null);
-    module2.exports = SRPInteger;
-  }
-});
-
-// node_modules/secure-remote-password/lib/sha256.js
-var require_sha256 = __commonJS({
-  "node_modules/secure-remote-password/lib/sha256.js"(exports2, module2) {
-    "use strict";
-    var crypto = require("crypto");
-    var SRPInteger = require_srp_integer();
-    module2.exports = function sha256(...args) {
-      const h = crypto.createHash("sha256");
-      for (const arg of args) {
-        if (arg instanceof SRPInteger) {
-          h.update(Buffer.from(arg.toHex(), "hex"));
-        } else if (typeof arg === "string") {
-          h.update(arg);
-        } else {
-          throw new TypeError("Expected string or SRPInteger");
-        }
-      }
-      return SRPInteger.fromHex(h.digest("hex"));
-    };
-  }
-});
-
-// node_modules/secure-remote-password/lib/params.js
-var require_params = __commonJS({
-  "node_modules/secure-remote-password/lib/params.js"(exports2) {
-    "use strict";
-    var sha256 = require_sha256();
-    var SRPInteger = require_srp_integer();
-    var input = {
-      largeSafePrime: `
-    AC6BDB41 324A9A9B F166DE5E 1389582F AF72B665 1987EE07 FC319294
-    3DB56050 A37329CB B4A099ED 8193E075 7767A13D D52312AB 4B03310D
-    CD7F48A9 DA04FD50 E8083969 EDB767B0 CF609517 9A163AB3 661A05FB
-    D5FAAAE8 2918A996 2F0B93B8 55F97993 EC975EEA A80D740A DBF4FF74
-    7359D041 D5C33EA7 1D281E44 6B14773B CA97B43A 23FB8016 76BD207A
-    436C6481 F1D2B907 8717461A 5B9D32E6 88F87748 544523B5 24B0D57D
-    5EA77A27 75D2ECFA 032CFBDB F52FB378 61602790 04E57AE6 AF874E73
-    03CE5329 9CCC041C 7BC308D8 2A5698F3 A8D0C382 71AE35F8 E9DBFBB6
-    94B5C803 D89F7AE4 35DE236D 525F5475 9B65E372 FCD68EF2 0FA7111F
-    9E4AFF73
-  `,
-      generatorModulo: "02",
-      hashFunction: "sha256",
-      hashOutputBytes: 256 / 8
-    };
-    exports2.N = SRPInteger.fromHex(input.largeSafePrime.replace(/\s+/g, ""));
-    exports2.g = SRPInteger.fromHex(input.generatorModulo.replace(/\s+/g, ""));
-    exports2.k = sha256(exports2.N, exports2.g);
-    exports2.H = sha256;
-    exports2.hashOutputBytes = input.hashOutputBytes;
-  }
-});
-
-// node_modules/secure-remote-password/client.js
-var require_client = __commonJS({
-  "node_modules/secure-remote-password/client.js"(exports2) {
-    "use strict";
-    var params = require_params();
-    var SRPInteger = require_srp_integer();
-    exports2.generateSalt = function() {
-      const s = SRPInteger.randomInteger(params.hashOutputBytes);
-      return s.toHex();
-    };
-    exports2.derivePrivateKey = function(salt, username, password) {
-      const { H } = params;
-      const s = SRPInteger.fromHex(salt);
-      const I = String(username);
-      const p = String(password);
-      const x = H(s, H(`${I}:${p}`));
-      return x.toHex();
-    };
-    exports2.deriveVerifier = function(privateKey) {
-      const { N, g } = params;
-      const x = SRPInteger.fromHex(privateKey);
-      const v = g.modPow(x, N);
-      return v.toHex();
-    };
-    exports2.generateEphemeral = function() {
-      const { N, g } = params;
-      const a = SRPInteger.randomInteger(params.hashOutputBytes);
-      const A = g.modPow(a, N);
-      return {
-        secret: a.toHex(),
-        public: A.toHex()
-      };
-    };
-    exports2.deriveSession = function(clientSecretEphemeral, serverPublicEphemeral, salt, username, privateKey) {
-      const { N, g, k, H } = params;
-      const a = SRPInteger.fromHex(clientSecretEphemeral);
-      const B = SRPInteger.fromHex(serverPublicEphemeral);
-      const s = SRPInteger.fromHex(salt);
-      const I = String(username);
-      const x = SRPInteger.fromHex(privateKey);
-      const A = g.modPow(a, N);
-      if (B.mod(N).equals(SRPInteger.ZERO)) {
-        throw new Error("The server sent an invalid public ephemeral");
-      }
-      const u = H(A, B);
-      const S = B.subtract(k.multiply(g.modPow(x, N))).modPow(a.add(u.multiply(x)), N);
-      const K = H(S);
-      const M = H(H(N).xor(H(g)), H(I), s, A, B, K);
-      return {
-        key: K.toHex(),
-        proof: M.toHex()
-      };
-    };
-    exports2.verifySession = function(clientPublicEphemeral, clientSession, serverSessionProof) {
-      const { H } = params;
-      const A = SRPInteger.fromHex(clientPublicEphemeral);
-      const M = SRPInteger.fromHex(clientSession.proof);
-      const K = SRPInteger.fromHex(clientSession.key);
-      const expected = H(A, M, K);
-      const actual = SRPInteger.fromHex(serverSessionProof);
-      if (!actual.equals(expected)) {
-        throw new Error("Server provided session proof is invalid");
-      }
-    };
-  }
-});
-
 // node_modules/dotenv/dist/index.cjs
 var require_dist = __commonJS({
   "node_modules/dotenv/dist/index.cjs"(exports2, module2) {
@@ -4956,7 +3466,7 @@ var require_dist = __commonJS({
         throw n = 0, t;
       }
     };
-    var R = j((Z, N) => {
+    var R = j((Z, N2) => {
       function T(e) {
         return typeof e == "string" ? !["false", "0", "no", "off", ""].includes(e.toLowerCase()) : !!e;
       }
@@ -4968,7 +3478,7 @@ var require_dist = __commonJS({
         }
         return n;
       }
-      N.exports = { parseBoolean: T, optionsFromEnv: U };
+      N2.exports = { parseBoolean: T, optionsFromEnv: U };
     });
     var P = j((ee, b) => {
       var F = require("fs"), _ = require("path"), B = require("os"), { URL: L, fileURLToPath: Q } = require("url"), { parseBoolean: $, optionsFromEnv: I } = R(), G = /(?:^|^)\s*(?:export\s+)?([\w.-]+)(?:\s*=\s*?|:\s+?)(\s*'(?:\\'|[^'])*'|\s*"(?:\\"|[^"])*"|\s*`(?:\\`|[^`])*`|[^#\r\n]+)?\s*(?:#.*)?(?:$|$)/mg, y = new Uint8Array(256);
@@ -4978,7 +3488,7 @@ var require_dist = __commonJS({
       y[45] = 1;
       y[46] = 1;
       y[95] = 1;
-      function H(e) {
+      function H2(e) {
         let n = {}, t = e.toString();
         t = t.replace(/\r\n?/mg, `
 `);
@@ -4992,7 +3502,7 @@ var require_dist = __commonJS({
         }
         return n;
       }
-      function g(e) {
+      function g2(e) {
         return e <= 32 ? e === 32 || e >= 9 && e <= 13 : e >= 160 && (e === 160 || e === 5760 || e >= 8192 && e <= 8202 || e === 8232 || e === 8233 || e === 8239 || e === 8287 || e === 12288 || e === 65279);
       }
       function O(e) {
@@ -5005,7 +3515,7 @@ var require_dist = __commonJS({
         let r = t.length, o = 0;
         for (; o < r; ) {
           let i = t.charCodeAt(o);
-          for (; o < r && g(i); ) o++, i = t.charCodeAt(o);
+          for (; o < r && g2(i); ) o++, i = t.charCodeAt(o);
           if (o >= r) break;
           if (i === 35) {
             for (; o < r && !O(t.charCodeAt(o)); ) o++;
@@ -5014,9 +3524,9 @@ var require_dist = __commonJS({
           let c = -1;
           if (i === 101 && o + 6 < r && t.charCodeAt(o + 1) === 120 && t.charCodeAt(o + 2) === 112 && t.charCodeAt(o + 3) === 111 && t.charCodeAt(o + 4) === 114 && t.charCodeAt(o + 5) === 116) {
             let u = t.charCodeAt(o + 6);
-            if (g(u)) {
+            if (g2(u)) {
               let s = o + 7;
-              for (; s < r && g(t.charCodeAt(s)); ) s++;
+              for (; s < r && g2(t.charCodeAt(s)); ) s++;
               y[t.charCodeAt(s)] && (c = o + 6, o = s);
             } else i = t.charCodeAt(o);
           }
@@ -5026,24 +3536,24 @@ var require_dist = __commonJS({
             for (; o < r && !O(t.charCodeAt(o)); ) o++;
             continue;
           }
-          let k = t.slice(E, o), D = o;
-          if (o >= r && (p = 0), g(p)) do
+          let k2 = t.slice(E, o), D = o;
+          if (o >= r && (p = 0), g2(p)) do
             o++, p = o < r ? t.charCodeAt(o) : 0;
-          while (g(p));
+          while (g2(p));
           if (p === 61) o++;
-          else if (p === 58 && o === D && o + 1 < r && g(t.charCodeAt(o + 1))) o += 2;
+          else if (p === 58 && o === D && o + 1 < r && g2(t.charCodeAt(o + 1))) o += 2;
           else {
             for (o = c === -1 ? D : c; o < r && !O(t.charCodeAt(o)); ) o++;
             continue;
           }
           let d = o, l = o;
-          for (; l < r && g(t.charCodeAt(l)); ) l++;
+          for (; l < r && g2(t.charCodeAt(l)); ) l++;
           let C = t.charCodeAt(l), a, q = false;
           if (C === 39 || C === 34 || C === 96) {
             let u = t[l], s = t.indexOf(u, l + 1), f = -1, h = -1;
             for (; s !== -1; ) {
               let x = t.charCodeAt(s - 1) === 92, w = s + 1;
-              for (; w < r && !O(t.charCodeAt(w)) && g(t.charCodeAt(w)); ) w++;
+              for (; w < r && !O(t.charCodeAt(w)) && g2(t.charCodeAt(w)); ) w++;
               if ((w === r || O(t.charCodeAt(w)) || t.charCodeAt(w) === 35) && (f = s, h = w), !x) break;
               s = t.indexOf(u, s + 1);
             }
@@ -5060,18 +3570,18 @@ var require_dist = __commonJS({
             if (r < 4096) s = t.indexOf("#", d), (s === -1 || s > u) && (s = u);
             else for (s = d; s < u && t.charCodeAt(s) !== 35; ) s++;
             let f = d, h = s;
-            for (; f < h && g(t.charCodeAt(f)); ) f++;
-            for (; h > f && g(t.charCodeAt(h - 1)); ) h--;
+            for (; f < h && g2(t.charCodeAt(f)); ) f++;
+            for (; h > f && g2(t.charCodeAt(h - 1)); ) h--;
             let x = t.charCodeAt(f);
             if (a = t.slice(f, h), a.includes("\u2028") || a.includes("\u2029") ? a = a.replace(/^(['"`])([\s\S]*)\1$/mg, "$2") : h - f >= 2 && (x === 39 || x === 34 || x === 96) && t.charCodeAt(h - 1) === x && (a = t.slice(f + 1, h - 1)), o = s, s < u) for (; o < r && !O(t.charCodeAt(o)); ) o++;
           }
           C === 34 && (q || l < o) && a.indexOf("\\") !== -1 && (a = a.replace(/\\n/g, `
-`).replace(/\\r/g, "\r")), n[k] = a;
+`).replace(/\\r/g, "\r")), n[k2] = a;
         }
         return n;
       }
       function J(e, n) {
-        return n && $(n.fast) ? V(e) : H(e);
+        return n && $(n.fast) ? V(e) : H2(e);
       }
       function v(e) {
         console.log(`\u2506 ${e}`);
@@ -5106,9 +3616,9 @@ var require_dist = __commonJS({
         } catch (l) {
           o && v(`failed to load ${d} ${l.message}`), c = l;
         }
-        let k = A.populate(r, E, e), D = $(Object.prototype.hasOwnProperty.call(e, "quiet") ? e.quiet : I(r).quiet);
+        let k2 = A.populate(r, E, e), D = $(Object.prototype.hasOwnProperty.call(e, "quiet") ? e.quiet : I(r).quiet);
         if (o || !D) {
-          let d = Object.keys(k).length, l = [];
+          let d = Object.keys(k2).length, l = [];
           for (let C of i) try {
             let a = _.relative(process.cwd(), C instanceof L ? Q(C) : C);
             l.push(a);
@@ -5619,13 +4129,13 @@ var require_applyReviver = __commonJS({
               val[i] = v1;
           }
         } else if (val instanceof Map) {
-          for (const k of Array.from(val.keys())) {
-            const v0 = val.get(k);
-            const v1 = applyReviver(reviver, val, k, v0);
+          for (const k2 of Array.from(val.keys())) {
+            const v0 = val.get(k2);
+            const v1 = applyReviver(reviver, val, k2, v0);
             if (v1 === void 0)
-              val.delete(k);
+              val.delete(k2);
             else if (v1 !== v0)
-              val.set(k, v1);
+              val.set(k2, v1);
           }
         } else if (val instanceof Set) {
           for (const v0 of Array.from(val)) {
@@ -5638,12 +4148,12 @@ var require_applyReviver = __commonJS({
             }
           }
         } else {
-          for (const [k, v0] of Object.entries(val)) {
-            const v1 = applyReviver(reviver, val, k, v0);
+          for (const [k2, v0] of Object.entries(val)) {
+            const v1 = applyReviver(reviver, val, k2, v0);
             if (v1 === void 0)
-              delete val[k];
+              delete val[k2];
             else if (v1 !== v0)
-              val[k] = v1;
+              val[k2] = v1;
           }
         }
       }
@@ -5957,13 +4467,13 @@ var require_Collection = __commonJS({
     function collectionFromPath(schema, path, value) {
       let v = value;
       for (let i = path.length - 1; i >= 0; --i) {
-        const k = path[i];
-        if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
+        const k2 = path[i];
+        if (typeof k2 === "number" && Number.isInteger(k2) && k2 >= 0) {
           const a = [];
-          a[k] = v;
+          a[k2] = v;
           v = a;
         } else {
-          v = /* @__PURE__ */ new Map([[k, v]]);
+          v = /* @__PURE__ */ new Map([[k2, v]]);
         }
       }
       return createNode.createNode(v, void 0, {
@@ -6938,9 +5448,9 @@ var require_Pair = __commonJS({
     var addPairToJSMap = require_addPairToJSMap();
     var identity = require_identity();
     function createPair(key, value, ctx) {
-      const k = createNode.createNode(key, void 0, ctx);
+      const k2 = createNode.createNode(key, void 0, ctx);
       const v = createNode.createNode(value, void 0, ctx);
-      return new Pair(k, v);
+      return new Pair(k2, v);
     }
     var Pair = class _Pair {
       constructor(key, value = null) {
@@ -7131,12 +5641,12 @@ var require_YAMLMap = __commonJS({
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     function findPair(items, key) {
-      const k = identity.isScalar(key) ? key.value : key;
+      const k2 = identity.isScalar(key) ? key.value : key;
       for (const it of items) {
         if (identity.isPair(it)) {
-          if (it.key === key || it.key === k)
+          if (it.key === key || it.key === k2)
             return it;
-          if (identity.isScalar(it.key) && it.key.value === k)
+          if (identity.isScalar(it.key) && it.key.value === k2)
             return it;
         }
       }
@@ -8647,9 +7157,9 @@ var require_Document = __commonJS({
        * recursively wrapping all values as `Scalar` or `Collection` nodes.
        */
       createPair(key, value, options = {}) {
-        const k = this.createNode(key, null, options);
+        const k2 = this.createNode(key, null, options);
         const v = this.createNode(value, null, options);
-        return new Pair.Pair(k, v);
+        return new Pair.Pair(k2, v);
       }
       /**
        * Removes a value from the document.
@@ -12782,8 +11292,8 @@ function serializeObjectParam(name, value, options) {
     matrix: ";"
   }[options.style] || "&";
   if (options.style !== "deepObject" && options.explode === false) {
-    for (const k in value) {
-      values.push(k, options.allowReserved === true ? value[k] : encodeURIComponent(value[k]));
+    for (const k2 in value) {
+      values.push(k2, options.allowReserved === true ? value[k2] : encodeURIComponent(value[k2]));
     }
     const final2 = values.join(",");
     switch (options.style) {
@@ -12801,9 +11311,9 @@ function serializeObjectParam(name, value, options) {
       }
     }
   }
-  for (const k in value) {
-    const finalName = options.style === "deepObject" ? `${name}[${k}]` : k;
-    values.push(serializePrimitiveParam(finalName, value[k], options));
+  for (const k2 in value) {
+    const finalName = options.style === "deepObject" ? `${name}[${k2}]` : k2;
+    values.push(serializePrimitiveParam(finalName, value[k2], options));
   }
   const final = values.join(joiner);
   return options.style === "label" || options.style === "matrix" ? `${joiner}${final}` : final;
@@ -12953,15 +11463,15 @@ function mergeHeaders(...allHeaders) {
       continue;
     }
     const iterator = h instanceof Headers ? h.entries() : Object.entries(h);
-    for (const [k, v] of iterator) {
+    for (const [k2, v] of iterator) {
       if (v === null) {
-        finalHeaders.delete(k);
+        finalHeaders.delete(k2);
       } else if (Array.isArray(v)) {
         for (const v2 of v) {
-          finalHeaders.append(k, v2);
+          finalHeaders.append(k2, v2);
         }
       } else if (v !== void 0) {
-        finalHeaders.set(k, v);
+        finalHeaders.set(k2, v);
       }
     }
   }
@@ -13092,6 +11602,7 @@ var package_default = {
     test: "tsx scripts/coverage/run.ts --typecheck",
     "test:unit": "vitest run --project unit",
     "test:integration": "vitest run --project integration",
+    "test:infra": "vitest run --project infra",
     "test:deploy": "vitest run -c vitest.deploy.config.ts",
     typecheck: "tsc --noEmit",
     build: "tsx scripts/build.ts",
@@ -13103,6 +11614,7 @@ var package_default = {
     "operator:migrate-shards": "tsx scripts/operator/migrate-shards.ts",
     "operator:migrate-meter": "tsx scripts/operator/migrate-meter.ts",
     "operator:migrate-lookup-marks": "tsx scripts/operator/migrate-lookup-marks.ts",
+    "operator:migrate-platform-listings": "tsx scripts/operator/migrate-platform-listings.ts",
     bench: "tsx scripts/bench/secrets.ts",
     "bench:sign": "tsx scripts/bench/sign.ts",
     "bench:trips": "tsx scripts/bench/trips.ts",
@@ -13250,7 +11762,58 @@ var package_default = {
 
 // cli/api.ts
 var import_node_os2 = require("node:os");
-var srp = __toESM(require_client(), 1);
+
+// cli/srp.ts
+var import_node_crypto = require("node:crypto");
+var SRP_VERSION = 2;
+var N = BigInt(
+  "0xAC6BDB41324A9A9BF166DE5E1389582FAF72B6651987EE07FC3192943DB56050A37329CBB4A099ED8193E0757767A13DD52312AB4B03310DCD7F48A9DA04FD50E8083969EDB767B0CF6095179A163AB3661A05FBD5FAAAE82918A9962F0B93B855F97993EC975EEAA80D740ADBF4FF747359D041D5C33EA71D281E446B14773BCA97B43A23FB801676BD207A436C6481F1D2B9078717461A5B9D32E688F87748544523B524B0D57D5EA77A2775D2ECFA032CFBDBF52FB3786160279004E57AE6AF874E7303CE53299CCC041C7BC308D82A5698F3A8D0C38271AE35F8E9DBFBB694B5C803D89F7AE435DE236D525F54759B65E372FCD68EF20FA7111F9E4AFF73"
+);
+var g = 2n;
+var pad = (n) => Buffer.from(n.toString(16).padStart(512, "0"), "hex");
+var big = (b) => BigInt(`0x${Buffer.from(b).toString("hex")}`);
+var H = (...parts) => {
+  const h = (0, import_node_crypto.createHash)("sha256");
+  for (const p of parts) h.update(p);
+  return h.digest();
+};
+function modPow(base, exp, m) {
+  let r = 1n;
+  let b = base % m;
+  let e = exp;
+  while (e > 0n) {
+    if (e & 1n) r = r * b % m;
+    b = b * b % m;
+    e >>= 1n;
+  }
+  return r;
+}
+var k = big(H(pad(N), pad(g)));
+function clientEphemeral() {
+  const a = big((0, import_node_crypto.randomBytes)(32));
+  return { secret: a, public: pad(modPow(g, a, N)).toString("hex") };
+}
+function clientProof(input) {
+  const B = BigInt(`0x${input.serverPublic}`);
+  if (B % N === 0n) throw new Error("B mod N is 0");
+  const a = input.secret;
+  const A = modPow(g, a, N);
+  const salt = Buffer.from(input.salt, "hex");
+  const u = big(H(pad(A), pad(B)));
+  const x = big(H(salt, H(`${input.identity}:${input.password}`)));
+  const S = modPow(((B - k * modPow(g, x, N)) % N + N) % N, a + u * x, N);
+  const K = H(pad(S));
+  const hg = H(Uint8Array.of(2));
+  const M1 = H(
+    H(pad(N)).map((b, i) => b ^ hg[i]),
+    H(input.identity),
+    salt,
+    pad(A),
+    pad(B),
+    K
+  );
+  return { proof: M1.toString("hex"), expectedServerProof: H(pad(A), M1, K).toString("hex") };
+}
 
 // cli/config.ts
 var import_node_fs = require("node:fs");
@@ -13401,20 +11964,29 @@ async function apiKeyLogin(apiUrl, key) {
   return { api_url: apiUrl, api_key: key };
 }
 async function passwordLogin(apiUrl, tenantId, email, password) {
-  const eph = srp.generateEphemeral();
+  const eph = clientEphemeral();
   const step1 = dataOf(
-    await anonymous(apiUrl).POST("/api/v1/auth/zkp/verify", { body: { tenant_id: tenantId, email, client_public: eph.public } })
+    await anonymous(apiUrl).POST("/api/v1/auth/zkp/verify", {
+      body: { tenant_id: tenantId, email, client_public: eph.public, srp_version: SRP_VERSION }
+    })
   );
-  const x = srp.derivePrivateKey(step1.salt, email, password);
-  const session = srp.deriveSession(eph.secret, step1.server_public, step1.salt, email, x);
+  let session;
+  try {
+    session = clientProof({
+      identity: email,
+      password,
+      salt: step1.salt,
+      serverPublic: step1.server_public,
+      secret: eph.secret
+    });
+  } catch {
+    throw new CliError("the server sent an invalid SRP value (B mod N = 0): check SECRETS_API_URL (it may not be your service)");
+  }
   const step2 = dataOf(
     await anonymous(apiUrl).POST("/api/v1/auth/zkp/verify", { body: { challenge_id: step1.challenge_id, client_proof: session.proof } })
   );
-  try {
-    srp.verifySession(eph.public, session, step2.server_proof);
-  } catch {
+  if (step2.server_proof.toLowerCase() !== session.expectedServerProof)
     throw new CliError("the server could not prove it knows your password verifier: check SECRETS_API_URL (it may not be your service)");
-  }
   return step2;
 }
 async function whoami(c) {
@@ -13653,11 +12225,11 @@ function table(data, columns) {
   const widths = cols.map((_, i) => Math.max(...cells.map((row) => row[i].length)));
   return cells.map((row) => row.map((cell, i) => i === cols.length - 1 ? cell : cell.padEnd(widths[i])).join("  ")).join("\n");
 }
-var dotenv = (env) => Object.entries(env).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join("\n");
+var dotenv = (env) => Object.entries(env).map(([k2, v]) => `${k2}=${JSON.stringify(v)}`).join("\n");
 function envOf(data) {
   if (typeof data !== "object" || data === null || Array.isArray(data))
     throw new CliError("--output env prints an object as NAME=value lines: use --output json or table for this command");
-  return dotenv(Object.fromEntries(Object.entries(data).map(([k, v]) => [envName(k), scalar(v)])));
+  return dotenv(Object.fromEntries(Object.entries(data).map(([k2, v]) => [envName(k2), scalar(v)])));
 }
 function render(format2, data, human, columns) {
   switch (format2) {
@@ -13691,7 +12263,7 @@ function buildEnvironment(secrets2, variables = {}) {
     if (fields.length === 1 && fields[0] === "value") add(base, s.data.value, `secret "${s.name}"`);
     else for (const f of fields) add(`${base}_${envName(f)}`, s.data[f], `secret "${s.name}" (field ${f})`);
   }
-  for (const [k, v] of Object.entries(variables)) add(k, v, `variable "${k}"`);
+  for (const [k2, v] of Object.entries(variables)) add(k2, v, `variable "${k2}"`);
   return env;
 }
 var IMPORT_FORMATS = ["dotenv", "json", "yaml"];
@@ -13963,11 +12535,11 @@ async function selectSecrets(c, opts) {
   let list = await listSecrets(c);
   if (opts.container !== void 0) {
     const containers = await listContainers(c);
-    const found = containers.filter((k) => k.id === opts.container || k.name === opts.container);
+    const found = containers.filter((k2) => k2.id === opts.container || k2.name === opts.container);
     if (found.length === 0)
-      throw new CliError(`no container "${opts.container}": the containers are ${containers.map((k) => k.name).join(", ") || "(none)"}`);
+      throw new CliError(`no container "${opts.container}": the containers are ${containers.map((k2) => k2.name).join(", ") || "(none)"}`);
     if (found.length > 1)
-      throw new CliError(`${found.length} containers are named "${opts.container}": give the id (${found.map((k) => k.id).join(", ")})`);
+      throw new CliError(`${found.length} containers are named "${opts.container}": give the id (${found.map((k2) => k2.id).join(", ")})`);
     list = list.filter((s) => s.container_id === found[0].id);
   }
   for (const tag of opts.tag ?? []) list = list.filter((s) => (s.tags ?? []).includes(tag));
@@ -14164,11 +12736,11 @@ selectionOptions(
   if (f === "json") out(JSON.stringify(env, null, globals().output || globals().json ? 0 : 2));
   else if (f === "yaml") out(render("yaml", env, ""));
   else if (f === "docker") {
-    const multi = Object.keys(env).filter((k) => /[\r\n]/.test(env[k]));
+    const multi = Object.keys(env).filter((k2) => /[\r\n]/.test(env[k2]));
     if (multi.length > 0)
       throw new CliError(`${multi.join(", ")} span several lines, which a docker --env-file cannot hold: use --format dotenv or json`);
     out(
-      Object.entries(env).map(([k, v]) => `${k}=${v}`).join("\n")
+      Object.entries(env).map(([k2, v]) => `${k2}=${v}`).join("\n")
     );
   } else out(dotenv(env));
 });

@@ -6515,7 +6515,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
+                    "application/jwk-set+json": {
                         keys: {
                             alg?: string;
                             crv?: string;
@@ -8666,13 +8666,13 @@ export interface operations {
                     /** @default [] */
                     claim_mappings?: {
                         claim: string;
-                        scopes: string[];
+                        scopes: ("admin:*" | "agents:approve" | "audit:read" | "certs:read" | "certs:revoke" | "certs:write" | "containers:read" | "containers:write" | "credentials:delete" | "credentials:read" | "credentials:write" | "database:issue" | "database:revoke" | "database:rotate" | "documents:read" | "documents:write" | "export:read" | "extract:run" | "gpg:read" | "gpg:write" | "history:read" | "intelligence:read" | "keys:sign" | "ldap:use" | "oidc:read" | "oidc:write" | "passwords:read" | "passwords:write" | "saml:read" | "saml:write" | "secrets:delete" | "secrets:read" | "secrets:write" | "settings:write" | "sharing:manage" | "ssh:read" | "ssh:write" | "temp-access:create" | "tokens:read" | "tokens:write" | "transform:use" | "variables:read" | "variables:write" | "webhooks:manage")[];
                         value: string;
                     }[];
                     client_id: string;
                     client_secret: string;
                     /** @default [] */
-                    default_scopes?: string[];
+                    default_scopes?: ("admin:*" | "agents:approve" | "audit:read" | "certs:read" | "certs:revoke" | "certs:write" | "containers:read" | "containers:write" | "credentials:delete" | "credentials:read" | "credentials:write" | "database:issue" | "database:revoke" | "database:rotate" | "documents:read" | "documents:write" | "export:read" | "extract:run" | "gpg:read" | "gpg:write" | "history:read" | "intelligence:read" | "keys:sign" | "ldap:use" | "oidc:read" | "oidc:write" | "passwords:read" | "passwords:write" | "saml:read" | "saml:write" | "secrets:delete" | "secrets:read" | "secrets:write" | "settings:write" | "sharing:manage" | "ssh:read" | "ssh:write" | "temp-access:create" | "tokens:read" | "tokens:write" | "transform:use" | "variables:read" | "variables:write" | "webhooks:manage")[];
                     /** Format: uri */
                     issuer: string;
                 };
@@ -9335,7 +9335,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     ttl_seconds?: number;
@@ -9754,7 +9754,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     enrollment_token: string;
@@ -11562,7 +11562,7 @@ export interface operations {
                     /** Format: date-time */
                     expires_at?: string;
                     name: string;
-                    scopes: string[];
+                    scopes: ("admin:*" | "agents:approve" | "audit:read" | "certs:read" | "certs:revoke" | "certs:write" | "containers:read" | "containers:write" | "credentials:delete" | "credentials:read" | "credentials:write" | "database:issue" | "database:revoke" | "database:rotate" | "documents:read" | "documents:write" | "export:read" | "extract:run" | "gpg:read" | "gpg:write" | "history:read" | "intelligence:read" | "keys:sign" | "ldap:use" | "oidc:read" | "oidc:write" | "passwords:read" | "passwords:write" | "saml:read" | "saml:write" | "secrets:delete" | "secrets:read" | "secrets:write" | "settings:write" | "sharing:manage" | "ssh:read" | "ssh:write" | "temp-access:create" | "tokens:read" | "tokens:write" | "transform:use" | "variables:read" | "variables:write" | "webhooks:manage")[];
                 };
             };
         };
@@ -12061,7 +12061,7 @@ export interface operations {
                     /** Format: date-time */
                     expires_at?: string;
                     name: string;
-                    scopes: string[];
+                    scopes: ("admin:*" | "agents:approve" | "audit:read" | "certs:read" | "certs:revoke" | "certs:write" | "containers:read" | "containers:write" | "credentials:delete" | "credentials:read" | "credentials:write" | "database:issue" | "database:revoke" | "database:rotate" | "documents:read" | "documents:write" | "export:read" | "extract:run" | "gpg:read" | "gpg:write" | "history:read" | "intelligence:read" | "keys:sign" | "ldap:use" | "oidc:read" | "oidc:write" | "passwords:read" | "passwords:write" | "saml:read" | "saml:write" | "secrets:delete" | "secrets:read" | "secrets:write" | "settings:write" | "sharing:manage" | "ssh:read" | "ssh:write" | "temp-access:create" | "tokens:read" | "tokens:write" | "transform:use" | "variables:read" | "variables:write" | "webhooks:manage")[];
                 };
             };
         };
@@ -12583,7 +12583,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @default 0 */
@@ -12950,11 +12950,8 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: unknown;
-                        /** @constant */
-                        success: true;
-                    };
+                    "application/x-ndjson": string;
+                    "text/csv": string;
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -13550,11 +13547,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: unknown;
-                        /** @constant */
-                        success: true;
-                    };
+                    "text/html": string;
                 };
             };
             /** @description Found: a browser redirect (see Location) */
@@ -13751,7 +13744,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
+                    "application/jwk-set+json": {
                         keys: {
                             alg?: string;
                             crv?: string;
@@ -13845,11 +13838,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: unknown;
-                        /** @constant */
-                        success: true;
-                    };
+                    "text/html": string;
                 };
             };
             /** @description Found: a browser redirect (see Location) */
@@ -14121,7 +14110,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     access_token?: string;
@@ -14403,11 +14392,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: unknown;
-                        /** @constant */
-                        success: true;
-                    };
+                    "text/html": string;
                 };
             };
             /** @description Found: a browser redirect (see Location) */
@@ -15096,7 +15081,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": Record<string, never>;
             };
@@ -15553,6 +15538,8 @@ export interface operations {
                     email: string;
                     reset_token?: string;
                     salt: string;
+                    /** @description 2: RFC 5054 (k = H(N | PAD(g))), what new clients send; absent or 1: k = H(N | g) with g as one byte */
+                    srp_version?: 1 | 2;
                     /** Format: uuid */
                     tenant_id: string;
                     verifier: string;
@@ -15574,6 +15561,8 @@ export interface operations {
                             email: string;
                             /** @constant */
                             registered: true;
+                            /** @description 2: RFC 5054 (k = H(N | PAD(g))); 1: k = H(N | g) with g as one byte (earlier clients) */
+                            srp_version: 1 | 2;
                         };
                         /** @constant */
                         success: true;
@@ -15702,6 +15691,8 @@ export interface operations {
                     client_public: string;
                     /** Format: email */
                     email: string;
+                    /** @description 2: RFC 5054 (k = H(N | PAD(g))), what new clients send; absent or 1: k = H(N | g) with g as one byte */
+                    srp_version?: 1 | 2;
                     /** Format: uuid */
                     tenant_id: string;
                 } | {
@@ -15730,6 +15721,8 @@ export interface operations {
                             salt: string;
                             /** @description B = kv + g^b mod N */
                             server_public: string;
+                            /** @description 2: RFC 5054 (k = H(N | PAD(g))); 1: k = H(N | g) with g as one byte (earlier clients) */
+                            srp_version: 1 | 2;
                         } | {
                             /** @description A JWT for Authorization: Bearer. */
                             access_token: string;
@@ -16090,7 +16083,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": Record<string, never>;
             };
@@ -17134,7 +17127,9 @@ export interface operations {
                     /** @default true */
                     include_chain?: boolean;
                     password?: string;
-                };
+                } & ((unknown | {
+                    format: unknown;
+                }) & unknown);
             };
         };
         responses: {
@@ -17316,7 +17311,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     csr?: string;
@@ -17324,7 +17319,7 @@ export interface operations {
                     key_algorithm?: "rsa-2048" | "rsa-3072" | "rsa-4096" | "ec-p256" | "ec-p384" | "ed25519";
                     reuse_key?: boolean;
                     validity_days?: number;
-                };
+                } & (unknown & unknown);
             };
         };
         responses: {
@@ -17589,7 +17584,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
@@ -17895,7 +17890,7 @@ export interface operations {
                     };
                     tags?: string[];
                     validity_days?: number;
-                };
+                } & (unknown & unknown);
             };
         };
         responses: {
@@ -18522,7 +18517,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @constant */
-                    backend: "software";
+                    backend?: "software";
                     certificate_chain?: string;
                     container_id?: string | null;
                     description?: string;
@@ -23004,7 +22999,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     ttl_seconds?: number;
@@ -23188,7 +23183,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": Record<string, never>;
             };
@@ -28413,12 +28408,12 @@ export interface operations {
                     expires_in_days?: number;
                     name: string;
                     tags?: string[];
-                    user_ids: {
+                    user_ids: ({
                         comment?: string;
                         /** Format: email */
                         email?: string;
                         name?: string;
-                    }[];
+                    } & (unknown | unknown))[];
                 };
             };
         };
@@ -32472,7 +32467,7 @@ export interface operations {
                     content?: string;
                     content_base64?: string;
                     key?: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -40697,7 +40692,7 @@ export interface operations {
                     size_limit?: number;
                     /** @default 10 */
                     time_limit_seconds?: number;
-                    where: {
+                    where: ({
                         attribute: string;
                         contains?: string;
                         ends_with?: string;
@@ -40705,7 +40700,7 @@ export interface operations {
                         /** @constant */
                         present?: true;
                         starts_with?: string;
-                    }[];
+                    } & (unknown | unknown | unknown | unknown | unknown))[];
                 };
             };
         };
@@ -41222,7 +41217,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @default 3 */
@@ -43266,7 +43261,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /** @default 86400 */
@@ -43623,10 +43618,10 @@ export interface operations {
                         /** @default 900 */
                         lifetime_seconds?: number;
                         name?: string;
-                        scopes: string[];
+                        scopes: ("admin:*" | "agents:approve" | "audit:read" | "certs:read" | "certs:revoke" | "certs:write" | "containers:read" | "containers:write" | "credentials:delete" | "credentials:read" | "credentials:write" | "database:issue" | "database:revoke" | "database:rotate" | "documents:read" | "documents:write" | "export:read" | "extract:run" | "gpg:read" | "gpg:write" | "history:read" | "intelligence:read" | "keys:sign" | "ldap:use" | "oidc:read" | "oidc:write" | "passwords:read" | "passwords:write" | "saml:read" | "saml:write" | "secrets:delete" | "secrets:read" | "secrets:write" | "settings:write" | "sharing:manage" | "ssh:read" | "ssh:write" | "temp-access:create" | "tokens:read" | "tokens:write" | "transform:use" | "variables:read" | "variables:write" | "webhooks:manage")[];
                         subject: string;
                     }[];
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -43821,7 +43816,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
+                    "application/jwk-set+json": {
                         keys: ({
                             kid?: string;
                             kty: string;
@@ -44082,10 +44077,10 @@ export interface operations {
                         /** @default 900 */
                         lifetime_seconds?: number;
                         name?: string;
-                        scopes: string[];
+                        scopes: ("admin:*" | "agents:approve" | "audit:read" | "certs:read" | "certs:revoke" | "certs:write" | "containers:read" | "containers:write" | "credentials:delete" | "credentials:read" | "credentials:write" | "database:issue" | "database:revoke" | "database:rotate" | "documents:read" | "documents:write" | "export:read" | "extract:run" | "gpg:read" | "gpg:write" | "history:read" | "intelligence:read" | "keys:sign" | "ldap:use" | "oidc:read" | "oidc:write" | "passwords:read" | "passwords:write" | "saml:read" | "saml:write" | "secrets:delete" | "secrets:read" | "secrets:write" | "settings:write" | "sharing:manage" | "ssh:read" | "ssh:write" | "temp-access:create" | "tokens:read" | "tokens:write" | "transform:use" | "variables:read" | "variables:write" | "webhooks:manage")[];
                         subject: string;
                     }[];
-                };
+                } & unknown;
             };
         };
         responses: {
@@ -45123,7 +45118,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     reason?: string;
@@ -45947,7 +45942,10 @@ export interface operations {
                     description?: string;
                     name: string;
                     tags?: string[];
-                };
+                } & (unknown & (unknown | {
+                    /** @constant */
+                    algorithm: "ec";
+                }));
             };
         };
         responses: {
@@ -47256,7 +47254,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     /**
@@ -47277,7 +47275,7 @@ export interface operations {
                     /** @default 20 */
                     length?: number;
                     /** @constant */
-                    mode: "characters";
+                    mode?: "characters";
                     /** @default true */
                     require_each_class?: boolean;
                 } | {
@@ -51364,7 +51362,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "application/samlmetadata+xml": string;
                 };
             };
             /** @description The request is invalid: `validation_failed` (Fields failed validation; `details` names each with its problem.); `bad_request` (The request is malformed (a parameter out of range, an unusable value).) */
@@ -51783,7 +51781,7 @@ export interface operations {
                     container_id?: string | null;
                     data: {
                         [key: string]: string;
-                    };
+                    } & unknown;
                     description?: string;
                     name: string;
                     tags?: string[];
@@ -52153,7 +52151,7 @@ export interface operations {
                     container_id?: string | null;
                     data?: {
                         [key: string]: string;
-                    };
+                    } & unknown;
                     description?: string;
                     tags?: string[];
                 };
@@ -58281,7 +58279,7 @@ export interface operations {
                     payload_base64?: string;
                     /** Format: base64 */
                     png_base64: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -60253,7 +60251,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": {
                     at?: number | string;
@@ -63695,7 +63693,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": Record<string, never>;
             };
