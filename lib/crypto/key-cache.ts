@@ -15,7 +15,7 @@
  * A cache does not decide who may use a key: callers check their scope before asking
  * (lib/tenancy/scope.ts), as each did before this cache was shared.
  */
-export interface KeyCacheOptions {
+interface KeyCacheOptions {
   /** Keys held at most. */
   readonly max: number;
   /** How long a key is served after its call answered, read at each call (configuration may change in tests). */

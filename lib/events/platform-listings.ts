@@ -1,8 +1,6 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { nowIso } from '../ids.js';
-import { db, tableName } from '../store/client.js';
 import { keys } from '../store/keys.js';
+import { readLeaseListing, writeLeaseListing } from './store.js';
 
 /**
  * The LEASES platform listing, derived from the lease items themselves (lib/store/keys.ts,
@@ -21,17 +19,7 @@ import { keys } from '../store/keys.js';
 export async function listLease(key: { pk: string; sk: string }, now: string = nowIso()): Promise<'listed' | 'unlisted' | 'unchanged'> {
   const lease = keys.parseLease(key.pk, key.sk);
   if (!lease) return 'unchanged';
-  const item = (
-    await db().send(
-      new GetCommand({
-        TableName: tableName(),
-        Key: key,
-        ConsistentRead: true,
-        ProjectionExpression: '#s, expires_at, platpk, platsk',
-        ExpressionAttributeNames: { '#s': 'status' },
-      }),
-    )
-  ).Item;
+  const item = await readLeaseListing(key);
   if (!item) return 'unchanged';
   const status = String(item.status ?? '');
   const current = typeof item.platsk === 'string' ? item.platsk : undefined;
@@ -42,25 +30,6 @@ export async function listLease(key: { pk: string; sk: string }, now: string = n
     want = current !== undefined && current <= due.platsk && item.platpk === due.platpk ? { platpk: due.platpk, platsk: current } : due;
   }
   if (want ? item.platpk === want.platpk && current === want.platsk : item.platpk === undefined && current === undefined) return 'unchanged';
-  try {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: key,
-        ...(want
-          ? {
-              UpdateExpression: 'SET platpk = :lpk, platsk = :lsk',
-              ExpressionAttributeValues: { ':lpk': want.platpk, ':lsk': want.platsk, ':s': status },
-            }
-          : { UpdateExpression: 'REMOVE platpk, platsk', ExpressionAttributeValues: { ':s': status } }),
-        ConditionExpression: '#s = :s',
-        ExpressionAttributeNames: { '#s': 'status' },
-      }),
-    );
-  } catch (error) {
-    // the lease changed meanwhile: its own stream record lists it
-    if (error instanceof ConditionalCheckFailedException) return 'unchanged';
-    throw error;
-  }
+  if (!(await writeLeaseListing(key, status, want))) return 'unchanged'; // the lease changed meanwhile: its own stream record lists it
   return want ? 'listed' : 'unlisted';
 }

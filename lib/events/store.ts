@@ -8,7 +8,8 @@ import { keys } from '../store/keys.js';
  * The events feature's store module (the one place its DynamoDB commands are built): the
  * outbox items the relay reads and removes (lib/events/relay.ts; lib/outbox/outbox.ts writes
  * them), the webhooks `WEBHOOK#<id>` and their deliveries `WHDLV#<webhook>#<event>`
- * (lib/events/webhooks.ts declares their shapes). Keys come from lib/store/keys.ts.
+ * (lib/events/webhooks.ts declares their shapes), and the LEASES listing keys the relay sets
+ * on a lease (lib/events/platform-listings.ts). Keys come from lib/store/keys.ts.
  */
 export async function readOutboxItem(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {
   return (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
@@ -156,4 +157,49 @@ export async function markDead(tenantId: string, webhookId: string, eventId: str
       ExpressionAttributeValues: { ':dead': 'dead', ':at': at, ':null': null, ':reason': reason },
     }),
   );
+}
+
+/** A lease's status, expiry and listing keys (lib/events/platform-listings.ts), read consistently. */
+export async function readLeaseListing(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {
+  const out = await db().send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: key,
+      ConsistentRead: true,
+      ProjectionExpression: '#s, expires_at, platpk, platsk',
+      ExpressionAttributeNames: { '#s': 'status' },
+    }),
+  );
+  return out.Item;
+}
+
+/**
+ * Sets (`want`) or removes the lease's LEASES listing keys, conditional on the status read;
+ * false when the lease changed meanwhile.
+ */
+export async function writeLeaseListing(
+  key: { pk: string; sk: string },
+  status: string,
+  want: { platpk: string; platsk: string } | undefined,
+): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: key,
+        ...(want
+          ? {
+              UpdateExpression: 'SET platpk = :lpk, platsk = :lsk',
+              ExpressionAttributeValues: { ':lpk': want.platpk, ':lsk': want.platsk, ':s': status },
+            }
+          : { UpdateExpression: 'REMOVE platpk, platsk', ExpressionAttributeValues: { ':s': status } }),
+        ConditionExpression: '#s = :s',
+        ExpressionAttributeNames: { '#s': 'status' },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
 }

@@ -69,7 +69,7 @@ export async function movePlatformListings(): Promise<{ scanned: number; listed:
 }
 
 /** The item's listing entry from its own keys and state (undefined: it belongs to no listing). */
-export function listingOf(item: Record<string, unknown>): { platpk: string; platsk: string } | undefined {
+function listingOf(item: Record<string, unknown>): { platpk: string; platsk: string } | undefined {
   const pk = String(item.pk);
   const sk = String(item.sk);
   const listing = String(item.gsi1pk).split('#')[0];

@@ -29,7 +29,7 @@ export type SrpVersion = 1 | 2;
 export const SRP_VERSIONS = [1, 2] as const;
 
 /** A group and hash (tests use RFC 5054 Appendix B's 1024-bit group with SHA-1). */
-export interface SrpGroup {
+interface SrpGroup {
   readonly N: bigint;
   readonly g: bigint;
   /** N's length in bytes: the width of PAD. */
@@ -53,7 +53,7 @@ export const groupOf = (nHex: string, g: bigint, hash: SrpGroup['hash']): SrpGro
 });
 
 /** The service's group: RFC 5054 Appendix A 2048-bit, g = 2, SHA-256. */
-export const GROUP_2048 = groupOf(N_2048_HEX, 2n, sha256);
+const GROUP_2048 = groupOf(N_2048_HEX, 2n, sha256);
 
 /** Hex of an element of the group (A, B, v): 512 hex digits. */
 export const GROUP_HEX_RE = /^[0-9a-fA-F]{512}$/;

@@ -48,7 +48,9 @@ describe('OpenAPI wire formats', () => {
     expect(token.responses['400'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/OAuthError' });
     const jwks = doc.paths['/api/v1/.well-known/jwks.json']!.get as any;
     expect(jwks['x-wire']).toBe('document');
-    expect(jwks.responses['200'].content['application/json'].schema).not.toEqual({ $ref: '#/components/schemas/Success' });
+    // RFC 7517 §8.5.1: a JWK Set is served as what it is
+    expect(Object.keys(jwks.responses['200'].content)).toEqual(['application/jwk-set+json']);
+    expect(jwks.responses['200'].content['application/jwk-set+json'].schema).not.toEqual({ $ref: '#/components/schemas/Success' });
     expect(Object.keys((doc.paths['/.well-known/acme-challenge/{token}']!.get as any).responses['200'].content)).toEqual(['text/plain']);
     // the envelope wire: {success: true, data: <the handler's declared schema>}
     const list = (doc.paths['/api/v1/secrets']!.get as any).responses['200'].content['application/json'].schema;
