@@ -35,20 +35,29 @@ export type OutboundPath =
 
 /** The time limit of one call on `path` (ms). */
 export function outboundTimeoutMs(path: OutboundPath): number {
-  const cfg = config();
-  const ms: Record<OutboundPath, number> = {
-    jwks: DOCUMENT_FETCH_MS,
-    'identity-provider': DOCUMENT_FETCH_MS,
-    'breach-range': DOCUMENT_FETCH_MS,
-    ipfs: PROVIDER_API_MS,
-    'payment-provider': PROVIDER_API_MS,
-    ldap: cfg.LDAP_TIMEOUT_MS,
-    'database-connect': cfg.DATABASE_CONNECT_TIMEOUT_MS,
-    'database-statement': cfg.DATABASE_STATEMENT_TIMEOUT_MS,
-    'acme-enrollment': cfg.ACME_TIMEOUT_MS,
-    'acme-request': Math.min(PROVIDER_API_MS, cfg.ACME_TIMEOUT_MS),
+  // fixed limits need no configuration: only the paths a deployment tunes read it
+  const ms = (): number => {
+    switch (path) {
+      case 'jwks':
+      case 'identity-provider':
+      case 'breach-range':
+        return DOCUMENT_FETCH_MS;
+      case 'ipfs':
+      case 'payment-provider':
+        return PROVIDER_API_MS;
+      case 'ldap':
+        return config().LDAP_TIMEOUT_MS;
+      case 'database-connect':
+        return config().DATABASE_CONNECT_TIMEOUT_MS;
+      case 'database-statement':
+        return config().DATABASE_STATEMENT_TIMEOUT_MS;
+      case 'acme-enrollment':
+        return config().ACME_TIMEOUT_MS;
+      case 'acme-request':
+        return Math.min(PROVIDER_API_MS, config().ACME_TIMEOUT_MS);
+    }
   };
-  return Math.min(ms[path], REQUEST_BUDGET_MS);
+  return Math.min(ms(), REQUEST_BUDGET_MS);
 }
 
 /** A database connection's connect limit: its own setting may shorten the deployment's, never lengthen it. */
