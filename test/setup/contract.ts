@@ -20,6 +20,8 @@ export interface ContractCounts {
   refusedInvalid: number;
   /** Requests the document calls valid that the server refused as invalid: a rule the schema does not carry (route, field and rule). */
   uncarried: string[];
+  /** Requests the server took (2xx/3xx) that the document calls invalid, each with what the document refuses (not failed unless CONTRACT_REQUESTS=strict). */
+  requestMismatchList: string[];
 }
 
 /**
@@ -33,7 +35,15 @@ export default (project: TestProject) => {
   project.provide('contractDir', dir);
   return () => {
     const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
-    const total: ContractCounts = { requests: 0, responses: 0, requestMismatches: 0, responseMismatches: 0, refusedInvalid: 0, uncarried: [] };
+    const total: ContractCounts = {
+      requests: 0,
+      responses: 0,
+      requestMismatches: 0,
+      responseMismatches: 0,
+      refusedInvalid: 0,
+      uncarried: [],
+      requestMismatchList: [],
+    };
     for (const f of files) {
       const c = JSON.parse(readFileSync(join(dir, f), 'utf8')) as ContractCounts;
       total.requests += c.requests;
@@ -42,6 +52,7 @@ export default (project: TestProject) => {
       total.responseMismatches += c.responseMismatches;
       total.refusedInvalid += c.refusedInvalid;
       total.uncarried.push(...c.uncarried);
+      total.requestMismatchList.push(...(c.requestMismatchList ?? []));
     }
     rmSync(dir, { recursive: true, force: true });
     if (files.length === 0) return;
@@ -51,6 +62,13 @@ export default (project: TestProject) => {
         ` (${n(total.refusedInvalid)} deliberately invalid requests refused); ` +
         `${n(total.requestMismatches + total.responseMismatches)} description/server mismatches (requests ${n(total.requestMismatches)}, responses ${n(total.responseMismatches)})\n`,
     );
+    // each request the server took and the document refuses: the route and the document's first objection
+    const taken = [...new Set(total.requestMismatchList.map((m) => m.split('\n')[0]!.slice(0, 400)))].sort();
+    if (taken.length > 0) {
+      process.stderr.write(
+        `${project.name}: ${n(total.requestMismatchList.length)} requests the server took that the document refuses (${taken.length} distinct; CONTRACT_REQUESTS=strict fails their tests):\n${taken.map((r) => `  ${r}`).join('\n')}\n`,
+      );
+    }
     const rules = [...new Set(total.uncarried)].sort();
     if (rules.length > 0) {
       process.stderr.write(

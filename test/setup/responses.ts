@@ -28,7 +28,15 @@ const checkResponse = responseValidator(doc);
 const checkRequest = requestValidator(doc);
 const pending: Promise<void>[] = [];
 const problems: string[] = [];
-const counts: ContractCounts = { requests: 0, responses: 0, requestMismatches: 0, responseMismatches: 0, refusedInvalid: 0, uncarried: [] };
+const counts: ContractCounts = {
+  requests: 0,
+  responses: 0,
+  requestMismatches: 0,
+  responseMismatches: 0,
+  refusedInvalid: 0,
+  uncarried: [],
+  requestMismatchList: [],
+};
 
 /** The error envelope's `code` and the fields its `details` name (never values). */
 function errorOf(body: string): { code?: string; details?: string } {
@@ -80,7 +88,11 @@ globalThis.fetch = async (input: string | URL | Request, init?: RequestInit) => 
       else if (found.kind === 'refused') counts.uncarried.push(found.message);
       else {
         counts.requestMismatches++;
-        problems.push(found.message);
+        // a request the server took that the description refuses: the run's total lists each
+        // (test/setup/contract.ts); it fails its test only under CONTRACT_REQUESTS=strict,
+        // until the description carries every rule the server applies (issue 36)
+        if (process.env.CONTRACT_REQUESTS === 'strict') problems.push(found.message);
+        else counts.requestMismatchList.push(found.message);
       }
     }),
   );
