@@ -5,6 +5,7 @@ import { db, tableName } from '../store/client.js';
 import { entity } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import type { TxItem } from '../store/tx.js';
+import { currentScope } from '../tenancy/scope.js';
 
 /**
  * The audit feature's store module (the one place its DynamoDB commands are built): the
@@ -54,6 +55,20 @@ export const linkUpdate = (key: { pk: string; sk: string }, link: unknown): TxIt
   // the entry joins the platform's AUDIT listing as it is sealed, under keys derived from its
   // own sort key (never from a value a tenant session wrote): no tenant-access role may name
   // the listing's attributes (lib/store/keys.ts, "Platform listings")
+  // a request that seals its own account's chain (the audit export) runs as the tenant
+  // session, which may not name the listing's attributes: the entry stays unlisted until
+  // the migration lists it, and only the relay's sealing (no tenant scope) lists at once
+  if (currentScope()?.tenantId !== undefined) {
+    return {
+      Update: {
+        TableName: tableName(),
+        Key: { pk: key.pk, sk: key.sk },
+        UpdateExpression: 'SET chain = :c',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(chain)',
+        ExpressionAttributeValues: { ':c': link },
+      },
+    };
+  }
   const listing = keys.auditIndex(key.sk.slice(keys.auditPrefix.length));
   return {
     Update: {
