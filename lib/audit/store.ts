@@ -54,29 +54,17 @@ export async function chainHead(tenantId: string): Promise<ChainHead | undefined
 export const linkUpdate = (key: { pk: string; sk: string }, link: unknown): TxItem => {
   // the entry joins the platform's AUDIT listing as it is sealed, under keys derived from its
   // own sort key (never from a value a tenant session wrote): no tenant-access role may name
-  // the listing's attributes (lib/store/keys.ts, "Platform listings")
-  // a request that seals its own account's chain (the audit export) runs as the tenant
-  // session, which may not name the listing's attributes: the entry stays unlisted until
-  // the migration lists it, and only the relay's sealing (no tenant scope) lists at once
-  if (currentScope()?.tenantId !== undefined) {
-    return {
-      Update: {
-        TableName: tableName(),
-        Key: { pk: key.pk, sk: key.sk },
-        UpdateExpression: 'SET chain = :c',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(chain)',
-        ExpressionAttributeValues: { ':c': link },
-      },
-    };
-  }
-  const listing = keys.auditIndex(key.sk.slice(keys.auditPrefix.length));
+  // the listing's attributes (lib/store/keys.ts, "Platform listings"). A request that seals
+  // its own account's chain (the audit export) runs as the tenant session: it sets the chain
+  // only, and the entry is listed by the migration; the relay's sealing lists at once.
+  const listing = currentScope()?.tenantId === undefined ? keys.auditIndex(key.sk.slice(keys.auditPrefix.length)) : undefined;
   return {
     Update: {
       TableName: tableName(),
       Key: { pk: key.pk, sk: key.sk },
-      UpdateExpression: 'SET chain = :c, platpk = :lpk, platsk = :lsk',
+      UpdateExpression: listing ? 'SET chain = :c, platpk = :lpk, platsk = :lsk' : 'SET chain = :c',
       ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(chain)',
-      ExpressionAttributeValues: { ':c': link, ':lpk': listing.platpk, ':lsk': listing.platsk },
+      ExpressionAttributeValues: { ':c': link, ...(listing ? { ':lpk': listing.platpk, ':lsk': listing.platsk } : {}) },
     },
   };
 };
