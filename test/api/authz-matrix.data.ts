@@ -219,11 +219,27 @@ export function entryOf(route: Route): CatalogEntry | undefined {
   return best;
 }
 
-/** The variant of a handler route named `name` (undefined: the strongest, the rule itself). */
+/**
+ * Stronger variants of routes whose scopes the route table checks: a query for which the
+ * handler asks for more than the route's scopes (a kind of key's private view needs its
+ * export scopes). `need` is on top of the route's own scopes; the matrix sends the route
+ * without the query as well.
+ */
+export const ROUTE_VARIANTS: Readonly<Record<string, readonly Variant[]>> = Object.fromEntries(
+  ROUTES.filter((r) => r.handler === 'keys/kinds.get').map((r) => [
+    r.key,
+    [{ name: 'private', need: entryOf(r)!.scopes.export, query: '?include_private=true' }] as const,
+  ]),
+);
+
+/** Every variant of a route beyond the one the matrix sends by default. */
+export const variantsOf = (route: Route): readonly Variant[] => HANDLER_RULES[route.key]?.variants ?? ROUTE_VARIANTS[route.key] ?? [];
+
+/** The variant of a route named `name` (undefined: the default, the rule itself). */
 export function variantOf(route: Route, name: string | undefined): Variant | undefined {
   if (name === undefined) return undefined;
-  const v = HANDLER_RULES[route.key]?.variants?.find((x) => x.name === name);
-  if (!v) throw new Error(`${route.key}: no variant ${name} in HANDLER_RULES`);
+  const v = variantsOf(route).find((x) => x.name === name);
+  if (!v) throw new Error(`${route.key}: no variant ${name} in HANDLER_RULES or ROUTE_VARIANTS`);
   return v;
 }
 
@@ -255,7 +271,8 @@ export function expectedOutcome(route: Route, caller: Caller, variant?: string):
   if (!route.handlerScopes) {
     if (!holdsAll(caller, route.scopes)) return scope403;
     if (foreign) return caller.kind === 'share-recipient' && SHARE_AWARE.has(route.key) ? allowed : notFound;
-    return allowed;
+    const v = variantOf(route, variant);
+    return v && !holdsAll(caller, v.need) ? scope403 : allowed;
   }
   const found = HANDLER_RULES[route.key];
   if (!found)
@@ -291,7 +308,8 @@ export function probesValidation(route: Route, caller: Caller, expected: Outcome
   if (CREDENTIAL_REFUSALS.has(expected.code)) return true;
   if (expected.code !== 'insufficient_scope') return false;
   const rule = HANDLER_RULES[route.key];
-  if (!rule) return true;
+  // the route table's scopes are checked before anything of the request; a variant's are the handler's
+  if (!rule) return !holdsAll(caller, route.scopes);
   if (rule.validatesFirst) return false;
   const needs = [rule.need, ...(rule.variants ?? []).map((v) => v.need)];
   return !needs.some((need) => Array.isArray(need) && holdsAll(caller, need));
@@ -315,7 +333,7 @@ export function probedScopes(route: Route, index: number, full: boolean): Set<st
     'admin:*',
     ...route.scopes,
     ...(Array.isArray(rule?.need) ? rule.need : []),
-    ...(rule?.variants ?? []).flatMap((v) => v.need),
+    ...variantsOf(route).flatMap((v) => v.need),
   ]);
   // a sibling: a scope of the same catalogue entry the route does not ask for (read on a write route, ...)
   const siblings = e ? [...new Set([...e.scopes.read, ...e.scopes.write, ...e.scopes.delete, ...e.scopes.export])].filter((s) => !own.has(s)) : [];

@@ -26,6 +26,7 @@ import {
   ROUTES,
   SELF_AUTH_READS,
   variantOf,
+  variantsOf,
 } from './authz-matrix.data.js';
 import { FIXTURES } from './credential-fixtures.js';
 import { librarySession } from './sign-in.helpers.js';
@@ -388,7 +389,7 @@ function cases(): Case[] {
   ROUTES.forEach((route, index) => {
     if (!SELECTED.includes(route)) return;
     const probed = probedScopes(route, index, FULL);
-    for (const variant of [undefined, ...(HANDLER_RULES[route.key]?.variants ?? []).map((v) => v.name)]) {
+    for (const variant of [undefined, ...variantsOf(route).map((v) => v.name)]) {
       for (const caller of CALLERS) {
         const expected = expectedOutcome(route, caller, variant); // throws for a route without a derivation
         logicalSize++;
