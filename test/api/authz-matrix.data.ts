@@ -116,17 +116,23 @@ export interface HandlerRule {
   readonly bound?: { readonly need: readonly string[]; readonly code: string };
 }
 
-/** A weaker variant of a handler route: its own query (the body is the test's, test/api/authz-matrix.test.ts `bodyFor`) and the scopes it needs. */
+/** A weaker variant of a handler route: its own query or path parameters (the body is the test's, test/api/authz-matrix.test.ts `bodyFor`) and the scopes it needs. */
 export interface Variant {
   readonly name: string;
   readonly need: readonly string[];
   readonly query?: string;
+  /** Path parameters of its own (another version). */
+  readonly params?: Readonly<Record<string, string>>;
 }
 
 const C = CATALOG;
 export const HANDLER_RULES: Readonly<Record<string, HandlerRule>> = {
   'GET /api/v1/s/{container}/{key}': { need: C.secret.scopes.read },
-  'GET /api/v1/s/{container}/{key}/{version}': { need: C.secret.scopes.read },
+  // the matrix's secret has two versions: version 1 is history (history:read too), version 2 the current one
+  'GET /api/v1/s/{container}/{key}/{version}': {
+    need: [...C.secret.scopes.read, 'history:read'],
+    variants: [{ name: 'current', need: C.secret.scopes.read, params: { version: '2' } }],
+  },
   'GET /api/v1/shared-with-me': { need: 'any' },
   'GET /api/v1/passwords/{id}': { need: C.password.scopes.read, creatorSession: true, shared: true },
   'GET /api/v1/ssh-keys/{id}': { need: C.ssh_key.scopes.read },

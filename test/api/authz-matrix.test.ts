@@ -155,6 +155,7 @@ function concrete(route: Route, caller: Caller, expected: Outcome, variant?: str
     grant: FAKE_ID,
     page: '1',
     payment_provider: 'stripe',
+    ...(variant !== undefined ? variantOf(route, variant)!.params : {}),
   };
   // the temp token's URL only for the temp token itself: another caller presents an unknown token
   let path = p.replace(/\{(\w+)\}/g, (_m, n: string) => fill[n] ?? FAKE_ID);
@@ -333,6 +334,12 @@ async function setup(): Promise<void> {
   pdfBase64 = pdf;
   const secretId = secret.body.data.secret.id as string;
   const passwordId = password.body.data.password.id as string;
+  // a second version: version 1 is history now (GET /s/{container}/{key}/1 needs history:read as well)
+  must(
+    await api('PUT', `/api/v1/secrets/${secretName}`, { key: k, body: { data: { value: 'matrix-2' } }, headers: { 'if-match': '*' } }),
+    200,
+    'PUT secret (version 2)',
+  );
   const [share, , temp, doc, variable] = await Promise.all([
     post(`/api/v1/secret/${secretId}/shares`, { shared_with_email: b.adminEmail, permission: 'read' }),
     post(`/api/v1/password/${passwordId}/shares`, { shared_with_email: b.adminEmail, permission: 'read' }),
