@@ -123,6 +123,8 @@ export interface Variant {
   readonly query?: string;
   /** Path parameters of its own (another version). */
   readonly params?: Readonly<Record<string, string>>;
+  /** A body of its own (what the handler's decision reads). */
+  readonly body?: unknown;
 }
 
 const C = CATALOG;
@@ -231,12 +233,19 @@ export function entryOf(route: Route): CatalogEntry | undefined {
  * export scopes). `need` is on top of the route's own scopes; the matrix sends the route
  * without the query as well.
  */
-export const ROUTE_VARIANTS: Readonly<Record<string, readonly Variant[]>> = Object.fromEntries(
-  ROUTES.filter((r) => r.handler === 'keys/kinds.get').map((r) => [
-    r.key,
-    [{ name: 'private', need: entryOf(r)!.scopes.export, query: '?include_private=true' }] as const,
-  ]),
-);
+export const ROUTE_VARIANTS: Readonly<Record<string, readonly Variant[]>> = {
+  ...Object.fromEntries(
+    ROUTES.filter((r) => r.handler === 'keys/kinds.get').map((r) => [
+      r.key,
+      [{ name: 'private', need: entryOf(r)!.scopes.export, query: '?include_private=true' }] as const,
+    ]),
+  ),
+  // generated material stored as a secret is a secrets write as well
+  'POST /api/v1/generate-material': [
+    { name: 'shown', need: [], body: { type: 'password' } },
+    { name: 'stored', need: ['secrets:write'], body: { type: 'password', store: { name: 'authz-matrix-generated' } } },
+  ],
+};
 
 /** Every variant of a route beyond the one the matrix sends by default. */
 export const variantsOf = (route: Route): readonly Variant[] => HANDLER_RULES[route.key]?.variants ?? ROUTE_VARIANTS[route.key] ?? [];

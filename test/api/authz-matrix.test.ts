@@ -173,6 +173,8 @@ function concrete(route: Route, caller: Caller, expected: Outcome, variant?: str
 function bodyFor(route: Route, caller: Caller, expected: Outcome, variant?: string): unknown {
   if (route.method === 'GET' || route.method === 'DELETE') return undefined;
   if (probesValidation(route, caller, expected)) return UNKNOWN_BODY;
+  const own = variantOf(route, variant)?.body;
+  if (own !== undefined) return own;
   switch (route.key) {
     case 'POST /api/v1/variables/resolve':
       return { names: [o.variableName] };
