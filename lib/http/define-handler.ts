@@ -95,6 +95,11 @@ interface HandlerSpec<P, Q, B> extends HandlerDoc {
    * export:read, which only the validated query or body names).
    */
   readonly scopes?: readonly string[];
+  /**
+   * A decision on the credential alone that the route table cannot express (a session-only
+   * route: not an API key), taken with `scopes`, before validation; it throws the refusal.
+   */
+  readonly authorize?: (principal: Principal) => void;
   readonly params?: Schema<P>;
   readonly query?: Schema<Q>;
   readonly body?: Schema<B>;
@@ -258,7 +263,7 @@ const authentication = (): Mw => ({
   },
 });
 
-/** The handler's own route-wide scopes (`scopes`), then JSON body (content type, depth) and zod validation of params, query and body. */
+/** The handler's own route-wide scopes (`scopes`) and credential decision (`authorize`), then JSON body (content type, depth) and zod validation of params, query and body. */
 const validation = <P, Q, B>(spec: HandlerSpec<P, Q, B>): Mw => ({
   before: (request) => {
     const s = state(request);
@@ -268,6 +273,7 @@ const validation = <P, Q, B>(spec: HandlerSpec<P, Q, B>): Mw => ({
       const missing = missingScopes(s.principal.scopes, spec.scopes);
       if (missing.length > 0) throw forbidden(`missing scope: ${missing.join(', ')}`, 'insufficient_scope');
     }
+    if (spec.authorize && s.principal) spec.authorize(s.principal);
     const details: FieldIssue[] = [];
     const check = <T>(where: string, schema: Schema<T> | undefined, value: unknown): T | undefined => {
       if (!schema) return undefined;

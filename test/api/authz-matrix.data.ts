@@ -315,12 +315,15 @@ const CREDENTIAL_REFUSALS = new Set(['unauthorized', 'tenant_suspended', 'operat
  * credential (401, a suspended account, not the operator) or for a scope it lacks on every
  * variant of the route. A caller that holds some variant's scopes may learn the request's
  * shape (it is admitted to the route), and so may any caller where only the object tells
- * (`validatesFirst`). The handlers' own 403 `forbidden` (a session-only route, a variable
- * bound to a credential the caller may not read) is decided on the validated request.
+ * (`validatesFirst`). A session-only route's 403 `forbidden` is the credential's too; the
+ * handlers' other 403 `forbidden` (a variable bound to a credential the caller may not read)
+ * is decided on the validated request.
  */
 export function probesValidation(route: Route, caller: Caller, expected: Outcome): boolean {
   if (expected.kind !== 'refused') return false;
   if (CREDENTIAL_REFUSALS.has(expected.code)) return true;
+  // a session-only route refuses any other credential before it reads the request
+  if (SESSION_ONLY.has(route.key)) return true;
   if (expected.code !== 'insufficient_scope') return false;
   const rule = HANDLER_RULES[route.key];
   // the route table's scopes are checked before anything of the request; a variant's are the handler's
