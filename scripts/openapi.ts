@@ -365,8 +365,8 @@ function serversOf(opts: OpenApiOptions) {
   return [
     {
       url: '{scheme}://{host}',
-      description: 'The deployment (API Gateway stage URL or custom domain); `npm start` serves http://127.0.0.1:3000',
-      variables: { scheme: { enum: ['https', 'http'], default: 'https' }, host: { default: '127.0.0.1:3000' } },
+      description: 'The deployment (API Gateway stage URL or custom domain); `npm start` serves http://localhost:3000',
+      variables: { scheme: { enum: ['https', 'http'], default: 'https' }, host: { default: 'localhost:3000' } },
     },
   ];
 }

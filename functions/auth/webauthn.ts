@@ -10,6 +10,7 @@ import {
   finishAuthentication,
   finishRegistration,
   listCredentials,
+  requireOwnSession,
 } from '../../lib/users/passkeys.js';
 import { PasskeyChallenge, PasskeyDeleted, PasskeyList, PasskeyRegistered, SignedIn } from '../../lib/users/schemas.js';
 import { requestFacts } from '../../lib/users/sessions.js';
@@ -38,6 +39,7 @@ export const registrationBegin = defineHandler({
   description: 'In the user’s own sign-in session: WebAuthn creation options for navigator.credentials.create().',
   responses: { 200: PasskeyChallenge },
   errors: ['forbidden'],
+  authorize: requireOwnSession,
   body: Empty,
   async handler({ ctx }) {
     return ok(await beginRegistration(ctx));
@@ -48,6 +50,7 @@ export const registrationFinish = defineHandler({
   summary: 'Finish registering a passkey',
   responses: { 201: PasskeyRegistered },
   errors: ['forbidden', 'not_found', 'sign_in_failed', 'already_exists'],
+  authorize: requireOwnSession,
   body: RegistrationFinish,
   async handler({ ctx, body }) {
     return created(await finishRegistration(ctx, body));

@@ -1,3 +1,4 @@
+import { WRITE_SCOPE } from '../../lib/documents/access.js';
 import { createGrant, listGrants, revokeGrant } from '../../lib/documents/grants.js';
 import { DocumentGrantAnswer, DocumentGrantList, DocumentGrantRevoked, GrantBody, GrantParams } from '../../lib/documents/schemas.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
@@ -19,6 +20,8 @@ export const create = defineHandler({
   description: 'An expiring grant to a user of any account, by e-mail, with its own download and render permissions (within the document’s).',
   responses: { 201: DocumentGrantAnswer },
   errors: ['not_found', 'bad_request', 'already_exists', 'conflict', 'insufficient_scope'],
+  // grants are the owner account's to give: documents:write before the body is validated (then the document's lookup)
+  scopes: [WRITE_SCOPE],
   params: IdParams,
   body: GrantBody,
   async handler({ ctx, params, body }) {

@@ -1,4 +1,3 @@
-import { requireScopes } from '../../lib/auth/scopes.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { IdParams, listPage, PageQuery } from '../../lib/schemas.js';
 import { CreateSkeyBody, SkeyAnswer, SkeyDeleted, SkeyPage, SkeyVerified, VerifySkeyBody } from '../../lib/tools/skey/schemas.js';
@@ -7,7 +6,8 @@ import { createSkey, deleteSkey, getSkey, listSkeys, verifySkey } from '../../li
 /**
  * S/KEY one-time password sequences (RFC 2289; lib/tools/skey). The spec leaves the scopes
  * of GET /{id} and /verify to the handler: both need secrets:read (a verification reads the
- * sealed last OTP; like a YubiKey validation, it is a read that moves a counter).
+ * sealed last OTP; like a YubiKey validation, it is a read that moves a counter), checked
+ * before the request is validated (`scopes`).
  */
 const READ = ['secrets:read'];
 
@@ -38,9 +38,9 @@ export const get = defineHandler({
   description: 'Its next challenge (needs secrets:read).',
   responses: { 200: SkeyAnswer },
   errors: ['not_found', 'insufficient_scope'],
+  scopes: READ,
   params: IdParams,
   async handler({ ctx, params }) {
-    requireScopes(ctx.principal, READ);
     return ok({ skey_otp: await getSkey(ctx, params.id) });
   },
 });
@@ -51,10 +51,10 @@ export const verify = defineHandler({
     'The OTP (16 hex digits or six dictionary words) must hash to the last accepted one; a success moves the sequence down. Of concurrent verifications of one OTP exactly one succeeds (needs secrets:read).',
   responses: { 200: SkeyVerified },
   errors: ['not_found', 'insufficient_scope', 'bad_request', 'otp_invalid', 'skey_exhausted', 'otp_replayed'],
+  scopes: READ,
   params: IdParams,
   body: VerifySkeyBody,
   async handler({ ctx, params, body }) {
-    requireScopes(ctx.principal, READ);
     return ok(await verifySkey(ctx, params.id, body.otp));
   },
 });

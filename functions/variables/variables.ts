@@ -1,5 +1,4 @@
 import { recordAudit } from '../../lib/audit/audit.js';
-import { requireScopes } from '../../lib/auth/scopes.js';
 import { created, defineHandler, ok } from '../../lib/http/index.js';
 import { listPage } from '../../lib/schemas.js';
 import { logger } from '../../lib/core/logger.js';
@@ -72,9 +71,9 @@ export const resolve = defineHandler({
     'The values of the named variables, or a template with its `${{ vars.NAME }}` references replaced. Needs `variables:read` and the read scope of every bound credential’s type; a failure names each variable that could not be resolved (403 when one was denied, else 404). Audited, names only.',
   responses: { 200: Resolved },
   errors: ['forbidden', 'not_found', 'bad_request'],
+  scopes: ['variables:read'],
   body: ResolveBody,
   async handler({ ctx, body }) {
-    requireScopes(ctx.principal, ['variables:read']);
     const tid = ctx.principal.tenantId;
     try {
       const out = await resolveVariables(ctx, body, scopeAccess(ctx.principal));

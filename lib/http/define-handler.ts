@@ -86,6 +86,20 @@ export interface HandlerDoc {
 }
 
 interface HandlerSpec<P, Q, B> extends HandlerDoc {
+  /**
+   * On a route whose scopes its handler checks ("handler" in lib/routes.ts): the scopes every
+   * variant of the route needs, checked right after authentication, before the request is
+   * validated. The order is authentication, then authorization, then validation: a caller
+   * without the scopes gets 403, never a 400 that tells it the params', query's or body's
+   * shape. The handler checks what a variant needs beyond them (a private export's
+   * export:read, which only the validated query or body names).
+   */
+  readonly scopes?: readonly string[];
+  /**
+   * A decision on the credential alone that the route table cannot express (a session-only
+   * route: not an API key), taken with `scopes`, before validation; it throws the refusal.
+   */
+  readonly authorize?: (principal: Principal) => void;
   readonly params?: Schema<P>;
   readonly query?: Schema<Q>;
   readonly body?: Schema<B>;
@@ -249,11 +263,17 @@ const authentication = (): Mw => ({
   },
 });
 
-/** JSON body (content type, depth) and zod validation of params, query and body. */
+/** The handler's own route-wide scopes (`scopes`) and credential decision (`authorize`), then JSON body (content type, depth) and zod validation of params, query and body. */
 const validation = <P, Q, B>(spec: HandlerSpec<P, Q, B>): Mw => ({
   before: (request) => {
     const s = state(request);
     const { event } = request;
+    if (spec.scopes && s.principal) {
+      // on a speculative start this is the credential's own scope list; a failed admission still answers first (onError above)
+      const missing = missingScopes(s.principal.scopes, spec.scopes);
+      if (missing.length > 0) throw forbidden(`missing scope: ${missing.join(', ')}`, 'insufficient_scope');
+    }
+    if (spec.authorize && s.principal) spec.authorize(s.principal);
     const details: FieldIssue[] = [];
     const check = <T>(where: string, schema: Schema<T> | undefined, value: unknown): T | undefined => {
       if (!schema) return undefined;

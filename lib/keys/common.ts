@@ -102,7 +102,6 @@ export async function exportSecret<M, S>(
 
 /** Throws 403 unless the caller may export private material of this type. */
 export const requireExportScopes = (ctx: CallContext, type: ResourceTypeName) => requireScopes(ctx.principal, CATALOG[type].scopes.export);
-export const requireReadScopes = (ctx: CallContext, type: ResourceTypeName) => requireScopes(ctx.principal, CATALOG[type].scopes.read);
 
 export async function listKeys<M extends object>(ctx: CallContext, type: ResourceTypeName, query: ListQuery) {
   const page = await listResources<M>(ctx.principal.tenantId, type, {

@@ -3,8 +3,8 @@ import type { CallContext } from '../auth/principal.js';
 import { created, defineHandler, ok } from '../http/index.js';
 import { listPage } from '../schemas.js';
 import type { ResourceRecord } from '../resources/store.js';
-import { deleteKey, etagOf, keyView, listKeys, requireExportScopes, requireReadScopes, updateKeyMeta, type KeyView } from './common.js';
-import type { ResourceTypeName } from '../catalog.js';
+import { deleteKey, etagOf, keyView, listKeys, requireExportScopes, updateKeyMeta, type KeyView } from './common.js';
+import { CATALOG, type ResourceTypeName } from '../catalog.js';
 import { ExportQuery, IdParams, keyFamilyResponses, ListQuery, UpdateKeyBody } from './schemas.js';
 
 /**
@@ -73,9 +73,9 @@ export function keyFamilyHandlers<G, I>(family: {
       description: 'The key’s public parts and metadata; the ETag names its version.',
       responses: { 200: responses.one },
       errors: ['not_found', 'insufficient_scope'],
+      scopes: CATALOG[type].scopes.read,
       params: IdParams,
       async handler({ ctx, params }) {
-        requireReadScopes(ctx, type);
         const { record } = await family.get(ctx, params.id);
         return ok({ [field]: keyView(record) }, { ETag: etagOf(record) });
       },
@@ -85,10 +85,11 @@ export function keyFamilyHandlers<G, I>(family: {
       description: 'The public key; with `?private=true` (needs export:read as well, audited) the private key too.',
       responses: { 200: family.exportSchema },
       errors: ['not_found', 'insufficient_scope', 'no_private_key'],
+      // the read scope before the query is validated; `?private=true` needs the export scopes too
+      scopes: CATALOG[type].scopes.read,
       params: IdParams,
       query: ExportQuery,
       async handler({ ctx, params, query }) {
-        requireReadScopes(ctx, type);
         if (query.private) requireExportScopes(ctx, type);
         return ok({ export: await family.exportKey(ctx, params.id, query.private) });
       },

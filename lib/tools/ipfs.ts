@@ -98,6 +98,12 @@ interface Blocks {
 
 class IntegrityError extends Error {}
 
+/**
+ * The node's URL is the operator's (IPFS_API_URL), never an account's: it is checked by the
+ * tools' guard once per request, here, before any content leaves; the Kubo client then
+ * connects by name without a per-connection check (docs/operations.md, "Operator-set
+ * destinations": no tenant controls the name or its DNS).
+ */
 async function blocks(): Promise<Blocks> {
   const cfg = config();
   if (cfg.IPFS_API_URL) {

@@ -8,7 +8,7 @@ import {
   verifyRegistrationResponse,
 } from '@simplewebauthn/server';
 import { commit } from '../audit/audit.js';
-import type { CallContext } from '../auth/principal.js';
+import type { CallContext, Principal } from '../auth/principal.js';
 import { ADMIN_SCOPE } from '../auth/scopes.js';
 import { config } from '../config.js';
 import { conflict, forbidden, notFound, unauthorized } from '../core/errors.js';
@@ -65,13 +65,17 @@ async function spendChallenge(id: string, purpose: 'registration' | 'authenticat
   return c;
 }
 
-/** The user of a session: passkeys are registered by the person, in a session of their own. */
-function sessionUser(ctx: CallContext): string {
-  const p = ctx.principal;
+/**
+ * The user of a session: passkeys are registered by the person, in a session of their own.
+ * Decided on the credential alone, so the registration routes ask it before they validate
+ * the request (defineHandler `authorize`).
+ */
+export function requireOwnSession(p: Principal): string {
   if (p.kind !== 'user_token' || !p.user || p.client !== undefined)
     throw forbidden('a passkey is registered by its user in a sign-in session, not with an API key or an OAuth client\u2019s token');
   return p.user;
 }
+const sessionUser = (ctx: CallContext): string => requireOwnSession(ctx.principal);
 
 export async function beginRegistration(ctx: CallContext) {
   const email = sessionUser(ctx);

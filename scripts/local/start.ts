@@ -1,10 +1,18 @@
 /**
  * The embedded local runtime (`npm start`): DynamoDB Local with data under .data/, the
  * table, the local keyring, the operator account, and every route of the table served on
- * http://127.0.0.1:3000 through the local gateway. Ctrl-C stops everything cleanly.
+ * http://localhost:3000 through the local gateway (listening on 127.0.0.1 only: loopback).
+ * Ctrl-C stops everything cleanly.
+ *
+ * The URL it prints is `http://localhost:<port>`, not the IP address it listens on: WebAuthn
+ * refuses an IP address as the relying party's ID, so passkeys work on the sign-in page only
+ * at a host name (browsers resolve `localhost` to loopback themselves). It is also the
+ * default PUBLIC_BASE_URL, so the issuer, the sign-in URLs, the PKI URLs and the passkeys'
+ * relying party all name the address that was printed.
  *
  * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000), DYNAMODB_IN_MEMORY=1
- * (keep nothing), SECRETS_DEV_ROOT_KEY (seed this operator admin key).
+ * (keep nothing), SECRETS_DEV_ROOT_KEY (seed this operator admin key), PUBLIC_BASE_URL
+ * (http://localhost:<PORT>; the suite's runtime sets its own, test/setup/runtime.ts).
  *
  * `--artifact` (or SECRETS_RUNTIME=artifact) serves what `cdk deploy` ships instead of the
  * TypeScript sources: the built bundles, wired as the synthesized templates wire them, each
@@ -41,6 +49,9 @@ const dynamoPort = Number(process.env.DYNAMODB_PORT ?? 8000);
 const inMemory = process.env.DYNAMODB_IN_MEMORY === '1';
 
 const artifact = process.argv.includes('--artifact') || process.env.SECRETS_RUNTIME === 'artifact';
+/** What `npm start` prints and, unless PUBLIC_BASE_URL says otherwise, the service's public base (above). */
+const localUrl = `http://localhost:${port}`;
+const publicBaseUrl = process.env.PUBLIC_BASE_URL ?? localUrl;
 
 /** Until the runtime is up, a signal ends the process at once (its exit handlers stop DynamoDB Local). */
 const early = (signal: NodeJS.Signals) => process.exit(signal === 'SIGINT' ? 130 : 143);
@@ -114,9 +125,9 @@ async function main() {
     AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
     KEY_PROVIDER: 'local',
     LOCAL_MASTER_KEY_FILE: resolve(dataDir, 'keyring', 'master.key'),
-    PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`,
+    PUBLIC_BASE_URL: publicBaseUrl,
     // CRLs and CA certificates, published as files the gateway serves at /pki/ (AWS: an S3 bucket)
-    PKI_PUBLIC_BASE_URL: process.env.PKI_PUBLIC_BASE_URL ?? `${process.env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${port}`}/pki`,
+    PKI_PUBLIC_BASE_URL: process.env.PKI_PUBLIC_BASE_URL ?? `${publicBaseUrl.replace(/\/+$/, '')}/pki`,
     PKI_PUBLISH_DIR: process.env.PKI_PUBLISH_DIR ?? resolve(dataDir, 'pki'),
     // development: ACME enrollment may use a local directory (pebble on 127.0.0.1)
     ACME_ALLOW_LOOPBACK: process.env.ACME_ALLOW_LOOPBACK ?? '1',
@@ -152,7 +163,9 @@ async function main() {
   const server = await startGateway({ port, pkiDir: process.env.PKI_PUBLISH_DIR });
   started();
 
-  process.stdout.write(`secrets API listening on http://127.0.0.1:${port} (DynamoDB Local on ${endpoint}, data in ${inMemory ? 'memory' : dataDir})\n`);
+  process.stdout.write(
+    `secrets API listening on ${localUrl} (127.0.0.1 only; DynamoDB Local on ${endpoint}, data in ${inMemory ? 'memory' : dataDir}${publicBaseUrl === localUrl ? '' : `; PUBLIC_BASE_URL ${publicBaseUrl}`})\n`,
+  );
   if (root && !process.env.SECRETS_DEV_ROOT_KEY) {
     process.stdout.write(`generated platform-operator root key (shown once, keep it):\n  ${root.key}\n`);
   }

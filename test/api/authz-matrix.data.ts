@@ -96,42 +96,83 @@ export const describeOutcome = (o: Outcome): string =>
  * - `passkeys`: a user's own session, or admin:* (lib/users/passkeys.ts);
  * - `creatorSession`: the object's creator in their own session also reads it;
  * - `shared`: a user it was shared with reads it (the share recipient);
- * - `query`/`body`: what the matrix sends (the strongest variant: private exports).
+ * - `query`/`body`: what the matrix sends (the strongest variant: private exports);
+ * - `variants`: the route's weaker variants (a public export, a PEM download), each needing
+ *   fewer scopes: every caller is sent each of them too, so a variant that needs another
+ *   scope than the strongest one is proven as well.
  */
 export interface HandlerRule {
   readonly need: readonly string[] | 'any' | 'passkeys';
   readonly creatorSession?: boolean;
   readonly shared?: boolean;
   readonly query?: string;
+  readonly variants?: readonly Variant[];
+  /**
+   * Why the route validates a request before it can tell what the caller needs (the object
+   * decides it): the matrix then sends refused callers a valid request, not UNKNOWN_QUERY/BODY.
+   */
+  readonly validatesFirst?: string;
   /** Checked after `need`, on what the object refers to, refused with its own code (variables: the bound credential's read scope). */
   readonly bound?: { readonly need: readonly string[]; readonly code: string };
+}
+
+/** A weaker variant of a handler route: its own query or path parameters (the body is the test's, test/api/authz-matrix.test.ts `bodyFor`) and the scopes it needs. */
+export interface Variant {
+  readonly name: string;
+  readonly need: readonly string[];
+  readonly query?: string;
+  /** Path parameters of its own (another version). */
+  readonly params?: Readonly<Record<string, string>>;
+  /** A body of its own (what the handler's decision reads). */
+  readonly body?: unknown;
 }
 
 const C = CATALOG;
 export const HANDLER_RULES: Readonly<Record<string, HandlerRule>> = {
   'GET /api/v1/s/{container}/{key}': { need: C.secret.scopes.read },
-  'GET /api/v1/s/{container}/{key}/{version}': { need: C.secret.scopes.read },
+  // the matrix's secret has two versions: version 1 is history (history:read too), version 2 the current one
+  'GET /api/v1/s/{container}/{key}/{version}': {
+    need: [...C.secret.scopes.read, 'history:read'],
+    variants: [{ name: 'current', need: C.secret.scopes.read, params: { version: '2' } }],
+  },
   'GET /api/v1/shared-with-me': { need: 'any' },
   'GET /api/v1/passwords/{id}': { need: C.password.scopes.read, creatorSession: true, shared: true },
   'GET /api/v1/ssh-keys/{id}': { need: C.ssh_key.scopes.read },
   // the private key leaves only with the export scopes (the public part with ssh:read: the spec's "export" of a public key)
-  'GET /api/v1/ssh-keys/{id}/export': { need: C.ssh_key.scopes.export, query: '?private=true' },
+  'GET /api/v1/ssh-keys/{id}/export': {
+    need: C.ssh_key.scopes.export,
+    query: '?private=true',
+    variants: [{ name: 'public', need: C.ssh_key.scopes.read, query: '' }],
+  },
   'GET /api/v1/gpg-keys/{id}': { need: C.gpg_key.scopes.read },
-  'GET /api/v1/gpg-keys/{id}/export': { need: C.gpg_key.scopes.export, query: '?private=true' },
+  'GET /api/v1/gpg-keys/{id}/export': {
+    need: C.gpg_key.scopes.export,
+    query: '?private=true',
+    variants: [{ name: 'public', need: C.gpg_key.scopes.read, query: '' }],
+  },
   'GET /api/v1/certificates/{id}': { need: C.certificate.scopes.read },
-  'GET /api/v1/certificates/{id}/download': { need: C.certificate.scopes.export, query: '?format=pkcs12' },
-  'POST /api/v1/certificates/{id}/download': { need: C.certificate.scopes.read },
+  'GET /api/v1/certificates/{id}/download': {
+    need: C.certificate.scopes.export,
+    query: '?format=key',
+    variants: [{ name: 'pem', need: C.certificate.scopes.read, query: '?format=pem' }],
+  },
+  // the body's default format is pkcs12 (private: the export scopes); PEM needs certs:read only
+  'POST /api/v1/certificates/{id}/download': { need: C.certificate.scopes.export, variants: [{ name: 'pem', need: C.certificate.scopes.read }] },
   'GET /api/v1/.well-known/jwks.json': { need: 'any' },
   // the matrix's variable is bound to the secret: resolving it needs that type's read scope too (403 `forbidden` naming the variable)
   'POST /api/v1/variables/resolve': { need: ['variables:read'], bound: { need: C.secret.scopes.read, code: 'forbidden' } },
-  'GET /api/v1/documents': { need: ['documents:read'] },
+  // `?shared=true` lists what other accounts granted the caller's user: no scope of its own
+  'GET /api/v1/documents': { need: ['documents:read'], variants: [{ name: 'shared', need: [], query: '?shared=true' }] },
   'POST /api/v1/documents': { need: ['documents:write'] },
   'GET /api/v1/documents/{id}': { need: ['documents:read'] },
   'GET /api/v1/documents/{id}/download': { need: ['documents:read'] },
   'GET /api/v1/documents/{id}/grants': { need: ['documents:read'] },
   'POST /api/v1/documents/{id}/grants': { need: ['documents:write'] },
   'DELETE /api/v1/documents/{id}/grants/{grant}': { need: ['documents:write'] },
-  'GET /api/v1/documents/{id}/pages/{page}': { need: ['documents:read'] },
+  'GET /api/v1/documents/{id}/pages/{page}': {
+    need: ['documents:read'],
+    validatesFirst: 'a grantee of any account renders a page without a scope: only the document tells (lib/documents/access.ts)',
+  },
   'GET /api/v1/webauthn/credentials': { need: 'passkeys' },
   'DELETE /api/v1/webauthn/credentials/{id}': { need: 'passkeys' },
   'GET /api/v1/quotas': { need: 'any' },
@@ -186,8 +227,39 @@ export function entryOf(route: Route): CatalogEntry | undefined {
   return best;
 }
 
-/** The expected outcome of `caller` on `route`; throws when the route has no derivation. */
-export function expectedOutcome(route: Route, caller: Caller): Outcome {
+/**
+ * Stronger variants of routes whose scopes the route table checks: a query for which the
+ * handler asks for more than the route's scopes (a kind of key's private view needs its
+ * export scopes). `need` is on top of the route's own scopes; the matrix sends the route
+ * without the query as well.
+ */
+export const ROUTE_VARIANTS: Readonly<Record<string, readonly Variant[]>> = {
+  ...Object.fromEntries(
+    ROUTES.filter((r) => r.handler === 'keys/kinds.get').map((r) => [
+      r.key,
+      [{ name: 'private', need: entryOf(r)!.scopes.export, query: '?include_private=true' }] as const,
+    ]),
+  ),
+  // generated material stored as a secret is a secrets write as well
+  'POST /api/v1/generate-material': [
+    { name: 'shown', need: [], body: { type: 'password' } },
+    { name: 'stored', need: ['secrets:write'], body: { type: 'password', store: { name: 'authz-matrix-generated' } } },
+  ],
+};
+
+/** Every variant of a route beyond the one the matrix sends by default. */
+export const variantsOf = (route: Route): readonly Variant[] => HANDLER_RULES[route.key]?.variants ?? ROUTE_VARIANTS[route.key] ?? [];
+
+/** The variant of a route named `name` (undefined: the default, the rule itself). */
+export function variantOf(route: Route, name: string | undefined): Variant | undefined {
+  if (name === undefined) return undefined;
+  const v = variantsOf(route).find((x) => x.name === name);
+  if (!v) throw new Error(`${route.key}: no variant ${name} in HANDLER_RULES or ROUTE_VARIANTS`);
+  return v;
+}
+
+/** The expected outcome of `caller` on `route` (on its variant `variant`, else its strongest); throws when the route has no derivation. */
+export function expectedOutcome(route: Route, caller: Caller, variant?: string): Outcome {
   switch (route.auth) {
     case 'public':
     case 'endpoint':
@@ -214,11 +286,14 @@ export function expectedOutcome(route: Route, caller: Caller): Outcome {
   if (!route.handlerScopes) {
     if (!holdsAll(caller, route.scopes)) return scope403;
     if (foreign) return caller.kind === 'share-recipient' && SHARE_AWARE.has(route.key) ? allowed : notFound;
-    return allowed;
+    const v = variantOf(route, variant);
+    return v && !holdsAll(caller, v.need) ? scope403 : allowed;
   }
-  const rule = HANDLER_RULES[route.key];
-  if (!rule)
+  const found = HANDLER_RULES[route.key];
+  if (!found)
     throw new Error(`${route.key}: its scopes are checked in the handler and HANDLER_RULES has no row for it (test/api/authz-matrix.data.ts)`);
+  const v = variantOf(route, variant);
+  const rule: HandlerRule = v ? { ...found, need: v.need } : found;
   // the handler looks the object up first: another account's caller never learns it exists
   if (foreign) return caller.kind === 'share-recipient' && rule.shared ? allowed : notFound;
   if (rule.need === 'any') return allowed;
@@ -230,6 +305,33 @@ export function expectedOutcome(route: Route, caller: Caller): Outcome {
 }
 
 export const SELF_AUTH_READS = SELF_AUTH_READS_BEARER;
+
+/** Refusals of the credential itself, decided before anything of the request is read. */
+const CREDENTIAL_REFUSALS = new Set(['unauthorized', 'tenant_suspended', 'operator_required']);
+
+/**
+ * Whether a case is sent a request no route takes (UNKNOWN_QUERY/BODY in the test), to prove
+ * the order authentication, then authorization, then validation: a caller refused for its
+ * credential (401, a suspended account, not the operator) or for a scope it lacks on every
+ * variant of the route. A caller that holds some variant's scopes may learn the request's
+ * shape (it is admitted to the route), and so may any caller where only the object tells
+ * (`validatesFirst`). A session-only route's 403 `forbidden` is the credential's too; the
+ * handlers' other 403 `forbidden` (a variable bound to a credential the caller may not read)
+ * is decided on the validated request.
+ */
+export function probesValidation(route: Route, caller: Caller, expected: Outcome): boolean {
+  if (expected.kind !== 'refused') return false;
+  if (CREDENTIAL_REFUSALS.has(expected.code)) return true;
+  // a session-only route refuses any other credential before it reads the request
+  if (SESSION_ONLY.has(route.key)) return true;
+  if (expected.code !== 'insufficient_scope') return false;
+  const rule = HANDLER_RULES[route.key];
+  // the route table's scopes are checked before anything of the request; a variant's are the handler's
+  if (!rule) return !holdsAll(caller, route.scopes);
+  if (rule.validatesFirst) return false;
+  const needs = [rule.need, ...(rule.variants ?? []).map((v) => v.need)];
+  return !needs.some((need) => Array.isArray(need) && holdsAll(caller, need));
+}
 
 /**
  * The single-scope keys a route is probed with. A router-level check (missingScopes) treats
@@ -245,7 +347,12 @@ export function probedScopes(route: Route, index: number, full: boolean): Set<st
   if (route.auth !== 'bearer' && route.auth !== 'operator') return new Set(['admin:*']);
   const e = entryOf(route);
   const rule = HANDLER_RULES[route.key];
-  const own = new Set<string>(['admin:*', ...route.scopes, ...(Array.isArray(rule?.need) ? rule.need : [])]);
+  const own = new Set<string>([
+    'admin:*',
+    ...route.scopes,
+    ...(Array.isArray(rule?.need) ? rule.need : []),
+    ...variantsOf(route).flatMap((v) => v.need),
+  ]);
   // a sibling: a scope of the same catalogue entry the route does not ask for (read on a write route, ...)
   const siblings = e ? [...new Set([...e.scopes.read, ...e.scopes.write, ...e.scopes.delete, ...e.scopes.export])].filter((s) => !own.has(s)) : [];
   const rest = KNOWN_SCOPES.filter((s) => !own.has(s) && !siblings.includes(s));

@@ -22,8 +22,11 @@ import {
   OWNER_TOKEN_SCOPES,
   type Outcome,
   probedScopes,
+  probesValidation,
   ROUTES,
   SELF_AUTH_READS,
+  variantOf,
+  variantsOf,
 } from './authz-matrix.data.js';
 import { FIXTURES } from './credential-fixtures.js';
 import { librarySession } from './sign-in.helpers.js';
@@ -79,6 +82,8 @@ interface Case {
   route: Route;
   caller: Caller;
   expected: Outcome;
+  /** A weaker variant of the route (HANDLER_RULES `variants`); undefined: its strongest. */
+  variant?: string;
 }
 interface Result extends Case {
   status: number;
@@ -93,8 +98,17 @@ function must(res: ApiResponse, status: number, what: string): ApiResponse {
   return res;
 }
 
+/**
+ * A query parameter no route's query schema knows (they are strict): a caller refused before
+ * validation (probesValidation) gets it, so a route that validated its query before checking the caller's scopes would
+ * answer 400 where 401 or 403 is due (authentication, then authorization, then validation).
+ */
+const UNKNOWN_QUERY = 'authz_matrix_probe=1';
+/** A body no route takes (an array where every body is an object): what a refused caller sends, for the same reason. */
+const UNKNOWN_BODY = ['authz-matrix: not the body of this route'];
+
 /** The concrete path of `route` for a case: real objects of A, a fake id where an allowed mutation would change them. */
-function concrete(route: Route, caller: Caller, expected: Outcome): string {
+function concrete(route: Route, caller: Caller, expected: Outcome, variant?: string): string {
   const mutates = route.method !== 'GET';
   const real = !(mutates && expected.kind === 'allowed');
   const id = (v: string) => (real ? v : FAKE_ID);
@@ -141,24 +155,33 @@ function concrete(route: Route, caller: Caller, expected: Outcome): string {
     grant: FAKE_ID,
     page: '1',
     payment_provider: 'stripe',
+    ...(variant !== undefined ? variantOf(route, variant)!.params : {}),
   };
   // the temp token's URL only for the temp token itself: another caller presents an unknown token
   let path = p.replace(/\{(\w+)\}/g, (_m, n: string) => fill[n] ?? FAKE_ID);
   if (route.auth === 'temp-token' && expected.kind !== 'allowed') path = path.replace(o.tempToken, 'not-a-real-token-0000000000000000');
-  const rule = HANDLER_RULES[route.key];
-  return path + (rule?.query ?? '');
+  const query = variant !== undefined ? (variantOf(route, variant)!.query ?? '') : (HANDLER_RULES[route.key]?.query ?? '');
+  if (!probesValidation(route, caller, expected)) return path + query;
+  return `${path}${query}${query ? '&' : '?'}${UNKNOWN_QUERY}`;
 }
 
-/** A body that passes validation where the handler checks scopes after it (handler routes), else `{}`. */
-function bodyFor(route: Route): unknown {
+/**
+ * The body of a case: for a caller refused before validation (probesValidation), one no route
+ * takes (UNKNOWN_BODY); else a body that passes validation on the routes
+ * whose handler decides (so an allowed caller reaches the decision), else `{}`.
+ */
+function bodyFor(route: Route, caller: Caller, expected: Outcome, variant?: string): unknown {
   if (route.method === 'GET' || route.method === 'DELETE') return undefined;
+  if (probesValidation(route, caller, expected)) return UNKNOWN_BODY;
+  const own = variantOf(route, variant)?.body;
+  if (own !== undefined) return own;
   switch (route.key) {
     case 'POST /api/v1/variables/resolve':
       return { names: [o.variableName] };
     case 'POST /api/v1/skey-otps/{id}/verify':
       return { otp: '0000000000000000' };
     case 'POST /api/v1/certificates/{id}/download':
-      return { format: 'pem' };
+      return variant === 'pem' ? { format: 'pem' } : { format: 'pkcs12', password: 'authz-matrix-p12' };
     case 'POST /api/v1/auth/webauthn/registration/finish':
       return {
         challenge_id: FAKE_ID,
@@ -173,9 +196,9 @@ function bodyFor(route: Route): unknown {
   }
 }
 
-async function send(route: Route, caller: Caller, expected: Outcome): Promise<{ status: number; code: string | null }> {
-  const path = concrete(route, caller, expected);
-  const body = bodyFor(route);
+async function send(route: Route, caller: Caller, expected: Outcome, variant?: string): Promise<{ status: number; code: string | null }> {
+  const path = concrete(route, caller, expected, variant);
+  const body = bodyFor(route, caller, expected, variant);
   let status: number;
   let parsed: any;
   if (caller.kind === 'device') {
@@ -313,6 +336,12 @@ async function setup(): Promise<void> {
   pdfBase64 = pdf;
   const secretId = secret.body.data.secret.id as string;
   const passwordId = password.body.data.password.id as string;
+  // a second version: version 1 is history now (GET /s/{container}/{key}/1 needs history:read as well)
+  must(
+    await api('PUT', `/api/v1/secrets/${secretName}`, { key: k, body: { data: { value: 'matrix-2' } }, headers: { 'if-match': '*' } }),
+    200,
+    'PUT secret (version 2)',
+  );
   const [share, , temp, doc, variable] = await Promise.all([
     post(`/api/v1/secret/${secretId}/shares`, { shared_with_email: b.adminEmail, permission: 'read' }),
     post(`/api/v1/password/${passwordId}/shares`, { shared_with_email: b.adminEmail, permission: 'read' }),
@@ -369,11 +398,13 @@ function cases(): Case[] {
   ROUTES.forEach((route, index) => {
     if (!SELECTED.includes(route)) return;
     const probed = probedScopes(route, index, FULL);
-    for (const caller of CALLERS) {
-      const expected = expectedOutcome(route, caller); // throws for a route without a derivation
-      logicalSize++;
-      if (caller.kind === 'scoped-key' && !probed.has(caller.scopes[0]!)) continue;
-      out.push({ route, caller, expected });
+    for (const variant of [undefined, ...variantsOf(route).map((v) => v.name)]) {
+      for (const caller of CALLERS) {
+        const expected = expectedOutcome(route, caller, variant); // throws for a route without a derivation
+        logicalSize++;
+        if (caller.kind === 'scoped-key' && !probed.has(caller.scopes[0]!)) continue;
+        out.push({ route, caller, expected, ...(variant !== undefined ? { variant } : {}) });
+      }
     }
   });
   return out;
@@ -385,15 +416,15 @@ beforeAll(async () => {
   const t1 = Date.now();
   const all = cases();
   // a self-authenticating route's reference: the anonymous caller's answer
-  const anonymous = all.filter((c) => c.caller.kind === 'anonymous');
-  const rest = all.filter((c) => c.caller.kind !== 'anonymous' && !ENDS_CREDENTIAL.has(c.route.key));
-  const last = all.filter((c) => c.caller.kind !== 'anonymous' && ENDS_CREDENTIAL.has(c.route.key));
+  const anonymous = all.filter((c) => c.caller.kind === 'anonymous' && c.variant === undefined);
+  const rest = all.filter((c) => !anonymous.includes(c) && !ENDS_CREDENTIAL.has(c.route.key));
+  const last = all.filter((c) => !anonymous.includes(c) && ENDS_CREDENTIAL.has(c.route.key));
   console.log(
     `authorization matrix: ${SELECTED.length} routes × ${CALLERS.length} callers = ${logicalSize} cases; ${all.length} HTTP requests sent (${FULL ? 'every scope' : 'one key per scope class'}, ${POOL} in flight)`,
   );
   const run = (list: Case[]) =>
     pool(
-      list.map((c) => async (): Promise<Result> => ({ ...c, ...(await send(c.route, c.caller, c.expected)) })),
+      list.map((c) => async (): Promise<Result> => ({ ...c, ...(await send(c.route, c.caller, c.expected, c.variant)) })),
       POOL,
     );
   const first = await run(anonymous);
@@ -423,7 +454,7 @@ function mismatch(r: Result): string | null {
   })();
   if (ok) return null;
   const want = e.kind === 'same-as-anonymous' ? `${anonymousStatus.get(r.route.key)} (as without credentials)` : describeOutcome(e);
-  return `${r.route.key} as ${r.caller.id}: expected ${want}, got ${actual}`;
+  return `${r.route.key}${r.variant !== undefined ? ` (${r.variant})` : ''} as ${r.caller.id}: expected ${want}, got ${actual}`;
 }
 
 afterAll(() => {

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -126,6 +127,11 @@ describe('client_credentials', () => {
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body).toMatchObject({ token_type: 'Bearer', scope: 'secrets:read' });
     exported.push(ok.body.access_token);
+    // the same through openid-client, as it sends client_secret_post
+    const viaLibrary = await client.clientCredentialsGrant(await discover(c.client_id, client.ClientSecretPost(client_secret!)));
+    exported.push(viaLibrary.access_token);
+    expect(viaLibrary).toMatchObject({ token_type: 'bearer', scope: 'secrets:read' });
+    expect((await api('GET', `/api/v1/secrets/${secret.name}`, { key: viaLibrary.access_token })).status).toBe(200);
 
     const wrong = await form('/api/v1/auth/oauth/token', { grant_type: 'client_credentials', client_id: c.client_id, client_secret: `${client_secret}x` });
     expect(wrong.status).toBe(401);
@@ -382,6 +388,45 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
       headers: { cookie: `sc_session=${cookie.value}` },
     });
     expect(forged.status).toBe(400);
+  }, scaled(60_000));
+
+  it('oauth4webapi, a second independent client: code + PKCE with the person consenting in the browser', async () => {
+    const { client: c, client_secret } = await newClient(a, {
+      grant_types: ['authorization_code'],
+      redirect_uris: [REDIRECT],
+      token_endpoint_auth_method: 'client_secret_post',
+      scopes: ['secrets:read'],
+    });
+    const opts = { [oauth.allowInsecureRequests]: true } as const;
+    const as = await oauth.processDiscoveryResponse(new URL(issuer()), await oauth.discoveryRequest(new URL(issuer()), { algorithm: 'oidc', ...opts }));
+    const rp: oauth.Client = { client_id: c.client_id };
+    const verifier = oauth.generateRandomCodeVerifier();
+    const state = oauth.generateRandomState();
+    const url = new URL(as.authorization_endpoint!);
+    url.search = new URLSearchParams({
+      response_type: 'code',
+      client_id: c.client_id,
+      redirect_uri: REDIRECT,
+      scope: 'secrets:read',
+      state,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    }).toString();
+    const back = await browse(url, async (p) => {
+      // the browser's session from the tests above, else the person signs in with the passkey; then consents
+      await p.waitForSelector('body[data-resume="true"], body[data-state="consent"]');
+      if ((await p.getAttribute('body', 'data-resume')) === 'true') await p.click('#passkey');
+      await p.waitForSelector('body[data-state="consent"]', { timeout: 15_000 });
+      expect(await p.textContent('#scopes')).toBe('secrets:read');
+      await p.click('#allow');
+    });
+    const params = oauth.validateAuthResponse(as, rp, back, state);
+    const res = await oauth.authorizationCodeGrantRequest(as, rp, oauth.ClientSecretPost(client_secret!), params, REDIRECT, verifier, opts);
+    const tokens = await oauth.processAuthorizationCodeResponse(as, rp, res);
+    exported.push(tokens.access_token);
+    expect(tokens.scope).toBe('secrets:read');
+    const read = await api('GET', `/api/v1/secrets/${secret.name}`, { key: tokens.access_token });
+    expect(read.status, read.text).toBe(200);
   }, scaled(60_000));
 });
 

@@ -98,6 +98,14 @@ export async function launchRuntime(project: TestProject, opts: RuntimeOptions):
   const log = createWriteStream(logFile);
   // npm test's coverage: the source runtime's own process, or each function process of the artifact's
   const coverageDir = process.env.RUNTIME_COVERAGE_DIR;
+  // The suite's requests go to the address it listens on, and its issuer, sign-in and PKI URLs
+  // name that same address: PUBLIC_BASE_URL is set here, not left to `npm start`'s default
+  // (http://localhost:<port>, scripts/local/start.ts), so that default can change without
+  // changing every issuer the tests compare with. Passkeys still work: a loopback address
+  // stands for `localhost` as the relying party (lib/users/passkeys.ts), and the passkey
+  // tests open the page there. test/runtime/npm-start-url.test.ts runs `npm start` as a
+  // person does, with its own default.
+  const baseUrl = `http://127.0.0.1:${port}`;
   const server: ChildProcess = spawnGroup(
     process.execPath,
     ['--import', 'tsx', resolve('scripts/local/start.ts'), ...(opts.artifact ? ['--artifact'] : [])],
@@ -110,6 +118,7 @@ export async function launchRuntime(project: TestProject, opts: RuntimeOptions):
         DYNAMODB_IN_MEMORY: '1',
         DATA_DIR: dataDir,
         SECRETS_DEV_ROOT_KEY: rootKey,
+        PUBLIC_BASE_URL: baseUrl,
         NODE_NO_WARNINGS: '1',
         ...(opts.artifact ? { ARTIFACT_REPORT_FILE: join(dataDir, 'artifact-report.json'), LOCAL_TABLE_NAME: tableName } : {}),
         ...opts.env,
@@ -126,7 +135,7 @@ export async function launchRuntime(project: TestProject, opts: RuntimeOptions):
   });
   const readyFile = join(dataDir, 'ready.json');
   const dynamoEndpoint = `http://127.0.0.1:${dynamoPort}`;
-  project.provide('baseUrl', `http://127.0.0.1:${port}`);
+  project.provide('baseUrl', baseUrl);
   project.provide('rootKey', rootKey);
   project.provide('dynamoEndpoint', dynamoEndpoint);
   project.provide('tableName', tableName);

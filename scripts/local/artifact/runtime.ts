@@ -120,7 +120,10 @@ export interface ArtifactRuntime {
 export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promise<ArtifactRuntime> {
   const log = opts.log ?? process.stdout;
   const workDir = mkdtempSync(join(tmpdir(), 'secrets-api-artifact-'));
-  const url = `http://127.0.0.1:${opts.port}`;
+  // the address printed, and the public base unless PUBLIC_BASE_URL says otherwise: a host name,
+  // as scripts/local/start.ts says why (passkeys); the gateway listens on 127.0.0.1 only
+  const url = `http://localhost:${opts.port}`;
+  const publicBaseUrl = process.env.PUBLIC_BASE_URL ?? url;
   const assemblyDir =
     opts.assembly ??
     (await synthesizeArtifact(workDir, { ...localHsmContext(workDir), ...LOCAL_BILLING_CONTEXT, ...opts.context }, log, opts.coverageDir));
@@ -179,7 +182,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     KMS_KEY_ID: undefined,
     LOCAL_MASTER_KEY_FILE: masterKeyFile,
     ...(fn.environment.TENANT_ROLE_ARN ? { STS_ENDPOINT: sts.endpoint } : {}),
-    PUBLIC_BASE_URL: url,
+    PUBLIC_BASE_URL: publicBaseUrl,
     // no X-Ray daemon here; metrics (EMF on stdout) only when asked for (POWERTOOLS_METRICS_DISABLED=false)
     POWERTOOLS_TRACE_ENABLED: 'false',
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
