@@ -139,7 +139,8 @@ const requestLog = (): Mw => {
       request_id: s.requestId,
       route: s.route?.key ?? `${request.event.httpMethod} ${request.event.resource}`,
       status,
-      duration_ms: latency,
+      // milliseconds; the same key as the EMF metric (METRIC.latency), so a line with metrics carries it once
+      latency,
       tenant_id: s.principal?.tenantId,
       // `<kind>:<id>` (ids are UUIDs of every kind: the kind says where to look the credential up)
       principal: s.principal ? `${s.principal.kind}:${s.principal.id}` : undefined,

@@ -111,7 +111,7 @@ describe('defineHandler', () => {
       tenant_id: tenantId,
       principal: `api_key:${keyId}`,
     });
-    expect(typeof (lines[0]![1] as { duration_ms: number }).duration_ms).toBe('number');
+    expect(typeof (lines[0]![1] as { latency: number }).latency).toBe('number');
     // the address (and user agent) are the stage access log's, under the same request id
     expect(lines[0]![1]).not.toHaveProperty('source_ip');
     expect(JSON.stringify(lines[0])).not.toContain('192.0.2.10');
@@ -139,10 +139,10 @@ describe('defineHandler', () => {
     const h = http.defineHandler({ handler: async () => http.ok({}) });
     const before = Date.now();
     await h(event('DELETE', '/api/v1/nowhere/{x}'), context);
-    const line = info.mock.calls.find(([m]) => m === 'request')![1] as { route: string; status: number; duration_ms: number };
+    const line = info.mock.calls.find(([m]) => m === 'request')![1] as { route: string; status: number; latency: number };
     expect(line).toMatchObject({ route: 'DELETE /api/v1/nowhere/{x}', status: 500 });
-    expect(line.duration_ms).toBeGreaterThanOrEqual(0);
-    expect(line.duration_ms).toBeLessThanOrEqual(Date.now() - before);
+    expect(line.latency).toBeGreaterThanOrEqual(0);
+    expect(line.latency).toBeLessThanOrEqual(Date.now() - before);
   });
 
   it('an event without caller identity (no source address or user agent) still authenticates and audits; ctx says null', async () => {
@@ -312,9 +312,11 @@ describe('defineHandler', () => {
     // logger timestamp (the EMF Timestamp is the same instant, and CloudWatch keeps each event's
     // own), no constant sampling_rate, no caller address
     expect(Object.keys(ok!.doc).sort()).toEqual(
-      ['_aws', 'duration_ms', 'family', 'latency', 'level', 'limiter_allowed', 'message', 'principal', 'request_id', 'requests', 'route', 'service', 'status', 'tenant_id'].sort(),
+      ['_aws', 'family', 'latency', 'level', 'limiter_allowed', 'message', 'principal', 'request_id', 'requests', 'route', 'service', 'status', 'tenant_id'].sort(),
     );
     expect(ok!.doc).toMatchObject({ level: 'INFO', tenant_id: tenantId, principal: `api_key:${keyId}` });
+    // the duration once: the line's `latency` is the EMF metric's value
+    expect(printed.join('').split('\n').filter((l) => l.includes('"message":"request"')).every((l) => l.split('"latency":').length === 2)).toBe(true);
     expect(Math.abs(ok!.doc._aws.Timestamp - Date.now())).toBeLessThan(60_000);
     // a line without a metric document keeps its timestamp
     printed.length = 0;
