@@ -146,14 +146,18 @@ const requestLog = (): Mw => {
     recordRequest(s.route?.family ?? 'unrouted', status, latency);
     // the metrics ride on the request line (EMF): one log line a request (docs/cost.md)
     const emf = metricFields(logger.level <= INFO_LEVEL);
+    // What an operator traces a request by, and no more (CloudWatch Logs prices every byte,
+    // docs/cost.md): the caller's address and user agent are in the stage's access log under
+    // the same request id (infra/api-stack.ts), and in the audit entry of an audited action.
     logger.info('request', {
       request_id: s.requestId,
       route: s.route?.key ?? `${request.event.httpMethod} ${request.event.resource}`,
       status,
-      duration_ms: latency,
+      // milliseconds; the same key as the EMF metric (METRIC.latency), so a line with metrics carries it once
+      latency,
       tenant_id: s.principal?.tenantId,
-      principal: s.principal ? { kind: s.principal.kind, id: s.principal.id } : undefined,
-      source_ip: request.event.requestContext?.identity?.sourceIp,
+      // `<kind>:<id>` (ids are UUIDs of every kind: the kind says where to look the credential up)
+      principal: s.principal ? `${s.principal.kind}:${s.principal.id}` : undefined,
       ...emf,
     });
   };

@@ -33,7 +33,8 @@
  *
  *   npm run bench:cost      (COST_REQUESTS=40, COST_COLD_RATE=0.01, COST_SKIP_FIXED=1 skips the synthesis,
  *                            COST_ROUTES=<regex> measures only those routes, COST_BUSY_LANES=0 skips the busy run,
- *                            COST_BUSY_RATE=0 leaves the clock real, COST_XRAY_SAMPLED=0.01 prices another sampling rule)
+ *                            COST_BUSY_RATE=0 leaves the clock real, COST_XRAY_SAMPLED=0.01 prices another sampling rule,
+ *                            COST_QUIET_RATE=0 runs the quiet routes as fast as answered, not at most 5 a second)
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -77,6 +78,14 @@ const BUSY_WARMUP_MS = 3000;
  */
 const BUSY_RATE = Math.max(0, Number(process.env.COST_BUSY_RATE ?? 25));
 const BUSY_ROUTE = 'GET /api/v1/secrets/{name}, busy container';
+/**
+ * The quiet runs (one at a time) start at most this many requests a second (0: as fast as
+ * answered). A quiet account is one the limiter does not lease for: under LEASE_MIN_RATE (10)
+ * admitted a second per container. A machine that answers 25+ a second one at a time would
+ * otherwise lease in some seconds of the "quiet" run and not others (GET of a secret measured
+ * 0.47 to 1.00 WRU from run to run, 2026-11-27 21:45–21:55 UTC).
+ */
+const QUIET_RATE = Math.max(0, Number(process.env.COST_QUIET_RATE ?? 5));
 const WARMUP = 3;
 const DRAIN_MS = 3000;
 const IDLE_MS = 6000;
@@ -261,6 +270,7 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
       lanes = 1,
       warmupMs = 0,
       pacedRate = 0,
+      quiet = true,
     ): Promise<RouteCost> => {
       for (let i = 0; i < WARMUP; i++) {
         const r = await send();
@@ -295,6 +305,9 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
       };
       const pacer = pacedRate > 0 ? setInterval(pace, 500) : undefined;
       let next = 0;
+      // a quiet run (one at a time, not paced): at most QUIET_RATE requests a second
+      const spacingMs = quiet && lanes === 1 && pacedRate === 0 && QUIET_RATE > 0 ? 1000 / QUIET_RATE : 0;
+      let lastStart = 0;
       // a busy run warms up at its own rate and measures from the moment every lane's last
       // warm-up request has answered (so none of its work is counted): the limiter sizes its
       // lease by the previous second's admissions
@@ -323,6 +336,8 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
         }
         while (next < n) {
           next++;
+          if (spacingMs > 0 && next > 1) await sleep(Math.max(0, lastStart + spacingMs - Date.now()));
+          lastStart = Date.now();
           const s = performance.timeOrigin + performance.now();
           const r = await send();
           answered.push(Date.now());
@@ -357,10 +372,11 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
         process.stderr.write(`${route}: idle rate ${JSON.stringify(idleRate)} span ${span}\n`);
       }
       const waits = windows.map(([s, e]) => waitOf(records.filter((r) => r.start >= s && r.start <= e))).sort((a, b) => a - b);
-      return { route, per, rate, processRate, lanes, waitMs: waits[Math.floor(waits.length / 2)] ?? 0, ops: `${opsOf(records, n)} (${rate.toFixed(1)} requests/s, ${lanes} at a time${pacer ? `; ${processRate.toFixed(1)} a second of the runtime's paced clock` : ''})` };
+      return { route, per, rate, processRate, lanes, waitMs: waits[Math.floor(waits.length / 2)] ?? 0, ops: `${opsOf(records, n)} (${rate.toFixed(1)} requests/s, ${lanes} at a time${spacingMs > 0 ? `, at most ${QUIET_RATE} a second` : ''}${pacer ? `; ${processRate.toFixed(1)} a second of the runtime's paced clock` : ''})` };
     };
 
-    const health = await measure('GET /health', () => j('GET', '/health', undefined), 200, REQUESTS * 2);
+    // /health unpaced: its CPU is the local gateway's share of a request, not a quiet account's
+    const health = await measure('GET /health', () => j('GET', '/health', undefined), 200, REQUESTS * 2, 1, 0, 0, false);
     const secret = await j('POST', '/api/v1/secrets', admin, { name: 'cost', data: { value: randomBytes(12).toString('hex') } });
     let etag = secret.headers.etag as string;
     const password = (await j('POST', '/api/v1/passwords', admin, { name: 'cost', username: 'u', password: randomBytes(12).toString('hex') })).json().data
@@ -455,7 +471,7 @@ const pad = (s: string, n: number) => s.padStart(n);
 export function printCosts(routes: readonly RouteCost[], health: RouteCost): string {
   const lines: string[] = [];
   lines.push(
-    `Units per request (${REQUESTS} requests per route, ${CONCURRENCY > 1 ? `the reads ${CONCURRENCY} at a time, the rest one at a time` : 'one at a time'}, after ${WARMUP} warm-up; less the idle process), ${new Date().toISOString()}`,
+    `Units per request (${REQUESTS} requests per route, ${CONCURRENCY > 1 ? `the reads ${CONCURRENCY} at a time, the rest one at a time` : 'one at a time'}${QUIET_RATE > 0 ? `, at most ${QUIET_RATE} a second (a quiet account; /health unpaced)` : ''}, after ${WARMUP} warm-up; less the idle process), ${new Date().toISOString()}`,
     '',
     '| route | RRU | WRU | SQS | KMS | log B | CPU ms | waits ms | billed ms | Lambda inv. |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

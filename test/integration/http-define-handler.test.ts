@@ -96,7 +96,7 @@ describe('defineHandler', () => {
     expect(h.schemas).toEqual({ params: undefined, query: Query, body: Body });
   });
 
-  it('one log line per request: route, status, account and principal, never the body', async () => {
+  it('one log line per request: route, status, duration, account and principal, never the body nor the caller address', async () => {
     const { key, tenantId, keyId } = await credential(['secrets:write']);
     const info = vi.spyOn(logger, 'info');
     const h = http.defineHandler({ body: Body, handler: async () => http.ok({}) });
@@ -109,10 +109,12 @@ describe('defineHandler', () => {
       route: 'POST /api/v1/secrets',
       status: 200,
       tenant_id: tenantId,
-      principal: { kind: 'api_key', id: keyId },
-      source_ip: '192.0.2.10',
+      principal: `api_key:${keyId}`,
     });
-    expect(typeof (lines[0]![1] as { duration_ms: number }).duration_ms).toBe('number');
+    expect(typeof (lines[0]![1] as { latency: number }).latency).toBe('number');
+    // the address (and user agent) are the stage access log's, under the same request id
+    expect(lines[0]![1]).not.toHaveProperty('source_ip');
+    expect(JSON.stringify(lines[0])).not.toContain('192.0.2.10');
     expect(JSON.stringify(lines[0])).not.toContain('CANARY-log');
     // an unauthenticated request logs no principal
     info.mockClear();
@@ -137,10 +139,10 @@ describe('defineHandler', () => {
     const h = http.defineHandler({ handler: async () => http.ok({}) });
     const before = Date.now();
     await h(event('DELETE', '/api/v1/nowhere/{x}'), context);
-    const line = info.mock.calls.find(([m]) => m === 'request')![1] as { route: string; status: number; duration_ms: number };
+    const line = info.mock.calls.find(([m]) => m === 'request')![1] as { route: string; status: number; latency: number };
     expect(line).toMatchObject({ route: 'DELETE /api/v1/nowhere/{x}', status: 500 });
-    expect(line.duration_ms).toBeGreaterThanOrEqual(0);
-    expect(line.duration_ms).toBeLessThanOrEqual(Date.now() - before);
+    expect(line.latency).toBeGreaterThanOrEqual(0);
+    expect(line.latency).toBeLessThanOrEqual(Date.now() - before);
   });
 
   it('an event without caller identity (no source address or user agent) still authenticates and audits; ctx says null', async () => {
@@ -161,11 +163,8 @@ describe('defineHandler', () => {
       expect(call.sourceIp).toBeNull();
       expect(call.ctx).toMatchObject({ sourceIp: null, userAgent: null });
     }
-    const lines = info.mock.calls.filter(([m]) => m === 'request').map(([, l]) => l as { source_ip?: string; request_id: string });
-    expect(lines.map((l) => [l.request_id, l.source_ip])).toEqual([
-      ['no-identity', undefined],
-      ['aws-req-1', undefined],
-    ]);
+    const lines = info.mock.calls.filter(([m]) => m === 'request').map(([, l]) => l as { request_id: string });
+    expect(lines.map((l) => l.request_id)).toEqual(['no-identity', 'aws-req-1']);
   });
 
   it('a 4xx with a cause is not a dependency failure', async () => {
@@ -309,6 +308,22 @@ describe('defineHandler', () => {
     });
     expect(ok!.dimensions).toEqual(['family', 'service']);
     expect(ok!.doc).toMatchObject({ family: 'secrets', service: 'secrets-api', requests: 1, limiter_allowed: 1, status: 200, route: 'POST /api/v1/secrets' });
+    // the whole printed line (CloudWatch prices every byte): the trace fields and the metrics, no
+    // logger timestamp (the EMF Timestamp is the same instant, and CloudWatch keeps each event's
+    // own), no constant sampling_rate, no caller address
+    expect(Object.keys(ok!.doc).sort()).toEqual(
+      ['_aws', 'family', 'latency', 'level', 'limiter_allowed', 'message', 'principal', 'request_id', 'requests', 'route', 'service', 'status', 'tenant_id'].sort(),
+    );
+    expect(ok!.doc).toMatchObject({ level: 'INFO', tenant_id: tenantId, principal: `api_key:${keyId}` });
+    // the duration once: the line's `latency` is the EMF metric's value
+    expect(printed.join('').split('\n').filter((l) => l.includes('"message":"request"')).every((l) => l.split('"latency":').length === 2)).toBe(true);
+    expect(Math.abs(ok!.doc._aws.Timestamp - Date.now())).toBeLessThan(60_000);
+    // a line without a metric document keeps its timestamp
+    printed.length = 0;
+    logger.info('other');
+    const other = JSON.parse(printed.join('').trim()) as Record<string, string>;
+    expect(Math.abs(Date.parse(other.timestamp!) - Date.now())).toBeLessThan(60_000);
+    expect(other).not.toHaveProperty('sampling_rate');
     expect(ok!.names).toEqual(['latency', 'limiter_allowed', 'requests']);
     expect(typeof ok!.doc.latency).toBe('number');
     expect(limited!.doc).toMatchObject({ family: 'secrets', requests: 1, limiter_denied: 1, client_errors: 1, status: 429 });
