@@ -58789,7 +58789,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @constant */
-                    action: "seal";
+                    action?: "seal";
                     break_glass?: {
                         delay_seconds: number;
                         veto_shares?: {
