@@ -18535,8 +18535,8 @@ export interface operations {
                     private_key_passphrase?: string;
                     tags?: string[];
                 } | {
-                    /** @enum {string} */
-                    algorithm: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                    /** @description The key spec: EC_P256, EC_P384, ED25519, RSA_2048, RSA_3072, RSA_4096, in any case with `-` or `_`, or an alias (P-256, ECDSA_P384, EdDSA, RSA3072, ...). */
+                    algorithm: string;
                     /** @constant */
                     backend: "pkcs11";
                     container_id?: string | null;
@@ -18546,8 +18546,8 @@ export interface operations {
                     signing_algorithm?: "ECDSA_P256_SHA256" | "ECDSA_P384_SHA384" | "ED25519" | "RSA_PKCS1_SHA256" | "RSA_PSS_SHA256";
                     tags?: string[];
                 } | {
-                    /** @enum {string} */
-                    algorithm: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                    /** @description The key spec: EC_P256, EC_P384, ED25519, RSA_2048, RSA_3072, RSA_4096, in any case with `-` or `_`, or an alias (P-256, ECDSA_P384, EdDSA, RSA3072, ...). */
+                    algorithm: string;
                     /** @constant */
                     backend: "kms";
                     container_id?: string | null;
