@@ -12180,6 +12180,14 @@ var import_yaml2 = __toESM(require_dist2(), 1);
 
 // cli/output.ts
 var import_yaml = __toESM(require_dist2(), 1);
+var UNTRUSTED_CERTIFICATE = /* @__PURE__ */ new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_UNTRUSTED"
+]);
 function describeError(error, apiUrl) {
   if (error instanceof CliError) return error.message;
   if (error instanceof ApiError) {
@@ -12197,6 +12205,8 @@ function describeError(error, apiUrl) {
   if (error instanceof OAuthError) return `${error.error_description ?? error.error} (${error.error})`;
   if (error instanceof UnexpectedResponseError) return `unexpected answer from the API (HTTP ${error.status}): check SECRETS_API_URL`;
   const code = error?.cause?.code;
+  if (error instanceof TypeError && /fetch failed/.test(error.message) && code && UNTRUSTED_CERTIFICATE.has(code))
+    return `the TLS certificate of ${apiUrl ?? "the API"} is not trusted (${code}): if a private CA issued it, set NODE_EXTRA_CA_CERTS to that CA's PEM file (what VAULT_CACERT is to vault)`;
   if (error instanceof TypeError && /fetch failed/.test(error.message))
     return `cannot reach ${apiUrl ?? "the API"}${code ? ` (${code})` : ""}: check SECRETS_API_URL and your network`;
   return error instanceof Error ? error.message : String(error);
@@ -12346,7 +12356,8 @@ Examples (every command takes -o json|yaml|table|env, --json and --profile NAME)
   secrets run --container app -- ./server         (or -s NAME[=ENV], --tag TAG, --all; same-named variables are refused)
   secrets export --all --format env|json|yaml|docker
   secrets completion bash|zsh|fish                shell completion
-Environment: SECRETS_API_URL (the API's address, without /api/v1), SECRETS_API_KEY, SECRETS_PROFILE.`
+Environment: SECRETS_API_URL (the API's address, without /api/v1), SECRETS_API_KEY, SECRETS_PROFILE,
+  NODE_EXTRA_CA_CERTS (a PEM file of the private CA that issued the API's TLS certificate: vault's VAULT_CACERT).`
 );
 var globalOptions = () => [
   new Option("-o, --output <format>", "output for scripts").choices(FORMATS),

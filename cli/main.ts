@@ -84,7 +84,8 @@ Examples (every command takes -o json|yaml|table|env, --json and --profile NAME)
   secrets run --container app -- ./server         (or -s NAME[=ENV], --tag TAG, --all; same-named variables are refused)
   secrets export --all --format env|json|yaml|docker
   secrets completion bash|zsh|fish                shell completion
-Environment: SECRETS_API_URL (the API's address, without /api/v1), SECRETS_API_KEY, SECRETS_PROFILE.`,
+Environment: SECRETS_API_URL (the API's address, without /api/v1), SECRETS_API_KEY, SECRETS_PROFILE,
+  NODE_EXTRA_CA_CERTS (a PEM file of the private CA that issued the API's TLS certificate: vault's VAULT_CACERT).`,
   );
 
 /** The global options, which every command takes too (added to each one below). */
