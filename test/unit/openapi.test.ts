@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod/v4';
 import { ROUTES } from '../../lib/routes.js';
-import { buildOpenApi, openApiPath } from '../../scripts/openapi.js';
+import { buildOpenApi, jsonSchema, openApiPath } from '../../scripts/openapi.js';
 import { scaled } from '../helpers/timeouts.js';
 
 describe('OpenAPI document', () => {
@@ -41,6 +42,17 @@ describe('OpenAPI request bodies', () => {
     expect(Object.keys(logout.content['application/json'].schema.properties ?? {})).toEqual([]);
     const wifi = (doc.paths['/api/v1/wifi-credentials']!.post as any).requestBody.content['application/json'].schema;
     expect(wifi.required).toEqual(expect.arrayContaining(['name', 'ssid']));
+  });
+});
+
+describe('OpenAPI patterns', () => {
+  it('a regex flag the document cannot carry (i, m, s) stops the build, naming the pattern; u and flagless patterns pass as written', () => {
+    expect(() => jsonSchema(z.strictObject({ q: z.string().regex(/^select\b/i) }))).toThrow(
+      '/^select\\b/i: the OpenAPI document cannot carry the regex flags "i"',
+    );
+    expect(() => jsonSchema(z.string().regex(/^a.b$/s), 'output')).toThrow(/flags "s"/);
+    expect(jsonSchema(z.string().regex(/^\p{L}+$/u))).toMatchObject({ pattern: '^\\p{L}+$' });
+    expect(jsonSchema(z.string().regex(/^[Ss]elect$/))).toMatchObject({ pattern: '^[Ss]elect$' });
   });
 });
 
