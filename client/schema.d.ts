@@ -32838,8 +32838,11 @@ export interface operations {
                     })[];
                     name: string;
                     store_password: string;
-                    /** @default pkcs12 */
-                    store_type?: string;
+                    /**
+                     * @default pkcs12
+                     * @enum {string}
+                     */
+                    store_type?: "pkcs12";
                     tags?: string[];
                 };
             };
