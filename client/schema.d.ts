@@ -19867,7 +19867,7 @@ export interface operations {
                     protocol?: "ssh" | "rdp" | "vnc" | "winrm" | "telnet" | "other";
                     tags?: string[];
                     username: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -23974,7 +23974,7 @@ export interface operations {
                     recovery_key?: string;
                     tags?: string[];
                     volume_id?: string;
-                };
+                } & (unknown | unknown | unknown);
             };
         };
         responses: {
