@@ -11859,13 +11859,27 @@ function removeLogin(dir = configDir(), profile2 = DEFAULT_PROFILE) {
 function readConfig(dir = configDir()) {
   const v = readJson(configPath(dir));
   const profiles = v && typeof v.profiles === "object" && v.profiles !== null ? v.profiles : {};
-  return { ...typeof v?.current_profile === "string" ? { current_profile: v.current_profile } : {}, profiles };
+  const scopes = v && typeof v.scopes === "object" && v.scopes !== null ? Object.fromEntries(Object.entries(v.scopes).filter(([d, p]) => typeof p === "string" && d === (0, import_node_path.resolve)(d))) : {};
+  return {
+    ...typeof v?.current_profile === "string" ? { current_profile: v.current_profile } : {},
+    profiles,
+    ...Object.keys(scopes).length > 0 ? { scopes } : {}
+  };
+}
+function scopeOf(config, cwd = process.cwd()) {
+  for (let d = (0, import_node_path.resolve)(cwd); ; d = (0, import_node_path.dirname)(d)) {
+    const profile2 = config.scopes?.[d];
+    if (profile2) return { dir: d, profile: profile2 };
+    if ((0, import_node_path.dirname)(d) === d) return void 0;
+  }
 }
 function writeConfig(config, dir = configDir()) {
   writePrivate(dir, configPath(dir), config);
 }
-function activeProfile(flag, env = process.env, dir = configDir()) {
-  return flag || env.SECRETS_PROFILE || readConfig(dir).current_profile || DEFAULT_PROFILE;
+function activeProfile(flag, env = process.env, dir = configDir(), cwd = process.cwd()) {
+  if (flag || env.SECRETS_PROFILE) return flag || env.SECRETS_PROFILE;
+  const config = readConfig(dir);
+  return scopeOf(config, cwd)?.profile || config.current_profile || DEFAULT_PROFILE;
 }
 
 // cli/api.ts
@@ -12180,6 +12194,14 @@ var import_yaml2 = __toESM(require_dist2(), 1);
 
 // cli/output.ts
 var import_yaml = __toESM(require_dist2(), 1);
+var UNTRUSTED_CERTIFICATE = /* @__PURE__ */ new Set([
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "CERT_UNTRUSTED"
+]);
 function describeError(error, apiUrl) {
   if (error instanceof CliError) return error.message;
   if (error instanceof ApiError) {
@@ -12197,6 +12219,8 @@ function describeError(error, apiUrl) {
   if (error instanceof OAuthError) return `${error.error_description ?? error.error} (${error.error})`;
   if (error instanceof UnexpectedResponseError) return `unexpected answer from the API (HTTP ${error.status}): check SECRETS_API_URL`;
   const code = error?.cause?.code;
+  if (error instanceof TypeError && /fetch failed/.test(error.message) && code && UNTRUSTED_CERTIFICATE.has(code))
+    return `the TLS certificate of ${apiUrl ?? "the API"} is not trusted (${code}): if a private CA issued it, set NODE_EXTRA_CA_CERTS to that CA's PEM file (what VAULT_CACERT is to vault)`;
   if (error instanceof TypeError && /fetch failed/.test(error.message))
     return `cannot reach ${apiUrl ?? "the API"}${code ? ` (${code})` : ""}: check SECRETS_API_URL and your network`;
   return error instanceof Error ? error.message : String(error);
@@ -12304,7 +12328,7 @@ async function readHidden(prompt, input = process.stdin, output = process.stderr
   input.setRawMode(true);
   input.resume();
   input.setEncoding("utf8");
-  return await new Promise((resolve, reject) => {
+  return await new Promise((resolve2, reject) => {
     let typed = "";
     const done = (fn) => {
       input.setRawMode(false);
@@ -12315,7 +12339,7 @@ async function readHidden(prompt, input = process.stdin, output = process.stderr
     };
     const onData = (chunk) => {
       for (const ch of chunk) {
-        if (ch === "\r" || ch === "\n") return done(() => resolve(typed));
+        if (ch === "\r" || ch === "\n") return done(() => resolve2(typed));
         if (ch === "") return done(() => reject(new Error("interrupted")));
         if (ch === "\x7F" || ch === "\b") typed = typed.slice(0, -1);
         else if (ch >= " ") typed += ch;
@@ -12335,6 +12359,7 @@ Examples (every command takes -o json|yaml|table|env, --json and --profile NAME)
   secrets login --method api-key < key.txt        sign in with an API key (prompted on a terminal)
   secrets login --method password --account ID --email you@example.com
   secrets profile set prod --api-url https://api.example.com; secrets profile use prod   (or SECRETS_PROFILE=prod)
+  secrets profile use staging --scope .           in this project's folder and below (doppler setup)
   secrets secrets list [--container NAME] [--tag TAG] -o table
   secrets secrets get db --field password         one field, as is (vault kv get -field)
   secrets secrets get db --version 3              an older version; \`secrets secrets versions db\` lists them
@@ -12346,12 +12371,13 @@ Examples (every command takes -o json|yaml|table|env, --json and --profile NAME)
   secrets run --container app -- ./server         (or -s NAME[=ENV], --tag TAG, --all; same-named variables are refused)
   secrets export --all --format env|json|yaml|docker
   secrets completion bash|zsh|fish                shell completion
-Environment: SECRETS_API_URL (the API's address, without /api/v1), SECRETS_API_KEY, SECRETS_PROFILE.`
+Environment: SECRETS_API_URL (the API's address, without /api/v1), SECRETS_API_KEY, SECRETS_PROFILE,
+  NODE_EXTRA_CA_CERTS (a PEM file of the private CA that issued the API's TLS certificate: vault's VAULT_CACERT).`
 );
 var globalOptions = () => [
   new Option("-o, --output <format>", "output for scripts").choices(FORMATS),
   new Option("--json", "the same as --output json"),
-  new Option("--profile <name>", "the profile to use (default: SECRETS_PROFILE, then `secrets profile use`)")
+  new Option("--profile <name>", "the profile to use (default: SECRETS_PROFILE, then the folder's `profile use --scope`, then `profile use`)")
 ];
 for (const o of globalOptions()) program2.addOption(o);
 var current = program2;
@@ -12490,10 +12516,13 @@ profile.command("list").description("the profiles, the one in use marked").actio
     name,
     current: name === s.profile,
     api_url: config.profiles[name]?.api_url ?? readStored(s.dir, name)?.api_url ?? null,
-    signed_in: readStored(s.dir, name) !== void 0
+    signed_in: readStored(s.dir, name) !== void 0,
+    scopes: Object.keys(config.scopes ?? {}).filter((d) => config.scopes[d] === name).sort()
   }));
   print(
-    rows.map((r) => `${r.current ? "*" : " "} ${r.name}${r.api_url ? `  ${r.api_url}` : ""}${r.signed_in ? "" : "  (not logged in)"}`).join("\n"),
+    rows.map(
+      (r) => `${r.current ? "*" : " "} ${r.name}${r.api_url ? `  ${r.api_url}` : ""}${r.signed_in ? "" : "  (not logged in)"}${r.scopes.length > 0 ? `  (in ${r.scopes.join(", ")})` : ""}`
+    ).join("\n"),
     rows
   );
 });
@@ -12505,22 +12534,56 @@ profile.command("set <name>").description("create or change a profile").required
   writeConfig({ ...config, profiles: { ...config.profiles, [name]: { api_url: apiUrl } } }, s.dir);
   print(`Profile ${name}: ${apiUrl} (sign in with \`secrets --profile ${name} login\`)`, { name, api_url: apiUrl });
 });
-profile.command("use <name>").description("the profile to use when neither --profile nor SECRETS_PROFILE says").action((name) => {
+function scopeDir(path) {
+  try {
+    const real = (0, import_node_fs3.realpathSync)(path);
+    if ((0, import_node_fs3.statSync)(real).isDirectory()) return real;
+  } catch {
+  }
+  throw new CliError(`--scope "${path}" is not a directory: name the project's folder (\`.\` is the current one)`);
+}
+profile.command("use <name>").description("the profile to use when neither --profile nor SECRETS_PROFILE says; --scope DIR: only in DIR and below (doppler setup)").option("--scope <dir>", "use it only in this directory and the ones below it (`.`: the current one)").action((name, opts) => {
   if (!isProfileName(name)) throw new CliError(`"${name}" is not a profile name: letters, digits, ".", "_", "-"`);
   const dir = configDir();
   const config = readConfig(dir);
   if (name !== DEFAULT_PROFILE && !config.profiles[name])
     throw new CliError(`no profile ${name}: create it with \`secrets profile set ${name} --api-url <url>\``);
+  if (opts.scope !== void 0) {
+    const where = scopeDir(opts.scope);
+    writeConfig({ ...config, scopes: { ...config.scopes, [where]: name } }, dir);
+    print(`Using profile ${name} in ${where} and below`, { profile: name, scope: where });
+    return;
+  }
   writeConfig({ ...config, current_profile: name }, dir);
   print(`Using profile ${name}`, { current_profile: name });
+});
+profile.command("unscope [dir]").description("stop using a profile in a directory (`profile use NAME --scope DIR`); default: the current directory").action((path) => {
+  const dir = configDir();
+  const config = readConfig(dir);
+  const where = scopeDir(path ?? ".");
+  const name = config.scopes?.[where];
+  if (!name) {
+    const covering = scopeOf(config, where);
+    throw new CliError(
+      covering ? `no profile is scoped to ${where}: ${covering.dir} is (profile ${covering.profile}); \`secrets profile unscope ${covering.dir}\`` : `no profile is scoped to ${where} or above it`
+    );
+  }
+  const { [where]: _gone, ...scopes } = config.scopes;
+  writeConfig({ ...config, scopes }, dir);
+  print(`Profile ${name} is no longer used in ${where}`, { profile: name, scope: where, removed: true });
 });
 profile.command("delete <name>").description("forget a profile and its stored credential").action((name) => {
   const dir = configDir();
   const config = readConfig(dir);
   const { [name]: _gone, ...rest } = config.profiles;
+  const scopes = Object.fromEntries(Object.entries(config.scopes ?? {}).filter(([, p]) => p !== name));
   removeLogin(dir, name);
   writeConfig(
-    { ...config.current_profile && config.current_profile !== name ? { current_profile: config.current_profile } : {}, profiles: rest },
+    {
+      ...config.current_profile && config.current_profile !== name ? { current_profile: config.current_profile } : {},
+      profiles: rest,
+      ...Object.keys(scopes).length > 0 ? { scopes } : {}
+    },
     dir
   );
   print(`Deleted profile ${name}`, { deleted: true, name });
@@ -12712,7 +12775,7 @@ selectionOptions(
   const signals = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"];
   const handlers = signals.map((s) => [s, forward(s)]);
   for (const [s, h] of handlers) process.on(s, h);
-  const code = await new Promise((resolve, reject) => {
+  const code = await new Promise((resolve2, reject) => {
     child.on(
       "error",
       (e) => reject(new CliError(e.code === "ENOENT" ? `command not found: ${file}` : `cannot run ${file}: ${e.message}`))
@@ -12721,8 +12784,8 @@ selectionOptions(
       for (const [s, h] of handlers) process.off(s, h);
       if (signal) {
         process.kill(process.pid, signal);
-        resolve(128);
-      } else resolve(status ?? 1);
+        resolve2(128);
+      } else resolve2(status ?? 1);
     });
   });
   process.exitCode = code;

@@ -1,14 +1,16 @@
 import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 
 /**
  * Where the CLI keeps its settings: the OS's per-user configuration directory
  * (`$XDG_CONFIG_HOME` or `~/.config` on Linux and other Unixes, `~/Library/Application
  * Support` on macOS, `%APPDATA%` on Windows), folder `secrets-cli`:
  *
- * - `config.json`: the profiles (`{ current_profile, profiles: { <name>: { api_url } } }`),
- *   one per API and account, like the AWS CLI's named profiles or Vault's per-address tokens;
+ * - `config.json`: the profiles (`{ current_profile, profiles: { <name>: { api_url } },
+ *   scopes: { <absolute directory>: <name> } }`), one per API and account, like the AWS CLI's
+ *   named profiles or Vault's per-address tokens; a scope binds a profile to a directory and
+ *   the directories below it (`doppler setup`'s per-directory configuration);
  * - `credentials.json` (profile `default`) and `credentials.<profile>.json`: the profile's
  *   credential, a CLI login (its rotating refresh token) or an API key stored by
  *   `secrets login --method api-key`.
@@ -38,6 +40,8 @@ export interface Profile {
 export interface CliConfig {
   readonly current_profile?: string;
   readonly profiles: Readonly<Record<string, Profile>>;
+  /** Absolute directory -> the profile used there and below (`secrets profile use NAME --scope DIR`). */
+  readonly scopes?: Readonly<Record<string, string>>;
 }
 
 export const DEFAULT_PROFILE = 'default';
@@ -95,14 +99,37 @@ export function removeLogin(dir = configDir(), profile = DEFAULT_PROFILE): void 
 export function readConfig(dir = configDir()): CliConfig {
   const v = readJson(configPath(dir)) as Partial<CliConfig> | undefined;
   const profiles = v && typeof v.profiles === 'object' && v.profiles !== null ? v.profiles : {};
-  return { ...(typeof v?.current_profile === 'string' ? { current_profile: v.current_profile } : {}), profiles };
+  const scopes =
+    v && typeof v.scopes === 'object' && v.scopes !== null
+      ? Object.fromEntries(Object.entries(v.scopes).filter(([d, p]) => typeof p === 'string' && d === resolve(d)))
+      : {};
+  return {
+    ...(typeof v?.current_profile === 'string' ? { current_profile: v.current_profile } : {}),
+    profiles,
+    ...(Object.keys(scopes).length > 0 ? { scopes } : {}),
+  };
+}
+
+/** The scope that covers `cwd`: the bound directory nearest to it (itself, or its closest parent). */
+export function scopeOf(config: CliConfig, cwd: string = process.cwd()): { dir: string; profile: string } | undefined {
+  for (let d = resolve(cwd); ; d = dirname(d)) {
+    const profile = config.scopes?.[d];
+    if (profile) return { dir: d, profile };
+    if (dirname(d) === d) return undefined;
+  }
 }
 
 export function writeConfig(config: CliConfig, dir = configDir()): void {
   writePrivate(dir, configPath(dir), config);
 }
 
-/** The profile in use: `--profile`, else `SECRETS_PROFILE`, else the one `secrets profile use` chose, else `default`. */
-export function activeProfile(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, dir = configDir()): string {
-  return flag || env.SECRETS_PROFILE || readConfig(dir).current_profile || DEFAULT_PROFILE;
+/**
+ * The profile in use: `--profile`, else `SECRETS_PROFILE`, else the scope of the working
+ * directory (`secrets profile use NAME --scope DIR`), else the one `secrets profile use`
+ * chose, else `default`.
+ */
+export function activeProfile(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, dir = configDir(), cwd = process.cwd()): string {
+  if (flag || env.SECRETS_PROFILE) return (flag || env.SECRETS_PROFILE)!;
+  const config = readConfig(dir);
+  return scopeOf(config, cwd)?.profile || config.current_profile || DEFAULT_PROFILE;
 }

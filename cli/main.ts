@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { OAuthError } from '../client/index.js';
 import pkg from '../package.json' with { type: 'json' };
@@ -44,6 +44,7 @@ import {
   readConfig,
   readStored,
   removeLogin,
+  scopeOf,
   writeConfig,
   writeLogin,
 } from './config.js';
@@ -73,6 +74,7 @@ Examples (every command takes -o json|yaml|table|env, --json and --profile NAME)
   secrets login --method api-key < key.txt        sign in with an API key (prompted on a terminal)
   secrets login --method password --account ID --email you@example.com
   secrets profile set prod --api-url https://api.example.com; secrets profile use prod   (or SECRETS_PROFILE=prod)
+  secrets profile use staging --scope .           in this project's folder and below (doppler setup)
   secrets secrets list [--container NAME] [--tag TAG] -o table
   secrets secrets get db --field password         one field, as is (vault kv get -field)
   secrets secrets get db --version 3              an older version; \`secrets secrets versions db\` lists them
@@ -84,14 +86,15 @@ Examples (every command takes -o json|yaml|table|env, --json and --profile NAME)
   secrets run --container app -- ./server         (or -s NAME[=ENV], --tag TAG, --all; same-named variables are refused)
   secrets export --all --format env|json|yaml|docker
   secrets completion bash|zsh|fish                shell completion
-Environment: SECRETS_API_URL (the API's address, without /api/v1), SECRETS_API_KEY, SECRETS_PROFILE.`,
+Environment: SECRETS_API_URL (the API's address, without /api/v1), SECRETS_API_KEY, SECRETS_PROFILE,
+  NODE_EXTRA_CA_CERTS (a PEM file of the private CA that issued the API's TLS certificate: vault's VAULT_CACERT).`,
   );
 
 /** The global options, which every command takes too (added to each one below). */
 const globalOptions = () => [
   new Option('-o, --output <format>', 'output for scripts').choices(FORMATS),
   new Option('--json', 'the same as --output json'),
-  new Option('--profile <name>', 'the profile to use (default: SECRETS_PROFILE, then `secrets profile use`)'),
+  new Option('--profile <name>', "the profile to use (default: SECRETS_PROFILE, then the folder's `profile use --scope`, then `profile use`)"),
 ];
 for (const o of globalOptions()) program.addOption(o);
 
@@ -266,9 +269,17 @@ profile
       current: name === s.profile,
       api_url: config.profiles[name]?.api_url ?? readStored(s.dir, name)?.api_url ?? null,
       signed_in: readStored(s.dir, name) !== undefined,
+      scopes: Object.keys(config.scopes ?? {})
+        .filter((d) => config.scopes![d] === name)
+        .sort(),
     }));
     print(
-      rows.map((r) => `${r.current ? '*' : ' '} ${r.name}${r.api_url ? `  ${r.api_url}` : ''}${r.signed_in ? '' : '  (not logged in)'}`).join('\n'),
+      rows
+        .map(
+          (r) =>
+            `${r.current ? '*' : ' '} ${r.name}${r.api_url ? `  ${r.api_url}` : ''}${r.signed_in ? '' : '  (not logged in)'}${r.scopes.length > 0 ? `  (in ${r.scopes.join(', ')})` : ''}`,
+        )
+        .join('\n'),
       rows,
     );
   });
@@ -286,17 +297,56 @@ profile
     print(`Profile ${name}: ${apiUrl} (sign in with \`secrets --profile ${name} login\`)`, { name, api_url: apiUrl });
   });
 
+/** A directory as the working directory reads it (symbolic links resolved), or the fix. */
+function scopeDir(path: string): string {
+  try {
+    const real = realpathSync(path);
+    if (statSync(real).isDirectory()) return real;
+  } catch {
+    // answered below
+  }
+  throw new CliError(`--scope "${path}" is not a directory: name the project's folder (\`.\` is the current one)`);
+}
+
 profile
   .command('use <name>')
-  .description('the profile to use when neither --profile nor SECRETS_PROFILE says')
-  .action((name: string) => {
+  .description('the profile to use when neither --profile nor SECRETS_PROFILE says; --scope DIR: only in DIR and below (doppler setup)')
+  .option('--scope <dir>', 'use it only in this directory and the ones below it (`.`: the current one)')
+  .action((name: string, opts: { scope?: string }) => {
     if (!isProfileName(name)) throw new CliError(`"${name}" is not a profile name: letters, digits, ".", "_", "-"`);
     const dir = configDir();
     const config = readConfig(dir);
     if (name !== DEFAULT_PROFILE && !config.profiles[name])
       throw new CliError(`no profile ${name}: create it with \`secrets profile set ${name} --api-url <url>\``);
+    if (opts.scope !== undefined) {
+      const where = scopeDir(opts.scope);
+      writeConfig({ ...config, scopes: { ...config.scopes, [where]: name } }, dir);
+      print(`Using profile ${name} in ${where} and below`, { profile: name, scope: where });
+      return;
+    }
     writeConfig({ ...config, current_profile: name }, dir);
     print(`Using profile ${name}`, { current_profile: name });
+  });
+
+profile
+  .command('unscope [dir]')
+  .description('stop using a profile in a directory (`profile use NAME --scope DIR`); default: the current directory')
+  .action((path: string | undefined) => {
+    const dir = configDir();
+    const config = readConfig(dir);
+    const where = scopeDir(path ?? '.');
+    const name = config.scopes?.[where];
+    if (!name) {
+      const covering = scopeOf(config, where);
+      throw new CliError(
+        covering
+          ? `no profile is scoped to ${where}: ${covering.dir} is (profile ${covering.profile}); \`secrets profile unscope ${covering.dir}\``
+          : `no profile is scoped to ${where} or above it`,
+      );
+    }
+    const { [where]: _gone, ...scopes } = config.scopes!;
+    writeConfig({ ...config, scopes }, dir);
+    print(`Profile ${name} is no longer used in ${where}`, { profile: name, scope: where, removed: true });
   });
 
 profile
@@ -306,9 +356,14 @@ profile
     const dir = configDir();
     const config = readConfig(dir);
     const { [name]: _gone, ...rest } = config.profiles;
+    const scopes = Object.fromEntries(Object.entries(config.scopes ?? {}).filter(([, p]) => p !== name));
     removeLogin(dir, name);
     writeConfig(
-      { ...(config.current_profile && config.current_profile !== name ? { current_profile: config.current_profile } : {}), profiles: rest },
+      {
+        ...(config.current_profile && config.current_profile !== name ? { current_profile: config.current_profile } : {}),
+        profiles: rest,
+        ...(Object.keys(scopes).length > 0 ? { scopes } : {}),
+      },
       dir,
     );
     print(`Deleted profile ${name}`, { deleted: true, name });

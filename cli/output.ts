@@ -2,6 +2,16 @@ import { stringify as stringifyYaml } from 'yaml';
 import { ApiError, OAuthError, UnexpectedResponseError } from '../client/index.js';
 import { CliError } from './api.js';
 
+/** OpenSSL's verdicts on a certificate chain that ends in no CA the machine trusts: most often a private CA's. */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+]);
+
 /** What each failure tells the user: one line, with what to do. */
 export function describeError(error: unknown, apiUrl?: string): string {
   if (error instanceof CliError) return error.message;
@@ -20,6 +30,8 @@ export function describeError(error: unknown, apiUrl?: string): string {
   if (error instanceof OAuthError) return `${error.error_description ?? error.error} (${error.error})`;
   if (error instanceof UnexpectedResponseError) return `unexpected answer from the API (HTTP ${error.status}): check SECRETS_API_URL`;
   const code = (error as { cause?: { code?: string } })?.cause?.code;
+  if (error instanceof TypeError && /fetch failed/.test(error.message) && code && UNTRUSTED_CERTIFICATE.has(code))
+    return `the TLS certificate of ${apiUrl ?? 'the API'} is not trusted (${code}): if a private CA issued it, set NODE_EXTRA_CA_CERTS to that CA's PEM file (what VAULT_CACERT is to vault)`;
   if (error instanceof TypeError && /fetch failed/.test(error.message))
     return `cannot reach ${apiUrl ?? 'the API'}${code ? ` (${code})` : ''}: check SECRETS_API_URL and your network`;
   return error instanceof Error ? error.message : String(error);

@@ -8286,7 +8286,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -8849,7 +8853,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -14512,7 +14520,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -18535,8 +18547,8 @@ export interface operations {
                     private_key_passphrase?: string;
                     tags?: string[];
                 } | {
-                    /** @enum {string} */
-                    algorithm: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                    /** @description The key spec: EC_P256, EC_P384, ED25519, RSA_2048, RSA_3072, RSA_4096, in any case with `-` or `_`, or an alias (P-256, ECDSA_P384, EdDSA, RSA3072, ...). */
+                    algorithm: string;
                     /** @constant */
                     backend: "pkcs11";
                     container_id?: string | null;
@@ -18546,8 +18558,8 @@ export interface operations {
                     signing_algorithm?: "ECDSA_P256_SHA256" | "ECDSA_P384_SHA384" | "ED25519" | "RSA_PKCS1_SHA256" | "RSA_PSS_SHA256";
                     tags?: string[];
                 } | {
-                    /** @enum {string} */
-                    algorithm: "EC_P256" | "EC_P384" | "ED25519" | "RSA_2048" | "RSA_3072" | "RSA_4096";
+                    /** @description The key spec: EC_P256, EC_P384, ED25519, RSA_2048, RSA_3072, RSA_4096, in any case with `-` or `_`, or an alias (P-256, ECDSA_P384, EdDSA, RSA3072, ...). */
+                    algorithm: string;
                     /** @constant */
                     backend: "kms";
                     container_id?: string | null;
@@ -19855,7 +19867,7 @@ export interface operations {
                     protocol?: "ssh" | "rdp" | "vnc" | "winrm" | "telnet" | "other";
                     tags?: string[];
                     username: string;
-                };
+                } & (unknown | unknown);
             };
         };
         responses: {
@@ -23962,7 +23974,7 @@ export interface operations {
                     recovery_key?: string;
                     tags?: string[];
                     volume_id?: string;
-                };
+                } & (unknown | unknown | unknown);
             };
         };
         responses: {
@@ -32826,8 +32838,11 @@ export interface operations {
                     })[];
                     name: string;
                     store_password: string;
-                    /** @default pkcs12 */
-                    store_type?: string;
+                    /**
+                     * @default pkcs12
+                     * @enum {string}
+                     */
+                    store_type?: "pkcs12";
                     tags?: string[];
                 };
             };
@@ -58789,7 +58804,7 @@ export interface operations {
             content: {
                 "application/json": {
                     /** @constant */
-                    action: "seal";
+                    action?: "seal";
                     break_glass?: {
                         delay_seconds: number;
                         veto_shares?: {

@@ -18,6 +18,13 @@ export const OptionalCursor = z.string().max(2048).optional();
 export const PageQuery = z.strictObject({ limit: Limit(), offset: Offset, cursor: Cursor.optional() });
 export type PageQuery = z.infer<typeof PageQuery>;
 
+/**
+ * The body of a mutation that takes no fields: none, or `{}` (a client that always sends a JSON
+ * object). Anything else is 400 naming the field, so the description and the server agree on
+ * what such a route takes.
+ */
+export const NoFieldsBody = z.strictObject({}).optional();
+
 export const Uuid = z.uuid();
 export const IdParams = z.strictObject({ id: Uuid });
 export type IdParams = z.infer<typeof IdParams>;

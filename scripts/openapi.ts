@@ -31,9 +31,29 @@ export function jsonSchema(s: z.ZodType | undefined, io: 'input' | 'output' = 'i
   const { $schema: _, ...rest } = z.toJSONSchema(s, {
     io,
     unrepresentable: 'any',
-    override: io === 'input' ? defaultDiscriminator : undefined,
+    override: (ctx) => {
+      flaglessPatterns(ctx);
+      if (io === 'input') defaultDiscriminator(ctx);
+    },
   }) as Json;
   return rest;
+}
+
+/**
+ * A pattern the description carries is its source alone (JSON Schema's `pattern`, read with
+ * `u`): a flag that changes what it matches (`i`, `m`, `s`) would be dropped, and the
+ * description would refuse what the server takes (`/^select/i` and `SELECT`). Such a schema
+ * is a mistake to fix where it is written: `[sS]`, `[a-fA-F]`.
+ */
+function flaglessPatterns(ctx: { zodSchema: unknown }) {
+  type Check = { _zod?: { def?: { pattern?: unknown } } };
+  const checks = (ctx.zodSchema as { _zod?: { def?: { checks?: Check[] } } })._zod?.def?.checks ?? [];
+  for (const p of checks.map((c) => c._zod?.def?.pattern)) {
+    if (p instanceof RegExp && /[ims]/.test(p.flags))
+      throw new Error(
+        `/${p.source}/${p.flags}: the OpenAPI document cannot carry the regex flags "${p.flags.replace(/[^ims]/g, '')}"; write the pattern without them (e.g. [a-fA-F] for /i)`,
+      );
+  }
 }
 
 /**

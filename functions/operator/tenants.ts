@@ -1,5 +1,5 @@
 import { defineHandler, ok, created } from '../../lib/http/index.js';
-import { listPage } from '../../lib/schemas.js';
+import { listPage, NoFieldsBody } from '../../lib/schemas.js';
 import { CreateTenantBody, ListTenantsQuery, QuotaBody, TenantAnswer, TenantCreated, TenantPage, TenantParams } from '../../lib/operator/schemas.js';
 import { createTenant, listTenants, setTenantQuota, setTenantStatus } from '../../lib/operator/service.js';
 
@@ -30,6 +30,7 @@ export const activate = defineHandler({
   responses: { 200: TenantAnswer },
   errors: ['not_found'],
   params: TenantParams,
+  body: NoFieldsBody,
   async handler({ ctx, params }) {
     return ok({ tenant: await setTenantStatus(ctx, params.id, 'active') });
   },
@@ -42,6 +43,7 @@ export const suspend = defineHandler({
   responses: { 200: TenantAnswer },
   errors: ['not_found', 'self_suspension'],
   params: TenantParams,
+  body: NoFieldsBody,
   async handler({ ctx, params }) {
     return ok({ tenant: await setTenantStatus(ctx, params.id, 'suspended') });
   },

@@ -11,8 +11,8 @@ const Filters = {
   action: z
     .string()
     .max(128)
-    .regex(/^[a-z0-9_.*-]+$/i, 'letters, digits, . _ - and a trailing *')
-    .refine((a) => !a.slice(0, -1).includes('*'), { message: '* only at the end' })
+    // one pattern, not a refinement: the description carries the rule too
+    .regex(/^[a-zA-Z0-9_.-]*[a-zA-Z0-9_.*-]$/, 'letters, digits, . _ - and a trailing * (only at the end)')
     .optional(),
   resource_type: Text.optional(),
   resource_id: Text.optional(),

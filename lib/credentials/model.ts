@@ -57,6 +57,12 @@ export interface TypeSpec {
    * update with the merged fields. Throws badRequest/validationFailed.
    */
   readonly prepare?: (ctx: CallContext, fields: Fields, current: Fields | undefined) => Fields | Promise<Fields>;
+  /**
+   * Fields of which at least one is required (a log-in needs a password or a key): checked
+   * before `prepare` on create and on every update with the merged fields, and carried by
+   * the create body's description as `anyOf` of `required`.
+   */
+  readonly requiresOneOf?: readonly string[];
   /** Items deleted with the resource (state kept beside the head, e.g. an OTP counter). */
   readonly extraDeletes?: (tenantId: string, id: string) => TxItem[];
   /**
@@ -106,12 +112,18 @@ function union(fields: z.ZodObject | Variants, options: z.ZodObject[]): z.ZodTyp
 
 const nonEmpty = (schema: z.ZodObject) => atLeastOneField(schema) as unknown as z.ZodType<Fields>;
 
-/** The POST body: common fields plus the type's fields. */
-const createBodyOf = (spec: TypeSpec) =>
-  union(
+/** The POST body: common fields plus the type's fields (and the fields of which one is required, as the description's `anyOf`). */
+const createBodyOf = (spec: TypeSpec) => {
+  const body = union(
     spec.fields,
     optionsOf(spec.fields).map((o) => o.extend(COMMON)),
   );
+  const oneOf = spec.requiresOneOf;
+  if (!oneOf) return body;
+  // inside allOf, as lib/schemas.ts crossFieldRule adds a rule: the typed client keeps the body's type
+  const before = (body.meta() ?? {}) as { allOf?: unknown[] };
+  return body.meta({ ...before, allOf: [...(before.allOf ?? []), { anyOf: oneOf.map((k) => ({ required: [k] })) }] }) as z.ZodType<Fields>;
+};
 
 /** The PUT body, from the type's update mode (see TypeSpec.update). */
 function updateBodyOf(spec: TypeSpec): z.ZodType<Fields> {
@@ -131,7 +143,14 @@ function updateBodyOf(spec: TypeSpec): z.ZodType<Fields> {
 export function describeType(spec: TypeSpec): CredentialType {
   const entry = resourceType(spec.type);
   if (!entry) throw new Error(`${spec.type} is not in lib/catalog.ts`);
-  return { ...entry, ...spec, createBody: createBodyOf(spec), updateBody: updateBodyOf(spec) };
+  const { requiresOneOf: oneOf, prepare: own } = spec;
+  const prepare: TypeSpec['prepare'] = oneOf
+    ? (ctx, fields, current) => {
+        requireOneOf(fields, oneOf);
+        return own ? own(ctx, fields, current) : fields;
+      }
+    : own;
+  return { ...entry, ...spec, prepare, createBody: createBodyOf(spec), updateBody: updateBodyOf(spec) };
 }
 
 // ---- stored form and rendering --------------------------------------------------------

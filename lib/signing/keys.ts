@@ -69,12 +69,29 @@ const ALIASES: Record<string, KeySpec> = {
   RSA4096: 'RSA_4096',
 };
 
+/** Every spelling of one name that reads as it: any case, `-` or `_` between its parts. */
+const spellingsOf = (name: string) => [...name].map((c) => (c === '_' ? '[-_]' : /[A-Z]/.test(c) ? `[${c}${c.toLowerCase()}]` : c)).join('');
+/**
+ * What `algorithm` accepts, as a pattern the description carries (the request validator and
+ * any client check it the same way): a key spec or one of its aliases, in any case, `-` or `_`,
+ * blanks around it ignored.
+ */
+const KEY_SPEC_SPELLING = new RegExp(`^\\s*(?:${[...KEY_SPECS, ...Object.keys(ALIASES)].map(spellingsOf).join('|')})\\s*$`);
+
 /** A key spec, case-insensitive, `-` or `_` (EC_P256, ecdsa-p256, P-256, Ed25519, RSA-3072, ...). */
-export const KeySpecField = z.preprocess((v) => {
-  if (typeof v !== 'string') return v;
-  const n = v.trim().toUpperCase().replace(/-/g, '_');
-  return ALIASES[n] ?? n;
-}, z.enum(KEY_SPECS));
+export const KeySpecField = z
+  .string()
+  .regex(KEY_SPEC_SPELLING, {
+    message: `must be one of ${KEY_SPECS.join(', ')} (any case, - or _; aliases such as P-256, ecdsa-p384, rsa-3072)`,
+  })
+  .meta({
+    description: `The key spec: ${KEY_SPECS.join(', ')}, in any case with \`-\` or \`_\`, or an alias (P-256, ECDSA_P384, EdDSA, RSA3072, ...).`,
+  })
+  .transform((v) => {
+    const n = v.trim().toUpperCase().replace(/-/g, '_');
+    return ALIASES[n] ?? n;
+  })
+  .pipe(z.enum(KEY_SPECS));
 
 /** What a backend key is created from (the code-signing-keys POST body's backend variant). */
 const BackendKeyInput = z.strictObject({

@@ -48,7 +48,10 @@ export const ExtractBody = z.strictObject({
         .string()
         .min(1)
         .max(8192)
-        .regex(/^\s*(select|with)\b/i, 'a SELECT (or WITH … SELECT) returning columns name, value and optionally username, url'),
+        .regex(
+          /^\s*([Ss][Ee][Ll][Ee][Cc][Tt]|[Ww][Ii][Tt][Hh])\b/,
+          'a SELECT (or WITH … SELECT) returning columns name, value and optionally username, url',
+        ),
     }),
   ]),
   name_prefix: z

@@ -51,10 +51,10 @@ export const PasswordRegistered = z.object({ registered: z.literal(true), email:
 export const PasswordVerify = z.union([
   z.object({
     challenge_id: z.uuid(),
-    salt: z.string().regex(/^[0-9a-f]+$/i),
+    salt: z.string().regex(/^[0-9a-fA-F]+$/),
     server_public: z
       .string()
-      .regex(/^[0-9a-f]+$/i)
+      .regex(/^[0-9a-fA-F]+$/)
       .describe('B = kv + g^b mod N'),
     srp_version: SrpVersionSchema,
     expires_at: Timestamp,
@@ -62,7 +62,7 @@ export const PasswordVerify = z.union([
   SessionTokensSchema.extend({
     server_proof: z
       .string()
-      .regex(/^[0-9a-f]+$/i)
+      .regex(/^[0-9a-fA-F]+$/)
       .describe('M2: proves the server knows the verifier.'),
   }),
 ]);

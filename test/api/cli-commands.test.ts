@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as srp from 'secure-remote-password/client.js';
@@ -24,8 +24,8 @@ interface Run {
   stderr: string;
 }
 
-function cli(args: string[], env: NodeJS.ProcessEnv, stdin?: string): Promise<Run> {
-  const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+function cli(args: string[], env: NodeJS.ProcessEnv, stdin?: string, cwd?: string): Promise<Run> {
+  const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
@@ -47,13 +47,13 @@ const envOf = (key: string | null = a.adminKey, more: NodeJS.ProcessEnv = {}): N
   };
 };
 
-const ok = async (args: string[], env: NodeJS.ProcessEnv, stdin?: string) => {
-  const r = await cli(args, env, stdin);
+const ok = async (args: string[], env: NodeJS.ProcessEnv, stdin?: string, cwd?: string) => {
+  const r = await cli(args, env, stdin, cwd);
   expect(r.code, `secrets ${args.join(' ')}: ${r.stderr}`).toBe(0);
   return r;
 };
-const fails = async (args: string[], env: NodeJS.ProcessEnv, stdin?: string) => {
-  const r = await cli(args, env, stdin);
+const fails = async (args: string[], env: NodeJS.ProcessEnv, stdin?: string, cwd?: string) => {
+  const r = await cli(args, env, stdin, cwd);
   expect(r.code, `secrets ${args.join(' ')} should fail: ${r.stdout}`).toBe(1);
   expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
   return r.stderr.trim();
@@ -230,8 +230,8 @@ describe('secrets CLI commands', () => {
     expect((await ok(['whoami'], noUrl)).stdout).toContain(`in account ${a.tenantId}`);
     const profiles = JSON.parse((await ok(['profile', 'list', '-o', 'json'], noUrl)).stdout);
     expect(profiles).toEqual([
-      { name: 'default', current: false, api_url: null, signed_in: false },
-      { name: 'staging', current: true, api_url: baseUrl(), signed_in: true },
+      { name: 'default', current: false, api_url: null, signed_in: false, scopes: [] },
+      { name: 'staging', current: true, api_url: baseUrl(), signed_in: true, scopes: [] },
     ]);
     expect(await fails(['profile', 'use', 'nope'], noUrl)).toBe('error: no profile nope: create it with `secrets profile set nope --api-url <url>`');
 
@@ -241,6 +241,39 @@ describe('secrets CLI commands', () => {
     );
     expect((await ok(['logout'], noUrl)).stdout.trim()).toBe('Logged out: the API key is forgotten here (it stays valid until revoked).');
     await fails(['whoami'], noUrl);
+  }, scaled(60_000));
+
+  it('a profile scoped to a folder (doppler setup): used there and below, not elsewhere; --profile and SECRETS_PROFILE still win; unscope', async () => {
+    const env = envOf(null);
+    const noUrl = { ...env, SECRETS_API_URL: undefined };
+    await ok(['profile', 'set', 'proj', '--api-url', baseUrl()], noUrl);
+    await ok(['--profile', 'proj', 'login', '--method', 'api-key'], noUrl, `${a.adminKey}\n`);
+    const project = realpathSync(mkdtempSync(join(tmpdir(), 'cli-project-')));
+    const below = join(project, 'src');
+    mkdirSync(below);
+    const elsewhere = mkdtempSync(join(tmpdir(), 'cli-elsewhere-'));
+    const notLoggedIn = 'error: not logged in: run `secrets login` (or set SECRETS_API_KEY to an API key)';
+
+    expect((await ok(['profile', 'use', 'proj', '--scope', '.'], noUrl, undefined, project)).stdout.trim()).toBe(`Using profile proj in ${project} and below`);
+    expect(JSON.parse(readFileSync(join(env.XDG_CONFIG_HOME!, 'secrets-cli', 'config.json'), 'utf8')).scopes).toEqual({ [project]: 'proj' });
+    // in the folder and below it: the scoped profile's credential; elsewhere the global choice (default, not logged in)
+    expect(JSON.parse((await ok(['whoami', '--json'], noUrl, undefined, project)).stdout)).toMatchObject({ account_id: a.tenantId });
+    expect(JSON.parse((await ok(['whoami', '--json'], noUrl, undefined, below)).stdout)).toMatchObject({ account_id: a.tenantId });
+    expect(await fails(['whoami'], noUrl, undefined, elsewhere)).toBe(notLoggedIn);
+    // --profile and SECRETS_PROFILE win over the folder's
+    expect(await fails(['--profile', 'default', 'whoami'], noUrl, undefined, below)).toBe(notLoggedIn);
+    expect(await fails(['whoami'], { ...noUrl, SECRETS_PROFILE: 'default' }, undefined, below)).toBe(notLoggedIn);
+    const listed = JSON.parse((await ok(['profile', 'list', '-o', 'json'], noUrl, undefined, below)).stdout);
+    expect(listed).toContainEqual({ name: 'proj', current: true, api_url: baseUrl(), signed_in: true, scopes: [project] });
+
+    expect(await fails(['profile', 'use', 'proj', '--scope', join(project, 'nope')], noUrl)).toBe(
+      `error: --scope "${join(project, 'nope')}" is not a directory: name the project's folder (\`.\` is the current one)`,
+    );
+    expect(await fails(['profile', 'unscope'], noUrl, undefined, below)).toBe(
+      `error: no profile is scoped to ${below}: ${project} is (profile proj); \`secrets profile unscope ${project}\``,
+    );
+    expect((await ok(['profile', 'unscope', project], noUrl)).stdout.trim()).toBe(`Profile proj is no longer used in ${project}`);
+    expect(await fails(['whoami'], noUrl, undefined, below)).toBe(notLoggedIn);
   }, scaled(60_000));
 
   it('login with a password (SRP-6a, as the sign-in page does it), then a session like the device login', async () => {
@@ -308,7 +341,7 @@ describe('secrets CLI commands', () => {
     );
 
     const help = (await ok(['--help'], env)).stdout;
-    for (const row of ['-o, --output', '--profile', 'login --method api-key', '--method password', 'profile set', '--field password', '--version 3', 'rollback', 'patch', 'import', 'credentials get', 'run --container', '--tag', '--all', 'export', 'completion bash|zsh|fish', 'SECRETS_PROFILE'])
+    for (const row of ['-o, --output', '--profile', 'login --method api-key', '--method password', 'profile set', '--field password', '--version 3', 'rollback', 'patch', 'import', 'credentials get', 'run --container', '--tag', '--all', 'export', 'completion bash|zsh|fish', 'SECRETS_PROFILE', '--scope', 'NODE_EXTRA_CA_CERTS'])
       expect(help, row).toContain(row);
   }, scaled(60_000));
 });

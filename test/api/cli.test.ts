@@ -1,6 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createPublicKey, verify } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -203,6 +205,71 @@ describe('secrets CLI', () => {
         SECRETS_API_KEY: a.adminKey,
       });
       expect(noUrl.stderr.trim()).toMatch(/^error: no API address: set SECRETS_API_URL/);
+    },
+    scaled(60_000),
+  );
+
+  it(
+    "an API behind a private CA's certificate: the TLS refusal names NODE_EXTRA_CA_CERTS, and with it the CLI works (vault's VAULT_CACERT)",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'cli-ca-'));
+      const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+      const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+      openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=cli test private CA');
+      openssl('req', ...ec, '-keyout', 'api.key', '-out', 'api.csr', '-subj', '/CN=127.0.0.1');
+      writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1\n');
+      openssl(
+        'x509',
+        '-req',
+        '-in',
+        'api.csr',
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-out',
+        'api.pem',
+        '-days',
+        '1',
+        '-extfile',
+        'ext.cnf',
+      );
+      // a TLS front with the private CA's certificate, forwarding to the local gateway
+      const front = createServer({ key: readFileSync(join(dir, 'api.key')), cert: readFileSync(join(dir, 'api.pem')) }, (req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', async () => {
+          const headers = Object.entries(req.headers).filter(([k]) => !['host', 'connection', 'content-length'].includes(k)) as [string, string][];
+          const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+          const answer = await fetch(`${baseUrl()}${req.url}`, { method: req.method, headers, body });
+          const out = Buffer.from(await answer.arrayBuffer());
+          res.writeHead(answer.status, {
+            'content-type': answer.headers.get('content-type') ?? 'application/octet-stream',
+            'content-length': out.length,
+          });
+          res.end(out);
+        });
+      });
+      await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+      try {
+        const env = {
+          ...baseEnv(),
+          SECRETS_API_URL: `https://127.0.0.1:${(front.address() as AddressInfo).port}`,
+          SECRETS_API_KEY: a.adminKey,
+          XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'cli-cfg-')),
+        };
+        const untrusted = await cli(['secrets', 'list'], env);
+        expect(untrusted.code, untrusted.stderr).toBe(1);
+        expect(untrusted.stderr.trim()).toMatch(
+          /^error: the TLS certificate of https:\/\/127\.0\.0\.1:\d+ is not trusted \(\w+\): if a private CA issued it, set NODE_EXTRA_CA_CERTS to that CA's PEM file/,
+        );
+        const trusted = await cli(['--json', 'secrets', 'list'], { ...env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') });
+        expect(trusted.code, trusted.stderr).toBe(0);
+        expect(Array.isArray(JSON.parse(trusted.stdout))).toBe(true);
+      } finally {
+        await new Promise((resolve) => front.close(resolve));
+      }
     },
     scaled(60_000),
   );

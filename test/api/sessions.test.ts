@@ -123,6 +123,18 @@ describe('POST /api/v1/auth/oidc/logout', () => {
     const none = await api('POST', '/api/v1/auth/oidc/logout', { key: loose });
     expect(none.status).toBe(404);
   });
+
+  it('takes no fields: `{}` signs out as no body does; a body with a field is 400 naming it, and the session stays', async () => {
+    const t = keep(await librarySession(a.tenantId, a.adminEmail));
+    const refused = await api('POST', '/api/v1/auth/oidc/logout', { key: t.access_token, body: { all_sessions: true } });
+    expect(refused.status, refused.text).toBe(400);
+    expect(errorCode(refused)).toBe('validation_failed');
+    expect(refused.text).toContain('all_sessions');
+    expect(await admitted(t.access_token)).toBe(true);
+    const res = await api('POST', '/api/v1/auth/oidc/logout', { key: t.access_token, body: {} });
+    expect(res.status, res.text).toBe(200);
+    expect(await admitted(t.access_token)).toBe(false);
+  });
 });
 
 describe('GET /api/v1/admin/tenants/{id}/users', () => {

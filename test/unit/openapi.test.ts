@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod/v4';
 import { ROUTES } from '../../lib/routes.js';
-import { buildOpenApi, openApiPath } from '../../scripts/openapi.js';
+import { buildOpenApi, jsonSchema, openApiPath } from '../../scripts/openapi.js';
 import { scaled } from '../helpers/timeouts.js';
 
 describe('OpenAPI document', () => {
@@ -24,7 +25,7 @@ describe('OpenAPI document', () => {
 });
 
 describe('OpenAPI request bodies', () => {
-  it('every create and update operation of a built route describes its body (the bodiless tenant activate/suspend actions and sign-out aside)', async () => {
+  it('every create and update operation of a built route describes its body (one that takes no fields: none or `{}`)', async () => {
     const doc = await buildOpenApi();
     const { ROUTES } = await import('../../lib/routes.js');
     const empty = ROUTES.filter((r) => r.handler && (r.method === 'POST' || r.method === 'PUT' || r.method === 'PATCH'))
@@ -33,9 +34,25 @@ describe('OpenAPI request bodies', () => {
         return !s || Object.keys(s).filter((k) => k !== '$schema').length === 0;
       })
       .map((r) => r.key);
-    expect(empty).toEqual(['POST /api/v1/auth/oidc/logout', 'PATCH /api/v1/admin/tenants/{id}/activate', 'PATCH /api/v1/admin/tenants/{id}/suspend']);
+    expect(empty).toEqual([]);
+    // a route without fields says so: an optional body of no properties, so a body with any is refused by both
+    const logout = (doc.paths['/api/v1/auth/oidc/logout']!.post as any).requestBody;
+    expect(logout.required).not.toBe(true);
+    expect(logout.content['application/json'].schema).toMatchObject({ type: 'object', additionalProperties: false });
+    expect(Object.keys(logout.content['application/json'].schema.properties ?? {})).toEqual([]);
     const wifi = (doc.paths['/api/v1/wifi-credentials']!.post as any).requestBody.content['application/json'].schema;
     expect(wifi.required).toEqual(expect.arrayContaining(['name', 'ssid']));
+  });
+});
+
+describe('OpenAPI patterns', () => {
+  it('a regex flag the document cannot carry (i, m, s) stops the build, naming the pattern; u and flagless patterns pass as written', () => {
+    expect(() => jsonSchema(z.strictObject({ q: z.string().regex(/^select\b/i) }))).toThrow(
+      '/^select\\b/i: the OpenAPI document cannot carry the regex flags "i"',
+    );
+    expect(() => jsonSchema(z.string().regex(/^a.b$/s), 'output')).toThrow(/flags "s"/);
+    expect(jsonSchema(z.string().regex(/^\p{L}+$/u))).toMatchObject({ pattern: '^\\p{L}+$' });
+    expect(jsonSchema(z.string().regex(/^[Ss]elect$/))).toMatchObject({ pattern: '^[Ss]elect$' });
   });
 });
 

@@ -13,7 +13,7 @@ import {
   Text,
   Timestamp,
 } from '../fields.js';
-import { Problems, requireOneOf, type TypeSpec } from '../model.js';
+import { Problems, type TypeSpec } from '../model.js';
 
 /**
  * The typed credential collections without format-specific routes: each is a schema of the
@@ -41,7 +41,7 @@ export const computerCredential = replaceable({
     private_key_passphrase: Secret(1024).optional(),
   }),
   secret: ['password', 'private_key', 'private_key_passphrase'],
-  prepare: (_ctx, f) => requireOneOf(f, ['password', 'private_key']),
+  requiresOneOf: ['password', 'private_key'],
 });
 
 /** BitLocker recovery password: 8 groups of 6 digits, each group a multiple of 11 below 720896. */
@@ -64,8 +64,8 @@ export const diskCredential = replaceable({
       .optional(),
   }),
   secret: ['passphrase', 'recovery_key', 'key_file_base64'],
+  requiresOneOf: ['passphrase', 'recovery_key', 'key_file_base64'],
   prepare(_ctx, f) {
-    requireOneOf(f, ['passphrase', 'recovery_key', 'key_file_base64']);
     new Problems()
       .check(
         f.encryption !== 'bitlocker' || f.recovery_key === undefined || isBitlockerRecoveryKey(f.recovery_key as string),

@@ -115,6 +115,8 @@ const StoreType = z
           : 'store_type must be "pkcs12"',
     });
   })
+  // the description says what the refinement does: pkcs12 is the one value
+  .meta({ enum: ['pkcs12'] })
   .transform(() => 'pkcs12' as const);
 
 const earliest = (entries: readonly StoredEntry[]) => (entries.length ? entries.map((e) => e.not_after).sort()[0] : undefined);

@@ -48,10 +48,13 @@ const Veto = z.strictObject({
   shares: z.array(z.string().min(1).max(1024)).min(1).max(20).optional(),
 });
 
-export const TimelockBody = z.preprocess(
-  (b) => (b && typeof b === 'object' && !Array.isArray(b) && !('action' in b) ? { ...b, action: 'seal' } : b),
-  z.discriminatedUnion('action', [Seal, RequestRelease, Veto]),
-);
+export const TimelockBody = z
+  .preprocess(
+    (b) => (b && typeof b === 'object' && !Array.isArray(b) && !('action' in b) ? { ...b, action: 'seal' } : b),
+    z.discriminatedUnion('action', [Seal, RequestRelease, Veto]),
+  )
+  // the description says the same: `seal` does not require `action` (scripts/openapi.ts defaultDiscriminator)
+  .meta({ 'x-default-discriminator': { property: 'action', value: 'seal' } });
 export type TimelockBody = z.infer<typeof TimelockBody>;
 export type SealBody = z.infer<typeof Seal>;
 
