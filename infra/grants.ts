@@ -52,6 +52,8 @@ import { hsmConfigured, type Settings } from './settings.js';
  * | execution | CredentialRead    | dynamodb:GetItem                        | LeadingKeys only credential items (KEY#, APITOKEN#, DEVICE#) |
  * | execution | AccountRead       | dynamodb:GetItem                        | LeadingKeys T#*, Attributes only ACCOUNT_ATTRIBUTES and present, Select SPECIFIC_ATTRIBUTES if set |
  * | execution | DeviceNonce       | dynamodb:PutItem (device routes)        | LeadingKeys only NONCE# |
+ * | execution | TempTokenRead     | dynamodb:GetItem (temp-token routes, instead of CredentialRead and AccountRead) | LeadingKeys only TEMPTOKEN# |
+ * | execution | IpMeter           | dynamodb:UpdateItem (temp-token routes: the per-IP limiter runs before the token names the account) | LeadingKeys only IP#*, Attributes only METERING_ATTRIBUTES |
  * | execution | TenantSessionCache | dynamodb:GetItem, PutItem              | LeadingKeys only TSESSION#<its tenant-access role's name>#* (the role's sealed shared sessions) |
  * | execution | TenantSessionKey  | kms:GenerateDataKey, kms:Decrypt        | kms:EncryptionContext purpose = tenant-session and tenant_role = its tenant-access role's name |
  * | execution | AssumeTenantRole  | sts:AssumeRole, sts:TagSession          | the tenant-access role; one tag, tenant_id |
@@ -125,7 +127,7 @@ export class RouteRoles extends Construct {
     return this.roles;
   }
 
-  /** Tenant-access roles by `tenant <grant set>[ device]` key. */
+  /** Tenant-access roles by `tenant <grant set>[ device| temp-token]` key. */
   get tenantAccess(): ReadonlyMap<string, iam.Role> {
     return new Map([...this.tenantRoles].map(([k, v]) => [k, v.tenant]));
   }
@@ -153,13 +155,15 @@ export class RouteRoles extends Construct {
   }
 
   private tenantRolesFor(route: Route): TenantRoles {
-    const device = route.auth === 'device';
-    const key = `tenant ${grantSetKey(route.grants)}${device ? ' device' : ''}`;
+    const credential = credentialOf(route);
+    const variant = { key: { bearer: '', device: ' device', 'temp-token': ' temp-token' }, id: { bearer: '', device: 'Device', 'temp-token': 'TempToken' } };
+    const key = `tenant ${grantSetKey(route.grants)}${variant.key[credential]}`;
     let roles = this.tenantRoles.get(key);
     if (!roles) {
       const { targets, settings } = this.props;
-      const id = `Tenant${roleId(grantSetKey(route.grants))}${device ? 'Device' : ''}`;
-      roles = tenantRoles(this, id, `${settings.name} tenant route functions with grants: ${grantSetKey(route.grants)}${device ? ' (signed device requests)' : ''}`, route.grants, device, targets, settings);
+      const id = `Tenant${roleId(grantSetKey(route.grants))}${variant.id[credential]}`;
+      const said = { bearer: '', device: ' (signed device requests)', 'temp-token': ' (temporary access tokens)' }[credential];
+      roles = tenantRoles(this, id, `${settings.name} tenant route functions with grants: ${grantSetKey(route.grants)}${said}`, route.grants, credential, targets, settings);
       this.tenantRoles.set(key, roles);
       this.roles.set(key, roles.execution);
     }
@@ -202,22 +206,36 @@ export const LOOKUP_ITEM_ATTRIBUTES = [OWN_MARK, ...Array.from('abcdefghijklmnop
  * A tenant route's two roles (the table at the top of this file): the execution role the
  * function runs with, and the tenant-access role it assumes with a `tenant_id` session tag.
  */
-function tenantRoles(scope: Construct, id: string, description: string, grants: readonly Grant[], device: boolean, targets: RoleTargets, settings: Settings): TenantRoles {
-  const execution = new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
-  const tenant = new iam.Role(scope, `${id}Access`, {
-    assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(execution.roleArn)),
-    description: `${description}: tenant access (assumed per account with a tenant_id session tag)`,
-    // the sessions lib/tenancy/credentials.ts asks for (a chained AssumeRole's maximum)
-    maxSessionDuration: Duration.seconds(TENANT_SESSION_SECONDS),
-  });
-  const own = grantStatements(
-    grants.filter((g) => !TENANT_SCOPED_GRANTS.has(g)),
-    targets,
-    settings,
-  );
-  const tableArn = targets.table.tableArn;
-  const execStatements = [
-    ...own.statements,
+/** What a tenant route's credential is: it decides what the execution role reads before the account is known. */
+type TenantCredential = 'bearer' | 'device' | 'temp-token';
+const credentialOf = (route: Route): TenantCredential => (route.auth === 'device' || route.auth === 'temp-token' ? route.auth : 'bearer');
+
+/**
+ * What a tenant route's execution role does before its credential names the account. A
+ * bearer or device credential: the credential item (KEY#, APITOKEN#, DEVICE#) and the
+ * projected account read (the gate's rate of the account); a device also its nonce. A
+ * temporary access token (GET /api/v1/t/{token}): its TEMPTOKEN# item only, and the per-IP
+ * limiter (lib/ratelimit/gate.ts meters a route without a principal by source IP, before the
+ * handler reads the token); the account item is read in the tenant session.
+ */
+function identificationStatements(credential: TenantCredential, tableArn: string): iam.PolicyStatement[] {
+  if (credential === 'temp-token') {
+    return [
+      new iam.PolicyStatement({
+        sid: 'TempTokenRead',
+        actions: ['dynamodb:GetItem'],
+        resources: [tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['TEMPTOKEN#*'] } },
+      }),
+      new iam.PolicyStatement({
+        sid: 'IpMeter',
+        actions: ['dynamodb:UpdateItem'],
+        resources: [tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [keys.ipRate('*').pk], 'dynamodb:Attributes': [...METERING_ATTRIBUTES] } },
+      }),
+    ];
+  }
+  return [
     new iam.PolicyStatement({
       sid: 'CredentialRead',
       actions: ['dynamodb:GetItem'],
@@ -240,7 +258,7 @@ function tenantRoles(scope: Construct, id: string, description: string, grants: 
         StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
       },
     }),
-    ...(device
+    ...(credential === 'device'
       ? [
           new iam.PolicyStatement({
             sid: 'DeviceNonce',
@@ -250,6 +268,26 @@ function tenantRoles(scope: Construct, id: string, description: string, grants: 
           }),
         ]
       : []),
+  ];
+}
+
+function tenantRoles(scope: Construct, id: string, description: string, grants: readonly Grant[], credential: TenantCredential, targets: RoleTargets, settings: Settings): TenantRoles {
+  const execution = new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
+  const tenant = new iam.Role(scope, `${id}Access`, {
+    assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(execution.roleArn)),
+    description: `${description}: tenant access (assumed per account with a tenant_id session tag)`,
+    // the sessions lib/tenancy/credentials.ts asks for (a chained AssumeRole's maximum)
+    maxSessionDuration: Duration.seconds(TENANT_SESSION_SECONDS),
+  });
+  const own = grantStatements(
+    grants.filter((g) => !TENANT_SCOPED_GRANTS.has(g)),
+    targets,
+    settings,
+  );
+  const tableArn = targets.table.tableArn;
+  const execStatements = [
+    ...own.statements,
+    ...identificationStatements(credential, tableArn),
     // the role's sessions shared between its containers, sealed (lib/authn/tenant-sessions.ts):
     // this role's items only, opened only under this role's context
     new iam.PolicyStatement({

@@ -112,17 +112,18 @@ export const wireOf = (route: Pick<Route, 'key'> | undefined): Wire => (route ? 
 /**
  * Whose credentials a route's function works with after authentication (docs/architecture.md,
  * "Tenancy in IAM"; infra/grants.ts builds the roles from it):
- * - `tenant`: bearer and device routes. Authentication runs on the function's narrow
- *   execution role (credential lookup, the projected account read); from the moment the
- *   credential names the account, every table and KMS call uses an STS session of the
- *   route's tenant-access role tagged with that account (lib/tenancy), which reaches only
- *   the partition `T#<account>` and data keys whose encryption context names it.
+ * - `tenant`: bearer, device and temp-token routes. Authentication runs on the function's
+ *   narrow execution role (credential lookup, the projected account read; for temp-token,
+ *   GET /api/v1/t/{token}, the read of the token's TEMPTOKEN# item and the per-IP limiter);
+ *   from the moment the credential names the account, every table and KMS call uses an STS
+ *   session of the route's tenant-access role tagged with that account (lib/tenancy), which
+ *   reaches only the partition `T#<account>` and data keys whose encryption context names it.
  * - `operator`: the platform operator's routes, cross-tenant by design: the function's own
  *   role, with the route's grants on the whole table.
- * - `self`: routes that authenticate themselves inside the handler (public, endpoint,
- *   temp-token: sign-in and sign-up flows, inbound webhooks, temporary access, protocol
- *   endpoints) find the account from a global item (an e-mail, a token hash, a client id)
- *   first: the function's own role, with the route's grants.
+ * - `self`: routes that authenticate themselves inside the handler (public, endpoint:
+ *   sign-in and sign-up flows, inbound webhooks, protocol endpoints) find the account from a
+ *   global item (an e-mail, a token hash, a client id) first: the function's own role, with
+ *   the route's grants.
  * The share-aware routes (the secrets GET and PUT, every typed credential and password GET,
  *   the document reads honouring grants) are tenant routes too: once the share or grant item
  *   has proved the access, the owner-side calls run in a nested owner scope with the owner
@@ -132,7 +133,7 @@ export type Tenancy = 'tenant' | 'operator' | 'self';
 
 export function tenancyOf(route: Pick<Route, 'auth'>): Tenancy {
   if (route.auth === 'operator') return 'operator';
-  if (route.auth === 'public' || route.auth === 'endpoint' || route.auth === 'temp-token') return 'self';
+  if (route.auth === 'public' || route.auth === 'endpoint') return 'self';
   return 'tenant';
 }
 

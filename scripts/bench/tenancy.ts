@@ -83,7 +83,7 @@ export function stsCallsPerSecond(m: { tenants: number; functionsPerTenant: numb
 }
 
 /** The tenant-access roles of the templates: one per grant set of the tenant routes (infra/grants.ts). */
-export const TENANT_ROLES = new Set(ROUTES.filter((r) => tenancyOf(r) === 'tenant').map((r) => `${[...r.grants].sort().join(' ')}${r.auth === 'device' ? ' device' : ''}`)).size;
+export const TENANT_ROLES = new Set(ROUTES.filter((r) => tenancyOf(r) === 'tenant').map((r) => `${[...r.grants].sort().join(' ')}${r.auth === 'device' || r.auth === 'temp-token' ? ` ${r.auth}` : ''}`)).size;
 
 /**
  * With the sessions shared through the table (lib/authn/tenant-sessions.ts): one call per

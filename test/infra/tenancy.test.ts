@@ -51,9 +51,9 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
 
   const tenantRoutes = () => ROUTES.filter((r) => tenancyOf(r) === 'tenant');
 
-  it('classifies every route: every bearer and device route is a tenant route, the share-aware ones included', () => {
+  it('classifies every route: every bearer, device and temp-token route is a tenant route, the share-aware ones included', () => {
     for (const r of ROUTES) {
-      const expected = r.auth === 'operator' ? 'operator' : ['public', 'endpoint', 'temp-token'].includes(r.auth) ? 'self' : 'tenant';
+      const expected = r.auth === 'operator' ? 'operator' : ['public', 'endpoint'].includes(r.auth) ? 'self' : 'tenant';
       expect(tenancyOf(r), r.key).toBe(expected);
     }
     const shareAware = ROUTES.filter((r) => SHARE_AWARE.includes(r.key) || (r.handler !== null && SHARE_AWARE_GET_HANDLERS.has(r.handler)));
@@ -62,8 +62,8 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     expect(tenantRoutes().length).toBeGreaterThan(150);
   });
 
-  it('no bearer or device route (the share-aware ones included) holds an unconditioned tenant-data statement', () => {
-    const routes = ROUTES.filter((r) => r.auth === 'bearer' || r.auth === 'device');
+  it('no bearer, device or temp-token route (the share-aware ones included) holds an unconditioned tenant-data statement', () => {
+    const routes = ROUTES.filter((r) => r.auth === 'bearer' || r.auth === 'device' || r.auth === 'temp-token');
     expect(routes.map((r) => r.key)).toEqual(expect.arrayContaining(SHARE_AWARE));
     for (const route of routes) {
       for (const { role, statement } of functionStatements(s, fns.get(route.key)!)) {
@@ -92,8 +92,9 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
             expect(keys!.every((k) => k === TENANT || k === METER || lookups.includes(k)), where).toBe(true);
             expect(Object.keys(statement.Condition!).some((op) => op.startsWith('ForAllValues:')), where).toBe(true);
           } else {
-            // the execution role: credential items, the projected account read, device nonces, the role's shared sessions
-            expect(['CredentialRead', 'AccountRead', 'DeviceNonce', 'TenantSessionCache'], where).toContain(statement.Sid);
+            // the execution role: credential items, the projected account read, device nonces, the
+            // role's shared sessions; a temporary access token's item and the per-IP limiter
+            expect(['CredentialRead', 'AccountRead', 'DeviceNonce', 'TempTokenRead', 'IpMeter', 'TenantSessionCache'], where).toContain(statement.Sid);
           }
         }
         if (actions(statement).some((a) => DATA_KEY.includes(a))) {
@@ -121,8 +122,20 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
       const fn = fns.get(route.key)!;
       const own = functionStatements(s, fn).filter((x) => x.role === 'own').map((x) => x.statement);
       const sid = (id: string) => own.find((st) => st.Sid === id);
-      expect(sid('CredentialRead'), route.key).toMatchObject({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'APITOKEN#*', 'DEVICE#*'] } } });
-      expect(sid('AccountRead'), route.key).toMatchObject({
+      if (route.auth === 'temp-token') {
+        // GET /api/v1/t/{token}: before the token names the account, its TEMPTOKEN# item and the
+        // per-IP limiter, nothing of any account (the account item is read in the tenant session)
+        expect(sid('TempTokenRead'), route.key).toMatchObject({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['TEMPTOKEN#*'] } } });
+        expect(sid('IpMeter'), route.key).toMatchObject({
+          Action: 'dynamodb:UpdateItem',
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['IP#*'], 'dynamodb:Attributes': [...METERING_ATTRIBUTES] } },
+        });
+        expect([sid('CredentialRead'), sid('AccountRead')], route.key).toEqual([undefined, undefined]);
+      } else {
+        expect(sid('TempTokenRead') ?? sid('IpMeter'), route.key).toBeUndefined();
+        expect(sid('CredentialRead'), route.key).toMatchObject({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'APITOKEN#*', 'DEVICE#*'] } } });
+      }
+      if (route.auth !== 'temp-token') expect(sid('AccountRead'), route.key).toMatchObject({
         Action: 'dynamodb:GetItem',
         Condition: {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
@@ -389,7 +402,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     const exceptions = ROUTES.filter((r) => tenancyOf(r) !== 'tenant');
     const byKind = (k: string) => exceptions.filter((r) => tenancyOf(r) === k).length;
     expect(byKind('operator')).toBe(ROUTES.filter((r) => r.auth === 'operator').length);
-    expect(byKind('self')).toBe(ROUTES.filter((r) => ['public', 'endpoint', 'temp-token'].includes(r.auth)).length);
+    expect(byKind('self')).toBe(ROUTES.filter((r) => ['public', 'endpoint'].includes(r.auth)).length);
     expect(exceptions.length).toBe(byKind('operator') + byKind('self'));
     for (const route of exceptions) {
       const fn = fns.get(route.key)!;

@@ -354,6 +354,49 @@ describe('tenant-scoped credentials', () => {
     expect(none.assumed).not.toContain(owner.tenantId);
   });
 
+  it('a temporary access link (GET /api/v1/t/{token}): the token item and the per-IP limiter on the function\'s own credentials, every later call with the session of the account the token names', async () => {
+    const secrets = await import('../../functions/secrets/secrets.js');
+    const temp = await import('../../functions/sharing/temp-access.js');
+    const [owner, other] = await Promise.all([newTenant(), newTenant()]);
+    const value = `temp-value-${randomBytes(6).toString('hex')}`;
+    const created = await secrets.create(event('POST', '/api/v1/secrets', owner.key, null, { name: `s-${randomBytes(4).toString('hex')}`, data: { value } }), context);
+    expect(created.statusCode, created.body).toBe(201);
+    const id = JSON.parse(created.body).data.secret.id as string;
+    const link = await temp.create(event('POST', '/api/v1/{type}/{id}/temp-access', owner.key, { type: 'secret', id }, { duration_seconds: 600 }), context);
+    expect(link.statusCode, link.body).toBe(201);
+    const token = JSON.parse(link.body).data.token as string;
+
+    const from = dynamo.length;
+    const redeem = { ...event('GET', '/api/v1/t/{token}', '', { token }), headers: {} } as APIGatewayProxyEvent;
+    const res = await temp.redeem(redeem, context);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(JSON.parse(res.body).data.data.value).toBe(value);
+    const calls = dynamo.slice(from);
+    const service = calls.filter((c) => c.accessKey === 'local');
+    const scoped = calls.filter((c) => c.accessKey !== 'local');
+    // before the token named the account: its TEMPTOKEN# item and the source IP's limiter, nothing of any account
+    expect(service.length, 'the token lookup').toBeGreaterThan(0);
+    for (const c of service) {
+      const pk = pkOf(c)[0]!;
+      expect(c.target, JSON.stringify(c.body)).toBe(pk.startsWith('IP#') ? 'UpdateItem' : 'GetItem');
+      expect(pk, c.target).toMatch(/^(TEMPTOKEN|IP)#/);
+    }
+    // then the owner's session only: its partition, its metering partition, its own lookup items
+    expect(scoped.map((c) => c.target)).toEqual(expect.arrayContaining(['GetItem', 'TransactWriteItems']));
+    for (const c of scoped) {
+      expect(c.accessKey, c.target).toBe(keyFor(owner.tenantId));
+      for (const pk of pkOf(c)) expect(pk === `T#${owner.tenantId}` || pk === `METER#${owner.tenantId}` || pk.startsWith('TEMPTOKEN#'), `${c.target} ${pk}`).toBe(true);
+    }
+    expect(calls.some((c) => c.accessKey === keyFor(other.tenantId) || pkOf(c).includes(`T#${other.tenantId}`))).toBe(false);
+    // a token never issued: 404 with nothing but the lookup, no session of any account
+    const stsFrom = sts.length;
+    const before = dynamo.length;
+    const unknown = await temp.redeem({ ...redeem, pathParameters: { token: `sct_${'A'.repeat(43)}` } } as APIGatewayProxyEvent, context);
+    expect(unknown.statusCode, unknown.body).toBe(404);
+    expect(sts.slice(stsFrom)).toEqual([]);
+    for (const c of dynamo.slice(before)) expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe('local');
+  });
+
   it('ownerScope: nested, narrow, and refused before authentication named the request\'s tenant', async () => {
     const { ownerScope, tenantScope, identifyTenant, currentScope } = await import('../../lib/tenancy/scope.js');
     // outside a scope (workers, operator routes): just runs
