@@ -108,7 +108,7 @@ export interface RoleTargets {
 }
 
 /** Execution and tenant-access role of a tenant route's grant set (or of the audit writer). */
-interface TenantRoles {
+export interface TenantRoles {
   readonly execution: iam.Role;
   readonly tenant: iam.Role;
 }
@@ -273,12 +273,7 @@ function identificationStatements(credential: TenantCredential, tableArn: string
 
 function tenantRoles(scope: Construct, id: string, description: string, grants: readonly Grant[], credential: TenantCredential, targets: RoleTargets, settings: Settings): TenantRoles {
   const execution = new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
-  const tenant = new iam.Role(scope, `${id}Access`, {
-    assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(execution.roleArn)),
-    description: `${description}: tenant access (assumed per account with a tenant_id session tag)`,
-    // the sessions lib/tenancy/credentials.ts asks for (a chained AssumeRole's maximum)
-    maxSessionDuration: Duration.seconds(TENANT_SESSION_SECONDS),
-  });
+  const tenant = tenantAccessRole(scope, `${id}Access`, execution, description);
   const own = grantStatements(
     grants.filter((g) => !TENANT_SCOPED_GRANTS.has(g)),
     targets,
@@ -302,15 +297,7 @@ function tenantRoles(scope: Construct, id: string, description: string, grants: 
       resources: [targets.key.keyArn],
       conditions: { StringEquals: { 'kms:EncryptionContext:purpose': TENANT_SESSION_PURPOSE, 'kms:EncryptionContext:tenant_role': tenant.roleName } },
     }),
-    new iam.PolicyStatement({
-      sid: 'AssumeTenantRole',
-      actions: ['sts:AssumeRole', 'sts:TagSession'],
-      resources: [tenant.roleArn],
-      conditions: {
-        Null: { 'aws:RequestTag/tenant_id': 'false' },
-        'ForAllValues:StringEquals': { 'aws:TagKeys': ['tenant_id'] },
-      },
-    }),
+    assumeTenantRole(tenant),
   ];
   execution.attachInlinePolicy(new iam.Policy(execution, 'Grants', { statements: execStatements }));
   acknowledge(execution, own.acknowledgments);
@@ -324,6 +311,73 @@ function tenantRoles(scope: Construct, id: string, description: string, grants: 
       },
     ]);
   }
+  return { execution, tenant };
+}
+
+/** The tenant-access role `execution` assumes with a `tenant_id` session tag (lib/tenancy/credentials.ts). */
+function tenantAccessRole(scope: Construct, id: string, execution: iam.Role, description: string): iam.Role {
+  return new iam.Role(scope, id, {
+    assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(execution.roleArn)),
+    description: `${description}: tenant access (assumed per account with a tenant_id session tag)`,
+    // the sessions lib/tenancy/credentials.ts asks for (a chained AssumeRole's maximum)
+    maxSessionDuration: Duration.seconds(TENANT_SESSION_SECONDS),
+  });
+}
+
+/** The execution role's AssumeRole of its tenant-access role: with exactly one session tag, tenant_id. */
+function assumeTenantRole(tenant: iam.Role): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    sid: 'AssumeTenantRole',
+    actions: ['sts:AssumeRole', 'sts:TagSession'],
+    resources: [tenant.roleArn],
+    conditions: {
+      Null: { 'aws:RequestTag/tenant_id': 'false' },
+      'ForAllValues:StringEquals': { 'aws:TagKeys': ['tenant_id'] },
+    },
+  });
+}
+
+/**
+ * A background worker that acts for one account at a time (infra/background.ts, `tenantAccess:
+ * 'grants'`): the account comes from its queue message or from a platform listing's entry, and
+ * everything it does in that account goes through a session of its tenant-access role tagged
+ * with it (lib/tenancy/scope.ts `withTenant`), whose statements are a tenant route's for the
+ * same grants. The execution role keeps the grants that are not the account's (queues,
+ * `extra`), the platform listings it reads on index plat (`listings`: Query with
+ * `dynamodb:LeadingKeys` `<listing>#*` only; plat is KEYS_ONLY, so an entry gives the keys of
+ * the listed item and nothing of it), and the AssumeRole.
+ */
+export function workerRoles(
+  scope: Construct,
+  id: string,
+  description: string,
+  grants: readonly Grant[],
+  targets: RoleTargets,
+  settings: Settings,
+  extra: readonly iam.PolicyStatement[],
+  listings: readonly string[],
+): TenantRoles {
+  const execution = new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
+  const tenant = tenantAccessRole(scope, `${id}Access`, execution, description);
+  const own = grantStatements(
+    grants.filter((g) => !TENANT_SCOPED_GRANTS.has(g)),
+    targets,
+    settings,
+  );
+  const listingRead = listings.length
+    ? [
+        new iam.PolicyStatement({
+          sid: 'PlatformListingRead',
+          actions: ['dynamodb:Query'],
+          resources: [`${targets.table.tableArn}/index/${TABLE_KEYS.plat.name}`],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': listings.map((l) => `${l}#*`) }, Null: { 'dynamodb:LeadingKeys': 'false' } },
+        }),
+      ]
+    : [];
+  execution.attachInlinePolicy(new iam.Policy(execution, 'Grants', { statements: [...own.statements, ...extra, ...listingRead, assumeTenantRole(tenant)] }));
+  acknowledge(execution, own.acknowledgments);
+  const bucketArn = `arn:${Aws.PARTITION}:s3:::${documentsBucketName(settings.name)}`;
+  tenant.attachInlinePolicy(new iam.Policy(tenant, 'Grants', { statements: tenantAccessStatements(grants, targets, bucketArn) }));
   return { execution, tenant };
 }
 
@@ -511,12 +565,7 @@ function auditKeyStatement(sid: string, action: 'kms:GenerateDataKey' | 'kms:Dec
  */
 export function auditWriterRoles(scope: Construct, id: string, description: string, targets: RoleTargets, settings: Settings): TenantRoles {
   const execution = new iam.Role(scope, id, { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'), description });
-  const tenant = new iam.Role(scope, `${id}Access`, {
-    assumedBy: new iam.SessionTagsPrincipal(new iam.ArnPrincipal(execution.roleArn)),
-    description: `${description}: tenant access (assumed per account with a tenant_id session tag)`,
-    // the sessions lib/tenancy/credentials.ts asks for (a chained AssumeRole's maximum)
-    maxSessionDuration: Duration.seconds(TENANT_SESSION_SECONDS),
-  });
+  const tenant = tenantAccessRole(scope, `${id}Access`, execution, description);
   const own = grantStatements([], targets, settings);
   execution.attachInlinePolicy(
     new iam.Policy(execution, 'Grants', {
@@ -538,15 +587,7 @@ export function auditWriterRoles(scope: Construct, id: string, description: stri
             },
           },
         }),
-        new iam.PolicyStatement({
-          sid: 'AssumeTenantRole',
-          actions: ['sts:AssumeRole', 'sts:TagSession'],
-          resources: [tenant.roleArn],
-          conditions: {
-            Null: { 'aws:RequestTag/tenant_id': 'false' },
-            'ForAllValues:StringEquals': { 'aws:TagKeys': ['tenant_id'] },
-          },
-        }),
+        assumeTenantRole(tenant),
       ],
     }),
   );

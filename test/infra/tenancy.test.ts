@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, tenancyOf, type Route } from '../../lib/routes.js';
+import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES, DATA_KEY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES } from '../../lib/tenancy/lookups.js';
@@ -352,6 +353,46 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     expect(own.flatMap(actions).filter((a) => a.startsWith('kms:'))).toEqual(['kms:Decrypt']);
   });
 
+  it('the workers that act for one account per message or listing entry: their table and data-key grants only on a tenant-access role; their own role reads only its platform listings', () => {
+    const workers = BACKGROUND_JOBS.filter((j) => j.tenantAccess === 'grants');
+    expect(workers.map((j) => j.id).sort()).toEqual(['CertificateExpirySweeper', 'JobsWorker', 'LeaseSweeper', 'WebhookWorker']);
+    for (const job of workers) {
+      const fn: CfnResource = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === job.handler)![1];
+      expect(fn.Properties!.Environment.Variables.TENANT_ROLE_ARN, job.id).toBeDefined();
+      const statements = functionStatements(s, { template: s.background, resource: fn, local: true });
+      const own = statements.filter((x) => x.role === 'own').map((x) => x.statement);
+      // no table action on its own role but the listings' Query on index plat, LEASES#* or TENANTS#* only
+      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')));
+      expect(table.map((st) => st.Sid), job.id).toEqual(job.platformListings?.length ? ['PlatformListingRead'] : []);
+      for (const st of table) {
+        expect(st.Action, job.id).toBe('dynamodb:Query');
+        expect(JSON.stringify(st.Resource), job.id).toMatch(/\/index\/plat"/);
+        expect(st.Condition, job.id).toEqual({
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': job.platformListings!.map((l) => `${l}#*`) },
+          Null: { 'dynamodb:LeadingKeys': 'false' },
+        });
+      }
+      // the envelope key only through SQS (its queues), never a tenant context
+      for (const st of own.filter((x) => actions(x).some((a) => DATA_KEY.includes(a)))) {
+        expect(JSON.stringify(st.Condition ?? {}), `${job.id} ${st.Sid}`).toContain('sqs.');
+      }
+      expect(own.find((st) => st.Sid === 'AssumeTenantRole'), job.id).toMatchObject({
+        Action: ['sts:AssumeRole', 'sts:TagSession'],
+        Condition: { Null: { 'aws:RequestTag/tenant_id': 'false' }, 'ForAllValues:StringEquals': { 'aws:TagKeys': ['tenant_id'] } },
+      });
+      // its tenant-access role: a tenant route's statements for the same grants, every one on the session's account
+      const tenant = statements.filter((x) => x.role === 'tenant').map((x) => x.statement);
+      const has = (g: string) => (job.grants as readonly string[]).includes(g);
+      expect(tenant.map((st) => st.Sid).sort(), job.id).toEqual(
+        ['TenantRead', 'TenantLookups', 'TenantMeter', 'TenantWrite', 'TenantLookupWrite', 'TenantLookupDelete', ...(has('kms:decrypt') || has('kms:encrypt') ? ['TenantDataKeys'] : [])].sort(),
+      );
+      const write = tenant.find((st) => st.Sid === 'TenantWrite')!;
+      expect(leadingKeys(write), job.id).toEqual([TENANT]);
+      const keyStatement = tenant.find((st) => st.Sid === 'TenantDataKeys');
+      if (keyStatement) expect(keyStatement.Condition, job.id).toEqual({ StringEquals: { 'kms:EncryptionContext:tenant_id': '${aws:PrincipalTag/tenant_id}' } });
+    }
+  });
+
   it('the outbox relay (cross-account by design) writes account partitions only: no credential, lookup or listing partition', () => {
     const relay: CfnResource = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === 'webhooks/relay.handler')![1];
     const statements = functionStatements(s, { template: s.background, resource: relay, local: true }).map((x) => x.statement);
@@ -412,9 +453,12 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     // every tenant-access role in the app is assumed by a tenant route's function
     const assumed = new Set(tenantRoutes().map((r: Route) => parentRef(fns.get(r.key)!.template, fns.get(r.key)!.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN)));
     const tenantRoles = allOfType(s, 'AWS::IAM::Role').filter((r) => JSON.stringify(r.resource.Properties!.AssumeRolePolicyDocument).includes('sts:TagSession'));
-    // ... or by the audit writer (its own, above)
-    const writer = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === 'audit/writer.handler')![1];
-    assumed.add(writer.Properties!.Environment.Variables.TENANT_ROLE_ARN['Fn::GetAtt'][0] as string);
+    // ... or by a background worker that acts for one account at a time (the audit writer, and
+    // the workers with tenantAccess 'grants'), each its own
+    for (const job of BACKGROUND_JOBS.filter((j) => j.tenantAccess !== undefined)) {
+      const worker = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === job.handler)![1];
+      assumed.add(worker.Properties!.Environment.Variables.TENANT_ROLE_ARN['Fn::GetAtt'][0] as string);
+    }
     expect(tenantRoles.map((r) => r.id).sort()).toEqual([...assumed].sort());
   });
 });

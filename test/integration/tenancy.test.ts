@@ -397,6 +397,88 @@ describe('tenant-scoped credentials', () => {
     for (const c of dynamo.slice(before)) expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe('local');
   });
 
+  it('the workers act in the session of the account their message or listing entry names: webhook delivery, extraction job, certificate expiry sweep, lease sweep', async () => {
+    const { processMessage } = await import('../../lib/events/delivery.js');
+    const { runExtractionJob } = await import('../../lib/tools/extraction.js');
+    const { sweep } = await import('../../functions/certificates/expiry.js');
+    const { sweepExpiredLeases } = await import('../../lib/database/sweeper.js');
+    const { db, tableName } = await import('../../lib/store/client.js');
+    const { keys } = await import('../../lib/store/keys.js');
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const a = await newTenant();
+    const own = keyFor(a.tenantId);
+    const inAccount = (calls: DynamoCall[]) => {
+      for (const c of calls.filter((x) => pkOf(x).some((pk) => pk === `T#${a.tenantId}`))) expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe(own);
+    };
+    const unused = new Proxy({}, { get: () => () => Promise.reject(new Error('the queue is not used for an acknowledged message')) });
+
+    // a webhook message naming the account (its webhook unknown: acknowledged after reading the account's partition)
+    let from = dynamo.length;
+    const message = { v: 1, tenant_id: a.tenantId, webhook_id: 'wh_none', event: { id: 'evt_1', type: 'secret.created', timestamp: new Date().toISOString(), data: {} } };
+    expect(await processMessage(unused as never, { messageId: 'm1', body: JSON.stringify(message), receiptHandle: 'r', receiveCount: 1 }, 'lambda')).toBe(true);
+    let calls = dynamo.slice(from);
+    expect(calls.length).toBeGreaterThan(0);
+    for (const c of calls) expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe(own);
+
+    // an extraction job message naming the account (no such job: a no-op, read in its session)
+    from = dynamo.length;
+    await runExtractionJob({ tenant_id: a.tenantId, job_id: 'job_none' });
+    calls = dynamo.slice(from);
+    expect(calls.length).toBeGreaterThan(0);
+    for (const c of calls) expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe(own);
+
+    // the certificate expiry sweep: the TENANTS listing on the worker's own credentials (index plat only), each account in its session
+    from = dynamo.length;
+    await sweep();
+    calls = dynamo.slice(from);
+    for (const c of calls.filter((x) => x.accessKey === 'local')) {
+      expect([c.target, c.body.IndexName], JSON.stringify(c.body)).toEqual(['Query', 'plat']);
+      expect(c.body.ExpressionAttributeValues[':pk'].S, c.target).toMatch(/^TENANTS#\d+$/);
+    }
+    expect(calls.some((c) => c.accessKey === own)).toBe(true);
+    inAccount(calls);
+
+    // the lease sweep: a due entry whose lease is already revoked (a stale entry): the LEASES
+    // listing on the worker's own credentials; the lease read and its touch (for the relay to
+    // unlist it) in the account's session, which never names platpk or platsk
+    const id = `lease-${randomBytes(4).toString('hex')}`;
+    const past = new Date(Date.now() - 60_000).toISOString();
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...keys.lease(a.tenantId, id),
+          ...keys.leaseExpiryIndex(a.tenantId, id, past),
+          id,
+          tenant_id: a.tenantId,
+          role_id: 'role_none',
+          role_name: 'reader',
+          connection_id: 'conn_none',
+          engine: 'postgresql',
+          username: 'v_reader',
+          status: 'revoked',
+          revocation_statements: [],
+          created_at: past,
+          expires_at: past,
+          ttl_seconds: 60,
+          issued_by: 'an earlier release',
+        },
+      }),
+    );
+    from = dynamo.length;
+    const report = await sweepExpiredLeases({ tenantIds: [a.tenantId] });
+    expect(report.failed).toEqual([]);
+    calls = dynamo.slice(from);
+    for (const c of calls.filter((x) => x.accessKey === 'local')) {
+      expect([c.target, c.body.IndexName], JSON.stringify(c.body)).toEqual(['Query', 'plat']);
+      expect(c.body.ExpressionAttributeValues[':pk'].S, c.target).toMatch(/^LEASES#\d+$/);
+    }
+    const touch = calls.find((c) => c.target === 'UpdateItem' && pkOf(c)[0] === `T#${a.tenantId}`);
+    expect(touch?.accessKey, 'the stale lease is touched in the account\'s session').toBe(own);
+    expect(JSON.stringify(touch!.body)).not.toMatch(/platpk|platsk/);
+    inAccount(calls);
+  });
+
   it('ownerScope: nested, narrow, and refused before authentication named the request\'s tenant', async () => {
     const { ownerScope, tenantScope, identifyTenant, currentScope } = await import('../../lib/tenancy/scope.js');
     // outside a scope (workers, operator routes): just runs
