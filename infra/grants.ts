@@ -1,10 +1,9 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { GRANTS, tenancyOf, type Grant, type Route } from '../lib/routes.js';
+import { GRANTS, tenancyOf, tenantCredentialOf, type Grant, type Route } from '../lib/routes.js';
 import { auditKeyStatement } from './grants/kms.js';
 import { grantedRole } from './grants/own-role.js';
 import type { RoleTargets, TenantRoles } from './grants/common.js';
-import type { TenantCredential } from './grants/table.js';
 import { tenantRoles } from './grants/tenant-access.js';
 import type { Settings } from './settings.js';
 
@@ -52,7 +51,11 @@ export { auditWriterRoles, auditWriterStatements, tenantAccessStatements, worker
  * | execution | AccountRead       | dynamodb:GetItem                        | LeadingKeys T#*, Attributes only ACCOUNT_ATTRIBUTES and present, Select SPECIFIC_ATTRIBUTES if set |
  * | execution | DeviceNonce       | dynamodb:PutItem (device routes)        | LeadingKeys only NONCE# |
  * | execution | TempTokenRead     | dynamodb:GetItem (temp-token routes, instead of CredentialRead and AccountRead) | LeadingKeys only TEMPTOKEN# |
- * | execution | IpMeter           | dynamodb:UpdateItem (temp-token routes: the per-IP limiter runs before the token names the account) | LeadingKeys only IP#*, Attributes only METERING_ATTRIBUTES |
+ * | execution | IpMeter           | dynamodb:UpdateItem (temp-token and signed-event routes: the per-IP limiter runs before the token or event names the account) | LeadingKeys only IP#*, Attributes only METERING_ATTRIBUTES |
+ *
+ * A signed-event route (POST /webhooks/{payment_provider}, lib/routes.ts
+ * SELF_IDENTIFYING_TENANT_ROUTES) reads nothing of the table before the provider's verified
+ * event names the account: its execution role holds IpMeter and no read at all.
  * | execution | TenantSessionCache | dynamodb:GetItem, PutItem              | LeadingKeys only TSESSION#<its tenant-access role's name>#* (the role's sealed shared sessions) |
  * | execution | TenantSessionKey  | kms:GenerateDataKey, kms:Decrypt        | kms:EncryptionContext purpose = tenant-session and tenant_role = its tenant-access role's name |
  * | execution | AssumeTenantRole  | sts:AssumeRole, sts:TagSession          | the tenant-access role; one tag, tenant_id |
@@ -123,7 +126,7 @@ export class RouteRoles extends Construct {
     return this.roles;
   }
 
-  /** Tenant-access roles by `tenant <grant set>[ device| temp-token]` key. */
+  /** Tenant-access roles by `tenant <grant set>[ device| temp-token| signed-event]` key. */
   get tenantAccess(): ReadonlyMap<string, iam.Role> {
     return new Map([...this.tenantRoles].map(([k, v]) => [k, v.tenant]));
   }
@@ -151,14 +154,17 @@ export class RouteRoles extends Construct {
   }
 
   private tenantRolesFor(route: Route): TenantRoles {
-    const credential = credentialOf(route);
-    const variant = { key: { bearer: '', device: ' device', 'temp-token': ' temp-token' }, id: { bearer: '', device: 'Device', 'temp-token': 'TempToken' } };
+    const credential = tenantCredentialOf(route);
+    const variant = {
+      key: { bearer: '', device: ' device', 'temp-token': ' temp-token', 'signed-event': ' signed-event' },
+      id: { bearer: '', device: 'Device', 'temp-token': 'TempToken', 'signed-event': 'SignedEvent' },
+    };
     const key = `tenant ${grantSetKey(route.grants)}${variant.key[credential]}`;
     let roles = this.tenantRoles.get(key);
     if (!roles) {
       const { targets, settings } = this.props;
       const id = `Tenant${roleId(grantSetKey(route.grants))}${variant.id[credential]}`;
-      const said = { bearer: '', device: ' (signed device requests)', 'temp-token': ' (temporary access tokens)' }[credential];
+      const said = { bearer: '', device: ' (signed device requests)', 'temp-token': ' (temporary access tokens)', 'signed-event': ' (signed provider events)' }[credential];
       roles = tenantRoles(this, id, `${settings.name} tenant route functions with grants: ${grantSetKey(route.grants)}${said}`, route.grants, credential, targets, settings);
       this.tenantRoles.set(key, roles);
       this.roles.set(key, roles.execution);
@@ -178,4 +184,3 @@ export class RouteRoles extends Construct {
 
 const roleId = (key: string) => (key === 'none' ? 'NoGrants' : key.split(' ').map((g) => g.split(/[^a-z]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')).join(''));
 
-const credentialOf = (route: Route): TenantCredential => (route.auth === 'device' || route.auth === 'temp-token' ? route.auth : 'bearer');

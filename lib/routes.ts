@@ -112,7 +112,9 @@ export const wireOf = (route: Pick<Route, 'key'> | undefined): Wire => (route ? 
 /**
  * Whose credentials a route's function works with after authentication (docs/architecture.md,
  * "Tenancy in IAM"; infra/grants.ts builds the roles from it):
- * - `tenant`: bearer, device and temp-token routes. Authentication runs on the function's
+ * - `tenant`: bearer, device and temp-token routes, and the self-identifying endpoint routes
+ *   (SELF_IDENTIFYING_TENANT_ROUTES: the payment provider's webhook, whose signed event names
+ *   the account). Authentication runs on the function's
  *   narrow execution role (credential lookup, the projected account read; for temp-token,
  *   GET /api/v1/t/{token}, the read of the token's TEMPTOKEN# item and the per-IP limiter);
  *   from the moment the credential names the account, every table and KMS call uses an STS
@@ -131,10 +133,31 @@ export const wireOf = (route: Pick<Route, 'key'> | undefined): Wire => (route ? 
  */
 export type Tenancy = 'tenant' | 'operator' | 'self';
 
-export function tenancyOf(route: Pick<Route, 'auth'>): Tenancy {
+/**
+ * Routes that authenticate themselves (auth `endpoint`) and learn exactly one account from what
+ * they verified, before touching any account data: tenant routes all the same (their handler
+ * calls identifyTenant once it knows the account). `POST /webhooks/{payment_provider}`: the
+ * provider's signed event names the account (lib/billing/subscriptions.ts handleEvent).
+ */
+export const SELF_IDENTIFYING_TENANT_ROUTES: ReadonlySet<string> = new Set(['POST /webhooks/{payment_provider}']);
+
+export function tenancyOf(route: Pick<Route, 'auth' | 'key'>): Tenancy {
   if (route.auth === 'operator') return 'operator';
+  if (SELF_IDENTIFYING_TENANT_ROUTES.has(route.key)) return 'tenant';
   if (route.auth === 'public' || route.auth === 'endpoint') return 'self';
   return 'tenant';
+}
+
+/**
+ * What names a tenant route's account, which decides what its execution role reads before it
+ * is known (infra/grants/table.ts identificationStatements): a bearer credential (an API key,
+ * a token), a signed device request, a temporary access token, or a signed provider event.
+ */
+export type TenantCredential = 'bearer' | 'device' | 'temp-token' | 'signed-event';
+
+export function tenantCredentialOf(route: Pick<Route, 'auth' | 'key'>): TenantCredential {
+  if (SELF_IDENTIFYING_TENANT_ROUTES.has(route.key)) return 'signed-event';
+  return route.auth === 'device' || route.auth === 'temp-token' ? route.auth : 'bearer';
 }
 
 export interface Route {

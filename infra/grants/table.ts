@@ -1,5 +1,5 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type { Grant } from '../../lib/routes.js';
+import type { Grant, TenantCredential } from '../../lib/routes.js';
 import { keys, TABLE_KEYS, TENANT_SESSION_PREFIX } from '../../lib/store/keys.js';
 import { ACCOUNT_ATTRIBUTES, METERING_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { CREDENTIAL_PARTITIONS, holds, METERING_PARTITIONS } from './common.js';
@@ -55,8 +55,6 @@ function meterStatement(sid: string, tableArn: string, partitions: readonly stri
   });
 }
 
-/** What a tenant route's credential is: it decides what the execution role reads before the account is known. */
-export type TenantCredential = 'bearer' | 'device' | 'temp-token';
 
 /** GetItem (or `action`) on the partitions `prefixes` only (StringLike). */
 const onPartitions = (sid: string, action: string, tableArn: string, prefixes: readonly string[]) =>
@@ -68,9 +66,12 @@ const onPartitions = (sid: string, action: string, tableArn: string, prefixes: r
  * projected account read (the gate's rate of the account); a device also its nonce. A
  * temporary access token (GET /api/v1/t/{token}): its TEMPTOKEN# item only, and the per-IP
  * limiter (lib/ratelimit/gate.ts meters a route without a principal by source IP, before the
- * handler reads the token); the account item is read in the tenant session.
+ * handler reads the token); the account item is read in the tenant session. A signed
+ * provider event (the payment webhook): the per-IP limiter only.
  */
 export function identificationStatements(credential: TenantCredential, tableArn: string): iam.PolicyStatement[] {
+  // a signed provider event (the payment webhook): the verified event names the account, nothing is read before
+  if (credential === 'signed-event') return [meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])];
   if (credential === 'temp-token') {
     return [onPartitions('TempTokenRead', 'dynamodb:GetItem', tableArn, ['TEMPTOKEN#*']), meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])];
   }

@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import type { Grant } from '../../lib/routes.js';
+import type { Grant, TenantCredential } from '../../lib/routes.js';
 import { TENANT_SESSION_SECONDS } from '../../lib/tenancy/credentials.js';
 import { acknowledge } from '../nag.js';
 import type { Settings } from '../settings.js';
@@ -10,7 +10,7 @@ import { documentsAcknowledgment, documentStatements, usesDocuments } from './do
 import { auditKeyStatement, dataKeyStatements, tenantSessionKeyStatement } from './kms.js';
 import { grantStatements, lambdaRole } from './own-role.js';
 import { auditQueueConsume } from './queues.js';
-import { identificationStatements, platformListingRead, type TenantCredential, tenantSessionCacheStatement } from './table.js';
+import { identificationStatements, platformListingRead, tenantSessionCacheStatement } from './table.js';
 import { auditPutStatement, tenantTableStatements } from './tenant-table.js';
 
 /** Grants a tenant route (or a worker acting for one account) holds through its tenant-access role, not its execution role. */

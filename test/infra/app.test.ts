@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES, ROUTES_BEYOND_CONTRACT, tenancyOf } from '../../lib/routes.js';
+import { ROUTES, ROUTES_BEYOND_CONTRACT, tenancyOf, tenantCredentialOf } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { TABLE_DEFINITION } from '../../lib/store/keys.js';
 import { OUTBOX_STREAM } from '../../lib/events/relay.js';
@@ -170,8 +170,8 @@ describe('the CDK app, synthesized offline with the default context', () => {
       const fn = fns.get(route.key)!;
       expect(actionsOf(s, fn), route.key).toEqual(expectedActions(route.grants, false, false, false, route));
       // tenant routes have their own execution roles (and device routes theirs: the nonce write;
-      // temp-token routes theirs: the token item and the per-IP limiter instead of the credential items)
-      const set = `${tenancyOf(route) === 'tenant' ? `tenant${route.auth === 'device' || route.auth === 'temp-token' ? ` ${route.auth}` : ''} ` : ''}${[...route.grants].sort().join(' ')}`;
+      // temp-token and signed-event routes theirs: the token item or nothing, and the per-IP limiter)
+      const set = `${tenancyOf(route) === 'tenant' ? `tenant ${tenantCredentialOf(route)} ` : ''}${[...route.grants].sort().join(' ')}`;
       const role = parentRef(fn.template, fn.resource.Properties!.Role);
       expect(roleBySet.get(set) ?? role, `${route.key} shares the role of its grant set`).toBe(role);
       roleBySet.set(set, role);

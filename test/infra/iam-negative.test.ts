@@ -160,7 +160,7 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
     roles: (r) => !r.tenantAccess && r.sids.has('TableWrite') && r.routes.length > 0,
     cases: /^(victim items: (PutItem|UpdateItem|DeleteItem|ConditionCheckItem)|victim metering|lookup |platform listing|audit entry in the victim account: PutItem|own account item)/,
     reason:
-      'issue 31 "Table-wide writes", not closed in this branch: the operator routes act across accounts by design, and the sign-in, OAuth/OIDC, CLI login, agent enrolment and payment webhook routes (auth public/endpoint) write global items of their own (CLILOGIN#, OAUTHCODE#, DEVAUTHZ#, REFRESH#, ...) before and after the account is known, on roles shared per grant set; GET /api/v1/t/{token} and the workers are split (tenant sessions) and no longer here. Next: split these like GET /t/{token} (docs/architecture.md, "Roles that are not tenant-scoped")',
+      'issue 31 "Table-wide writes", not closed in this branch: the operator routes act across accounts by design, and the sign-in, OAuth/OIDC, CLI login and agent enrolment routes (auth public/endpoint) write global items of their own (CLILOGIN#, OAUTHCODE#, DEVAUTHZ#, REFRESH#, ...) before and after the account is known, on roles shared per grant set; GET /api/v1/t/{token}, the payment webhook and the workers are split (tenant sessions) and no longer here. Next: split these like GET /t/{token} (docs/architecture.md, "Roles that are not tenant-scoped")',
   },
   {
     rolesAre: 'the outbox relay (TableWrite confined to T#*)',
@@ -170,11 +170,11 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
       'the relay sets the platform listings (platpk/platsk on T#<tid> items: TENANTS, EMAIL, TOKENKEYS, AUDIT, LEASES) for every account, which no tenant session may name, and seals every account\'s audit chain; its writes are confined to account partitions (T#*: no credential, lookup or METER# item is reachable); moving the chain sealing and the outbox deletes into tenant sessions is the next step',
   },
   {
-    rolesAre: 'the tenant-access role of the billing routes (grant payment)',
-    roles: (r) => r.tenantAccess && r.routes.some((k) => k.includes('/api/v1/billing/')),
+    rolesAre: 'the tenant-access roles of the billing routes and of the payment webhook (grant payment)',
+    roles: (r) => r.tenantAccess && r.routes.some((k) => k.includes('/api/v1/billing/') || k === 'POST /webhooks/{payment_provider}'),
     cases: /^own account item: (PutItem|UpdateItem) naming quota$/,
     reason:
-      'a plan change confirmed by the payment provider writes the quota the plan sets (lib/billing/subscriptions.ts, PLAN_ATTRIBUTES); the operator flag stays denied to this role as to every tenant session',
+      'a plan change confirmed by the payment provider (its signed event, POST /webhooks/{payment_provider}, in the session of the account the event names) writes the quota the plan sets (lib/billing/subscriptions.ts, PLAN_ATTRIBUTES); the operator flag stays denied to these roles as to every tenant session',
   },
   {
     rolesAre: 'roles with TableMeter (operator and self-authenticating read-only routes)',

@@ -2,8 +2,9 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { useRuntimeConfig } from '../helpers/in-process.js';
 
 /**
@@ -71,7 +72,14 @@ beforeAll(async () => {
     out.end(body);
   });
   const [stsUrl, proxyUrl] = await Promise.all([listen(stsServer), listen(proxy)]);
-  Object.assign(process.env, { TENANT_ROLE_ARN: ROLE, STS_ENDPOINT: stsUrl, DYNAMODB_ENDPOINT: proxyUrl });
+  Object.assign(process.env, {
+    TENANT_ROLE_ARN: ROLE,
+    STS_ENDPOINT: stsUrl,
+    DYNAMODB_ENDPOINT: proxyUrl,
+    // the payment webhook's test (the local provider's secrets in a file of this run)
+    PAYMENT_PROVIDER: 'local',
+    PAYMENT_SECRET_FILE: join(inject('dataDir'), 'payment', 'tenancy-provider.json'),
+  });
 });
 
 afterAll(async () => {
@@ -395,6 +403,35 @@ describe('tenant-scoped credentials', () => {
     expect(unknown.statusCode, unknown.body).toBe(404);
     expect(sts.slice(stsFrom)).toEqual([]);
     for (const c of dynamo.slice(before)) expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe('local');
+  });
+
+  it('the payment webhook (POST /webhooks/{payment_provider}): the per-IP limiter on the function\'s own credentials, and nothing else; the verified event\'s account in its session', async () => {
+    const { receive } = await import('../../functions/billing/webhooks.js');
+    const { paymentSecrets } = await import('../../lib/billing/secrets.js');
+    const { providerEvent, signEvent } = await import('../../lib/billing/local.js');
+    const [a, other] = await Promise.all([newTenant(), newTenant()]);
+    const secrets = await paymentSecrets({ PAYMENT_SECRET_FILE: process.env.PAYMENT_SECRET_FILE, PAYMENT_SECRET_ID: undefined, AWS_REGION: 'us-east-1' });
+    const subscription = { id: `sub_${randomBytes(4).toString('hex')}`, object: 'subscription', customer: 'cus_t', status: 'active', metadata: { tenant_id: a.tenantId, plan: 'team' }, items: { object: 'list', data: [] } };
+    const d = signEvent(providerEvent('customer.subscription.updated', subscription), secrets);
+    const from = dynamo.length;
+    const webhook = {
+      ...event('POST', '/webhooks/{payment_provider}', '', { payment_provider: 'local' }),
+      headers: { 'Content-Type': 'application/json', 'Stripe-Signature': d.signature },
+      body: d.body,
+    } as APIGatewayProxyEvent;
+    const res = await receive(webhook, context);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(JSON.parse(res.body).data).toMatchObject({ outcome: 'applied', plan: 'team' });
+    const calls = dynamo.slice(from);
+    // the function's own credentials: the source IP's limiter only, no read of any item
+    for (const c of calls.filter((x) => x.accessKey === 'local')) expect([c.target, pkOf(c)[0]?.replace(/#.*/, '#')], JSON.stringify(c.body)).toEqual(['UpdateItem', 'IP#']);
+    const scoped = calls.filter((c) => c.accessKey !== 'local');
+    expect(scoped.map((c) => c.target)).toEqual(expect.arrayContaining(['GetItem', 'TransactWriteItems']));
+    for (const c of scoped) {
+      expect(c.accessKey, c.target).toBe(keyFor(a.tenantId));
+      for (const pk of pkOf(c)) expect([`T#${a.tenantId}`, `METER#${a.tenantId}`], `${c.target} ${pk}`).toContain(pk);
+    }
+    expect(calls.some((c) => c.accessKey === keyFor(other.tenantId))).toBe(false);
   });
 
   it('the workers act in the session of the account their message or listing entry names: webhook delivery, extraction job, certificate expiry sweep, lease sweep', async () => {
