@@ -215,7 +215,7 @@ export class BackgroundStack extends NestedStack {
           : job.tenantAccess === 'grants'
           ? workerRoles(this, `${job.id}Role`, description, job.grants, t, settings, extra, job.platformListings ?? [])
           : undefined;
-      const role = writer?.execution ?? grantedRole(this, `${job.id}Role`, description, job.grants, t, settings, extra, job.tableWritePartitions);
+      const role = writer?.execution ?? grantedRole(this, `${job.id}Role`, description, job.grants, t, settings, extra, job.tableWritePartitions ? { write: job.tableWritePartitions } : {});
       const fn = new ServiceFunction(this, job.id, {
         functionName: `${settings.name}-job-${job.slug}`,
         description: job.description,

@@ -1,6 +1,6 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { GRANTS, tenancyOf, tenantCredentialOf, type Grant, type Route } from '../lib/routes.js';
+import { GRANTS, OWN_READ_PARTITIONS, tenancyOf, tenantCredentialOf, type Grant, type Route } from '../lib/routes.js';
 import { auditKeyStatement } from './grants/kms.js';
 import { grantedRole } from './grants/own-role.js';
 import type { RoleTargets, TenantRoles } from './grants/common.js';
@@ -22,7 +22,7 @@ export { auditWriterRoles, auditWriterStatements, tenantAccessStatements, worker
  * |--------------|--------------------------------------------------------------------------|----------|
  * | (every role) | logs:CreateLogStream, logs:PutLogEvents                                  | /aws/lambda/<name>-* log groups |
  * | (every role) | xray:PutTraceSegments, xray:PutTelemetryRecords (added by Tracing.ACTIVE)| * (X-Ray has no resource ARNs) |
- * | table:read   | dynamodb:GetItem, BatchGetItem, Query                                    | the table and its gsi1 and plat indexes (by name) |
+ * | table:read   | dynamodb:GetItem, BatchGetItem, Query (a route in lib/routes.ts OWN_READ_PARTITIONS: only those partitions, no index) | the table and its gsi1 and plat indexes (by name) |
  * | table:meter  | dynamodb:UpdateItem, LeadingKeys only METER#* and IP#*, Attributes only METERING_ATTRIBUTES (operator and self routes; tenant routes: TenantMeter) | the table |
  * | table:write  | table:read + PutItem, UpdateItem, DeleteItem, ConditionCheckItem         | the table (TransactWriteItems is authorized per item action) |
  * | kms:decrypt  | kms:Decrypt only with an encryption context carrying tenant_id; kms:DescribeKey | the envelope key |
@@ -134,15 +134,19 @@ export class RouteRoles extends Construct {
   /** The function's role: a tenant route's execution role, else the role of its grant set. */
   roleFor(route: Route): iam.Role {
     if (tenancyOf(route) === 'tenant') return this.tenantRolesFor(route).execution;
-    return this.ownRole(route.grants);
+    return this.ownRole(route.grants, OWN_READ_PARTITIONS[route.key]);
   }
 
-  /** The role of a grant set used as the function's own (operator and self-authenticating routes; the CORS preflight). */
-  ownRole(grants: readonly Grant[]): iam.Role {
-    const key = grantSetKey(grants);
+  /**
+   * The role of a grant set used as the function's own (operator and self-authenticating
+   * routes; the CORS preflight); with `readPartitions` (lib/routes.ts OWN_READ_PARTITIONS) a
+   * role of its own whose table reads are confined to them.
+   */
+  ownRole(grants: readonly Grant[], readPartitions?: readonly string[]): iam.Role {
+    const key = `${grantSetKey(grants)}${readPartitions ? ` reads ${readPartitions.join(' ')}` : ''}`;
     let role = this.roles.get(key);
     if (!role) {
-      role = this.create(key, grants);
+      role = this.create(key, grants, readPartitions);
       this.roles.set(key, role);
     }
     return role;
@@ -172,13 +176,14 @@ export class RouteRoles extends Construct {
     return roles;
   }
 
-  private create(key: string, grants: readonly Grant[]): iam.Role {
+  private create(key: string, grants: readonly Grant[], readPartitions?: readonly string[]): iam.Role {
     const { targets, settings } = this.props;
     // an operator or self-authenticating read-only route knows its account only from the
     // request: its audit MAC key may name any account (docs/architecture.md, "Roles that are
     // not tenant-scoped"); a tenant route's comes from its tenant session (TenantAuditKey)
     const extra = grants.includes('audit:send') ? [auditKeyStatement('AuditKey', 'kms:GenerateDataKey', targets.key, undefined)] : [];
-    return grantedRole(this, roleId(key), `${settings.name} route functions with grants: ${key}`, grants, targets, settings, extra);
+    const id = `${roleId(grantSetKey(grants))}${readPartitions ? 'OwnItems' : ''}`;
+    return grantedRole(this, id, `${settings.name} route functions with grants: ${key}`, grants, targets, settings, extra, readPartitions ? { read: readPartitions } : {});
   }
 }
 

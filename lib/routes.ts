@@ -139,6 +139,16 @@ export type Tenancy = 'tenant' | 'operator' | 'self';
  * calls identifyTenant once it knows the account). `POST /webhooks/{payment_provider}`: the
  * provider's signed event names the account (lib/billing/subscriptions.ts handleEvent).
  */
+/**
+ * Self-authenticating routes whose table reads are confined to their own global items: the
+ * function's TableRead is conditioned on these partitions (`dynamodb:LeadingKeys`, StringLike)
+ * and it reads no index (infra/grants/table.ts). The ACME http-01 answer reads its challenge
+ * item and nothing of any account.
+ */
+export const OWN_READ_PARTITIONS: Readonly<Record<string, readonly string[]>> = {
+  'GET /.well-known/acme-challenge/{token}': ['ACME#*'],
+};
+
 export const SELF_IDENTIFYING_TENANT_ROUTES: ReadonlySet<string> = new Set(['POST /webhooks/{payment_provider}']);
 
 export function tenancyOf(route: Pick<Route, 'auth' | 'key'>): Tenancy {

@@ -8,19 +8,19 @@ import { documentStatements } from './documents.js';
 import { dataKeyStatements, keyDescribeStatements, kmsSigningStatements } from './kms.js';
 import { ownAcknowledgments, platformStatements } from './platform.js';
 import { auditQueueSend, jobsQueueSend, webhookQueueSend } from './queues.js';
-import { ownTableStatements } from './table.js';
+import { type Confinement, ownTableStatements } from './table.js';
 
 /** The statements of a grant set on a function's own role (infra/grants.ts, the first table). */
 export function grantStatements(
   grants: readonly Grant[],
   targets: RoleTargets,
   settings: Settings,
-  /** `table:write` confined to these partitions (`dynamodb:LeadingKeys`, StringLike); unconditioned without. */
-  tableWritePartitions?: readonly string[],
+  /** Table reads or writes confined to partitions; unconditioned without. */
+  confine: Confinement = {},
 ): { statements: iam.PolicyStatement[]; acknowledgments: Acknowledgment[] } {
   const statements: iam.PolicyStatement[] = [
     new iam.PolicyStatement({ sid: 'Logs', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroupArnPattern(settings.name)] }),
-    ...ownTableStatements(grants, targets.table.tableArn, tableWritePartitions),
+    ...ownTableStatements(grants, targets.table.tableArn, confine),
     ...keyDescribeStatements(grants, targets.key),
     ...dataKeyStatements(grants, targets.key, false),
     ...webhookQueueSend(grants, targets),
@@ -46,10 +46,10 @@ export function grantedRole(
   targets: RoleTargets,
   settings: Settings,
   extra: readonly iam.PolicyStatement[] = [],
-  tableWritePartitions?: readonly string[],
+  confine: Confinement = {},
 ): iam.Role {
   const role = lambdaRole(scope, id, description);
-  const { statements, acknowledgments } = grantStatements(grants, targets, settings, tableWritePartitions);
+  const { statements, acknowledgments } = grantStatements(grants, targets, settings, confine);
   role.attachInlinePolicy(new iam.Policy(role, 'Grants', { statements: [...statements, ...extra] }));
   acknowledge(role, acknowledgments);
   return role;

@@ -4,19 +4,31 @@ import { keys, TABLE_KEYS, TENANT_SESSION_PREFIX } from '../../lib/store/keys.js
 import { ACCOUNT_ATTRIBUTES, METERING_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { CREDENTIAL_PARTITIONS, holds, METERING_PARTITIONS } from './common.js';
 
+/** Table reads or writes of a function's own role confined to partitions (`dynamodb:LeadingKeys`, StringLike). */
+export interface Confinement {
+  /** `table:write` only on these partitions (the outbox relay: T#*). */
+  readonly write?: readonly string[];
+  /** `table:read` only on these partitions, and no index (lib/routes.ts OWN_READ_PARTITIONS). */
+  readonly read?: readonly string[];
+}
+
+const onlyPartitions = (partitions: readonly string[] | undefined) =>
+  partitions ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...partitions] } } } : {};
+
 /**
  * The table statements of a function's own role for its grants (infra/grants.ts, the first
- * table): read (the table and its gsi1 and plat indexes), write (unconditioned, or confined to
- * `tableWritePartitions` by `dynamodb:LeadingKeys`), metering, the readiness probe.
+ * table): read (the table and its gsi1 and plat indexes, or only `confine.read`), write
+ * (unconditioned, or only `confine.write`), metering, the readiness probe.
  */
-export function ownTableStatements(grants: readonly Grant[], tableArn: string, tableWritePartitions?: readonly string[]): iam.PolicyStatement[] {
+export function ownTableStatements(grants: readonly Grant[], tableArn: string, confine: Confinement = {}): iam.PolicyStatement[] {
   const has = holds(grants);
   const statements: iam.PolicyStatement[] = [];
   const indexArns = [TABLE_KEYS.gsi1.name, TABLE_KEYS.plat.name].map((name) => `${tableArn}/index/${name}`);
   if (has('table:read') || has('table:write')) {
-    statements.push(new iam.PolicyStatement({ sid: 'TableRead', actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'], resources: [tableArn] }));
-    // gsi1 and the platform listings (operator listings, the sweeper, the service's key set)
-    statements.push(new iam.PolicyStatement({ sid: 'IndexRead', actions: ['dynamodb:Query'], resources: indexArns }));
+    const actions = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
+    statements.push(new iam.PolicyStatement({ sid: 'TableRead', actions, resources: [tableArn], ...onlyPartitions(confine.read) }));
+    // gsi1 and the platform listings (operator listings, the service's key set)
+    if (!confine.read) statements.push(new iam.PolicyStatement({ sid: 'IndexRead', actions: ['dynamodb:Query'], resources: indexArns }));
   }
   if (has('table:write')) {
     statements.push(
@@ -24,7 +36,7 @@ export function ownTableStatements(grants: readonly Grant[], tableArn: string, t
         sid: 'TableWrite',
         actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
         resources: [tableArn],
-        ...(tableWritePartitions ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...tableWritePartitions] } } } : {}),
+        ...onlyPartitions(confine.write),
       }),
     );
   } else if (has('table:meter')) {

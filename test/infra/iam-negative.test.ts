@@ -184,11 +184,11 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
       'by design, bounded: these routes count requests of whichever account they serve (infra/grants.ts TableMeter: METER#* and IP#*, metering attributes only); a forged count is a rate-limit or usage error, no data of the account',
   },
   {
-    rolesAre: 'the own roles with the unconditioned TableRead statement (operator and self-authenticating routes, the ACME challenge, the outbox relay)',
+    rolesAre: 'the own roles with the unconditioned TableRead statement (operator and self-authenticating routes, the outbox relay)',
     roles: (r) => r.sids.has('TableRead') || r.sids.has('IndexRead'),
     cases: /^victim items: (GetItem|BatchGetItem|Query)/,
     reason:
-      'issue 31 "Table-wide writes", not closed in this branch: the operator listings read every account by design; the self-authenticating routes read the account a global item names (sign-in by e-mail, a client id, an ACME token) on roles shared per grant set; the relay reads the stream\'s account items. The workers that act for one account (webhook, jobs, sweepers) and GET /api/v1/t/{token} no longer hold it',
+      'issue 31 "Table-wide writes", not closed in this branch: the operator listings read every account by design; the self-authenticating routes read the account a global item names (sign-in by e-mail, a client id) on roles shared per grant set; the relay reads the stream\'s account items. The workers that act for one account (webhook, jobs, sweepers), GET /api/v1/t/{token} and the payment webhook no longer hold it; the ACME challenge reads only ACME#* (lib/routes.ts OWN_READ_PARTITIONS)',
   },
   {
     rolesAre: 'roles with TenantDataKeys on their own role (the self-authenticating routes with kms:encrypt, the outbox relay)',

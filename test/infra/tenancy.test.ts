@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES, SELF_IDENTIFYING_TENANT_ROUTES, tenancyOf, tenantCredentialOf, type Route } from '../../lib/routes.js';
+import { OWN_READ_PARTITIONS, ROUTES, SELF_IDENTIFYING_TENANT_ROUTES, tenancyOf, tenantCredentialOf, type Route } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES, DATA_KEY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
@@ -354,6 +354,18 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     });
     expect(own.find((st) => st.Sid === 'AuditQueueConsume')).toMatchObject({ Action: ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes'] });
     expect(own.flatMap(actions).filter((a) => a.startsWith('kms:'))).toEqual(['kms:Decrypt']);
+  });
+
+  it('a self-authenticating route with confined reads (lib/routes.ts OWN_READ_PARTITIONS) reads only those partitions and no index', () => {
+    const confined = ROUTES.filter((r) => OWN_READ_PARTITIONS[r.key] !== undefined);
+    expect(confined.map((r) => r.key)).toEqual(['GET /.well-known/acme-challenge/{token}']);
+    for (const route of confined) {
+      const own = functionStatements(s, fns.get(route.key)!).map((x) => x.statement);
+      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')));
+      expect(table.map((st) => st.Sid), route.key).toEqual(['TableRead']);
+      expect(table[0]!.Condition, route.key).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...OWN_READ_PARTITIONS[route.key]!] } });
+      expect(JSON.stringify(table[0]!.Resource), route.key).not.toContain('/index/');
+    }
   });
 
   it('the workers that act for one account per message or listing entry: their table and data-key grants only on a tenant-access role; their own role reads only its platform listings', () => {
