@@ -11,7 +11,8 @@ import { OUTBOX_STREAM } from '../lib/events/relay.js';
 import type { Grant } from '../lib/routes.js';
 import { alarmActions } from './alarms.js';
 import { CodeAssets } from './code.js';
-import { auditWriterRoles, grantedRole, type RoleTargets } from './grants.js';
+import { auditWriterRoles, grantedRole, type RoleTargets, workerRoles } from './grants.js';
+import type { PlatformListing } from '../lib/store/keys.js';
 import { ServiceFunction } from './route-function.js';
 import type { Settings } from './settings.js';
 
@@ -38,8 +39,17 @@ export interface BackgroundJob {
    * `audit`: the audit writer. No table grant on its own role: it works in each entry's
    * tenant scope through a tenant-access role allowed only the PutItem of an audit entry
    * (infra/grants.ts auditWriterRoles; TENANT_ROLE_ARN in its environment).
+   * `grants`: a worker that acts for one account per message or listing entry: its table,
+   * envelope-key and document grants are on a tenant-access role, conditioned on the session's
+   * account as a tenant route's are, and it enters the account's scope (lib/tenancy/scope.ts
+   * `withTenant`) for everything it does there (infra/grants.ts workerRoles).
    */
-  readonly tenantAccess?: 'audit';
+  readonly tenantAccess?: 'audit' | 'grants';
+  /**
+   * With `tenantAccess: 'grants'`: the platform listings (lib/store/keys.ts PLATFORM_LISTINGS)
+   * the execution role reads on index plat, to find the accounts it works for.
+   */
+  readonly platformListings?: readonly PlatformListing[];
   /**
    * The partitions its table writes are confined to (`dynamodb:LeadingKeys`, StringLike): a
    * cross-account worker that writes only account partitions cannot write a credential or
@@ -77,6 +87,8 @@ export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     timeout: WEBHOOK_WORKER_TIMEOUT,
     trigger: { queue: 'webhook' },
     queueEnv: true,
+    // each message names its account (lib/events/delivery.ts): the delivery runs in its session
+    tenantAccess: 'grants',
   },
   {
     id: 'JobsWorker',
@@ -87,6 +99,8 @@ export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     timeout: JOBS_WORKER_TIMEOUT,
     trigger: { queue: 'jobs' },
     queueEnv: false,
+    // each message names its account (lib/tools/extraction.ts runExtractionJob): the job runs in its session
+    tenantAccess: 'grants',
   },
   {
     id: 'AuditWriter',
@@ -108,6 +122,9 @@ export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     timeout: Duration.seconds(60),
     trigger: { schedule: 'rate(1 minute)' },
     queueEnv: false,
+    // the LEASES listing names each due lease's account (lib/database/sweeper.ts): its revocation runs in that session
+    tenantAccess: 'grants',
+    platformListings: ['LEASES'],
   },
   {
     id: 'CertificateExpirySweeper',
@@ -118,6 +135,9 @@ export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     timeout: Duration.minutes(5),
     trigger: { schedule: 'rate(1 hour)' },
     queueEnv: false,
+    // the TENANTS listing names the accounts (functions/certificates/expiry.ts): each account's sweep runs in its session
+    tenantAccess: 'grants',
+    platformListings: ['TENANTS'],
   },
 ];
 
@@ -188,8 +208,14 @@ export class BackgroundStack extends NestedStack {
           ]
         : [];
       // the audit writer: its queue statements and tenant-access role are auditWriterRoles' own
-      const writer = job.tenantAccess === 'audit' ? auditWriterRoles(this, `${job.id}Role`, `${settings.name} ${job.description}`, t, settings) : undefined;
-      const role = writer?.execution ?? grantedRole(this, `${job.id}Role`, `${settings.name} ${job.description}`, job.grants, t, settings, extra, job.tableWritePartitions);
+      const description = `${settings.name} ${job.description}`;
+      const writer =
+        job.tenantAccess === 'audit'
+          ? auditWriterRoles(this, `${job.id}Role`, description, t, settings)
+          : job.tenantAccess === 'grants'
+          ? workerRoles(this, `${job.id}Role`, description, job.grants, t, settings, extra, job.platformListings ?? [])
+          : undefined;
+      const role = writer?.execution ?? grantedRole(this, `${job.id}Role`, description, job.grants, t, settings, extra, job.tableWritePartitions ? { write: job.tableWritePartitions } : {});
       const fn = new ServiceFunction(this, job.id, {
         functionName: `${settings.name}-job-${job.slug}`,
         description: job.description,

@@ -112,17 +112,20 @@ export const wireOf = (route: Pick<Route, 'key'> | undefined): Wire => (route ? 
 /**
  * Whose credentials a route's function works with after authentication (docs/architecture.md,
  * "Tenancy in IAM"; infra/grants.ts builds the roles from it):
- * - `tenant`: bearer and device routes. Authentication runs on the function's narrow
- *   execution role (credential lookup, the projected account read); from the moment the
- *   credential names the account, every table and KMS call uses an STS session of the
- *   route's tenant-access role tagged with that account (lib/tenancy), which reaches only
- *   the partition `T#<account>` and data keys whose encryption context names it.
+ * - `tenant`: bearer, device and temp-token routes, and the self-identifying endpoint routes
+ *   (SELF_IDENTIFYING_TENANT_ROUTES: the payment provider's webhook, whose signed event names
+ *   the account). Authentication runs on the function's
+ *   narrow execution role (credential lookup, the projected account read; for temp-token,
+ *   GET /api/v1/t/{token}, the read of the token's TEMPTOKEN# item and the per-IP limiter);
+ *   from the moment the credential names the account, every table and KMS call uses an STS
+ *   session of the route's tenant-access role tagged with that account (lib/tenancy), which
+ *   reaches only the partition `T#<account>` and data keys whose encryption context names it.
  * - `operator`: the platform operator's routes, cross-tenant by design: the function's own
  *   role, with the route's grants on the whole table.
- * - `self`: routes that authenticate themselves inside the handler (public, endpoint,
- *   temp-token: sign-in and sign-up flows, inbound webhooks, temporary access, protocol
- *   endpoints) find the account from a global item (an e-mail, a token hash, a client id)
- *   first: the function's own role, with the route's grants.
+ * - `self`: routes that authenticate themselves inside the handler (public, endpoint:
+ *   sign-in and sign-up flows, inbound webhooks, protocol endpoints) find the account from a
+ *   global item (an e-mail, a token hash, a client id) first: the function's own role, with
+ *   the route's grants.
  * The share-aware routes (the secrets GET and PUT, every typed credential and password GET,
  *   the document reads honouring grants) are tenant routes too: once the share or grant item
  *   has proved the access, the owner-side calls run in a nested owner scope with the owner
@@ -130,10 +133,41 @@ export const wireOf = (route: Pick<Route, 'key'> | undefined): Wire => (route ? 
  */
 export type Tenancy = 'tenant' | 'operator' | 'self';
 
-export function tenancyOf(route: Pick<Route, 'auth'>): Tenancy {
+/**
+ * Routes that authenticate themselves (auth `endpoint`) and learn exactly one account from what
+ * they verified, before touching any account data: tenant routes all the same (their handler
+ * calls identifyTenant once it knows the account). `POST /webhooks/{payment_provider}`: the
+ * provider's signed event names the account (lib/billing/subscriptions.ts handleEvent).
+ */
+/**
+ * Self-authenticating routes whose table reads are confined to their own global items: the
+ * function's TableRead is conditioned on these partitions (`dynamodb:LeadingKeys`, StringLike)
+ * and it reads no index (infra/grants/table.ts). The ACME http-01 answer reads its challenge
+ * item and nothing of any account.
+ */
+export const OWN_READ_PARTITIONS: Readonly<Record<string, readonly string[]>> = {
+  'GET /.well-known/acme-challenge/{token}': ['ACME#*'],
+};
+
+export const SELF_IDENTIFYING_TENANT_ROUTES: ReadonlySet<string> = new Set(['POST /webhooks/{payment_provider}']);
+
+export function tenancyOf(route: Pick<Route, 'auth' | 'key'>): Tenancy {
   if (route.auth === 'operator') return 'operator';
-  if (route.auth === 'public' || route.auth === 'endpoint' || route.auth === 'temp-token') return 'self';
+  if (SELF_IDENTIFYING_TENANT_ROUTES.has(route.key)) return 'tenant';
+  if (route.auth === 'public' || route.auth === 'endpoint') return 'self';
   return 'tenant';
+}
+
+/**
+ * What names a tenant route's account, which decides what its execution role reads before it
+ * is known (infra/grants/table.ts identificationStatements): a bearer credential (an API key,
+ * a token), a signed device request, a temporary access token, or a signed provider event.
+ */
+export type TenantCredential = 'bearer' | 'device' | 'temp-token' | 'signed-event';
+
+export function tenantCredentialOf(route: Pick<Route, 'auth' | 'key'>): TenantCredential {
+  if (SELF_IDENTIFYING_TENANT_ROUTES.has(route.key)) return 'signed-event';
+  return route.auth === 'device' || route.auth === 'temp-token' ? route.auth : 'bearer';
 }
 
 export interface Route {

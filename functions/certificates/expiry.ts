@@ -4,7 +4,8 @@ import { emitExpiringSamlCertificates } from '../../lib/federation/saml.js';
 import { keys } from '../../lib/store/keys.js';
 import { tableName } from '../../lib/store/client.js';
 import { listResources } from '../../lib/resources/store.js';
-import { listTenants } from '../../lib/store/tenants.js';
+import { listTenantIds } from '../../lib/store/tenants.js';
+import { withTenant } from '../../lib/tenancy/scope.js';
 import type { CertMeta } from '../../lib/certificates/service.js';
 
 /**
@@ -69,12 +70,15 @@ async function sweepCertificateExpiry(opts: ExpiryOptions = {}): Promise<{ tenan
   let tenants = 0;
   let emitted = 0;
   do {
-    const page = await listTenants(100, after);
-    for (const t of page.tenants) {
+    // the TENANTS listing (the worker's own role); each account's sweep in its tenant session
+    const page = await listTenantIds(100, after);
+    for (const id of page.ids) {
       tenants++;
-      emitted += (await emitExpiringCertificates(t.id, opts)).emitted;
-      // SAML metadata certificates (lib/federation/saml.ts) raise their expiry events here too
-      emitted += (await emitExpiringSamlCertificates(t.id, opts)).emitted;
+      emitted += await withTenant(id, async () => {
+        const certificates = (await emitExpiringCertificates(id, opts)).emitted;
+        // SAML metadata certificates (lib/federation/saml.ts) raise their expiry events here too
+        return certificates + (await emitExpiringSamlCertificates(id, opts)).emitted;
+      });
     }
     after = page.cursor;
   } while (after);

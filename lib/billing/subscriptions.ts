@@ -23,6 +23,7 @@ import {
 import type { PaymentSecrets } from './secrets.js';
 import { type Billing, billingEventSeen, getBilling } from './store.js';
 import { stripeProvider } from './stripe.js';
+import { identifyTenant } from '../tenancy/scope.js';
 
 export type { Billing } from './store.js';
 
@@ -256,6 +257,9 @@ export async function handleEvent(providerName: ProviderName, event: ProviderEve
   const found = stateOfEvent(event, secrets);
   const base = { event_id: event.id, type: event.type };
   if (!found?.tenantId || !UUID_RE.test(found.tenantId)) return { ...base, outcome: 'ignored' as Outcome };
+  // the verified event names the account: from here on every call uses its tenant session
+  // (POST /webhooks/{payment_provider} is a tenant route, lib/routes.ts tenancyOf)
+  identifyTenant(found.tenantId);
   const tenant = await getTenant(found.tenantId);
   if (!tenant) return { ...base, outcome: 'ignored' as Outcome };
   // accounts are never deleted, so the one found is there for the update

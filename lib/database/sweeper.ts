@@ -5,7 +5,8 @@ import { mergeShards } from '../store/shards.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { HttpError } from '../core/errors.js';
-import { listLease } from '../events/platform-listings.js';
+import { requestListing } from '../events/platform-listings.js';
+import { withTenant } from '../tenancy/scope.js';
 import { cleanUpAbandoned, getLease, revokeLease } from './leases.js';
 
 /**
@@ -58,28 +59,34 @@ export async function sweepExpiredLeases(
     // stop starting revocations near the invocation's deadline: the rest wait for the next run
     if (opts.stopAt !== undefined && Date.now() >= opts.stopAt) break;
     try {
-      const lease = await getLease(tenantId, id);
-      if (!lease) continue;
-      if (lease.status === 'active') {
-        if (!tenants.has(tenantId)) tenants.set(tenantId, await getTenant(tenantId));
-        const out = await revokeLease(
-          systemContext(tenants.get(tenantId) ?? ({ id: tenantId } as Tenant), 'lease-sweeper', {
-            requestId: `lease-sweep-${newId()}`,
-            sourceIp: null,
-            userAgent: 'lease-sweeper',
-          }),
-          id,
-          { by: 'sweeper' },
-        );
-        if (!out.already_revoked) revoked++;
-      } else if (lease.status === 'pending' || lease.status === 'failed') {
-        if (await cleanUpAbandoned(lease)) cleaned++;
-        else failed.push({ tenant_id: tenantId, lease_id: id, reason: 'the login could not be removed' });
-      } else {
+      // everything in the lease's account runs in its tenant session (infra/background.ts
+      // LeaseSweeper, tenantAccess 'grants'): the listing read above is the worker's own
+      const outcome = await withTenant(tenantId, async (): Promise<'revoked' | 'cleaned' | 'stuck' | undefined> => {
+        const lease = await getLease(tenantId, id);
+        if (!lease) return undefined;
+        if (lease.status === 'active') {
+          if (!tenants.has(tenantId)) tenants.set(tenantId, await getTenant(tenantId));
+          const out = await revokeLease(
+            systemContext(tenants.get(tenantId) ?? ({ id: tenantId } as Tenant), 'lease-sweeper', {
+              requestId: `lease-sweep-${newId()}`,
+              sourceIp: null,
+              userAgent: 'lease-sweeper',
+            }),
+            id,
+            { by: 'sweeper' },
+          );
+          return out.already_revoked ? undefined : 'revoked';
+        }
+        if (lease.status === 'pending' || lease.status === 'failed') return (await cleanUpAbandoned(lease)) ? 'cleaned' : 'stuck';
         // a stale entry (the relay's unlisting not arrived yet, or one the migration copied
-        // just before a revocation): the lease's own state decides (lib/events/platform-listings.ts)
-        await listLease(keys.lease(tenantId, id));
-      }
+        // just before a revocation): the lease's own state decides, through the relay
+        // (lib/events/platform-listings.ts requestListing; a tenant session never names platpk)
+        await requestListing(keys.lease(tenantId, id), lease.status);
+        return undefined;
+      });
+      if (outcome === 'revoked') revoked++;
+      else if (outcome === 'cleaned') cleaned++;
+      else if (outcome === 'stuck') failed.push({ tenant_id: tenantId, lease_id: id, reason: 'the login could not be removed' });
     } catch (error) {
       const reason = error instanceof HttpError ? error.message : 'internal error';
       failed.push({ tenant_id: tenantId, lease_id: id, reason });

@@ -9,6 +9,7 @@ import type { QueuePort, ReceivedMessage } from './queue.js';
 import { BlockedDestination, checkUrl, guardedLookup, resolveChecked, type GuardOptions } from './ssrf.js';
 import { webhookAttemptMs } from './timeouts.js';
 import { claimDelivery, getWebhook, markDead, openSigningSecret, recordAttempt, type Attempt } from './webhooks.js';
+import { withTenant } from '../tenancy/scope.js';
 
 /**
  * The delivery worker (docs/architecture.md, "Events"). One queue message = one event for one webhook:
@@ -166,7 +167,14 @@ async function deliver(msg: DeliveryMessage): Promise<Outcome> {
 function parseMessage(body: string): DeliveryMessage | undefined {
   try {
     const m = JSON.parse(body) as DeliveryMessage;
-    return m && m.v === 1 && typeof m.tenant_id === 'string' && typeof m.webhook_id === 'string' && typeof m.event?.id === 'string' ? m : undefined;
+    return m &&
+      m.v === 1 &&
+      typeof m.tenant_id === 'string' &&
+      m.tenant_id !== '' &&
+      typeof m.webhook_id === 'string' &&
+      typeof m.event?.id === 'string'
+      ? m
+      : undefined;
   } catch {
     return undefined;
   }
@@ -182,7 +190,9 @@ export async function processMessage(q: QueuePort, m: ReceivedMessage, mode: 'la
   const msg = parseMessage(m.body);
   let outcome: Outcome;
   try {
-    outcome = msg ? await deliver(msg) : { action: 'dead' };
+    // the message names its account: the delivery runs in that account's tenant session
+    // (infra/background.ts WebhookWorker, tenantAccess 'grants'), never on the worker's own role
+    outcome = msg ? await withTenant(msg.tenant_id, () => deliver(msg)) : { action: 'dead' };
   } catch (error) {
     logger.error('webhook delivery failed', { message_id: m.messageId, error: error as Error });
     return false;

@@ -1,6 +1,6 @@
 import { nowIso } from '../ids.js';
 import { keys } from '../store/keys.js';
-import { readLeaseListing, writeLeaseListing } from './store.js';
+import { readLeaseListing, touchLease, writeLeaseListing } from './store.js';
 
 /**
  * The LEASES platform listing, derived from the lease items themselves (lib/store/keys.ts,
@@ -32,4 +32,16 @@ export async function listLease(key: { pk: string; sk: string }, now: string = n
   if (want ? item.platpk === want.platpk && current === want.platsk : item.platpk === undefined && current === undefined) return 'unchanged';
   if (!(await writeLeaseListing(key, status, want))) return 'unchanged'; // the lease changed meanwhile: its own stream record lists it
   return want ? 'listed' : 'unlisted';
+}
+
+/**
+ * A LEASES entry the sweeper found stale (the lease is neither active nor abandoned: the
+ * relay's unlisting not arrived yet, or an entry the listing migration copied just before a
+ * revocation). The sweeper works in the lease's tenant session, which may not name `platpk` or
+ * `platsk`, so it does not fix the entry itself: it touches the lease (lib/events/store.ts
+ * `touchLease`), and the relay, on that change's stream record, sets the entry from the lease
+ * (`listLease`, above). False when the lease changed meanwhile or is gone.
+ */
+export function requestListing(key: { pk: string; sk: string }, status: string, now: string = nowIso()): Promise<boolean> {
+  return touchLease(key, status, now);
 }

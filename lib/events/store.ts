@@ -174,6 +174,32 @@ export async function readLeaseListing(key: { pk: string; sk: string }): Promise
 }
 
 /**
+ * Marks a lease as seen by the sweeper (`listing_checked_at`), conditional on the status read,
+ * and nothing else: a change of the lease whose stream record makes the relay set its LEASES
+ * entry from the lease (lib/events/platform-listings.ts). What a worker in the lease's tenant
+ * session does where it may not write the listing's attributes. False when the lease changed
+ * meanwhile (that change's own record lists it) or is gone.
+ */
+export async function touchLease(key: { pk: string; sk: string }, status: string, at: string): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: key,
+        UpdateExpression: 'SET listing_checked_at = :at',
+        ConditionExpression: '#s = :s',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':at': at, ':s': status },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionalCheckFailedException) return false;
+    throw error;
+  }
+}
+
+/**
  * Sets (`want`) or removes the lease's LEASES listing keys, conditional on the status read;
  * false when the lease changed meanwhile.
  */

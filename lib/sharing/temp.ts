@@ -25,6 +25,7 @@ import { actorName, openSecret } from '../resources/store.js';
 import { getTenant } from '../store/tenants.js';
 import { TxConditionFailed } from '../store/tx.js';
 import { TEMP_TOKEN_RE, type CreateTempAccessBody } from './schemas.js';
+import { identifyTenant } from '../tenancy/scope.js';
 
 const grantView = (g: Grant, now = Date.now()) => ({
   id: g.id,
@@ -174,6 +175,9 @@ export async function redeemTempAccess(token: string, facts: RequestFacts) {
   for (let attempt = 0; attempt < 5; attempt++) {
     const grant = await grantByToken(token);
     if (!grant) throw notFound('temporary access');
+    // the token is the credential: from here on every call uses the tenant session of the
+    // account it names (a tenant route, lib/routes.ts tenancyOf), never the function's own role
+    identifyTenant(grant.tenant_id);
     const now = Date.now();
     const status = grantStatus(grant, now);
     if (status !== 'active') throw gone(status);

@@ -128,6 +128,7 @@ export const PLATFORM_LISTING_ATTRIBUTES = [TABLE_KEYS.plat.pk, TABLE_KEYS.plat.
 
 /** The listings' partition-key names (`<NAME>#...`): what the migration moves from gsi1 (scripts/operator/migrate-platform-listings.ts). */
 export const PLATFORM_LISTINGS = ['TENANTS', 'EMAIL', 'TOKENKEYS', 'AUDIT', 'LEASES'] as const;
+export type PlatformListing = (typeof PLATFORM_LISTINGS)[number];
 
 export const tenantPk = (tenantId: string) => `T#${tenantId}`;
 

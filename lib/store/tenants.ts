@@ -92,8 +92,8 @@ function decodeTenantCursor(cursor: string): string {
   throw badRequest('invalid cursor', [{ path: 'query.cursor', message: 'not a cursor returned by this list' }]);
 }
 
-/** Tenants in creation order, through the TENANTS listing's shards (keys only, merged) and a batch read. */
-export async function listTenants(limit: number, after?: string): Promise<{ tenants: Tenant[]; cursor?: string }> {
+/** One page of the TENANTS listing (keys only, its shards merged): the account items' partition keys, in creation order. */
+async function tenantListingPage(limit: number, after?: string): Promise<{ pks: string[]; cursor?: string }> {
   const items: Record<string, unknown>[] = [];
   // one more than the page: whether a next page exists
   for await (const item of mergeShards(keys.tenantIndexPks, {}, { pageSize: limit + 1, ...(after ? { after: decodeTenantCursor(after) } : {}) })) {
@@ -103,13 +103,27 @@ export async function listTenants(limit: number, after?: string): Promise<{ tena
     items.push(item);
     if (items.length > limit) break;
   }
-  const more = items.length > limit;
   const page = items.slice(0, limit);
-  const ids = page.map((i) => i.pk as string);
-  const found = new Map((await getMany(ids.map((pk) => ({ pk, sk: 'TENANT' })))).map((item) => [item.pk as string, toTenant(item)]));
   const last = page.at(-1);
   return {
-    tenants: ids.map((pk) => found.get(pk)).filter((t): t is Tenant => t !== undefined),
-    cursor: more && last ? Buffer.from(JSON.stringify({ gsi1sk: last.platsk })).toString('base64url') : undefined,
+    pks: page.map((i) => i.pk as string),
+    cursor: items.length > limit && last ? Buffer.from(JSON.stringify({ gsi1sk: last.platsk })).toString('base64url') : undefined,
   };
+}
+
+/** Tenants in creation order, through the TENANTS listing's shards (keys only, merged) and a batch read. */
+export async function listTenants(limit: number, after?: string): Promise<{ tenants: Tenant[]; cursor?: string }> {
+  const { pks, cursor } = await tenantListingPage(limit, after);
+  const found = new Map((await getMany(pks.map((pk) => ({ pk, sk: 'TENANT' })))).map((item) => [item.pk as string, toTenant(item)]));
+  return { tenants: pks.map((pk) => found.get(pk)).filter((t): t is Tenant => t !== undefined), ...(cursor ? { cursor } : {}) };
+}
+
+/**
+ * The ids of the accounts in creation order, from the TENANTS listing alone: what a worker
+ * that acts for each account in its own tenant session needs (functions/certificates/expiry.ts),
+ * without reading any account item with its own role.
+ */
+export async function listTenantIds(limit: number, after?: string): Promise<{ ids: string[]; cursor?: string }> {
+  const { pks, cursor } = await tenantListingPage(limit, after);
+  return { ids: pks.map((pk) => pk.slice('T#'.length)), ...(cursor ? { cursor } : {}) };
 }

@@ -10,6 +10,7 @@ import { logger } from '../core/logger.js';
 import { newId, nowIso } from '../ids.js';
 import { createSecret, getSecret, updateSecret } from '../secrets/service.js';
 import { getTenant } from '../store/tenants.js';
+import { withTenant } from '../tenancy/scope.js';
 import { sendJob } from './jobs.js';
 import { type Counts, type Job, putJob, readJob, saveJob } from './store.js';
 
@@ -206,8 +207,16 @@ function rowError(error: unknown): string {
   return 'the row could not be stored';
 }
 
-/** The jobs worker's step: runs one queued job to its end. A finished job's message is a no-op (redelivery). */
+/**
+ * The jobs worker's step: runs one queued job to its end, in the tenant session of the account
+ * the message names (infra/background.ts JobsWorker, tenantAccess 'grants'). A finished job's
+ * message is a no-op (redelivery).
+ */
 export async function runExtractionJob(message: { tenant_id: string; job_id: string }): Promise<void> {
+  return withTenant(message.tenant_id, () => runJob(message));
+}
+
+async function runJob(message: { tenant_id: string; job_id: string }): Promise<void> {
   const tenantId = message.tenant_id;
   const job = await readJob(tenantId, message.job_id);
   if (!job || job.status === 'succeeded' || job.status === 'failed') return;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ROUTES, tenancyOf } from '../../lib/routes.js';
+import { ROUTES, tenancyOf, tenantCredentialOf } from '../../lib/routes.js';
 import { MAX_SESSIONS, REFRESH_MARGIN_MS, TENANT_SESSION_SECONDS } from '../../lib/tenancy/credentials.js';
 import { startSts } from '../local/artifact/sts.js';
 
@@ -83,7 +83,7 @@ export function stsCallsPerSecond(m: { tenants: number; functionsPerTenant: numb
 }
 
 /** The tenant-access roles of the templates: one per grant set of the tenant routes (infra/grants.ts). */
-export const TENANT_ROLES = new Set(ROUTES.filter((r) => tenancyOf(r) === 'tenant').map((r) => `${[...r.grants].sort().join(' ')}${r.auth === 'device' ? ' device' : ''}`)).size;
+export const TENANT_ROLES = new Set(ROUTES.filter((r) => tenancyOf(r) === 'tenant').map((r) => `${[...r.grants].sort().join(' ')} ${tenantCredentialOf(r)}`)).size;
 
 /**
  * With the sessions shared through the table (lib/authn/tenant-sessions.ts): one call per

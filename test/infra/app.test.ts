@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES, ROUTES_BEYOND_CONTRACT, tenancyOf } from '../../lib/routes.js';
+import { ROUTES, ROUTES_BEYOND_CONTRACT, tenancyOf, tenantCredentialOf } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { TABLE_DEFINITION } from '../../lib/store/keys.js';
 import { OUTBOX_STREAM } from '../../lib/events/relay.js';
@@ -169,8 +169,9 @@ describe('the CDK app, synthesized offline with the default context', () => {
     for (const route of ROUTES) {
       const fn = fns.get(route.key)!;
       expect(actionsOf(s, fn), route.key).toEqual(expectedActions(route.grants, false, false, false, route));
-      // tenant routes have their own execution roles (and device routes theirs: the nonce write)
-      const set = `${tenancyOf(route) === 'tenant' ? `tenant${route.auth === 'device' ? ' device' : ''} ` : ''}${[...route.grants].sort().join(' ')}`;
+      // tenant routes have their own execution roles (and device routes theirs: the nonce write;
+      // temp-token and signed-event routes theirs: the token item or nothing, and the per-IP limiter)
+      const set = `${tenancyOf(route) === 'tenant' ? `tenant ${tenantCredentialOf(route)} ` : ''}${[...route.grants].sort().join(' ')}`;
       const role = parentRef(fn.template, fn.resource.Properties!.Role);
       expect(roleBySet.get(set) ?? role, `${route.key} shares the role of its grant set`).toBe(role);
       roleBySet.set(set, role);
@@ -341,6 +342,13 @@ describe('the CDK app, synthesized offline with the default context', () => {
     expect([...fns.keys()].sort()).toEqual(BACKGROUND_JOBS.map((j) => j.handler).sort());
     const rules = resourcesOfType(s.background, 'AWS::Events::Rule').map(([, r]) => r.Properties!);
     const mappings = resourcesOfType(s.background, 'AWS::Lambda::EventSourceMapping').map(([, m]) => m.Properties!);
+    // a worker acting for one account per message or listing entry (tenantAccess 'grants'): its
+    // grants through a tenant-access role (no KeyMetadata there), plus the AssumeRole of it and
+    // its listings' Query (test/infra/tenancy.test.ts holds both roles statement by statement)
+    const expectedOf = (job: (typeof BACKGROUND_JOBS)[number], extra: readonly string[] = []) =>
+      job.tenantAccess === 'grants'
+        ? [...new Set([...expectedActions(job.grants, false).filter((a) => a !== 'kms:DescribeKey'), ...extra, 'sts:AssumeRole', 'sts:TagSession'])].sort()
+        : [...new Set([...expectedActions(job.grants, false), ...extra])].sort();
     for (const job of BACKGROUND_JOBS) {
       const { id, f } = fns.get(job.handler)!;
       expect(f.Properties!.Timeout, job.id).toBe(job.timeout.toSeconds());
@@ -389,10 +397,10 @@ describe('the CDK app, synthesized offline with the default context', () => {
         expect(mapping?.FunctionResponseTypes, job.id).toEqual(['ReportBatchItemFailures']);
         // the consumer: declared grants plus exactly what consuming and dead-lettering take
         const extra = ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes', 'sqs:SendMessage', 'kms:Decrypt', 'kms:GenerateDataKey'];
-        expect(actionsOf(s, { template: s.background, resource: f, local: true }), job.id).toEqual([...new Set([...expectedActions(job.grants, false), ...extra])].sort());
+        expect(actionsOf(s, { template: s.background, resource: f, local: true }), job.id).toEqual(expectedOf(job, extra));
         continue;
       }
-      expect(actionsOf(s, { template: s.background, resource: f, local: true }), job.id).toEqual(expectedActions(job.grants, false));
+      expect(actionsOf(s, { template: s.background, resource: f, local: true }), job.id).toEqual(expectedOf(job));
     }
     // SQS's rule for Lambda consumers: visibility timeout at least 6 x the function's timeout
     for (const worker of BACKGROUND_JOBS.filter((j) => 'queue' in j.trigger)) {

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES, tenancyOf, type Route } from '../../lib/routes.js';
+import { OWN_READ_PARTITIONS, ROUTES, SELF_IDENTIFYING_TENANT_ROUTES, tenancyOf, tenantCredentialOf, type Route } from '../../lib/routes.js';
+import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES, DATA_KEY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES } from '../../lib/tenancy/lookups.js';
@@ -51,9 +52,9 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
 
   const tenantRoutes = () => ROUTES.filter((r) => tenancyOf(r) === 'tenant');
 
-  it('classifies every route: every bearer and device route is a tenant route, the share-aware ones included', () => {
+  it('classifies every route: every bearer, device and temp-token route is a tenant route, the share-aware ones included', () => {
     for (const r of ROUTES) {
-      const expected = r.auth === 'operator' ? 'operator' : ['public', 'endpoint', 'temp-token'].includes(r.auth) ? 'self' : 'tenant';
+      const expected = r.auth === 'operator' ? 'operator' : r.key === 'POST /webhooks/{payment_provider}' ? 'tenant' : ['public', 'endpoint'].includes(r.auth) ? 'self' : 'tenant';
       expect(tenancyOf(r), r.key).toBe(expected);
     }
     const shareAware = ROUTES.filter((r) => SHARE_AWARE.includes(r.key) || (r.handler !== null && SHARE_AWARE_GET_HANDLERS.has(r.handler)));
@@ -62,8 +63,8 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     expect(tenantRoutes().length).toBeGreaterThan(150);
   });
 
-  it('no bearer or device route (the share-aware ones included) holds an unconditioned tenant-data statement', () => {
-    const routes = ROUTES.filter((r) => r.auth === 'bearer' || r.auth === 'device');
+  it('no bearer, device or temp-token route (the share-aware ones included) holds an unconditioned tenant-data statement', () => {
+    const routes = ROUTES.filter((r) => r.auth === 'bearer' || r.auth === 'device' || r.auth === 'temp-token' || r.key === 'POST /webhooks/{payment_provider}');
     expect(routes.map((r) => r.key)).toEqual(expect.arrayContaining(SHARE_AWARE));
     for (const route of routes) {
       for (const { role, statement } of functionStatements(s, fns.get(route.key)!)) {
@@ -92,8 +93,9 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
             expect(keys!.every((k) => k === TENANT || k === METER || lookups.includes(k)), where).toBe(true);
             expect(Object.keys(statement.Condition!).some((op) => op.startsWith('ForAllValues:')), where).toBe(true);
           } else {
-            // the execution role: credential items, the projected account read, device nonces, the role's shared sessions
-            expect(['CredentialRead', 'AccountRead', 'DeviceNonce', 'TenantSessionCache'], where).toContain(statement.Sid);
+            // the execution role: credential items, the projected account read, device nonces, the
+            // role's shared sessions; a temporary access token's item and the per-IP limiter
+            expect(['CredentialRead', 'AccountRead', 'DeviceNonce', 'TempTokenRead', 'IpMeter', 'TenantSessionCache'], where).toContain(statement.Sid);
           }
         }
         if (actions(statement).some((a) => DATA_KEY.includes(a))) {
@@ -121,8 +123,23 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
       const fn = fns.get(route.key)!;
       const own = functionStatements(s, fn).filter((x) => x.role === 'own').map((x) => x.statement);
       const sid = (id: string) => own.find((st) => st.Sid === id);
-      expect(sid('CredentialRead'), route.key).toMatchObject({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'APITOKEN#*', 'DEVICE#*'] } } });
-      expect(sid('AccountRead'), route.key).toMatchObject({
+      if (tenantCredentialOf(route) === 'signed-event') {
+        // POST /webhooks/{payment_provider}: nothing of the table before the verified event names the account, only the per-IP limiter
+        expect(own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:'))).map((st) => st.Sid), route.key).toEqual(['IpMeter', 'TenantSessionCache']);
+      } else if (route.auth === 'temp-token') {
+        // GET /api/v1/t/{token}: before the token names the account, its TEMPTOKEN# item and the
+        // per-IP limiter, nothing of any account (the account item is read in the tenant session)
+        expect(sid('TempTokenRead'), route.key).toMatchObject({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['TEMPTOKEN#*'] } } });
+        expect(sid('IpMeter'), route.key).toMatchObject({
+          Action: 'dynamodb:UpdateItem',
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['IP#*'], 'dynamodb:Attributes': [...METERING_ATTRIBUTES] } },
+        });
+        expect([sid('CredentialRead'), sid('AccountRead')], route.key).toEqual([undefined, undefined]);
+      } else {
+        expect(sid('TempTokenRead') ?? sid('IpMeter'), route.key).toBeUndefined();
+        expect(sid('CredentialRead'), route.key).toMatchObject({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'APITOKEN#*', 'DEVICE#*'] } } });
+      }
+      if (tenantCredentialOf(route) === 'bearer' || tenantCredentialOf(route) === 'device') expect(sid('AccountRead'), route.key).toMatchObject({
         Action: 'dynamodb:GetItem',
         Condition: {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
@@ -339,6 +356,58 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     expect(own.flatMap(actions).filter((a) => a.startsWith('kms:'))).toEqual(['kms:Decrypt']);
   });
 
+  it('a self-authenticating route with confined reads (lib/routes.ts OWN_READ_PARTITIONS) reads only those partitions and no index', () => {
+    const confined = ROUTES.filter((r) => OWN_READ_PARTITIONS[r.key] !== undefined);
+    expect(confined.map((r) => r.key)).toEqual(['GET /.well-known/acme-challenge/{token}']);
+    for (const route of confined) {
+      const own = functionStatements(s, fns.get(route.key)!).map((x) => x.statement);
+      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')));
+      expect(table.map((st) => st.Sid), route.key).toEqual(['TableRead']);
+      expect(table[0]!.Condition, route.key).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...OWN_READ_PARTITIONS[route.key]!] } });
+      expect(JSON.stringify(table[0]!.Resource), route.key).not.toContain('/index/');
+    }
+  });
+
+  it('the workers that act for one account per message or listing entry: their table and data-key grants only on a tenant-access role; their own role reads only its platform listings', () => {
+    const workers = BACKGROUND_JOBS.filter((j) => j.tenantAccess === 'grants');
+    expect(workers.map((j) => j.id).sort()).toEqual(['CertificateExpirySweeper', 'JobsWorker', 'LeaseSweeper', 'WebhookWorker']);
+    for (const job of workers) {
+      const fn: CfnResource = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === job.handler)![1];
+      expect(fn.Properties!.Environment.Variables.TENANT_ROLE_ARN, job.id).toBeDefined();
+      const statements = functionStatements(s, { template: s.background, resource: fn, local: true });
+      const own = statements.filter((x) => x.role === 'own').map((x) => x.statement);
+      // no table action on its own role but the listings' Query on index plat, LEASES#* or TENANTS#* only
+      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')));
+      expect(table.map((st) => st.Sid), job.id).toEqual(job.platformListings?.length ? ['PlatformListingRead'] : []);
+      for (const st of table) {
+        expect(st.Action, job.id).toBe('dynamodb:Query');
+        expect(JSON.stringify(st.Resource), job.id).toMatch(/\/index\/plat"/);
+        expect(st.Condition, job.id).toEqual({
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': job.platformListings!.map((l) => `${l}#*`) },
+          Null: { 'dynamodb:LeadingKeys': 'false' },
+        });
+      }
+      // the envelope key only through SQS (its queues), never a tenant context
+      for (const st of own.filter((x) => actions(x).some((a) => DATA_KEY.includes(a)))) {
+        expect(JSON.stringify(st.Condition ?? {}), `${job.id} ${st.Sid}`).toContain('sqs.');
+      }
+      expect(own.find((st) => st.Sid === 'AssumeTenantRole'), job.id).toMatchObject({
+        Action: ['sts:AssumeRole', 'sts:TagSession'],
+        Condition: { Null: { 'aws:RequestTag/tenant_id': 'false' }, 'ForAllValues:StringEquals': { 'aws:TagKeys': ['tenant_id'] } },
+      });
+      // its tenant-access role: a tenant route's statements for the same grants, every one on the session's account
+      const tenant = statements.filter((x) => x.role === 'tenant').map((x) => x.statement);
+      const has = (g: string) => (job.grants as readonly string[]).includes(g);
+      expect(tenant.map((st) => st.Sid).sort(), job.id).toEqual(
+        ['TenantRead', 'TenantLookups', 'TenantMeter', 'TenantWrite', 'TenantLookupWrite', 'TenantLookupDelete', ...(has('kms:decrypt') || has('kms:encrypt') ? ['TenantDataKeys'] : [])].sort(),
+      );
+      const write = tenant.find((st) => st.Sid === 'TenantWrite')!;
+      expect(leadingKeys(write), job.id).toEqual([TENANT]);
+      const keyStatement = tenant.find((st) => st.Sid === 'TenantDataKeys');
+      if (keyStatement) expect(keyStatement.Condition, job.id).toEqual({ StringEquals: { 'kms:EncryptionContext:tenant_id': '${aws:PrincipalTag/tenant_id}' } });
+    }
+  });
+
   it('the outbox relay (cross-account by design) writes account partitions only: no credential, lookup or listing partition', () => {
     const relay: CfnResource = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === 'webhooks/relay.handler')![1];
     const statements = functionStatements(s, { template: s.background, resource: relay, local: true }).map((x) => x.statement);
@@ -389,7 +458,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     const exceptions = ROUTES.filter((r) => tenancyOf(r) !== 'tenant');
     const byKind = (k: string) => exceptions.filter((r) => tenancyOf(r) === k).length;
     expect(byKind('operator')).toBe(ROUTES.filter((r) => r.auth === 'operator').length);
-    expect(byKind('self')).toBe(ROUTES.filter((r) => ['public', 'endpoint', 'temp-token'].includes(r.auth)).length);
+    expect(byKind('self')).toBe(ROUTES.filter((r) => ['public', 'endpoint'].includes(r.auth) && !SELF_IDENTIFYING_TENANT_ROUTES.has(r.key)).length);
     expect(exceptions.length).toBe(byKind('operator') + byKind('self'));
     for (const route of exceptions) {
       const fn = fns.get(route.key)!;
@@ -399,9 +468,12 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     // every tenant-access role in the app is assumed by a tenant route's function
     const assumed = new Set(tenantRoutes().map((r: Route) => parentRef(fns.get(r.key)!.template, fns.get(r.key)!.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN)));
     const tenantRoles = allOfType(s, 'AWS::IAM::Role').filter((r) => JSON.stringify(r.resource.Properties!.AssumeRolePolicyDocument).includes('sts:TagSession'));
-    // ... or by the audit writer (its own, above)
-    const writer = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === 'audit/writer.handler')![1];
-    assumed.add(writer.Properties!.Environment.Variables.TENANT_ROLE_ARN['Fn::GetAtt'][0] as string);
+    // ... or by a background worker that acts for one account at a time (the audit writer, and
+    // the workers with tenantAccess 'grants'), each its own
+    for (const job of BACKGROUND_JOBS.filter((j) => j.tenantAccess !== undefined)) {
+      const worker = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === job.handler)![1];
+      assumed.add(worker.Properties!.Environment.Variables.TENANT_ROLE_ARN['Fn::GetAtt'][0] as string);
+    }
     expect(tenantRoles.map((r) => r.id).sort()).toEqual([...assumed].sort());
   });
 });

@@ -2,8 +2,9 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { useRuntimeConfig } from '../helpers/in-process.js';
 
 /**
@@ -71,7 +72,14 @@ beforeAll(async () => {
     out.end(body);
   });
   const [stsUrl, proxyUrl] = await Promise.all([listen(stsServer), listen(proxy)]);
-  Object.assign(process.env, { TENANT_ROLE_ARN: ROLE, STS_ENDPOINT: stsUrl, DYNAMODB_ENDPOINT: proxyUrl });
+  Object.assign(process.env, {
+    TENANT_ROLE_ARN: ROLE,
+    STS_ENDPOINT: stsUrl,
+    DYNAMODB_ENDPOINT: proxyUrl,
+    // the payment webhook's test (the local provider's secrets in a file of this run)
+    PAYMENT_PROVIDER: 'local',
+    PAYMENT_SECRET_FILE: join(inject('dataDir'), 'payment', 'tenancy-provider.json'),
+  });
 });
 
 afterAll(async () => {
@@ -352,6 +360,160 @@ describe('tenant-scoped credentials', () => {
     expect(none.calls.some((c) => c.accessKey === ownerKey)).toBe(false);
     expect(none.calls.some((c) => pkOf(c).includes(`T#${owner.tenantId}`) && c.body.ProjectionExpression === undefined)).toBe(false);
     expect(none.assumed).not.toContain(owner.tenantId);
+  });
+
+  it('a temporary access link (GET /api/v1/t/{token}): the token item and the per-IP limiter on the function\'s own credentials, every later call with the session of the account the token names', async () => {
+    const secrets = await import('../../functions/secrets/secrets.js');
+    const temp = await import('../../functions/sharing/temp-access.js');
+    const [owner, other] = await Promise.all([newTenant(), newTenant()]);
+    const value = `temp-value-${randomBytes(6).toString('hex')}`;
+    const created = await secrets.create(event('POST', '/api/v1/secrets', owner.key, null, { name: `s-${randomBytes(4).toString('hex')}`, data: { value } }), context);
+    expect(created.statusCode, created.body).toBe(201);
+    const id = JSON.parse(created.body).data.secret.id as string;
+    const link = await temp.create(event('POST', '/api/v1/{type}/{id}/temp-access', owner.key, { type: 'secret', id }, { duration_seconds: 600 }), context);
+    expect(link.statusCode, link.body).toBe(201);
+    const token = JSON.parse(link.body).data.token as string;
+
+    const from = dynamo.length;
+    const redeem = { ...event('GET', '/api/v1/t/{token}', '', { token }), headers: {} } as APIGatewayProxyEvent;
+    const res = await temp.redeem(redeem, context);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(JSON.parse(res.body).data.data.value).toBe(value);
+    const calls = dynamo.slice(from);
+    const service = calls.filter((c) => c.accessKey === 'local');
+    const scoped = calls.filter((c) => c.accessKey !== 'local');
+    // before the token named the account: its TEMPTOKEN# item and the source IP's limiter, nothing of any account
+    expect(service.length, 'the token lookup').toBeGreaterThan(0);
+    for (const c of service) {
+      const pk = pkOf(c)[0]!;
+      expect(c.target, JSON.stringify(c.body)).toBe(pk.startsWith('IP#') ? 'UpdateItem' : 'GetItem');
+      expect(pk, c.target).toMatch(/^(TEMPTOKEN|IP)#/);
+    }
+    // then the owner's session only: its partition, its metering partition, its own lookup items
+    expect(scoped.map((c) => c.target)).toEqual(expect.arrayContaining(['GetItem', 'TransactWriteItems']));
+    for (const c of scoped) {
+      expect(c.accessKey, c.target).toBe(keyFor(owner.tenantId));
+      for (const pk of pkOf(c)) expect(pk === `T#${owner.tenantId}` || pk === `METER#${owner.tenantId}` || pk.startsWith('TEMPTOKEN#'), `${c.target} ${pk}`).toBe(true);
+    }
+    expect(calls.some((c) => c.accessKey === keyFor(other.tenantId) || pkOf(c).includes(`T#${other.tenantId}`))).toBe(false);
+    // a token never issued: 404 with nothing but the lookup, no session of any account
+    const stsFrom = sts.length;
+    const before = dynamo.length;
+    const unknown = await temp.redeem({ ...redeem, pathParameters: { token: `sct_${'A'.repeat(43)}` } } as APIGatewayProxyEvent, context);
+    expect(unknown.statusCode, unknown.body).toBe(404);
+    expect(sts.slice(stsFrom)).toEqual([]);
+    for (const c of dynamo.slice(before)) expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe('local');
+  });
+
+  it('the payment webhook (POST /webhooks/{payment_provider}): the per-IP limiter on the function\'s own credentials, and nothing else; the verified event\'s account in its session', async () => {
+    const { receive } = await import('../../functions/billing/webhooks.js');
+    const { paymentSecrets } = await import('../../lib/billing/secrets.js');
+    const { providerEvent, signEvent } = await import('../../lib/billing/local.js');
+    const [a, other] = await Promise.all([newTenant(), newTenant()]);
+    const secrets = await paymentSecrets({ PAYMENT_SECRET_FILE: process.env.PAYMENT_SECRET_FILE, PAYMENT_SECRET_ID: undefined, AWS_REGION: 'us-east-1' });
+    const subscription = { id: `sub_${randomBytes(4).toString('hex')}`, object: 'subscription', customer: 'cus_t', status: 'active', metadata: { tenant_id: a.tenantId, plan: 'team' }, items: { object: 'list', data: [] } };
+    const d = signEvent(providerEvent('customer.subscription.updated', subscription), secrets);
+    const from = dynamo.length;
+    const webhook = {
+      ...event('POST', '/webhooks/{payment_provider}', '', { payment_provider: 'local' }),
+      headers: { 'Content-Type': 'application/json', 'Stripe-Signature': d.signature },
+      body: d.body,
+    } as APIGatewayProxyEvent;
+    const res = await receive(webhook, context);
+    expect(res.statusCode, res.body).toBe(200);
+    expect(JSON.parse(res.body).data).toMatchObject({ outcome: 'applied', plan: 'team' });
+    const calls = dynamo.slice(from);
+    // the function's own credentials: the source IP's limiter only, no read of any item
+    for (const c of calls.filter((x) => x.accessKey === 'local')) expect([c.target, pkOf(c)[0]?.replace(/#.*/, '#')], JSON.stringify(c.body)).toEqual(['UpdateItem', 'IP#']);
+    const scoped = calls.filter((c) => c.accessKey !== 'local');
+    expect(scoped.map((c) => c.target)).toEqual(expect.arrayContaining(['GetItem', 'TransactWriteItems']));
+    for (const c of scoped) {
+      expect(c.accessKey, c.target).toBe(keyFor(a.tenantId));
+      for (const pk of pkOf(c)) expect([`T#${a.tenantId}`, `METER#${a.tenantId}`], `${c.target} ${pk}`).toContain(pk);
+    }
+    expect(calls.some((c) => c.accessKey === keyFor(other.tenantId))).toBe(false);
+  });
+
+  it('the workers act in the session of the account their message or listing entry names: webhook delivery, extraction job, certificate expiry sweep, lease sweep', async () => {
+    const { processMessage } = await import('../../lib/events/delivery.js');
+    const { runExtractionJob } = await import('../../lib/tools/extraction.js');
+    const { sweep } = await import('../../functions/certificates/expiry.js');
+    const { sweepExpiredLeases } = await import('../../lib/database/sweeper.js');
+    const { db, tableName } = await import('../../lib/store/client.js');
+    const { keys } = await import('../../lib/store/keys.js');
+    const { PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const a = await newTenant();
+    const own = keyFor(a.tenantId);
+    const inAccount = (calls: DynamoCall[]) => {
+      for (const c of calls.filter((x) => pkOf(x).some((pk) => pk === `T#${a.tenantId}`))) expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe(own);
+    };
+    const unused = new Proxy({}, { get: () => () => Promise.reject(new Error('the queue is not used for an acknowledged message')) });
+
+    // a webhook message naming the account (its webhook unknown: acknowledged after reading the account's partition)
+    let from = dynamo.length;
+    const message = { v: 1, tenant_id: a.tenantId, webhook_id: 'wh_none', event: { id: 'evt_1', type: 'secret.created', timestamp: new Date().toISOString(), data: {} } };
+    expect(await processMessage(unused as never, { messageId: 'm1', body: JSON.stringify(message), receiptHandle: 'r', receiveCount: 1 }, 'lambda')).toBe(true);
+    let calls = dynamo.slice(from);
+    expect(calls.length).toBeGreaterThan(0);
+    for (const c of calls) expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe(own);
+
+    // an extraction job message naming the account (no such job: a no-op, read in its session)
+    from = dynamo.length;
+    await runExtractionJob({ tenant_id: a.tenantId, job_id: 'job_none' });
+    calls = dynamo.slice(from);
+    expect(calls.length).toBeGreaterThan(0);
+    for (const c of calls) expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe(own);
+
+    // the certificate expiry sweep: the TENANTS listing on the worker's own credentials (index plat only), each account in its session
+    from = dynamo.length;
+    await sweep();
+    calls = dynamo.slice(from);
+    for (const c of calls.filter((x) => x.accessKey === 'local')) {
+      expect([c.target, c.body.IndexName], JSON.stringify(c.body)).toEqual(['Query', 'plat']);
+      expect(c.body.ExpressionAttributeValues[':pk'].S, c.target).toMatch(/^TENANTS#\d+$/);
+    }
+    expect(calls.some((c) => c.accessKey === own)).toBe(true);
+    inAccount(calls);
+
+    // the lease sweep: a due entry whose lease is already revoked (a stale entry): the LEASES
+    // listing on the worker's own credentials; the lease read and its touch (for the relay to
+    // unlist it) in the account's session, which never names platpk or platsk
+    const id = `lease-${randomBytes(4).toString('hex')}`;
+    const past = new Date(Date.now() - 60_000).toISOString();
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...keys.lease(a.tenantId, id),
+          ...keys.leaseExpiryIndex(a.tenantId, id, past),
+          id,
+          tenant_id: a.tenantId,
+          role_id: 'role_none',
+          role_name: 'reader',
+          connection_id: 'conn_none',
+          engine: 'postgresql',
+          username: 'v_reader',
+          status: 'revoked',
+          revocation_statements: [],
+          created_at: past,
+          expires_at: past,
+          ttl_seconds: 60,
+          issued_by: 'an earlier release',
+        },
+      }),
+    );
+    from = dynamo.length;
+    const report = await sweepExpiredLeases({ tenantIds: [a.tenantId] });
+    expect(report.failed).toEqual([]);
+    calls = dynamo.slice(from);
+    for (const c of calls.filter((x) => x.accessKey === 'local')) {
+      expect([c.target, c.body.IndexName], JSON.stringify(c.body)).toEqual(['Query', 'plat']);
+      expect(c.body.ExpressionAttributeValues[':pk'].S, c.target).toMatch(/^LEASES#\d+$/);
+    }
+    const touch = calls.find((c) => c.target === 'UpdateItem' && pkOf(c)[0] === `T#${a.tenantId}`);
+    expect(touch?.accessKey, 'the stale lease is touched in the account\'s session').toBe(own);
+    expect(JSON.stringify(touch!.body)).not.toMatch(/platpk|platsk/);
+    inAccount(calls);
   });
 
   it('ownerScope: nested, narrow, and refused before authentication named the request\'s tenant', async () => {
