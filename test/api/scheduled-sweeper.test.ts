@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { until } from '../helpers/timeouts.js';
 import { api, canary, newAccount, unique, type TestAccount } from '../helpers/api.js';
 import { postgresServer, type TestServer } from '../helpers/databases.js';
 import { useRuntimeConfig } from '../helpers/in-process.js';
@@ -52,14 +53,6 @@ afterAll(async () => {
   await server?.cleanup();
 });
 
-async function until(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await sleep(100);
-  }
-  return check();
-}
 
 async function leaseItem(leaseId: string) {
   const items = await scanTable(inject('dynamoEndpoint'), inject('tableName'));
