@@ -98,6 +98,9 @@ export interface ArtifactReport {
   readonly initFailures: { functionName: string; handler: string; error: string }[];
   readonly sources: Record<string, { invocations: number; failures: number }>;
   readonly coldStarts: number;
+  /** Environments retired to stay under the cap, and the cap. */
+  readonly evictions: number;
+  readonly maxEnvironments: number;
   /** What the functions asked the CloudHSM API (the stand-in's record). */
   readonly cloudhsmRequests: readonly RecordedRequest[];
   /** The IAM evaluation tier (scripts/local/artifact/iam.ts): distinct AWS calls evaluated, those denied, requests not decoded. */
@@ -282,6 +285,8 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
         })),
         sources: Object.fromEntries(sources.counts),
         coldStarts: functions.coldStarts,
+        evictions: functions.evictions,
+        maxEnvironments: functions.maxEnvironments,
         cloudhsmRequests: [...controlPlane.requests],
         iam: { requests: iam.requests, evaluated: iam.evaluated, denied: [...iam.denied], undecoded: [...iam.undecoded] },
       };
