@@ -50,7 +50,7 @@ export interface HostOptions {
   /**
    * Where each environment that serves invocations writes raw V8 coverage when it is retired
    * (NODE_V8_COVERAGE; npm test's coverage of the bundles, scripts/coverage/artifact.ts), or
-   * undefined. The import check's environments write none.
+   * undefined.
    */
   readonly coverageDir?: string;
   /** Every SigV4-signed request an environment of `fn` sends (bootstrap.mjs records them), with the invocation it belongs to. */
@@ -147,11 +147,20 @@ export class FunctionHost {
     }
   }
 
-  /** Starts one environment of `fn` and reports whether its module imports (then retires it). */
-  async probe(fn: FunctionSpec): Promise<LambdaError | undefined> {
-    const env = this.start(fn, false);
+  /**
+   * Starts one environment of `fn` before its first invocation and reports whether its module
+   * imports (the import check, scripts/local/artifact/runtime.ts). One that imports stays, idle,
+   * and serves `fn`'s first invocation, as Lambda's proactive initialization does; one that does
+   * not is retired. The import check's environments used to be retired at once: 98 cold starts
+   * a run that served nothing.
+   */
+  async prewarm(fn: FunctionSpec): Promise<LambdaError | undefined> {
+    this.evictIdle();
+    const env = this.start(fn);
+    this.environments.set(fn.key, [...(this.environments.get(fn.key) ?? []), env]);
     const error = await env.ready;
-    this.retire(env);
+    if (error) await this.retire(env);
+    else this.release(env);
     return error;
   }
 
@@ -161,9 +170,9 @@ export class FunctionHost {
     await Promise.all(all.map((e) => this.retire(e, true)));
   }
 
-  private start(fn: FunctionSpec, serving = true): Environment {
+  private start(fn: FunctionSpec): Environment {
     this.coldStarts++;
-    const coverage = serving && this.options.coverageDir ? { NODE_V8_COVERAGE: this.options.coverageDir } : {};
+    const coverage = this.options.coverageDir ? { NODE_V8_COVERAGE: this.options.coverageDir } : {};
     const child = spawn(this.node, [BOOTSTRAP], {
       cwd: fn.codeDir,
       env: { ...this.environmentOf(fn), ...coverage },

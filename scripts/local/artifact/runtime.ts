@@ -325,7 +325,7 @@ async function createTable(endpoint: string, name: string, p: Record<string, any
   }
 }
 
-/** Starts one environment per code asset and handler module, two at a time; reports each. */
+/** Starts one environment per code asset and handler module, two at a time, kept for its function's first invocation; reports each. */
 async function verifyImports(functions: FunctionHost, specs: readonly FunctionSpec[]): Promise<ArtifactReport['modules']> {
   const byModule = new Map<string, FunctionSpec>();
   for (const fn of specs) {
@@ -336,7 +336,7 @@ async function verifyImports(functions: FunctionHost, specs: readonly FunctionSp
   const results: ArtifactReport['modules'] = [];
   const worker = async () => {
     for (let fn = queue.shift(); fn; fn = queue.shift()) {
-      const error = await functions.probe(fn);
+      const error = await functions.prewarm(fn);
       results.push({
         module: fn.handler.slice(0, fn.handler.lastIndexOf('.')),
         functionName: fn.functionName,
