@@ -28,7 +28,7 @@ import { readAssembly, synthesizeArtifact } from './assembly.js';
 import { LOCAL_CLUSTER_ID, type RecordedRequest, startCloudHsmControlPlane } from './cloudhsm-control-plane.js';
 import { startSts } from './sts.js';
 import { startBuckets } from './buckets.js';
-import { ACCOUNT, bucketsOf, type FunctionSpec, queuesOf, REGION, readDeployment, tablesOf } from './deployment.js';
+import { ACCOUNT, BUILD_FILE, bucketsOf, type FunctionSpec, queuesOf, REGION, readDeployment, tablesOf } from './deployment.js';
 import { startArtifactGateway } from './gateway.js';
 import { FunctionHost } from './host.js';
 import { decodeAwsRequest } from './aws-calls.js';
@@ -128,6 +128,11 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     opts.assembly ??
     (await synthesizeArtifact(workDir, { ...localHsmContext(workDir), ...LOCAL_BILLING_CONTEXT, ...opts.context }, log, opts.coverageDir));
   const assembly = readAssembly(assemblyDir);
+  // where the bundles were built, for the checks of the whole build (test/artifact/bundles.test.ts)
+  if (!opts.assembly) {
+    mkdirSync(opts.dataDir, { recursive: true });
+    writeFileSync(join(opts.dataDir, BUILD_FILE), `${JSON.stringify({ lambda: join(workDir, 'lambda') })}\n`);
+  }
 
   // DynamoDB Local with the tables as declared
   const endpoint = `http://127.0.0.1:${opts.dynamoPort}`;
