@@ -59,6 +59,13 @@ async function leaseItem(leaseId: string) {
   return items.find((i) => i.pk === `T#${acct.tenantId}` && i.sk === `LEASE#${leaseId}`);
 }
 
+/** What a failed wait for the listing says: the lease's status and listing keys, never its login (the relay's log lines are in build/test-logs). */
+async function listingOf(leaseId: string): Promise<string> {
+  const item = await leaseItem(leaseId);
+  const { status, expires_at, platpk, platsk, updated_at } = item ?? {};
+  return `the stream relay did not list lease ${leaseId}: ${item ? JSON.stringify({ status, expires_at, platpk, platsk, updated_at }) : 'no such item'}`;
+}
+
 describe('the lease sweeper function (scheduled)', () => {
   it('starts no revocation within 10 s of its deadline; with time left it revokes the expired lease and drops the login', async () => {
     const issued = await api('POST', `/api/v1/database/roles/${roleId}/credentials`, { key: await acct.key(['database:issue']), body: { ttl_seconds: 1 } });
@@ -67,7 +74,7 @@ describe('the lease sweeper function (scheduled)', () => {
     expect(await server.exists(lease.username)).toBe(true);
     await sleep(1_500);
     // the stream relay lists it for the sweeper (lib/events/platform-listings.ts)
-    expect(await until(async () => (await leaseItem(lease.lease_id))?.platpk !== undefined)).toBe(true);
+    expect(await until(async () => (await leaseItem(lease.lease_id))?.platpk !== undefined), await listingOf(lease.lease_id)).toBe(true);
 
     // 10 s left: the deadline is now, nothing is started
     const late = await sweep(SCHEDULED, { getRemainingTimeInMillis: () => 10_000 });
@@ -86,7 +93,7 @@ describe('the lease sweeper function (scheduled)', () => {
     const issued = await api('POST', `/api/v1/database/roles/${roleId}/credentials`, { key: await acct.key(['database:issue']), body: { ttl_seconds: 1 } });
     expect(issued.status, issued.text).toBe(201);
     await sleep(1_500);
-    expect(await until(async () => (await leaseItem(issued.body.data.lease_id))?.platpk !== undefined)).toBe(true);
+    expect(await until(async () => (await leaseItem(issued.body.data.lease_id))?.platpk !== undefined), await listingOf(issued.body.data.lease_id)).toBe(true);
     const report = await sweep();
     expect(report.failed.filter((f) => f.tenant_id === acct.tenantId)).toEqual([]);
     expect(await leaseItem(issued.body.data.lease_id)).toMatchObject({ status: 'revoked', revoked_by: 'sweeper' });
