@@ -21,11 +21,29 @@ import { defineConfig } from 'vitest/config';
  * `npx vitest run --project artifact test/api/secrets.test.ts` runs one file on one of them.
  */
 /**
- * test/api files that also test the local runtime's own behaviour (its gateway's answers, its
- * publishing to files), which the artifact project skips because API Gateway and S3 do that
- * as deployed: `npm test` runs them on the source runtime as well as on the artifact.
+ * test/api files `npm test` runs on the source runtime as well as on the artifact (every other
+ * HTTP file runs once, on the artifact: what ships):
+ * - the local runtime's own behaviour (its gateway's answers, its publishing to files), which
+ *   API Gateway and S3 do as deployed: interop-http, interop-pki;
+ * - the tests of the security defects an audit found (issue 32: SSO admin takeover, forgeable
+ *   tokens for outside verifiers, the password creator rule, the LDAP export, work before
+ *   admission, diagnostics, the database destination, OAuth code replay; the ACME deadline is
+ *   an integration test), held in both runtimes so that neither the sources nor the bundles
+ *   can regress alone.
  */
-export const SOURCE_RUNTIME_API_FILES = ['test/api/interop-http.test.ts', 'test/api/interop-pki.test.ts'];
+export const SOURCE_RUNTIME_API_FILES = [
+  'test/api/interop-http.test.ts',
+  'test/api/interop-pki.test.ts',
+  'test/api/sso.test.ts',
+  'test/api/oauth-server.test.ts',
+  'test/api/oidc-provider.test.ts',
+  'test/api/passwords.test.ts',
+  'test/api/tools-ldap.test.ts',
+  'test/api/limits.test.ts',
+  'test/api/diagnostics.test.ts',
+  'test/api/database.test.ts',
+  'test/api/oauth-grants.test.ts',
+];
 
 /**
  * test/api files the artifact project leaves out: the authorization matrix (4,449 requests of

@@ -127,7 +127,13 @@ export async function buildFunctions(options: BuildOptions = {}): Promise<BuildR
     target: 'node22',
     // ESM builds first: smaller after tree-shaking (the AWS SDK ships both)
     mainFields: ['module', 'main'],
-    minify: true,
+    // whitespace and names minified; syntax kept: an `if` stays an `if`, so the coverage npm
+    // test measures in the bundles it runs maps back onto the sources' branches
+    // (scripts/coverage/artifact.ts). Measured on the 98 bundles: 91.4 MB against 86.7 MB with
+    // minifySyntax (+5.4 %)
+    minifyWhitespace: true,
+    minifyIdentifiers: true,
+    minifySyntax: false,
     treeShaking: true,
     sourcemap: sourceMaps === 'external' ? 'external' : sourceMaps ? 'linked' : false,
     sourcesContent: false,

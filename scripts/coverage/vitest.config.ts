@@ -10,10 +10,7 @@ import base, { projects } from '../../vitest.config.js';
  * function process of the artifact runtime (scripts/coverage/artifact.ts).
  */
 export default mergeConfig(
-  // projects(true), the HTTP suite once on the artifact runtime, measured lib/ at 84.09 % of
-  // branches on its first whole run (threshold 85 %): until the minified bundles' branches map
-  // back as well as the sources', the HTTP suite runs on both runtimes and both are merged
-  { ...base, test: { ...base.test, projects: projects(false) } },
+  { ...base, test: { ...base.test, projects: projects(true) } },
   defineConfig({
     // the project, not this folder, as vitest.config.ts has it
     root: fileURLToPath(new URL('../..', import.meta.url)),

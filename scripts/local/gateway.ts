@@ -249,7 +249,20 @@ export async function startGateway(opts: { port: number; host?: string; pkiDir?:
     }
   });
   server.on('clientError', answerClientError);
-  server.keepAliveTimeout = 65_000;
+  keepIdleConnections(server);
   await new Promise<void>((ok) => server.listen(opts.port, opts.host ?? '127.0.0.1', ok));
   return server;
+}
+
+/**
+ * Idle keep-alive connections are closed by the client, never by the server. A server that
+ * closes an idle connection races a client that is just reusing it: the request is lost with
+ * "other side closed" (undici keeps a connection until 1 s before the server's advertised
+ * timeout, and a worker whose event loop lags more than that under load reuses it too late;
+ * a busy run lost a test to it after one 70 s request). With no server timeout, Node advertises
+ * none and clients close after their own idle time (undici: 4 s); stopping the runtime closes
+ * whatever is left (closeAllConnections).
+ */
+export function keepIdleConnections(server: Server): void {
+  server.keepAliveTimeout = 0;
 }

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, errorCode, newAccount, rootKey, unique, type TestAccount } from '../helpers/api.js';
-import { scaled } from '../helpers/timeouts.js';
+import { scaled, until } from '../helpers/timeouts.js';
 
 /**
  * GET /api/v1/admin/audit without tenant_id: the platform operator's view of every
@@ -48,8 +48,8 @@ beforeAll(async () => {
     const tenants = new Set(entries.filter((e) => e.action === 'secret.create').map((e) => e.tenant_id));
     return tenants.has(a.tenantId) && tenants.has(b.tenantId) && entries.some((e) => e.actor?.id === readKeyId && e.outcome === 'denied');
   };
-  for (let end = Date.now() + 15_000; !(await listed()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 200));
-}, scaled(60_000));
+  await until(listed);
+}, scaled(90_000));
 
 describe('the operator view of every account', () => {
   const window = () => `from=${encodeURIComponent(from)}&to=${encodeURIComponent(new Date(Date.now() + 1000).toISOString())}`;

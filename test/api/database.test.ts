@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { until } from '../helpers/timeouts.js';
 import { api, canary, errorCode, newAccount, rootKey, unique, type TestAccount } from '../helpers/api.js';
 import { mariadbServer, postgresServer, type Session, type TestServer } from '../helpers/databases.js';
 import { useRuntimeConfig } from '../helpers/in-process.js';
@@ -142,15 +143,6 @@ async function hookTableClient(): Promise<void> {
 async function auditItems(tenantId: string): Promise<Record<string, unknown>[]> {
   const items = await scanTable(inject('dynamoEndpoint'), inject('tableName'));
   return items.filter((i) => i.pk === `T#${tenantId}` && String(i.sk).startsWith('AUDIT#'));
-}
-
-async function until(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await sleep(100);
-  }
-  return check();
 }
 
 describe.each(CASES)('database leases on $engine', (c) => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { until } from '../helpers/timeouts.js';
 import { api, canary, newAccount, unique, type TestAccount } from '../helpers/api.js';
 import { postgresServer, type TestServer } from '../helpers/databases.js';
 import { useRuntimeConfig } from '../helpers/in-process.js';
@@ -52,18 +53,17 @@ afterAll(async () => {
   await server?.cleanup();
 });
 
-async function until(check: () => Promise<boolean>, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await sleep(100);
-  }
-  return check();
-}
 
 async function leaseItem(leaseId: string) {
   const items = await scanTable(inject('dynamoEndpoint'), inject('tableName'));
   return items.find((i) => i.pk === `T#${acct.tenantId}` && i.sk === `LEASE#${leaseId}`);
+}
+
+/** What a failed wait for the listing says: the lease's status and listing keys, never its login (the relay's log lines are in build/test-logs). */
+async function listingOf(leaseId: string): Promise<string> {
+  const item = await leaseItem(leaseId);
+  const { status, expires_at, platpk, platsk, updated_at } = item ?? {};
+  return `the stream relay did not list lease ${leaseId}: ${item ? JSON.stringify({ status, expires_at, platpk, platsk, updated_at }) : 'no such item'}`;
 }
 
 describe('the lease sweeper function (scheduled)', () => {
@@ -74,7 +74,7 @@ describe('the lease sweeper function (scheduled)', () => {
     expect(await server.exists(lease.username)).toBe(true);
     await sleep(1_500);
     // the stream relay lists it for the sweeper (lib/events/platform-listings.ts)
-    expect(await until(async () => (await leaseItem(lease.lease_id))?.platpk !== undefined)).toBe(true);
+    expect(await until(async () => (await leaseItem(lease.lease_id))?.platpk !== undefined), await listingOf(lease.lease_id)).toBe(true);
 
     // 10 s left: the deadline is now, nothing is started
     const late = await sweep(SCHEDULED, { getRemainingTimeInMillis: () => 10_000 });
@@ -93,7 +93,7 @@ describe('the lease sweeper function (scheduled)', () => {
     const issued = await api('POST', `/api/v1/database/roles/${roleId}/credentials`, { key: await acct.key(['database:issue']), body: { ttl_seconds: 1 } });
     expect(issued.status, issued.text).toBe(201);
     await sleep(1_500);
-    expect(await until(async () => (await leaseItem(issued.body.data.lease_id))?.platpk !== undefined)).toBe(true);
+    expect(await until(async () => (await leaseItem(issued.body.data.lease_id))?.platpk !== undefined), await listingOf(issued.body.data.lease_id)).toBe(true);
     const report = await sweep();
     expect(report.failed.filter((f) => f.tenant_id === acct.tenantId)).toEqual([]);
     expect(await leaseItem(issued.body.data.lease_id)).toMatchObject({ status: 'revoked', revoked_by: 'sweeper' });

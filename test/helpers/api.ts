@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
+import { scaled } from './timeouts.js';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -62,7 +63,8 @@ export interface AuditLogEntry {
  * and written by the audit writer shortly after (lib/audit/queue.ts), so a test reading it
  * right after the route polls for it; bounded by `timeoutMs` (then it throws with what it saw).
  */
-export async function auditLogs(key: string, query: string, found: (entries: AuditLogEntry[]) => boolean, timeoutMs = 20_000): Promise<AuditLogEntry[]> {
+export async function auditLogs(key: string, query: string, found: (entries: AuditLogEntry[]) => boolean, ms = 30_000): Promise<AuditLogEntry[]> {
+  const timeoutMs = scaled(ms);
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await api('GET', `/api/v1/audit/logs?${query}`, { key });

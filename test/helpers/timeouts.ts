@@ -7,3 +7,18 @@ export function scaled(ms: number): number {
   const scale = Number(process.env.TEST_TIMEOUT_SCALE);
   return Number.isFinite(scale) && scale > 0 ? Math.round(ms * scale) : ms;
 }
+
+/**
+ * Polls `check` every 100 ms until it holds, for at most `ms` (scaled); then its last answer.
+ * For what the runtime does after it answered (the stream relay, the audit writer, a sweep):
+ * those run in functions that may start cold on a loaded machine, and a ceiling costs nothing
+ * when the condition holds sooner, so the default is generous.
+ */
+export async function until(check: () => Promise<boolean>, ms = 30_000): Promise<boolean> {
+  const end = Date.now() + scaled(ms);
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return check();
+}

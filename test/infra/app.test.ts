@@ -1,4 +1,7 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, ROUTES_BEYOND_CONTRACT, tenancyOf, tenantCredentialOf } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { TABLE_DEFINITION } from '../../lib/store/keys.js';
@@ -25,6 +28,37 @@ import {
  */
 
 const list = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+describe("CDK's CloudFormation template validation and cdk-nag (the suite's other syntheses skip the former: test/infra/synth.ts)", () => {
+  /** What the synth's validation report lists, as "<plugin> <rule>". */
+  const findings = (s: Synthesized): string[] =>
+    (JSON.parse(readFileSync(join(s.dir, 'validation-report.json'), 'utf8')).pluginReports as { pluginName: string; violations: { ruleName: string }[] }[]).flatMap(
+      (r) => r.violations.map((v) => `${r.pluginName} ${v.ruleName}`),
+    );
+  const layer = mkdtempSync(join(tmpdir(), 'hsm-layer-'));
+  afterAll(() => rmSync(layer, { recursive: true, force: true }));
+
+  it('find nothing in the default templates over the whole route table', () => {
+    expect(findings(synthesize({ templateValidation: true }))).toEqual([]);
+  });
+
+  it('run: a VPC id that is not one is reported (a template only the validation reads)', () => {
+    writeFileSync(join(layer, 'README'), 'stand-in for cloudhsm/ and nodejs/node_modules/pkcs11js\n');
+    const s = synthesize({
+      templateValidation: true,
+      routes: ROUTES.filter((r) => r.family === 'signing'),
+      context: {
+        hsmClusterId: 'cluster-abcdefghijk',
+        hsmVpcId: 'vpc-123',
+        hsmSubnetIds: 'subnet-0aaa1111,subnet-0bbb2222',
+        hsmSecurityGroupId: 'sg-0ccc3333',
+        hsmPinSecretArn: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:hsm-pin-AbCdEf',
+        hsmLayerPath: layer,
+      },
+    });
+    expect(findings(s)).toContain('CloudFormation Validate E1151');
+  });
+});
 
 describe('the CDK app, synthesized offline with the default context', () => {
   let s: Synthesized;

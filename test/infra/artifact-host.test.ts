@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../scripts/local/artifact/deployment.js';
-import { FunctionHost } from '../../scripts/local/artifact/host.js';
+import { environmentBudget, FunctionHost } from '../../scripts/local/artifact/host.js';
 import type { RawAwsRequest } from '../../scripts/local/artifact/aws-calls.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -50,7 +50,7 @@ describe('the artifact host', () => {
       'secrets/broken.mjs': "throw new Error('planted import-time failure');\nexport const list = () => ({ statusCode: 200 });\n",
     });
     const fn = spec('throws', dir, 'secrets/broken.list');
-    const error = await host.probe(fn);
+    const error = await host.prewarm(fn);
     expect(error?.errorType).toBe('Runtime.ImportModuleError');
     expect(error?.errorMessage).toBe('secrets/broken: planted import-time failure');
     const outcome = await host.invoke(fn, {});
@@ -60,7 +60,31 @@ describe('the artifact host', () => {
 
   it('refuses a handler string whose export is missing, as Lambda does', async () => {
     const dir = asset('noexport', { 'a/b.mjs': 'export const other = () => 1;\n' });
-    expect((await host.probe(spec('noexport', dir, 'a/b.list')))?.errorType).toBe('Runtime.HandlerNotFound');
+    expect((await host.prewarm(spec('noexport', dir, 'a/b.list')))?.errorType).toBe('Runtime.HandlerNotFound');
+  });
+
+  it('keeps as many environments as half the free memory holds (64 to 400), or ARTIFACT_MAX_ENVIRONMENTS', () => {
+    const gib = 1024 ** 3;
+    expect(environmentBudget({}, 22 * gib)).toBe(102);
+    expect(environmentBudget({}, 4 * gib)).toBe(64);
+    expect(environmentBudget({}, 200 * gib)).toBe(400);
+    expect(environmentBudget({ ARTIFACT_MAX_ENVIRONMENTS: '12' }, 22 * gib)).toBe(12);
+    expect(environmentBudget({ ARTIFACT_MAX_ENVIRONMENTS: 'many' }, 22 * gib)).toBe(102);
+  });
+
+  it('keeps a prewarmed environment that imports, and it serves the first invocation: no second cold start', async () => {
+    const dir = asset('warm', {
+      'w/warm.mjs': 'const loaded = Date.now();\nexport const handler = async () => ({ statusCode: 200, body: String(loaded) });\n',
+    });
+    const fn = spec('warm', dir, 'w/warm.handler');
+    const before = host.coldStarts;
+    expect(await host.prewarm(fn)).toBeUndefined();
+    const first = await host.invoke(fn, {});
+    const second = await host.invoke(fn, {});
+    expect(host.coldStarts - before).toBe(1);
+    expect(first).toMatchObject({ ok: true });
+    // one process served both: its module was loaded once
+    expect((second as { result: { body: string } }).result.body).toBe((first as { result: { body: string } }).result.body);
   });
 
   it('runs the export with the event and a Lambda context, in a process that sees only the function environment', async () => {

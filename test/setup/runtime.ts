@@ -1,7 +1,18 @@
 import type { ChildProcess } from 'node:child_process';
-import { appendFileSync, createWriteStream, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { generateApiKey } from '../../lib/auth/api-keys.js';
 import { freePort } from '../../scripts/local/ports.js';
@@ -221,6 +232,7 @@ export async function launchRuntime(project: TestProject, opts: RuntimeOptions):
       await started.catch(() => undefined);
     }
     if (!JSON.parse(readFileSync(readyFile, 'utf8')).ok) {
+      keepLog(name, logFile);
       rmSync(dataDir, { recursive: true, force: true });
       return;
     }
@@ -235,6 +247,7 @@ export async function launchRuntime(project: TestProject, opts: RuntimeOptions):
       await new Promise((r) => log.end(r));
     }
     if (opts.checks) problems.push(...opts.checks(dataDir));
+    keepLog(name, logFile);
     rmSync(dataDir, { recursive: true, force: true });
     if (problems.length > 0) {
       // vitest reports a teardown error without failing the run: fail the process itself.
@@ -243,6 +256,20 @@ export async function launchRuntime(project: TestProject, opts: RuntimeOptions):
     }
   };
   return { started, stop };
+}
+
+/**
+ * The runtime's whole output (its functions' log lines included) is kept after the run in
+ * build/test-logs/<runtime>.log, replacing the previous run's: a test that failed on what a
+ * function logged (a relay that did not list, a request that failed inside) can be read after
+ * the run, when the runtime's data directory is gone.
+ */
+function keepLog(name: string, logFile: string): void {
+  if (!existsSync(logFile)) return;
+  const kept = resolve('build/test-logs', `${name.replace(/\s+/g, '-')}.log`);
+  mkdirSync(dirname(kept), { recursive: true });
+  copyFileSync(logFile, kept);
+  process.stderr.write(`${name}: its output is kept in ${relative(process.cwd(), kept)}\n`);
 }
 
 /** Launches the runtime and waits until it listens (a start that fails rejects, after it is reported); resolves with its teardown. */

@@ -12,6 +12,9 @@
  */
 import type { Assembly, CfnResource, Template } from './assembly.js';
 
+/** The file in the artifact runtime's data directory that names the directory of the bundles it built (test/artifact/bundles.test.ts). */
+export const BUILD_FILE = 'artifact-build.json';
+
 export const ACCOUNT = '000000000000';
 export const REGION = 'us-east-1';
 

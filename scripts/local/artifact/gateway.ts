@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Route } from '../../../lib/routes.js';
-import { buildEvent, readBody } from '../gateway.js';
+import { buildEvent, keepIdleConnections, readBody } from '../gateway.js';
 import { buildRouter } from '../router.js';
 import type { Deployment, GatewayResponseSpec, MethodSpec } from './deployment.js';
 import type { FunctionHost } from './host.js';
@@ -146,7 +146,7 @@ export async function startArtifactGateway(opts: {
       if (!res.headersSent) record(gatewayResponse(res, 'INTEGRATION_FAILURE', requestId));
     }
   });
-  server.keepAliveTimeout = 65_000;
+  keepIdleConnections(server);
   await new Promise<void>((ok) => server.listen(opts.port, opts.host ?? '127.0.0.1', ok));
   return { server, stats, failures };
 }

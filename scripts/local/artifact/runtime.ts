@@ -28,7 +28,7 @@ import { readAssembly, synthesizeArtifact } from './assembly.js';
 import { LOCAL_CLUSTER_ID, type RecordedRequest, startCloudHsmControlPlane } from './cloudhsm-control-plane.js';
 import { startSts } from './sts.js';
 import { startBuckets } from './buckets.js';
-import { ACCOUNT, bucketsOf, type FunctionSpec, queuesOf, REGION, readDeployment, tablesOf } from './deployment.js';
+import { ACCOUNT, BUILD_FILE, bucketsOf, type FunctionSpec, queuesOf, REGION, readDeployment, tablesOf } from './deployment.js';
 import { startArtifactGateway } from './gateway.js';
 import { FunctionHost } from './host.js';
 import { decodeAwsRequest } from './aws-calls.js';
@@ -98,6 +98,9 @@ export interface ArtifactReport {
   readonly initFailures: { functionName: string; handler: string; error: string }[];
   readonly sources: Record<string, { invocations: number; failures: number }>;
   readonly coldStarts: number;
+  /** Environments retired to stay under the cap, and the cap. */
+  readonly evictions: number;
+  readonly maxEnvironments: number;
   /** What the functions asked the CloudHSM API (the stand-in's record). */
   readonly cloudhsmRequests: readonly RecordedRequest[];
   /** The IAM evaluation tier (scripts/local/artifact/iam.ts): distinct AWS calls evaluated, those denied, requests not decoded. */
@@ -128,6 +131,11 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     opts.assembly ??
     (await synthesizeArtifact(workDir, { ...localHsmContext(workDir), ...LOCAL_BILLING_CONTEXT, ...opts.context }, log, opts.coverageDir));
   const assembly = readAssembly(assemblyDir);
+  // where the bundles were built, for the checks of the whole build (test/artifact/bundles.test.ts)
+  if (!opts.assembly) {
+    mkdirSync(opts.dataDir, { recursive: true });
+    writeFileSync(join(opts.dataDir, BUILD_FILE), `${JSON.stringify({ lambda: join(workDir, 'lambda') })}\n`);
+  }
 
   // DynamoDB Local with the tables as declared
   const endpoint = `http://127.0.0.1:${opts.dynamoPort}`;
@@ -285,6 +293,8 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
         })),
         sources: Object.fromEntries(sources.counts),
         coldStarts: functions.coldStarts,
+        evictions: functions.evictions,
+        maxEnvironments: functions.maxEnvironments,
         cloudhsmRequests: [...controlPlane.requests],
         iam: { requests: iam.requests, evaluated: iam.evaluated, denied: [...iam.denied], undecoded: [...iam.undecoded] },
       };
@@ -323,7 +333,7 @@ async function createTable(endpoint: string, name: string, p: Record<string, any
   }
 }
 
-/** Starts one environment per code asset and handler module, two at a time; reports each. */
+/** Starts one environment per code asset and handler module, two at a time, kept for its function's first invocation; reports each. */
 async function verifyImports(functions: FunctionHost, specs: readonly FunctionSpec[]): Promise<ArtifactReport['modules']> {
   const byModule = new Map<string, FunctionSpec>();
   for (const fn of specs) {
@@ -334,7 +344,7 @@ async function verifyImports(functions: FunctionHost, specs: readonly FunctionSp
   const results: ArtifactReport['modules'] = [];
   const worker = async () => {
     for (let fn = queue.shift(); fn; fn = queue.shift()) {
-      const error = await functions.probe(fn);
+      const error = await functions.prewarm(fn);
       results.push({
         module: fn.handler.slice(0, fn.handler.lastIndexOf('.')),
         functionName: fn.functionName,
