@@ -249,7 +249,7 @@ export class Problems {
 }
 
 /** Requires at least one of the named fields. */
-export function requireOneOf(fields: Fields, names: readonly string[]): Fields {
+function requireOneOf(fields: Fields, names: readonly string[]): Fields {
   if (!names.some((n) => fields[n] !== undefined && fields[n] !== ''))
     new Problems().add(names[0]!, `one of ${names.join(', ')} is required`).throwIfAny();
   return fields;
