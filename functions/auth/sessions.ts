@@ -2,7 +2,7 @@ import * as z from 'zod/v4';
 import { defineHandler, ok } from '../../lib/http/index.js';
 import { NoFieldsBody } from '../../lib/schemas.js';
 import { SessionTokensSchema, SignedOut } from '../../lib/users/schemas.js';
-import { REFRESH_TOKEN_RE, refreshSession, requestFacts, signOut } from '../../lib/users/sessions.js';
+import { REFRESH_TOKEN_RE, refreshSession, requestFacts, requireSessionToken, signOut } from '../../lib/users/sessions.js';
 
 const RefreshBody = z.strictObject({
   refresh_token: z.string().regex(REFRESH_TOKEN_RE, 'a refresh token of this service (scr_...) as returned by a sign-in or the last refresh'),
@@ -28,6 +28,7 @@ export const logout = defineHandler({
     'Ends the caller’s session (a session access token, not an API key): its access and refresh tokens are refused from the next request on.',
   responses: { 200: SignedOut },
   errors: ['forbidden', 'not_found'],
+  authorize: requireSessionToken,
   body: NoFieldsBody,
   async handler({ ctx }) {
     return ok({ signed_out: true, ...(await signOut(ctx)) });

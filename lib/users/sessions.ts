@@ -381,9 +381,14 @@ export async function refreshSession(token: string, request: RequestFacts, clien
 }
 
 /** Sign-out of the caller's own session (the session its access token names). */
+/** Sign-out's credential rule, which the route checks before it validates the body (functions/auth/sessions.ts): a session access token, not an API key. */
+export function requireSessionToken(p: Principal): void {
+  if (p.kind !== 'user_token') throw forbidden('sign-out ends a sign-in session: call it with a session access token, not an API key');
+}
+
 export async function signOut(ctx: CallContext): Promise<{ session_id: string }> {
   const p = ctx.principal;
-  if (p.kind !== 'user_token') throw forbidden('sign-out ends a sign-in session: call it with a session access token, not an API key');
+  requireSessionToken(p);
   const session = await readSession(p.tenantId, p.id);
   if (!session) throw notFound('session');
   await revoke(ctx, p.tenantId, p.id, 'sign_out');
