@@ -2397,11 +2397,11 @@ Expecting one of '${allowedValues.join("', '")}'`);
         };
         this._checkNumberOfArguments();
         const processedArgs = [];
-        this.registeredArguments.forEach((declaredArg, index) => {
+        this.registeredArguments.forEach((declaredArg, index2) => {
           let value = declaredArg.defaultValue;
           if (declaredArg.variadic) {
-            if (index < this.args.length) {
-              value = this.args.slice(index);
+            if (index2 < this.args.length) {
+              value = this.args.slice(index2);
               if (declaredArg.parseArg) {
                 value = value.reduce((processed, v) => {
                   return myParseArg(declaredArg, v, processed);
@@ -2410,13 +2410,13 @@ Expecting one of '${allowedValues.join("', '")}'`);
             } else if (value === void 0) {
               value = [];
             }
-          } else if (index < this.args.length) {
-            value = this.args[index];
+          } else if (index2 < this.args.length) {
+            value = this.args[index2];
             if (declaredArg.parseArg) {
               value = myParseArg(declaredArg, value, declaredArg.defaultValue);
             }
           }
-          processedArgs[index] = value;
+          processedArgs[index2] = value;
         });
         this.processedArgs = processedArgs;
       }
@@ -2710,10 +2710,10 @@ Expecting one of '${allowedValues.join("', '")}'`);
             }
           }
           if (/^--[^=]+=/.test(arg)) {
-            const index = arg.indexOf("=");
-            const option = this._findOption(arg.slice(0, index));
+            const index2 = arg.indexOf("=");
+            const option = this._findOption(arg.slice(0, index2));
             if (option && (option.required || option.optional)) {
-              this.emit(`option:${option.name()}`, arg.slice(index + 1));
+              this.emit(`option:${option.name()}`, arg.slice(index2 + 1));
               continue;
             }
           }
@@ -3718,13 +3718,13 @@ var require_identity = __commonJS({
 var require_visit = __commonJS({
   "node_modules/yaml/dist/visit.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var BREAK = /* @__PURE__ */ Symbol("break visit");
     var SKIP = /* @__PURE__ */ Symbol("skip children");
     var REMOVE = /* @__PURE__ */ Symbol("remove node");
     function visit(node, visitor) {
       const visitor_ = initVisitor(visitor);
-      if (identity.isDocument(node)) {
+      if (identity2.isDocument(node)) {
         const cd = visit_(null, node.contents, visitor_, Object.freeze([node]));
         if (cd === REMOVE)
           node.contents = null;
@@ -3736,12 +3736,12 @@ var require_visit = __commonJS({
     visit.REMOVE = REMOVE;
     function visit_(key, node, visitor, path) {
       const ctrl = callVisitor(key, node, visitor, path);
-      if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
+      if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
         replaceNode(key, path, ctrl);
         return visit_(key, ctrl, visitor, path);
       }
       if (typeof ctrl !== "symbol") {
-        if (identity.isCollection(node)) {
+        if (identity2.isCollection(node)) {
           path = Object.freeze(path.concat(node));
           for (let i = 0; i < node.items.length; ++i) {
             const ci = visit_(i, node.items[i], visitor, path);
@@ -3754,7 +3754,7 @@ var require_visit = __commonJS({
               i -= 1;
             }
           }
-        } else if (identity.isPair(node)) {
+        } else if (identity2.isPair(node)) {
           path = Object.freeze(path.concat(node));
           const ck = visit_("key", node.key, visitor, path);
           if (ck === BREAK)
@@ -3772,7 +3772,7 @@ var require_visit = __commonJS({
     }
     async function visitAsync(node, visitor) {
       const visitor_ = initVisitor(visitor);
-      if (identity.isDocument(node)) {
+      if (identity2.isDocument(node)) {
         const cd = await visitAsync_(null, node.contents, visitor_, Object.freeze([node]));
         if (cd === REMOVE)
           node.contents = null;
@@ -3784,12 +3784,12 @@ var require_visit = __commonJS({
     visitAsync.REMOVE = REMOVE;
     async function visitAsync_(key, node, visitor, path) {
       const ctrl = await callVisitor(key, node, visitor, path);
-      if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
+      if (identity2.isNode(ctrl) || identity2.isPair(ctrl)) {
         replaceNode(key, path, ctrl);
         return visitAsync_(key, ctrl, visitor, path);
       }
       if (typeof ctrl !== "symbol") {
-        if (identity.isCollection(node)) {
+        if (identity2.isCollection(node)) {
           path = Object.freeze(path.concat(node));
           for (let i = 0; i < node.items.length; ++i) {
             const ci = await visitAsync_(i, node.items[i], visitor, path);
@@ -3802,7 +3802,7 @@ var require_visit = __commonJS({
               i -= 1;
             }
           }
-        } else if (identity.isPair(node)) {
+        } else if (identity2.isPair(node)) {
           path = Object.freeze(path.concat(node));
           const ck = await visitAsync_("key", node.key, visitor, path);
           if (ck === BREAK)
@@ -3839,31 +3839,31 @@ var require_visit = __commonJS({
     function callVisitor(key, node, visitor, path) {
       if (typeof visitor === "function")
         return visitor(key, node, path);
-      if (identity.isMap(node))
+      if (identity2.isMap(node))
         return visitor.Map?.(key, node, path);
-      if (identity.isSeq(node))
+      if (identity2.isSeq(node))
         return visitor.Seq?.(key, node, path);
-      if (identity.isPair(node))
+      if (identity2.isPair(node))
         return visitor.Pair?.(key, node, path);
-      if (identity.isScalar(node))
+      if (identity2.isScalar(node))
         return visitor.Scalar?.(key, node, path);
-      if (identity.isAlias(node))
+      if (identity2.isAlias(node))
         return visitor.Alias?.(key, node, path);
       return void 0;
     }
     function replaceNode(key, path, node) {
       const parent = path[path.length - 1];
-      if (identity.isCollection(parent)) {
+      if (identity2.isCollection(parent)) {
         parent.items[key] = node;
-      } else if (identity.isPair(parent)) {
+      } else if (identity2.isPair(parent)) {
         if (key === "key")
           parent.key = node;
         else
           parent.value = node;
-      } else if (identity.isDocument(parent)) {
+      } else if (identity2.isDocument(parent)) {
         parent.contents = node;
       } else {
-        const pt = identity.isAlias(parent) ? "alias" : "scalar";
+        const pt = identity2.isAlias(parent) ? "alias" : "scalar";
         throw new Error(`Cannot replace node with ${pt} parent`);
       }
     }
@@ -3876,7 +3876,7 @@ var require_visit = __commonJS({
 var require_directives = __commonJS({
   "node_modules/yaml/dist/doc/directives.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var visit = require_visit();
     var escapeChars = {
       "!": "%21",
@@ -4019,10 +4019,10 @@ var require_directives = __commonJS({
         const lines = this.yaml.explicit ? [`%YAML ${this.yaml.version || "1.2"}`] : [];
         const tagEntries = Object.entries(this.tags);
         let tagNames;
-        if (doc && tagEntries.length > 0 && identity.isNode(doc.contents)) {
+        if (doc && tagEntries.length > 0 && identity2.isNode(doc.contents)) {
           const tags = {};
           visit.visit(doc.contents, (_key, node) => {
-            if (identity.isNode(node) && node.tag)
+            if (identity2.isNode(node) && node.tag)
               tags[node.tag] = true;
           });
           tagNames = Object.keys(tags);
@@ -4047,7 +4047,7 @@ var require_directives = __commonJS({
 var require_anchors = __commonJS({
   "node_modules/yaml/dist/doc/anchors.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var visit = require_visit();
     function anchorIsValid(anchor) {
       if (/[\x00-\x19\s,[\]{}]/.test(anchor)) {
@@ -4094,7 +4094,7 @@ var require_anchors = __commonJS({
         setAnchors: () => {
           for (const source of aliasObjects) {
             const ref = sourceObjects.get(source);
-            if (typeof ref === "object" && ref.anchor && (identity.isScalar(ref.node) || identity.isCollection(ref.node))) {
+            if (typeof ref === "object" && ref.anchor && (identity2.isScalar(ref.node) || identity2.isCollection(ref.node))) {
               ref.node.anchor = ref.anchor;
             } else {
               const error = new Error("Failed to resolve repeated object (this should not happen)");
@@ -4167,12 +4167,12 @@ var require_applyReviver = __commonJS({
 var require_toJS = __commonJS({
   "node_modules/yaml/dist/nodes/toJS.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     function toJS(value, arg, ctx) {
       if (Array.isArray(value))
         return value.map((v, i) => toJS(v, String(i), ctx));
       if (value && typeof value.toJSON === "function") {
-        if (!ctx || !identity.hasAnchor(value))
+        if (!ctx || !identity2.hasAnchor(value))
           return value.toJSON(arg, ctx);
         const data = { aliasCount: 0, count: 1, res: void 0 };
         ctx.anchors.set(value, data);
@@ -4198,11 +4198,11 @@ var require_Node = __commonJS({
   "node_modules/yaml/dist/nodes/Node.js"(exports2) {
     "use strict";
     var applyReviver = require_applyReviver();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var toJS = require_toJS();
     var NodeBase = class {
       constructor(type) {
-        Object.defineProperty(this, identity.NODE_TYPE, { value: type });
+        Object.defineProperty(this, identity2.NODE_TYPE, { value: type });
       }
       /** Create a copy of this node.  */
       clone() {
@@ -4213,7 +4213,7 @@ var require_Node = __commonJS({
       }
       /** A plain JavaScript representation of this node. */
       toJS(doc, { mapAsMap, maxAliasCount, onAnchor, reviver } = {}) {
-        if (!identity.isDocument(doc))
+        if (!identity2.isDocument(doc))
           throw new TypeError("A document argument is required");
         const ctx = {
           anchors: /* @__PURE__ */ new Map(),
@@ -4240,12 +4240,12 @@ var require_Alias = __commonJS({
     "use strict";
     var anchors = require_anchors();
     var visit = require_visit();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
     var Alias = class extends Node.NodeBase {
       constructor(source) {
-        super(identity.ALIAS);
+        super(identity2.ALIAS);
         this.source = source;
         Object.defineProperty(this, "tag", {
           set() {
@@ -4267,7 +4267,7 @@ var require_Alias = __commonJS({
           nodes = [];
           visit.visit(doc, {
             Node: (_key, node) => {
-              if (identity.isAlias(node) || identity.hasAnchor(node))
+              if (identity2.isAlias(node) || identity2.hasAnchor(node))
                 nodes.push(node);
             }
           });
@@ -4329,11 +4329,11 @@ var require_Alias = __commonJS({
       }
     };
     function getAliasCount(doc, node, anchors2) {
-      if (identity.isAlias(node)) {
+      if (identity2.isAlias(node)) {
         const source = node.resolve(doc);
         const anchor = anchors2 && source && anchors2.get(source);
         return anchor ? anchor.count * anchor.aliasCount : 0;
-      } else if (identity.isCollection(node)) {
+      } else if (identity2.isCollection(node)) {
         let count = 0;
         for (const item of node.items) {
           const c = getAliasCount(doc, item, anchors2);
@@ -4341,7 +4341,7 @@ var require_Alias = __commonJS({
             count = c;
         }
         return count;
-      } else if (identity.isPair(node)) {
+      } else if (identity2.isPair(node)) {
         const kc = getAliasCount(doc, node.key, anchors2);
         const vc = getAliasCount(doc, node.value, anchors2);
         return Math.max(kc, vc);
@@ -4356,13 +4356,13 @@ var require_Alias = __commonJS({
 var require_Scalar = __commonJS({
   "node_modules/yaml/dist/nodes/Scalar.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Node = require_Node();
     var toJS = require_toJS();
     var isScalarValue = (value) => !value || typeof value !== "function" && typeof value !== "object";
     var Scalar = class extends Node.NodeBase {
       constructor(value) {
-        super(identity.SCALAR);
+        super(identity2.SCALAR);
         this.value = value;
       }
       toJSON(arg, ctx) {
@@ -4387,7 +4387,7 @@ var require_createNode = __commonJS({
   "node_modules/yaml/dist/doc/createNode.js"(exports2) {
     "use strict";
     var Alias = require_Alias();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var defaultTagPrefix = "tag:yaml.org,2002:";
     function findTagObject(value, tagName, tags) {
@@ -4401,12 +4401,12 @@ var require_createNode = __commonJS({
       return tags.find((t) => t.identify?.(value) && !t.format);
     }
     function createNode(value, tagName, ctx) {
-      if (identity.isDocument(value))
+      if (identity2.isDocument(value))
         value = value.contents;
-      if (identity.isNode(value))
+      if (identity2.isNode(value))
         return value;
-      if (identity.isPair(value)) {
-        const map = ctx.schema[identity.MAP].createNode?.(ctx.schema, null, ctx);
+      if (identity2.isPair(value)) {
+        const map = ctx.schema[identity2.MAP].createNode?.(ctx.schema, null, ctx);
         map.items.push(value);
         return map;
       }
@@ -4438,7 +4438,7 @@ var require_createNode = __commonJS({
             ref.node = node2;
           return node2;
         }
-        tagObj = value instanceof Map ? schema[identity.MAP] : Symbol.iterator in Object(value) ? schema[identity.SEQ] : schema[identity.MAP];
+        tagObj = value instanceof Map ? schema[identity2.MAP] : Symbol.iterator in Object(value) ? schema[identity2.SEQ] : schema[identity2.MAP];
       }
       if (onTagObj) {
         onTagObj(tagObj);
@@ -4462,7 +4462,7 @@ var require_Collection = __commonJS({
   "node_modules/yaml/dist/nodes/Collection.js"(exports2) {
     "use strict";
     var createNode = require_createNode();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Node = require_Node();
     function collectionFromPath(schema, path, value) {
       let v = value;
@@ -4506,7 +4506,7 @@ var require_Collection = __commonJS({
         const copy = Object.create(Object.getPrototypeOf(this), Object.getOwnPropertyDescriptors(this));
         if (schema)
           copy.schema = schema;
-        copy.items = copy.items.map((it) => identity.isNode(it) || identity.isPair(it) ? it.clone(schema) : it);
+        copy.items = copy.items.map((it) => identity2.isNode(it) || identity2.isPair(it) ? it.clone(schema) : it);
         if (this.range)
           copy.range = this.range.slice();
         return copy;
@@ -4522,7 +4522,7 @@ var require_Collection = __commonJS({
         else {
           const [key, ...rest] = path;
           const node = this.get(key, true);
-          if (identity.isCollection(node))
+          if (identity2.isCollection(node))
             node.addIn(rest, value);
           else if (node === void 0 && this.schema)
             this.set(key, collectionFromPath(this.schema, rest, value));
@@ -4539,7 +4539,7 @@ var require_Collection = __commonJS({
         if (rest.length === 0)
           return this.delete(key);
         const node = this.get(key, true);
-        if (identity.isCollection(node))
+        if (identity2.isCollection(node))
           return node.deleteIn(rest);
         else
           throw new Error(`Expected YAML collection at ${key}. Remaining path: ${rest}`);
@@ -4553,16 +4553,16 @@ var require_Collection = __commonJS({
         const [key, ...rest] = path;
         const node = this.get(key, true);
         if (rest.length === 0)
-          return !keepScalar && identity.isScalar(node) ? node.value : node;
+          return !keepScalar && identity2.isScalar(node) ? node.value : node;
         else
-          return identity.isCollection(node) ? node.getIn(rest, keepScalar) : void 0;
+          return identity2.isCollection(node) ? node.getIn(rest, keepScalar) : void 0;
       }
       hasAllNullValues(allowScalar) {
         return this.items.every((node) => {
-          if (!identity.isPair(node))
+          if (!identity2.isPair(node))
             return false;
           const n = node.value;
-          return n == null || allowScalar && identity.isScalar(n) && n.value == null && !n.commentBefore && !n.comment && !n.tag;
+          return n == null || allowScalar && identity2.isScalar(n) && n.value == null && !n.commentBefore && !n.comment && !n.tag;
         });
       }
       /**
@@ -4573,7 +4573,7 @@ var require_Collection = __commonJS({
         if (rest.length === 0)
           return this.has(key);
         const node = this.get(key, true);
-        return identity.isCollection(node) ? node.hasIn(rest) : false;
+        return identity2.isCollection(node) ? node.hasIn(rest) : false;
       }
       /**
        * Sets a value in this collection. For `!!set`, `value` needs to be a
@@ -4585,7 +4585,7 @@ var require_Collection = __commonJS({
           this.set(key, value);
         } else {
           const node = this.get(key, true);
-          if (identity.isCollection(node))
+          if (identity2.isCollection(node))
             node.setIn(rest, value);
           else if (node === void 0 && this.schema)
             this.set(key, collectionFromPath(this.schema, rest, value));
@@ -4900,9 +4900,9 @@ ${indent}`) + "'";
         return quotedString(value, ctx);
       }
       const indent = ctx.indent || (ctx.forceBlockIndent || containsDocumentMarker(value) ? "  " : "");
-      const literal = blockQuote === "literal" ? true : blockQuote === "folded" || type === Scalar.Scalar.BLOCK_FOLDED ? false : type === Scalar.Scalar.BLOCK_LITERAL ? true : !lineLengthOverLimit(value, lineWidth, indent.length);
+      const literal2 = blockQuote === "literal" ? true : blockQuote === "folded" || type === Scalar.Scalar.BLOCK_FOLDED ? false : type === Scalar.Scalar.BLOCK_LITERAL ? true : !lineLengthOverLimit(value, lineWidth, indent.length);
       if (!value)
-        return literal ? "|\n" : ">\n";
+        return literal2 ? "|\n" : ">\n";
       let chomp;
       let endStart;
       for (endStart = value.length; endStart > 0; --endStart) {
@@ -4951,7 +4951,7 @@ ${indent}`) + "'";
         if (onComment)
           onComment();
       }
-      if (!literal) {
+      if (!literal2) {
         const foldedValue = value.replace(/\n+/g, "\n$&").replace(/(?:^|\n)([\t ].*)(?:([\n\t ]*)\n(?![\n\t ]))?/g, "$1$2").replace(/\n+/g, `$&${indent}`);
         let literalFallback = false;
         const foldOptions = getFoldOptions(ctx, true);
@@ -5041,7 +5041,7 @@ var require_stringify = __commonJS({
   "node_modules/yaml/dist/stringify/stringify.js"(exports2) {
     "use strict";
     var anchors = require_anchors();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var stringifyComment = require_stringifyComment();
     var stringifyString = require_stringifyString();
     function createStringifyContext(doc, options) {
@@ -5094,7 +5094,7 @@ var require_stringify = __commonJS({
       }
       let tagObj = void 0;
       let obj;
-      if (identity.isScalar(item)) {
+      if (identity2.isScalar(item)) {
         obj = item.value;
         let match = tags.filter((t) => t.identify?.(obj));
         if (match.length > 1) {
@@ -5117,7 +5117,7 @@ var require_stringify = __commonJS({
       if (!doc.directives)
         return "";
       const props = [];
-      const anchor = (identity.isScalar(node) || identity.isCollection(node)) && node.anchor;
+      const anchor = (identity2.isScalar(node) || identity2.isCollection(node)) && node.anchor;
       if (anchor && anchors.anchorIsValid(anchor)) {
         anchors$1.add(anchor);
         props.push(`&${anchor}`);
@@ -5128,9 +5128,9 @@ var require_stringify = __commonJS({
       return props.join(" ");
     }
     function stringify(item, ctx, onComment, onChompKeep) {
-      if (identity.isPair(item))
+      if (identity2.isPair(item))
         return item.toString(ctx, onComment, onChompKeep);
-      if (identity.isAlias(item)) {
+      if (identity2.isAlias(item)) {
         if (ctx.doc.directives)
           return item.toString(ctx);
         if (ctx.resolvedAliases?.has(item)) {
@@ -5144,15 +5144,15 @@ var require_stringify = __commonJS({
         }
       }
       let tagObj = void 0;
-      const node = identity.isNode(item) ? item : ctx.doc.createNode(item, { onTagObj: (o) => tagObj = o });
+      const node = identity2.isNode(item) ? item : ctx.doc.createNode(item, { onTagObj: (o) => tagObj = o });
       tagObj ?? (tagObj = getTagObject(ctx.doc.schema.tags, node));
       const props = stringifyProps(node, tagObj, ctx);
       if (props.length > 0)
         ctx.indentAtStart = (ctx.indentAtStart ?? 0) + props.length + 1;
-      const str = typeof tagObj.stringify === "function" ? tagObj.stringify(node, ctx, onComment, onChompKeep) : identity.isScalar(node) ? stringifyString.stringifyString(node, ctx, onComment, onChompKeep) : node.toString(ctx, onComment, onChompKeep);
+      const str = typeof tagObj.stringify === "function" ? tagObj.stringify(node, ctx, onComment, onChompKeep) : identity2.isScalar(node) ? stringifyString.stringifyString(node, ctx, onComment, onChompKeep) : node.toString(ctx, onComment, onChompKeep);
       if (!props)
         return str;
-      return identity.isScalar(node) || str[0] === "{" || str[0] === "[" ? `${props} ${str}` : `${props}
+      return identity2.isScalar(node) || str[0] === "{" || str[0] === "[" ? `${props} ${str}` : `${props}
 ${ctx.indent}${str}`;
     }
     exports2.createStringifyContext = createStringifyContext;
@@ -5164,23 +5164,23 @@ ${ctx.indent}${str}`;
 var require_stringifyPair = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyPair.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyPair({ key, value }, ctx, onComment, onChompKeep) {
       const { allNullValues, doc, indent, indentStep, options: { commentString, indentSeq, simpleKeys } } = ctx;
-      let keyComment = identity.isNode(key) && key.comment || null;
+      let keyComment = identity2.isNode(key) && key.comment || null;
       if (simpleKeys) {
         if (keyComment) {
           throw new Error("With simple keys, key nodes cannot have comments");
         }
-        if (identity.isCollection(key) || !identity.isNode(key) && typeof key === "object") {
+        if (identity2.isCollection(key) || !identity2.isNode(key) && typeof key === "object") {
           const msg = "With simple keys, collection cannot be used as a key value";
           throw new Error(msg);
         }
       }
-      let explicitKey = !simpleKeys && (!key || keyComment && value == null && !ctx.inFlow || identity.isCollection(key) || (identity.isScalar(key) ? key.type === Scalar.Scalar.BLOCK_FOLDED || key.type === Scalar.Scalar.BLOCK_LITERAL : typeof key === "object"));
+      let explicitKey = !simpleKeys && (!key || keyComment && value == null && !ctx.inFlow || identity2.isCollection(key) || (identity2.isScalar(key) ? key.type === Scalar.Scalar.BLOCK_FOLDED || key.type === Scalar.Scalar.BLOCK_LITERAL : typeof key === "object"));
       ctx = Object.assign({}, ctx, {
         allNullValues: false,
         implicitKey: !explicitKey && (simpleKeys || !allNullValues),
@@ -5221,7 +5221,7 @@ ${indent}:`;
           str += stringifyComment.lineComment(str, ctx.indent, commentString(keyComment));
       }
       let vsb, vcb, valueComment;
-      if (identity.isNode(value)) {
+      if (identity2.isNode(value)) {
         vsb = !!value.spaceBefore;
         vcb = value.commentBefore;
         valueComment = value.comment;
@@ -5233,10 +5233,10 @@ ${indent}:`;
           value = doc.createNode(value);
       }
       ctx.implicitKey = false;
-      if (!explicitKey && !keyComment && identity.isScalar(value))
+      if (!explicitKey && !keyComment && identity2.isScalar(value))
         ctx.indentAtStart = str.length + 1;
       chompKeep = false;
-      if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
+      if (!indentSeq && indentStep.length >= 2 && !ctx.inFlow && !explicitKey && identity2.isSeq(value) && !value.flow && !value.tag && !value.anchor) {
         ctx.indent = ctx.indent.substring(2);
       }
       let valueCommentDone = false;
@@ -5256,7 +5256,7 @@ ${stringifyComment.indentComment(cs, ctx.indent)}`;
           ws += `
 ${ctx.indent}`;
         }
-      } else if (!explicitKey && identity.isCollection(value)) {
+      } else if (!explicitKey && identity2.isCollection(value)) {
         const vs0 = valueStr[0];
         const nl0 = valueStr.indexOf("\n");
         const hasNewline = nl0 !== -1;
@@ -5319,7 +5319,7 @@ var require_log = __commonJS({
 var require_merge = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/merge.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var MERGE_KEY = "<<";
     var merge = {
@@ -5332,10 +5332,10 @@ var require_merge = __commonJS({
       }),
       stringify: () => MERGE_KEY
     };
-    var isMergeKey = (ctx, key) => (merge.identify(key) || identity.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge.tag && tag.default);
+    var isMergeKey = (ctx, key) => (merge.identify(key) || identity2.isScalar(key) && (!key.type || key.type === Scalar.Scalar.PLAIN) && merge.identify(key.value)) && ctx?.doc.schema.tags.some((tag) => tag.tag === merge.tag && tag.default);
     function addMergeToJSMap(ctx, map, value) {
       const source = resolveAliasValue(ctx, value);
-      if (identity.isSeq(source))
+      if (identity2.isSeq(source))
         for (const it of source.items)
           mergeValue(ctx, map, it);
       else if (Array.isArray(source))
@@ -5346,7 +5346,7 @@ var require_merge = __commonJS({
     }
     function mergeValue(ctx, map, value) {
       const source = resolveAliasValue(ctx, value);
-      if (!identity.isMap(source))
+      if (!identity2.isMap(source))
         throw new Error("Merge sources must be maps or map aliases");
       const srcMap = source.toJSON(null, ctx, Map);
       for (const [key, value2] of srcMap) {
@@ -5367,7 +5367,7 @@ var require_merge = __commonJS({
       return map;
     }
     function resolveAliasValue(ctx, value) {
-      return ctx && identity.isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
+      return ctx && identity2.isAlias(value) ? value.resolve(ctx.doc, ctx) : value;
     }
     exports2.addMergeToJSMap = addMergeToJSMap;
     exports2.isMergeKey = isMergeKey;
@@ -5382,10 +5382,10 @@ var require_addPairToJSMap = __commonJS({
     var log = require_log();
     var merge = require_merge();
     var stringify = require_stringify();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var toJS = require_toJS();
     function addPairToJSMap(ctx, map, { key, value }) {
-      if (identity.isNode(key) && key.addToJSMap)
+      if (identity2.isNode(key) && key.addToJSMap)
         key.addToJSMap(ctx, map, value);
       else if (merge.isMergeKey(ctx, key))
         merge.addMergeToJSMap(ctx, map, value);
@@ -5416,7 +5416,7 @@ var require_addPairToJSMap = __commonJS({
         return "";
       if (typeof jsKey !== "object")
         return String(jsKey);
-      if (identity.isNode(key) && ctx?.doc) {
+      if (identity2.isNode(key) && ctx?.doc) {
         const strCtx = stringify.createStringifyContext(ctx.doc, {});
         strCtx.anchors = /* @__PURE__ */ new Set();
         for (const node of ctx.anchors.keys())
@@ -5446,7 +5446,7 @@ var require_Pair = __commonJS({
     var createNode = require_createNode();
     var stringifyPair = require_stringifyPair();
     var addPairToJSMap = require_addPairToJSMap();
-    var identity = require_identity();
+    var identity2 = require_identity();
     function createPair(key, value, ctx) {
       const k2 = createNode.createNode(key, void 0, ctx);
       const v = createNode.createNode(value, void 0, ctx);
@@ -5454,15 +5454,15 @@ var require_Pair = __commonJS({
     }
     var Pair = class _Pair {
       constructor(key, value = null) {
-        Object.defineProperty(this, identity.NODE_TYPE, { value: identity.PAIR });
+        Object.defineProperty(this, identity2.NODE_TYPE, { value: identity2.PAIR });
         this.key = key;
         this.value = value;
       }
       clone(schema) {
         let { key, value } = this;
-        if (identity.isNode(key))
+        if (identity2.isNode(key))
           key = key.clone(schema);
-        if (identity.isNode(value))
+        if (identity2.isNode(value))
           value = value.clone(schema);
         return new _Pair(key, value);
       }
@@ -5483,7 +5483,7 @@ var require_Pair = __commonJS({
 var require_stringifyCollection = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyCollection.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyCollection(collection, ctx, options) {
@@ -5499,14 +5499,14 @@ var require_stringifyCollection = __commonJS({
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment2 = null;
-        if (identity.isNode(item)) {
+        if (identity2.isNode(item)) {
           if (!chompKeep && item.spaceBefore)
             lines.push("");
           addCommentBefore(ctx, lines, item.commentBefore, chompKeep);
           if (item.comment)
             comment2 = item.comment;
-        } else if (identity.isPair(item)) {
-          const ik = identity.isNode(item.key) ? item.key : null;
+        } else if (identity2.isPair(item)) {
+          const ik = identity2.isNode(item.key) ? item.key : null;
           if (ik) {
             if (!chompKeep && ik.spaceBefore)
               lines.push("");
@@ -5554,14 +5554,14 @@ ${indent}${line}` : "\n";
       for (let i = 0; i < items.length; ++i) {
         const item = items[i];
         let comment = null;
-        if (identity.isNode(item)) {
+        if (identity2.isNode(item)) {
           if (item.spaceBefore)
             lines.push("");
           addCommentBefore(ctx, lines, item.commentBefore, false);
           if (item.comment)
             comment = item.comment;
-        } else if (identity.isPair(item)) {
-          const ik = identity.isNode(item.key) ? item.key : null;
+        } else if (identity2.isPair(item)) {
+          const ik = identity2.isNode(item.key) ? item.key : null;
           if (ik) {
             if (ik.spaceBefore)
               lines.push("");
@@ -5569,7 +5569,7 @@ ${indent}${line}` : "\n";
             if (ik.comment)
               reqNewline = true;
           }
-          const iv = identity.isNode(item.value) ? item.value : null;
+          const iv = identity2.isNode(item.value) ? item.value : null;
           if (iv) {
             if (iv.comment)
               comment = iv.comment;
@@ -5637,16 +5637,16 @@ var require_YAMLMap = __commonJS({
     var stringifyCollection = require_stringifyCollection();
     var addPairToJSMap = require_addPairToJSMap();
     var Collection = require_Collection();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     function findPair(items, key) {
-      const k2 = identity.isScalar(key) ? key.value : key;
+      const k2 = identity2.isScalar(key) ? key.value : key;
       for (const it of items) {
-        if (identity.isPair(it)) {
+        if (identity2.isPair(it)) {
           if (it.key === key || it.key === k2)
             return it;
-          if (identity.isScalar(it.key) && it.key.value === k2)
+          if (identity2.isScalar(it.key) && it.key.value === k2)
             return it;
         }
       }
@@ -5657,7 +5657,7 @@ var require_YAMLMap = __commonJS({
         return "tag:yaml.org,2002:map";
       }
       constructor(schema) {
-        super(identity.MAP, schema);
+        super(identity2.MAP, schema);
         this.items = [];
       }
       /**
@@ -5695,7 +5695,7 @@ var require_YAMLMap = __commonJS({
        */
       add(pair, overwrite) {
         let _pair;
-        if (identity.isPair(pair))
+        if (identity2.isPair(pair))
           _pair = pair;
         else if (!pair || typeof pair !== "object" || !("key" in pair)) {
           _pair = new Pair.Pair(pair, pair?.value);
@@ -5706,7 +5706,7 @@ var require_YAMLMap = __commonJS({
         if (prev) {
           if (!overwrite)
             throw new Error(`Key ${_pair.key} already set`);
-          if (identity.isScalar(prev.value) && Scalar.isScalarValue(_pair.value))
+          if (identity2.isScalar(prev.value) && Scalar.isScalarValue(_pair.value))
             prev.value.value = _pair.value;
           else
             prev.value = _pair.value;
@@ -5730,7 +5730,7 @@ var require_YAMLMap = __commonJS({
       get(key, keepScalar) {
         const it = findPair(this.items, key);
         const node = it?.value;
-        return (!keepScalar && identity.isScalar(node) ? node.value : node) ?? void 0;
+        return (!keepScalar && identity2.isScalar(node) ? node.value : node) ?? void 0;
       }
       has(key) {
         return !!findPair(this.items, key);
@@ -5755,7 +5755,7 @@ var require_YAMLMap = __commonJS({
         if (!ctx)
           return JSON.stringify(this);
         for (const item of this.items) {
-          if (!identity.isPair(item))
+          if (!identity2.isPair(item))
             throw new Error(`Map items must all be pairs; found ${JSON.stringify(item)} instead`);
         }
         if (!ctx.allNullValues && this.hasAllNullValues(false))
@@ -5778,7 +5778,7 @@ var require_YAMLMap = __commonJS({
 var require_map = __commonJS({
   "node_modules/yaml/dist/schema/common/map.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var YAMLMap = require_YAMLMap();
     var map = {
       collection: "map",
@@ -5786,7 +5786,7 @@ var require_map = __commonJS({
       nodeClass: YAMLMap.YAMLMap,
       tag: "tag:yaml.org,2002:map",
       resolve(map2, onError) {
-        if (!identity.isMap(map2))
+        if (!identity2.isMap(map2))
           onError("Expected a mapping for this tag");
         return map2;
       },
@@ -5803,7 +5803,7 @@ var require_YAMLSeq = __commonJS({
     var createNode = require_createNode();
     var stringifyCollection = require_stringifyCollection();
     var Collection = require_Collection();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var toJS = require_toJS();
     var YAMLSeq = class extends Collection.Collection {
@@ -5811,7 +5811,7 @@ var require_YAMLSeq = __commonJS({
         return "tag:yaml.org,2002:seq";
       }
       constructor(schema) {
-        super(identity.SEQ, schema);
+        super(identity2.SEQ, schema);
         this.items = [];
       }
       add(value) {
@@ -5837,7 +5837,7 @@ var require_YAMLSeq = __commonJS({
         if (typeof idx !== "number")
           return void 0;
         const it = this.items[idx];
-        return !keepScalar && identity.isScalar(it) ? it.value : it;
+        return !keepScalar && identity2.isScalar(it) ? it.value : it;
       }
       /**
        * Checks if the collection includes a value with the key `key`.
@@ -5861,7 +5861,7 @@ var require_YAMLSeq = __commonJS({
         if (typeof idx !== "number")
           throw new Error(`Expected a valid index, not ${key}.`);
         const prev = this.items[idx];
-        if (identity.isScalar(prev) && Scalar.isScalarValue(value))
+        if (identity2.isScalar(prev) && Scalar.isScalarValue(value))
           prev.value = value;
         else
           this.items[idx] = value;
@@ -5903,7 +5903,7 @@ var require_YAMLSeq = __commonJS({
       }
     };
     function asItemIndex(key) {
-      let idx = identity.isScalar(key) ? key.value : key;
+      let idx = identity2.isScalar(key) ? key.value : key;
       if (idx && typeof idx === "string")
         idx = Number(idx);
       return typeof idx === "number" && Number.isInteger(idx) && idx >= 0 ? idx : null;
@@ -5916,7 +5916,7 @@ var require_YAMLSeq = __commonJS({
 var require_seq = __commonJS({
   "node_modules/yaml/dist/schema/common/seq.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var YAMLSeq = require_YAMLSeq();
     var seq = {
       collection: "seq",
@@ -5924,7 +5924,7 @@ var require_seq = __commonJS({
       nodeClass: YAMLSeq.YAMLSeq,
       tag: "tag:yaml.org,2002:seq",
       resolve(seq2, onError) {
-        if (!identity.isSeq(seq2))
+        if (!identity2.isSeq(seq2))
           onError("Expected a sequence for this tag");
         return seq2;
       },
@@ -6278,17 +6278,17 @@ var require_binary = __commonJS({
 var require_pairs = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/pairs.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     var YAMLSeq = require_YAMLSeq();
     function resolvePairs(seq, onError) {
-      if (identity.isSeq(seq)) {
+      if (identity2.isSeq(seq)) {
         for (let i = 0; i < seq.items.length; ++i) {
           let item = seq.items[i];
-          if (identity.isPair(item))
+          if (identity2.isPair(item))
             continue;
-          else if (identity.isMap(item)) {
+          else if (identity2.isMap(item)) {
             if (item.items.length > 1)
               onError("Each pair must have its own sequence indicator");
             const pair = item.items[0] || new Pair.Pair(new Scalar.Scalar(null));
@@ -6302,7 +6302,7 @@ ${cn.comment}` : item.comment;
             }
             item = pair;
           }
-          seq.items[i] = identity.isPair(item) ? item : new Pair.Pair(item);
+          seq.items[i] = identity2.isPair(item) ? item : new Pair.Pair(item);
         }
       } else
         onError("Expected a sequence for this tag");
@@ -6356,7 +6356,7 @@ ${cn.comment}` : item.comment;
 var require_omap = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/omap.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var toJS = require_toJS();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -6383,7 +6383,7 @@ var require_omap = __commonJS({
           ctx.onCreate(map);
         for (const pair of this.items) {
           let key, value;
-          if (identity.isPair(pair)) {
+          if (identity2.isPair(pair)) {
             key = toJS.toJS(pair.key, "", ctx);
             value = toJS.toJS(pair.value, key, ctx);
           } else {
@@ -6413,7 +6413,7 @@ var require_omap = __commonJS({
         const pairs$1 = pairs2.resolvePairs(seq, onError);
         const seenKeys = [];
         for (const { key } of pairs$1.items) {
-          if (identity.isScalar(key)) {
+          if (identity2.isScalar(key)) {
             if (seenKeys.includes(key.value)) {
               onError(`Ordered maps must not include duplicate keys: ${key.value}`);
             } else {
@@ -6594,7 +6594,7 @@ var require_int2 = __commonJS({
 var require_set = __commonJS({
   "node_modules/yaml/dist/schema/yaml-1.1/set.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var YAMLMap = require_YAMLMap();
     var YAMLSet = class _YAMLSet extends YAMLMap.YAMLMap {
@@ -6604,7 +6604,7 @@ var require_set = __commonJS({
       }
       add(key) {
         let pair;
-        if (identity.isPair(key))
+        if (identity2.isPair(key))
           pair = key;
         else if (key && typeof key === "object" && "key" in key && "value" in key && key.value === null)
           pair = new Pair.Pair(key.key, null);
@@ -6620,7 +6620,7 @@ var require_set = __commonJS({
        */
       get(key, keepPair) {
         const pair = YAMLMap.findPair(this.items, key);
-        return !keepPair && identity.isPair(pair) ? identity.isScalar(pair.key) ? pair.key.value : pair.key : pair;
+        return !keepPair && identity2.isPair(pair) ? identity2.isScalar(pair.key) ? pair.key.value : pair.key : pair;
       }
       set(key, value) {
         if (typeof value !== "boolean")
@@ -6664,7 +6664,7 @@ var require_set = __commonJS({
       tag: "tag:yaml.org,2002:set",
       createNode: (schema, iterable, ctx) => YAMLSet.from(schema, iterable, ctx),
       resolve(map, onError) {
-        if (identity.isMap(map)) {
+        if (identity2.isMap(map)) {
           if (map.hasAllNullValues(true))
             return Object.assign(new YAMLSet(), map);
           else
@@ -6909,7 +6909,7 @@ var require_tags = __commonJS({
 var require_Schema = __commonJS({
   "node_modules/yaml/dist/schema/Schema.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var map = require_map();
     var seq = require_seq();
     var string = require_string();
@@ -6922,9 +6922,9 @@ var require_Schema = __commonJS({
         this.knownTags = resolveKnownTags ? tags.coreKnownTags : {};
         this.tags = tags.getTags(customTags, this.name, merge);
         this.toStringOptions = toStringDefaults ?? null;
-        Object.defineProperty(this, identity.MAP, { value: map.map });
-        Object.defineProperty(this, identity.SCALAR, { value: string.string });
-        Object.defineProperty(this, identity.SEQ, { value: seq.seq });
+        Object.defineProperty(this, identity2.MAP, { value: map.map });
+        Object.defineProperty(this, identity2.SCALAR, { value: string.string });
+        Object.defineProperty(this, identity2.SEQ, { value: seq.seq });
         this.sortMapEntries = typeof sortMapEntries === "function" ? sortMapEntries : sortMapEntries === true ? sortMapEntriesByKey : null;
       }
       clone() {
@@ -6941,7 +6941,7 @@ var require_Schema = __commonJS({
 var require_stringifyDocument = __commonJS({
   "node_modules/yaml/dist/stringify/stringifyDocument.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var stringify = require_stringify();
     var stringifyComment = require_stringifyComment();
     function stringifyDocument(doc, options) {
@@ -6968,7 +6968,7 @@ var require_stringifyDocument = __commonJS({
       let chompKeep = false;
       let contentComment = null;
       if (doc.contents) {
-        if (identity.isNode(doc.contents)) {
+        if (identity2.isNode(doc.contents)) {
           if (doc.contents.spaceBefore && hasDirectives)
             lines.push("");
           if (doc.contents.commentBefore) {
@@ -7023,7 +7023,7 @@ var require_Document = __commonJS({
     "use strict";
     var Alias = require_Alias();
     var Collection = require_Collection();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var toJS = require_toJS();
     var Schema = require_Schema();
@@ -7038,7 +7038,7 @@ var require_Document = __commonJS({
         this.comment = null;
         this.errors = [];
         this.warnings = [];
-        Object.defineProperty(this, identity.NODE_TYPE, { value: identity.DOC });
+        Object.defineProperty(this, identity2.NODE_TYPE, { value: identity2.DOC });
         let _replacer = null;
         if (typeof replacer === "function" || Array.isArray(replacer)) {
           _replacer = replacer;
@@ -7074,7 +7074,7 @@ var require_Document = __commonJS({
        */
       clone() {
         const copy = Object.create(_Document.prototype, {
-          [identity.NODE_TYPE]: { value: identity.DOC }
+          [identity2.NODE_TYPE]: { value: identity2.DOC }
         });
         copy.commentBefore = this.commentBefore;
         copy.comment = this.comment;
@@ -7084,7 +7084,7 @@ var require_Document = __commonJS({
         if (this.directives)
           copy.directives = this.directives.clone();
         copy.schema = this.schema.clone();
-        copy.contents = identity.isNode(this.contents) ? this.contents.clone(copy.schema) : this.contents;
+        copy.contents = identity2.isNode(this.contents) ? this.contents.clone(copy.schema) : this.contents;
         if (this.range)
           copy.range = this.range.slice();
         return copy;
@@ -7147,7 +7147,7 @@ var require_Document = __commonJS({
           sourceObjects
         };
         const node = createNode.createNode(value, tag, ctx);
-        if (flow && identity.isCollection(node))
+        if (flow && identity2.isCollection(node))
           node.flow = true;
         setAnchors();
         return node;
@@ -7187,7 +7187,7 @@ var require_Document = __commonJS({
        * `true` (collections are always returned intact).
        */
       get(key, keepScalar) {
-        return identity.isCollection(this.contents) ? this.contents.get(key, keepScalar) : void 0;
+        return identity2.isCollection(this.contents) ? this.contents.get(key, keepScalar) : void 0;
       }
       /**
        * Returns item at `path`, or `undefined` if not found. By default unwraps
@@ -7196,14 +7196,14 @@ var require_Document = __commonJS({
        */
       getIn(path, keepScalar) {
         if (Collection.isEmptyPath(path))
-          return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path, keepScalar) : void 0;
+          return !keepScalar && identity2.isScalar(this.contents) ? this.contents.value : this.contents;
+        return identity2.isCollection(this.contents) ? this.contents.getIn(path, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
        */
       has(key) {
-        return identity.isCollection(this.contents) ? this.contents.has(key) : false;
+        return identity2.isCollection(this.contents) ? this.contents.has(key) : false;
       }
       /**
        * Checks if the document includes a value at `path`.
@@ -7211,7 +7211,7 @@ var require_Document = __commonJS({
       hasIn(path) {
         if (Collection.isEmptyPath(path))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path) : false;
+        return identity2.isCollection(this.contents) ? this.contents.hasIn(path) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -7318,7 +7318,7 @@ var require_Document = __commonJS({
       }
     };
     function assertCollection(contents) {
-      if (identity.isCollection(contents))
+      if (identity2.isCollection(contents))
         return true;
       throw new Error("Expected a YAML collection as document contents");
     }
@@ -7589,13 +7589,13 @@ var require_util_flow_indent_check = __commonJS({
 var require_util_map_includes = __commonJS({
   "node_modules/yaml/dist/compose/util-map-includes.js"(exports2) {
     "use strict";
-    var identity = require_identity();
-    function mapIncludes(ctx, items, search) {
+    var identity2 = require_identity();
+    function mapIncludes(ctx, items, search2) {
       const { uniqueKeys } = ctx.options;
       if (uniqueKeys === false)
         return false;
-      const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || identity.isScalar(a) && identity.isScalar(b) && a.value === b.value;
-      return items.some((pair) => isEqual(pair.key, search));
+      const isEqual = typeof uniqueKeys === "function" ? uniqueKeys : (a, b) => a === b || identity2.isScalar(a) && identity2.isScalar(b) && a.value === b.value;
+      return items.some((pair) => isEqual(pair.key, search2));
     }
     exports2.mapIncludes = mapIncludes;
   }
@@ -7807,7 +7807,7 @@ var require_resolve_end = __commonJS({
 var require_resolve_flow_collection = __commonJS({
   "node_modules/yaml/dist/compose/resolve-flow-collection.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -7886,7 +7886,7 @@ var require_resolve_flow_collection = __commonJS({
             }
             if (prevItemComment) {
               let prev = coll.items[coll.items.length - 1];
-              if (identity.isPair(prev))
+              if (identity2.isPair(prev))
                 prev = prev.value ?? prev.key;
               if (prev.comment)
                 prev.comment += "\n" + prevItemComment;
@@ -8001,7 +8001,7 @@ var require_resolve_flow_collection = __commonJS({
 var require_compose_collection = __commonJS({
   "node_modules/yaml/dist/compose/compose-collection.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var YAMLMap = require_YAMLMap();
     var YAMLSeq = require_YAMLSeq();
@@ -8051,7 +8051,7 @@ var require_compose_collection = __commonJS({
       }
       const coll = resolveCollection(CN, ctx, token, onError, tagName, tag);
       const res = tag.resolve?.(coll, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg), ctx.options) ?? coll;
-      const node = identity.isNode(res) ? res : new Scalar.Scalar(res);
+      const node = identity2.isNode(res) ? res : new Scalar.Scalar(res);
       node.range = coll.range;
       node.tag = tagName;
       if (tag?.format)
@@ -8470,7 +8470,7 @@ var require_resolve_flow_scalar = __commonJS({
 var require_compose_scalar = __commonJS({
   "node_modules/yaml/dist/compose/compose-scalar.js"(exports2) {
     "use strict";
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Scalar = require_Scalar();
     var resolveBlockScalar = require_resolve_block_scalar();
     var resolveFlowScalar = require_resolve_flow_scalar();
@@ -8479,17 +8479,17 @@ var require_compose_scalar = __commonJS({
       const tagName = tagToken ? ctx.directives.tagName(tagToken.source, (msg) => onError(tagToken, "TAG_RESOLVE_FAILED", msg)) : null;
       let tag;
       if (ctx.options.stringKeys && ctx.atKey) {
-        tag = ctx.schema[identity.SCALAR];
+        tag = ctx.schema[identity2.SCALAR];
       } else if (tagName)
         tag = findScalarTagByName(ctx.schema, value, tagName, tagToken, onError);
       else if (token.type === "scalar")
         tag = findScalarTagByTest(ctx, value, token, onError);
       else
-        tag = ctx.schema[identity.SCALAR];
+        tag = ctx.schema[identity2.SCALAR];
       let scalar2;
       try {
         const res = tag.resolve(value, (msg) => onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg), ctx.options);
-        scalar2 = identity.isScalar(res) ? res : new Scalar.Scalar(res);
+        scalar2 = identity2.isScalar(res) ? res : new Scalar.Scalar(res);
       } catch (error) {
         const msg = error instanceof Error ? error.message : String(error);
         onError(tagToken ?? token, "TAG_RESOLVE_FAILED", msg);
@@ -8509,7 +8509,7 @@ var require_compose_scalar = __commonJS({
     }
     function findScalarTagByName(schema, value, tagName, tagToken, onError) {
       if (tagName === "!")
-        return schema[identity.SCALAR];
+        return schema[identity2.SCALAR];
       const matchWithTest = [];
       for (const tag of schema.tags) {
         if (!tag.collection && tag.tag === tagName) {
@@ -8528,12 +8528,12 @@ var require_compose_scalar = __commonJS({
         return kt;
       }
       onError(tagToken, "TAG_RESOLVE_FAILED", `Unresolved tag: ${tagName}`, tagName !== "tag:yaml.org,2002:str");
-      return schema[identity.SCALAR];
+      return schema[identity2.SCALAR];
     }
     function findScalarTagByTest({ atKey, directives, schema }, value, token, onError) {
-      const tag = schema.tags.find((tag2) => (tag2.default === true || atKey && tag2.default === "key") && tag2.test?.test(value)) || schema[identity.SCALAR];
+      const tag = schema.tags.find((tag2) => (tag2.default === true || atKey && tag2.default === "key") && tag2.test?.test(value)) || schema[identity2.SCALAR];
       if (schema.compat) {
-        const compat = schema.compat.find((tag2) => tag2.default && tag2.test?.test(value)) ?? schema[identity.SCALAR];
+        const compat = schema.compat.find((tag2) => tag2.default && tag2.test?.test(value)) ?? schema[identity2.SCALAR];
         if (tag.tag !== compat.tag) {
           const ts = directives.tagString(tag.tag);
           const cs = directives.tagString(compat.tag);
@@ -8582,7 +8582,7 @@ var require_compose_node = __commonJS({
   "node_modules/yaml/dist/compose/compose-node.js"(exports2) {
     "use strict";
     var Alias = require_Alias();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var composeCollection = require_compose_collection();
     var composeScalar = require_compose_scalar();
     var resolveEnd = require_resolve_end();
@@ -8628,7 +8628,7 @@ var require_compose_node = __commonJS({
       node ?? (node = composeEmptyNode(ctx, token.offset, void 0, null, props, onError));
       if (anchor && node.anchor === "")
         onError(anchor, "BAD_ALIAS", "Anchor cannot be an empty string");
-      if (atKey && ctx.options.stringKeys && (!identity.isScalar(node) || typeof node.value !== "string" || node.tag && node.tag !== "tag:yaml.org,2002:str")) {
+      if (atKey && ctx.options.stringKeys && (!identity2.isScalar(node) || typeof node.value !== "string" || node.tag && node.tag !== "tag:yaml.org,2002:str")) {
         const msg = "With stringKeys, all keys must be strings";
         onError(tag ?? token, "NON_STRING_KEY", msg);
       }
@@ -8734,7 +8734,7 @@ var require_composer = __commonJS({
     var directives = require_directives();
     var Document = require_Document();
     var errors = require_errors();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var composeDoc = require_compose_doc();
     var resolveEnd = require_resolve_end();
     function getErrorPos(src) {
@@ -8796,9 +8796,9 @@ var require_composer = __commonJS({
 ${comment}` : comment;
           } else if (afterEmptyLine || doc.directives.docStart || !dc) {
             doc.commentBefore = comment;
-          } else if (identity.isCollection(dc) && !dc.flow && dc.items.length > 0) {
+          } else if (identity2.isCollection(dc) && !dc.flow && dc.items.length > 0) {
             let it = dc.items[0];
-            if (identity.isPair(it))
+            if (identity2.isPair(it))
               it = it.key;
             const cb = it.commentBefore;
             it.commentBefore = cb ? `${comment}
@@ -9197,10 +9197,10 @@ var require_cst_visit = __commonJS({
     visit.REMOVE = REMOVE;
     visit.itemAtPath = (cst, path) => {
       let item = cst;
-      for (const [field2, index] of path) {
-        const tok = item?.[field2];
+      for (const [field3, index2] of path) {
+        const tok = item?.[field3];
         if (tok && "items" in tok) {
-          item = tok.items[index];
+          item = tok.items[index2];
         } else
           return void 0;
       }
@@ -9208,8 +9208,8 @@ var require_cst_visit = __commonJS({
     };
     visit.parentCollection = (cst, path) => {
       const parent = visit.itemAtPath(cst, path.slice(0, -1));
-      const field2 = path[path.length - 1][0];
-      const coll = parent?.[field2];
+      const field3 = path[path.length - 1][0];
+      const coll = parent?.[field3];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
@@ -9218,11 +9218,11 @@ var require_cst_visit = __commonJS({
       let ctrl = visitor(item, path);
       if (typeof ctrl === "symbol")
         return ctrl;
-      for (const field2 of ["key", "value"]) {
-        const token = item[field2];
+      for (const field3 of ["key", "value"]) {
+        const token = item[field3];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path.concat([[field2, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path.concat([[field3, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -9232,7 +9232,7 @@ var require_cst_visit = __commonJS({
               i -= 1;
             }
           }
-          if (typeof ctrl === "function" && field2 === "key")
+          if (typeof ctrl === "function" && field3 === "key")
             ctrl = ctrl(item, path);
         }
       }
@@ -9366,7 +9366,7 @@ var require_lexer = __commonJS({
     var flowIndicatorChars = new Set(",[]{}");
     var invalidAnchorChars = new Set(" ,[]{}\n\r	");
     var isNotAnchorChar = (ch) => !ch || invalidAnchorChars.has(ch);
-    var Lexer = class {
+    var Lexer2 = class {
       constructor() {
         this.atEnd = false;
         this.blockScalarIndent = -1;
@@ -9929,7 +9929,7 @@ var require_lexer = __commonJS({
         return yield* this.pushToIndex(i, false);
       }
     };
-    exports2.Lexer = Lexer;
+    exports2.Lexer = Lexer2;
   }
 });
 
@@ -10061,7 +10061,7 @@ var require_parser = __commonJS({
         }
       }
     }
-    var Parser = class {
+    var Parser2 = class {
       /**
        * @param onNewLine - If defined, called separately with the start position of
        *   each new line (in `parse()`, including the start of input).
@@ -10834,7 +10834,7 @@ var require_parser = __commonJS({
         }
       }
     };
-    exports2.Parser = Parser;
+    exports2.Parser = Parser2;
   }
 });
 
@@ -10846,9 +10846,9 @@ var require_public_api = __commonJS({
     var Document = require_Document();
     var errors = require_errors();
     var log = require_log();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var lineCounter = require_line_counter();
-    var parser = require_parser();
+    var parser2 = require_parser();
     function parseOptions(options) {
       const prettyErrors = options.prettyErrors !== false;
       const lineCounter$1 = options.lineCounter || prettyErrors && new lineCounter.LineCounter() || null;
@@ -10856,7 +10856,7 @@ var require_public_api = __commonJS({
     }
     function parseAllDocuments(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
-      const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
+      const parser$1 = new parser2.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
       const docs = Array.from(composer$1.compose(parser$1.parse(source)));
       if (prettyErrors && lineCounter2)
@@ -10870,7 +10870,7 @@ var require_public_api = __commonJS({
     }
     function parseDocument(source, options = {}) {
       const { lineCounter: lineCounter2, prettyErrors } = parseOptions(options);
-      const parser$1 = new parser.Parser(lineCounter2?.addNewLine);
+      const parser$1 = new parser2.Parser(lineCounter2?.addNewLine);
       const composer$1 = new composer.Composer(options);
       let doc = null;
       for (const _doc of composer$1.compose(parser$1.parse(source), true, source.length)) {
@@ -10924,7 +10924,7 @@ var require_public_api = __commonJS({
         if (!keepUndefined)
           return void 0;
       }
-      if (identity.isDocument(value) && !_replacer)
+      if (identity2.isDocument(value) && !_replacer)
         return value.toString(options);
       return new Document.Document(value, _replacer, options).toString(options);
     }
@@ -10944,7 +10944,7 @@ var require_dist2 = __commonJS({
     var Schema = require_Schema();
     var errors = require_errors();
     var Alias = require_Alias();
-    var identity = require_identity();
+    var identity2 = require_identity();
     var Pair = require_Pair();
     var Scalar = require_Scalar();
     var YAMLMap = require_YAMLMap();
@@ -10952,7 +10952,7 @@ var require_dist2 = __commonJS({
     var cst = require_cst();
     var lexer = require_lexer();
     var lineCounter = require_line_counter();
-    var parser = require_parser();
+    var parser2 = require_parser();
     var publicApi = require_public_api();
     var visit = require_visit();
     exports2.Composer = composer.Composer;
@@ -10962,14 +10962,14 @@ var require_dist2 = __commonJS({
     exports2.YAMLParseError = errors.YAMLParseError;
     exports2.YAMLWarning = errors.YAMLWarning;
     exports2.Alias = Alias.Alias;
-    exports2.isAlias = identity.isAlias;
-    exports2.isCollection = identity.isCollection;
-    exports2.isDocument = identity.isDocument;
-    exports2.isMap = identity.isMap;
-    exports2.isNode = identity.isNode;
-    exports2.isPair = identity.isPair;
-    exports2.isScalar = identity.isScalar;
-    exports2.isSeq = identity.isSeq;
+    exports2.isAlias = identity2.isAlias;
+    exports2.isCollection = identity2.isCollection;
+    exports2.isDocument = identity2.isDocument;
+    exports2.isMap = identity2.isMap;
+    exports2.isNode = identity2.isNode;
+    exports2.isPair = identity2.isPair;
+    exports2.isScalar = identity2.isScalar;
+    exports2.isSeq = identity2.isSeq;
     exports2.Pair = Pair.Pair;
     exports2.Scalar = Scalar.Scalar;
     exports2.YAMLMap = YAMLMap.YAMLMap;
@@ -10977,7 +10977,7 @@ var require_dist2 = __commonJS({
     exports2.CST = cst;
     exports2.Lexer = lexer.Lexer;
     exports2.LineCounter = lineCounter.LineCounter;
-    exports2.Parser = parser.Parser;
+    exports2.Parser = parser2.Parser;
     exports2.parse = publicApi.parse;
     exports2.parseAllDocuments = publicApi.parseAllDocuments;
     exports2.parseDocument = publicApi.parseDocument;
@@ -10990,6 +10990,2533 @@ var require_dist2 = __commonJS({
 // cli/main.ts
 var import_node_child_process = require("node:child_process");
 var import_node_fs3 = require("node:fs");
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/errors.js
+var JMESPathError = class extends Error {
+  /**
+   * Expression that was being parsed when the error occurred.
+   * Can be set by whatever catches the error.
+   */
+  expression;
+  constructor(message) {
+    super(message);
+    this.name = "JMESPathError";
+    this.message = message;
+  }
+  /**
+   * Set the expression that was being parsed when the error occurred.
+   *
+   * The separate method allows the expression to be set after the error is
+   * thrown. In some instances the expression is not known until after the
+   * error is thrown (i.e. the error is thrown down the call stack).
+   *
+   * @param expression - The expression that was being parsed when the error occurred.
+   */
+  setExpression(expression) {
+    this.expression = expression;
+    this.message = `${this.message} in expression: ${this.expression}`;
+  }
+};
+var LexerError = class extends JMESPathError {
+  /**
+   * Position in the expression where the error occurred.
+   */
+  lexerPosition;
+  /**
+   * Token value where the error occurred.
+   */
+  lexerValue;
+  constructor(lexerPosition, lexerValue) {
+    super("Bad jmespath expression");
+    this.name = "LexerError";
+    this.lexerPosition = lexerPosition;
+    this.lexerValue = lexerValue;
+    this.message = `${this.message}: unknown token "${this.lexerValue}" at column ${this.lexerPosition}`;
+  }
+};
+var ParseError = class extends JMESPathError {
+  /**
+   * Position in the expression where the error occurred.
+   */
+  lexPosition;
+  /**
+   * Additional information about the error.
+   */
+  reason;
+  /**
+   * Token type where the error occurred.
+   */
+  tokenType;
+  /**
+   * Token value where the error occurred.
+   */
+  tokenValue;
+  constructor(options) {
+    super("Invalid jmespath expression");
+    this.name = "ParseError";
+    this.lexPosition = options.lexPosition;
+    this.tokenValue = options.tokenValue;
+    this.tokenType = options.tokenType;
+    this.reason = options.reason;
+    let issue;
+    if (this.reason) {
+      issue = this.reason;
+    } else if (this.tokenType === "eof") {
+      issue = "found unexpected end of expression (EOF)";
+    } else {
+      issue = `found unexpected token "${this.tokenValue}" (${this.tokenType})`;
+    }
+    this.message = `${this.message}: parse error at column ${this.lexPosition}, ${issue}`;
+  }
+};
+var IncompleteExpressionError = class extends ParseError {
+  constructor(options) {
+    super(options);
+    this.name = "IncompleteExpressionError";
+  }
+};
+var EmptyExpressionError = class extends JMESPathError {
+  constructor() {
+    super("Invalid JMESPath expression: cannot be empty.");
+    this.name = "EmptyExpressionError";
+  }
+};
+var FunctionError = class extends JMESPathError {
+  /**
+   * Function that was being executed when the error occurred.
+   * Can be set by whatever catches the error.
+   */
+  functionName;
+  constructor(message) {
+    super(message);
+    this.name = "FunctionError";
+  }
+  /**
+   * Set the function that was being validated or executed when the error occurred.
+   *
+   * The separate method allows the name to be set after the error is
+   * thrown. In most cases the error is thrown down the call stack, but we want
+   * to show the actual function name used in the expression rather than an internal
+   * alias. To avoid passing the function name down the call stack, we set it
+   * after the error is thrown.
+   *
+   * @param functionName - The function that was being validated or executed when the error occurred.
+   */
+  setEvaluatedFunctionName(functionName) {
+    this.message = this.message.replace("for function undefined", `for function ${functionName}()`);
+  }
+};
+var ArityError = class extends FunctionError {
+  actualArity;
+  expectedArity;
+  constructor(options) {
+    super("Invalid arity for JMESPath function");
+    this.name = "ArityError";
+    this.actualArity = options.actualArity;
+    this.expectedArity = options.expectedArity;
+    const arityParticle = this.actualArity > this.expectedArity ? "at most" : "at least";
+    this.message = `Expected ${arityParticle} ${this.expectedArity} ${this.pluralize("argument", this.expectedArity)} for function ${this.functionName}, received ${this.actualArity}`;
+  }
+  /**
+   * Pluralizes a word based on the count.
+   *
+   * @param word - The word to pluralize
+   * @param count - The count to determine if the word should be pluralized
+   */
+  pluralize(word, count) {
+    return count === 1 ? word : `${word}s`;
+  }
+};
+var VariadicArityError = class extends ArityError {
+  constructor(options) {
+    super(options);
+    this.name = "VariadicArityError";
+    this.message = `Expected ${this.expectedArity} ${this.pluralize("argument", this.expectedArity)} for function ${this.functionName}, received ${this.actualArity}`;
+  }
+};
+var JMESPathTypeError = class extends FunctionError {
+  actualType;
+  currentValue;
+  expectedTypes;
+  constructor(options) {
+    super("Invalid type for JMESPath expression");
+    this.name = "JMESPathTypeError";
+    this.currentValue = options.currentValue;
+    this.actualType = options.actualType;
+    this.expectedTypes = options.expectedTypes;
+    this.message = `Invalid argument type for function ${this.functionName}, expected ${this.serializeExpectedTypes()} but found "${this.actualType}"`;
+  }
+  /**
+   * Serialize the expected types for the error message.
+   */
+  serializeExpectedTypes() {
+    const types = [];
+    for (const type of this.expectedTypes) {
+      types.push(`"${type}"`);
+    }
+    return types.length === 1 ? types[0] : `one of ${types.join(", ")}`;
+  }
+};
+var UnknownFunctionError = class extends FunctionError {
+  constructor(funcName) {
+    super("Unknown function");
+    this.name = "UnknownFunctionError";
+    this.message = `Unknown function: ${funcName}()`;
+  }
+};
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/Parser.js
+var import_node_crypto = require("node:crypto");
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/ast.js
+var comparator = (name, first, second) => ({
+  type: "comparator",
+  children: [first, second],
+  value: name
+});
+var currentNode = () => ({
+  type: "current",
+  children: []
+});
+var expref = (expression) => ({
+  type: "expref",
+  children: [expression]
+});
+var functionExpression = (name, args) => ({
+  type: "function_expression",
+  children: args,
+  value: name
+});
+var field = (name) => ({
+  type: "field",
+  children: [],
+  value: name
+});
+var filterProjection = (left, right, comparator2) => ({
+  type: "filter_projection",
+  children: [left, right, comparator2]
+});
+var flatten = (node) => ({
+  type: "flatten",
+  children: [node]
+});
+var identity = () => ({ type: "identity", children: [] });
+var index = (index2) => ({
+  type: "index",
+  value: index2,
+  children: []
+});
+var indexExpression = (children) => ({
+  type: "index_expression",
+  children
+});
+var keyValPair = (keyName, node) => ({
+  type: "key_val_pair",
+  children: [node],
+  value: keyName
+});
+var literal = (literalValue) => ({
+  type: "literal",
+  value: literalValue,
+  children: []
+});
+var multiSelectObject = (nodes) => ({
+  type: "multi_select_object",
+  children: nodes
+});
+var multiSelectList = (nodes) => ({
+  type: "multi_select_list",
+  children: nodes
+});
+var orExpression = (left, right) => ({
+  type: "or_expression",
+  children: [left, right]
+});
+var andExpression = (left, right) => ({
+  type: "and_expression",
+  children: [left, right]
+});
+var notExpression = (expr) => ({
+  type: "not_expression",
+  children: [expr]
+});
+var pipe = (left, right) => ({
+  type: "pipe",
+  children: [left, right]
+});
+var projection = (left, right) => ({
+  type: "projection",
+  children: [left, right]
+});
+var subexpression = (children) => ({
+  type: "subexpression",
+  children
+});
+var slice = (start, end, step) => ({
+  type: "slice",
+  children: [start, end, step]
+});
+var valueProjection = (left, right) => ({
+  type: "value_projection",
+  children: [left, right]
+});
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/constants.js
+var BINDING_POWER = {
+  eof: 0,
+  unquoted_identifier: 0,
+  quoted_identifier: 0,
+  literal: 0,
+  rbracket: 0,
+  rparen: 0,
+  comma: 0,
+  rbrace: 0,
+  number: 0,
+  current: 0,
+  expref: 0,
+  colon: 0,
+  pipe: 1,
+  or: 2,
+  and: 3,
+  eq: 5,
+  gt: 5,
+  lt: 5,
+  gte: 5,
+  lte: 5,
+  ne: 5,
+  flatten: 9,
+  // Everything above stops a projection.
+  star: 20,
+  filter: 21,
+  dot: 40,
+  not: 45,
+  lbrace: 50,
+  lbracket: 55,
+  lparen: 60
+};
+var ASCII_LOWERCASE = "abcdefghijklmnopqrstuvwxyz";
+var ASCII_UPPERCASE = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+var ASCII_LETTERS = ASCII_LOWERCASE + ASCII_UPPERCASE;
+var DIGITS = "0123456789";
+var START_IDENTIFIER = new Set(`${ASCII_LETTERS}_`);
+var VALID_IDENTIFIER = new Set(`${ASCII_LETTERS}${DIGITS}_`);
+var VALID_NUMBER = new Set(DIGITS);
+var WHITESPACE = new Set(" 	\n\r");
+var SIMPLE_TOKENS = /* @__PURE__ */ new Map([
+  [".", "dot"],
+  ["*", "star"],
+  [":", "colon"],
+  ["]", "rbracket"],
+  [",", "comma"],
+  [":", "colon"],
+  ["@", "current"],
+  ["(", "lparen"],
+  [")", "rparen"],
+  ["{", "lbrace"],
+  ["}", "rbrace"]
+]);
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/Lexer.js
+var Lexer = class {
+  #position;
+  #expression;
+  #chars;
+  #current;
+  #length;
+  /**
+   * Tokenize a JMESPath expression.
+   *
+   * This method is a generator that yields tokens for the given expression.
+   *
+   * @param expression The JMESPath expression to tokenize.
+   */
+  *tokenize(expression) {
+    this.#initializeForExpression(expression);
+    while (this.#current !== "" && this.#current !== void 0) {
+      if (SIMPLE_TOKENS.has(this.#current)) {
+        yield {
+          // biome-ignore lint/style/noNonNullAssertion: We know that SIMPLE_TOKENS has this.#current as a key because we checked for that above.
+          type: SIMPLE_TOKENS.get(this.#current),
+          value: this.#current,
+          start: this.#position,
+          end: this.#position + 1
+        };
+        this.#next();
+      } else if (START_IDENTIFIER.has(this.#current)) {
+        yield this.#consumeIdentifier();
+      } else if (WHITESPACE.has(this.#current)) {
+        this.#next();
+      } else if (this.#current === "[") {
+        yield this.#consumeSquareBracket();
+      } else if (this.#current === `'`) {
+        yield this.#consumeRawStringLiteral();
+      } else if (this.#current === "`") {
+        yield this.#consumeLiteral();
+      } else if (VALID_NUMBER.has(this.#current)) {
+        const start = this.#position;
+        const buff = this.#consumeNumber();
+        yield {
+          type: "number",
+          value: Number.parseInt(buff, 10),
+          start,
+          end: start + buff.length
+        };
+      } else if (this.#current === "-") {
+        yield this.#consumeNegativeNumber();
+      } else if (this.#current === '"') {
+        yield this.#consumeQuotedIdentifier();
+      } else if (["<", ">", "!", "=", "|", "&"].includes(this.#current)) {
+        yield this.#consumeComparatorSigns(this.#current);
+      } else {
+        throw new LexerError(this.#position, this.#current);
+      }
+    }
+    yield { type: "eof", value: "", start: this.#length, end: this.#length };
+  }
+  /**
+   * Consume a comparator sign.
+   *
+   * This method is called when the lexer encounters a comparator sign.
+   *
+   * @param current The current character
+   */
+  #consumeComparatorSigns = (current2) => {
+    switch (current2) {
+      case "<":
+        return this.#matchOrElse("=", "lte", "lt");
+      case ">":
+        return this.#matchOrElse("=", "gte", "gt");
+      case "!":
+        return this.#matchOrElse("=", "ne", "not");
+      case "|":
+        return this.#matchOrElse("|", "or", "pipe");
+      case "&":
+        return this.#matchOrElse("&", "and", "expref");
+      default:
+        return this.#consumeEqualSign();
+    }
+  };
+  /**
+   * Consume an equal sign.
+   *
+   * This method is called when the lexer encounters an equal sign.
+   * It checks if the next character is also an equal sign and returns
+   * the corresponding token.
+   */
+  #consumeEqualSign() {
+    if (this.#next() === "=") {
+      this.#next();
+      return {
+        type: "eq",
+        value: "==",
+        start: this.#position - 1,
+        end: this.#position
+      };
+    }
+    throw new LexerError(this.#position - 1, "=");
+  }
+  /**
+   * Consume an unquoted identifier.
+   *
+   * This method is called when the lexer encounters a character that is a valid
+   * identifier. It advances the lexer until it finds a character that is not a
+   * valid identifier and returns the corresponding token.
+   */
+  #consumeIdentifier() {
+    const start = this.#position;
+    let buff = this.#current;
+    while (VALID_IDENTIFIER.has(this.#next())) {
+      buff += this.#current;
+    }
+    return {
+      type: "unquoted_identifier",
+      value: buff,
+      start,
+      end: start + buff.length
+    };
+  }
+  /**
+   * Consume a negative number.
+   *
+   * This method is called when the lexer encounters a negative sign.
+   * It checks if the next character is a number and returns the corresponding token.
+   */
+  #consumeNegativeNumber() {
+    const start = this.#position;
+    const buff = this.#consumeNumber();
+    if (buff.length > 1) {
+      return {
+        type: "number",
+        value: Number.parseInt(buff, 10),
+        start,
+        end: start + buff.length
+      };
+    }
+    throw new LexerError(start, 'Unknown token after "-"');
+  }
+  /**
+   * Consume a raw string that is a number.
+   *
+   * It takes the current position and advances
+   * the lexer until it finds a character that
+   * is not a number.
+   */
+  #consumeNumber() {
+    let buff = this.#current;
+    while (VALID_NUMBER.has(this.#next())) {
+      buff += this.#current;
+    }
+    return buff;
+  }
+  /**
+   * Consume a square bracket.
+   *
+   * This method is called when the lexer encounters a square bracket.
+   * It checks if the next character is a question mark or a closing
+   * square bracket and returns the corresponding token.
+   */
+  #consumeSquareBracket() {
+    const start = this.#position;
+    const nextChar = this.#next();
+    if (nextChar === "]") {
+      this.#next();
+      return { type: "flatten", value: "[]", start, end: start + 2 };
+    }
+    if (nextChar === "?") {
+      this.#next();
+      return { type: "filter", value: "[?", start, end: start + 2 };
+    }
+    return { type: "lbracket", value: "[", start, end: start + 1 };
+  }
+  /**
+   * Initializes the lexer for the given expression.
+   *
+   * We use a separate method for this instead of the constructor
+   * because we want to be able to reuse the same lexer instance
+   * and also because we want to be able to expose a public API
+   * for tokenizing expressions like `new Lexer().tokenize(expression)`.
+   *
+   * @param expression The JMESPath expression to tokenize.
+   */
+  #initializeForExpression(expression) {
+    if (typeof expression !== "string") {
+      throw new EmptyExpressionError();
+    }
+    this.#position = 0;
+    this.#expression = expression;
+    this.#chars = Array.from(expression);
+    this.#current = this.#chars[0];
+    this.#length = this.#expression.length;
+  }
+  /**
+   * Advance the lexer to the next character in the expression.
+   */
+  #next() {
+    if (this.#position === this.#length - 1) {
+      this.#current = "";
+    } else {
+      this.#position += 1;
+      this.#current = this.#chars[this.#position];
+    }
+    return this.#current;
+  }
+  /**
+   * Consume until the given delimiter is reached allowing
+   * for escaping of the delimiter with a backslash (`\`).
+   *
+   * @param delimiter The delimiter to consume until.
+   */
+  #consumeUntil(delimiter) {
+    const start = this.#position;
+    let buff = "";
+    this.#next();
+    while (this.#current !== delimiter) {
+      if (this.#current === "\\") {
+        buff += "\\";
+        this.#next();
+      }
+      if (this.#current === "") {
+        throw new LexerError(start, this.#expression.substring(start));
+      }
+      buff += this.#current;
+      this.#next();
+    }
+    this.#next();
+    return buff;
+  }
+  /**
+   * Process a literal.
+   *
+   * A literal is a JSON string that is enclosed in backticks.
+   */
+  #consumeLiteral() {
+    const start = this.#position;
+    const lexeme = this.#consumeUntil("`").replace("\\`", "`");
+    try {
+      const parsedJson = JSON.parse(lexeme);
+      return {
+        type: "literal",
+        value: parsedJson,
+        start,
+        end: this.#position - start
+      };
+    } catch {
+      throw new LexerError(start, lexeme);
+    }
+  }
+  /**
+   * Process a quoted identifier.
+   *
+   * A quoted identifier is a string that is enclosed in double quotes.
+   */
+  #consumeQuotedIdentifier() {
+    const start = this.#position;
+    const lexeme = `"${this.#consumeUntil('"')}"`;
+    const tokenLen = this.#position - start;
+    return {
+      type: "quoted_identifier",
+      value: JSON.parse(lexeme),
+      start,
+      end: tokenLen
+    };
+  }
+  /**
+   * Process a raw string literal.
+   *
+   * A raw string literal is a string that is enclosed in single quotes.
+   */
+  #consumeRawStringLiteral() {
+    const start = this.#position;
+    const lexeme = this.#consumeUntil(`'`).replace(`\\'`, `'`);
+    const tokenLen = this.#position - start;
+    return {
+      type: "literal",
+      value: lexeme,
+      start,
+      end: tokenLen
+    };
+  }
+  /**
+   * Match the expected character and return the corresponding token type.
+   *
+   * @param expected The expected character
+   * @param matchType The token type to return if the expected character is found
+   * @param elseType  The token type to return if the expected character is not found
+   */
+  #matchOrElse(expected, matchType, elseType) {
+    const start = this.#position;
+    const current2 = this.#current;
+    const nextChar = this.#next();
+    if (nextChar === expected) {
+      this.#next();
+      return {
+        type: matchType,
+        value: current2 + nextChar,
+        start,
+        end: start + 2
+      };
+    }
+    return {
+      type: elseType,
+      value: current2,
+      start,
+      end: start
+    };
+  }
+};
+
+// node_modules/@aws-lambda-powertools/commons/lib/esm/typeUtils.js
+var isRecord = (value) => {
+  return Object.prototype.toString.call(value) === "[object Object]" && !Object.is(value, null);
+};
+var isString = (value) => {
+  return typeof value === "string";
+};
+var isNumber = (value) => {
+  return typeof value === "number";
+};
+var isIntegerNumber = (value) => {
+  return isNumber(value) && Number.isInteger(value);
+};
+var isTruthy = (value) => {
+  if (isString(value)) {
+    return value !== "";
+  }
+  if (isNumber(value)) {
+    return value !== 0;
+  }
+  if (typeof value === "boolean") {
+    return value;
+  }
+  if (Array.isArray(value)) {
+    return value.length > 0;
+  }
+  if (isRecord(value)) {
+    return Object.keys(value).length > 0;
+  }
+  return false;
+};
+var isNull = (value) => {
+  return Object.is(value, null);
+};
+var getType = (value) => {
+  if (Array.isArray(value)) {
+    return "array";
+  }
+  if (isRecord(value)) {
+    return "object";
+  }
+  if (isString(value)) {
+    return "string";
+  }
+  if (isNumber(value)) {
+    return "number";
+  }
+  if (typeof value === "boolean") {
+    return "boolean";
+  }
+  if (isNull(value)) {
+    return "null";
+  }
+  return "unknown";
+};
+var areArraysEqual = (left, right) => {
+  if (left.length !== right.length) {
+    return false;
+  }
+  return left.every((value, i) => isStrictEqual(value, right[i]));
+};
+var areRecordsEqual = (left, right) => {
+  const leftKeys = Object.keys(left);
+  const rightKeys = Object.keys(right);
+  if (leftKeys.length !== rightKeys.length) {
+    return false;
+  }
+  return leftKeys.every((key) => isStrictEqual(left[key], right[key]));
+};
+var isStrictEqual = (left, right) => {
+  if (left === right) {
+    return true;
+  }
+  if (typeof left !== typeof right) {
+    return false;
+  }
+  if (Array.isArray(left) && Array.isArray(right)) {
+    return areArraysEqual(left, right);
+  }
+  if (isRecord(left) && isRecord(right)) {
+    return areRecordsEqual(left, right);
+  }
+  return false;
+};
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/Expression.js
+var Expression = class {
+  #expression;
+  #interpreter;
+  constructor(expression, interpreter) {
+    this.#expression = expression;
+    this.#interpreter = interpreter;
+  }
+  /**
+   * Evaluate the expression against a JSON value.
+   *
+   * @param value - The JSON value to apply the expression to.
+   * @param node - The node to visit.
+   */
+  visit(value, node) {
+    return this.#interpreter.visit(node ?? this.#expression, value);
+  }
+};
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/utils.js
+var isTruthy2 = (value) => {
+  if (isNumber(value)) {
+    return true;
+  }
+  return isTruthy(value);
+};
+var capSliceRange = (arrayLength, value, isStepNegative) => {
+  let capValue = value;
+  if (capValue < 0) {
+    capValue += arrayLength;
+    if (capValue < 0) {
+      capValue = isStepNegative ? -1 : 0;
+    }
+  } else if (capValue >= arrayLength) {
+    capValue = isStepNegative ? arrayLength - 1 : arrayLength;
+  }
+  return capValue;
+};
+var sliceArray = ({ array, start, end, step }) => {
+  const isStepNegative = step < 0;
+  const length = array.length;
+  const defaultStart = isStepNegative ? length - 1 : 0;
+  const defaultEnd = isStepNegative ? -1 : length;
+  start = isIntegerNumber(start) ? capSliceRange(length, start, isStepNegative) : defaultStart;
+  end = isIntegerNumber(end) ? capSliceRange(length, end, isStepNegative) : defaultEnd;
+  const result = [];
+  if (step > 0) {
+    for (let i = start; i < end; i += step) {
+      result.push(array[i]);
+    }
+  } else {
+    for (let i = start; i > end; i += step) {
+      result.push(array[i]);
+    }
+  }
+  return result;
+};
+var arityCheck = (args, argumentsSpecs, variadic) => {
+  if (variadic) {
+    if (args.length < argumentsSpecs.length) {
+      throw new VariadicArityError({
+        expectedArity: argumentsSpecs.length,
+        actualArity: args.length
+      });
+    }
+  } else if (args.length !== argumentsSpecs.length) {
+    throw new ArityError({
+      expectedArity: argumentsSpecs.length,
+      actualArity: args.length
+    });
+  }
+};
+var typeCheck = (args, argumentsSpecs) => {
+  for (const [index2, argumentSpec] of argumentsSpecs.entries()) {
+    if (argumentSpec[0] === "any")
+      continue;
+    typeCheckArgument(args[index2], argumentSpec);
+  }
+};
+var typeCheckArgument = (arg, argumentSpec) => {
+  let valid = false;
+  for (const [index2, type] of argumentSpec.entries()) {
+    if (valid)
+      return;
+    valid = checkIfArgumentTypeIsValid(arg, type, index2, argumentSpec);
+  }
+};
+var checkIfArgumentTypeIsValid = (arg, type, index2, argumentSpec) => {
+  const hasMoreTypesToCheck = index2 < argumentSpec.length - 1;
+  if (type.startsWith("array")) {
+    if (!Array.isArray(arg)) {
+      if (hasMoreTypesToCheck) {
+        return false;
+      }
+      throw new JMESPathTypeError({
+        currentValue: arg,
+        expectedTypes: argumentSpec,
+        actualType: getType(arg)
+      });
+    }
+    checkComplexArrayType(arg, type, hasMoreTypesToCheck);
+    return true;
+  }
+  if (type === "expression") {
+    checkExpressionType(arg, argumentSpec, hasMoreTypesToCheck);
+    return true;
+  }
+  if (["string", "number", "boolean"].includes(type)) {
+    typeCheckType(arg, type, argumentSpec, hasMoreTypesToCheck);
+    if (typeof arg === type)
+      return true;
+  } else if (type === "object") {
+    checkObjectType(arg, argumentSpec, hasMoreTypesToCheck);
+    return true;
+  }
+  return false;
+};
+var typeCheckType = (arg, type, argumentSpec, hasMoreTypesToCheck) => {
+  if (typeof arg !== type && !hasMoreTypesToCheck) {
+    throw new JMESPathTypeError({
+      currentValue: arg,
+      expectedTypes: argumentSpec,
+      actualType: getType(arg)
+    });
+  }
+};
+var checkComplexArrayType = (arg, type, hasMoreTypesToCheck) => {
+  if (!type.includes("-"))
+    return;
+  const arrayItemsType = type.slice(6);
+  let actualType;
+  for (const element of arg) {
+    try {
+      typeCheckArgument(element, [arrayItemsType]);
+      actualType = arrayItemsType;
+    } catch (error) {
+      if (!hasMoreTypesToCheck || actualType !== void 0) {
+        throw error;
+      }
+    }
+  }
+};
+var checkExpressionType = (arg, type, hasMoreTypesToCheck) => {
+  if (!(arg instanceof Expression) && !hasMoreTypesToCheck) {
+    throw new JMESPathTypeError({
+      currentValue: arg,
+      expectedTypes: type,
+      actualType: getType(arg)
+    });
+  }
+};
+var checkObjectType = (arg, type, hasMoreTypesToCheck) => {
+  if (!isRecord(arg) && !hasMoreTypesToCheck) {
+    throw new JMESPathTypeError({
+      currentValue: arg,
+      expectedTypes: type,
+      actualType: getType(arg)
+    });
+  }
+};
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/Functions.js
+var __decorate = function(decorators, target, key, desc) {
+  var c = arguments.length, r = c < 3 ? target : desc === null ? desc = Object.getOwnPropertyDescriptor(target, key) : desc, d;
+  if (typeof Reflect === "object" && typeof Reflect.decorate === "function") r = Reflect.decorate(decorators, target, key, desc);
+  else for (var i = decorators.length - 1; i >= 0; i--) if (d = decorators[i]) r = (c < 3 ? d(r) : c > 3 ? d(target, key, r) : d(target, key)) || r;
+  return c > 3 && r && Object.defineProperty(target, key, r), r;
+};
+var Functions = class _Functions {
+  /**
+   * A set of all the custom functions available in this and all child classes.
+   */
+  methods = /* @__PURE__ */ new Set();
+  /**
+   * Get the absolute value of the provided number.
+   *
+   * @param args - The number to get the absolute value of
+   */
+  funcAbs(args) {
+    return Math.abs(args);
+  }
+  /**
+   * Calculate the average of the numbers in the provided array.
+   *
+   * @param args - The numbers to average
+   */
+  funcAvg(args) {
+    return args.reduce((a, b) => a + b, 0) / args.length;
+  }
+  /**
+   * Get the ceiling of the provided number.
+   *
+   * @param args - The number to get the ceiling of
+   */
+  funcCeil(args) {
+    return Math.ceil(args);
+  }
+  /**
+   * Determine if the given value is contained in the provided array or string.
+   *
+   * @param haystack - The array or string to check
+   * @param needle - The value to check for
+   */
+  funcContains(haystack, needle) {
+    return haystack.includes(needle);
+  }
+  /**
+   * Determines if the provided string ends with the provided suffix.
+   *
+   * @param str - The string to check
+   * @param suffix - The suffix to check for
+   */
+  funcEndsWith(str, suffix) {
+    return str.endsWith(suffix);
+  }
+  /**
+   * Get the floor of the provided number.
+   *
+   * @param args - The number to get the floor of
+   */
+  funcFloor(args) {
+    return Math.floor(args);
+  }
+  /**
+   * Join the provided array into a single string.
+   *
+   * @param separator - The separator to use
+   * @param items - The array of itmes to join
+   */
+  funcJoin(separator, items) {
+    return items.join(separator);
+  }
+  /**
+   * Get the keys of the provided object.
+   *
+   * @param arg - The object to get the keys of
+   */
+  funcKeys(arg) {
+    return Object.keys(arg);
+  }
+  /**
+   * Get the number of items in the provided item.
+   *
+   * @param arg - The array to get the length of
+   */
+  funcLength(arg) {
+    if (isRecord(arg)) {
+      return Object.keys(arg).length;
+    }
+    return arg.length;
+  }
+  /**
+   * Map the provided function over the provided array.
+   *
+   * @param expression - The expression to map over the array
+   * @param args - The array to map the expression over
+   */
+  funcMap(expression, args) {
+    return args.map((arg) => {
+      return expression.visit(arg) || null;
+    });
+  }
+  /**
+   * Get the maximum value in the provided array.
+   *
+   * @param arg - The array to get the maximum value of
+   */
+  funcMax(arg) {
+    if (arg.length === 0) {
+      return null;
+    }
+    if (isNumber(arg[0])) {
+      return Math.max(...arg);
+    }
+    return arg.reduce((a, b) => a > b ? a : b);
+  }
+  /**
+   * Get the item in the provided array that has the maximum value when the provided expression is evaluated.
+   *
+   * @param args - The array of items to get the maximum value of
+   * @param expression - The expression to evaluate for each item in the array
+   */
+  funcMaxBy(args, expression) {
+    if (args.length === 0) {
+      return null;
+    }
+    const visitedArgs = args.map((arg) => ({
+      arg,
+      visited: expression.visit(arg)
+    }));
+    const max = visitedArgs.reduce((max2, current2) => {
+      const type = getType(current2.visited);
+      if (type !== "string" && type !== "number") {
+        throw new JMESPathTypeError({
+          currentValue: current2.visited,
+          expectedTypes: ["string"],
+          actualType: type
+        });
+      }
+      if (max2.visited === current2.visited) {
+        return max2;
+      }
+      return max2.visited > current2.visited ? max2 : current2;
+    }, visitedArgs[0]);
+    return max.arg;
+  }
+  /**
+   * Merge the provided objects into a single object.
+   *
+   * Note that this is a shallow merge and will not merge nested objects.
+   *
+   * @param args - The objects to merge
+   */
+  funcMerge(...args) {
+    return args.reduce((a, b) => ({ ...a, ...b }), {});
+  }
+  /**
+   * Get the minimum value in the provided array.
+   *
+   * @param arg - The array to get the minimum value of
+   */
+  funcMin(arg) {
+    if (arg.length === 0) {
+      return null;
+    }
+    if (isNumber(arg[0])) {
+      return Math.min(...arg);
+    }
+    return arg.reduce((a, b) => a < b ? a : b);
+  }
+  /**
+   * Get the item in the provided array that has the minimum value when the provided expression is evaluated.
+   *
+   * @param args - The array of items to get the minimum value of
+   * @param expression - The expression to evaluate for each item in the array
+   */
+  funcMinBy(args, expression) {
+    if (args.length === 0) {
+      return null;
+    }
+    const visitedArgs = args.map((arg) => ({
+      arg,
+      visited: expression.visit(arg)
+    }));
+    const min = visitedArgs.reduce((min2, current2) => {
+      const type = getType(current2.visited);
+      if (type !== "string" && type !== "number") {
+        throw new JMESPathTypeError({
+          currentValue: current2.visited,
+          expectedTypes: ["string"],
+          actualType: type
+        });
+      }
+      if (min2.visited === current2.visited) {
+        return min2;
+      }
+      return min2.visited < current2.visited ? min2 : current2;
+    }, visitedArgs[0]);
+    return min.arg;
+  }
+  /**
+   * Get the first argument that does not evaluate to null.
+   * If all arguments evaluate to null, then null is returned.
+   *
+   * @param args - The keys of the items to check
+   */
+  funcNotNull(...args) {
+    return args.find((arg) => !Object.is(arg, null)) || null;
+  }
+  /**
+   * Reverses the provided string or array.
+   *
+   * @param arg - The string or array to reverse
+   */
+  funcReverse(arg) {
+    return Array.isArray(arg) ? arg.reverse() : arg.split("").reverse().join("");
+  }
+  /**
+   * Sort the provided array.
+   *
+   * @param arg - The array to sort
+   */
+  funcSort(arg) {
+    return arg.sort((a, b) => {
+      if (typeof a === "string") {
+        return a.localeCompare(b);
+      }
+      return a - b;
+    });
+  }
+  /**
+   * Sort the provided array by the provided expression.
+   *
+   * @param args - The array to sort
+   * @param expression - The expression to sort by
+   */
+  funcSortBy(args, expression) {
+    return args.map((value, index2) => {
+      const visited = expression.visit(value);
+      const type = getType(visited);
+      if (type !== "string" && type !== "number") {
+        throw new JMESPathTypeError({
+          currentValue: visited,
+          expectedTypes: ["string"],
+          actualType: getType(visited)
+        });
+      }
+      return {
+        value,
+        index: index2,
+        visited
+      };
+    }).sort((a, b) => {
+      if (a.visited === b.visited) {
+        return a.index - b.index;
+      }
+      return a.visited > b.visited ? 1 : -1;
+    }).map(({ value }) => value);
+  }
+  /**
+   * Determines if the provided string starts with the provided prefix.
+   *
+   * @param str - The string to check
+   * @param prefix - The prefix to check for
+   */
+  funcStartsWith(str, prefix) {
+    return str.startsWith(prefix);
+  }
+  /**
+   * Sum the provided numbers.
+   *
+   * @param args - The numbers to sum
+   */
+  funcSum(args) {
+    return args.reduce((a, b) => a + b, 0);
+  }
+  /**
+   * Convert the provided value to an array.
+   *
+   * If the provided value is an array, then it is returned.
+   * Otherwise, the value is wrapped in an array and returned.
+   *
+   * @param arg - The items to convert to an array
+   */
+  funcToArray(arg) {
+    return Array.isArray(arg) ? arg : [arg];
+  }
+  /**
+   * Convert the provided value to a number.
+   *
+   * If the provided value is a number, then it is returned.
+   * Otherwise, the value is converted to a number and returned.
+   *
+   * If the value cannot be converted to a number, then null is returned.
+   *
+   * @param arg - The value to convert to a number
+   */
+  funcToNumber(arg) {
+    if (typeof arg === "number") {
+      return arg;
+    }
+    if (typeof arg === "string") {
+      const num = Number(arg);
+      return Number.isNaN(num) ? null : num;
+    }
+    return null;
+  }
+  /**
+   * Convert the provided value to a string.
+   *
+   * If the provided value is a string, then it is returned.
+   * Otherwise, the value is converted to a string and returned.
+   *
+   * @param arg - The value to convert to a string
+   */
+  funcToString(arg) {
+    return typeof arg === "string" ? arg : JSON.stringify(arg);
+  }
+  /**
+   * Get the type of the provided value.
+   *
+   * @param arg - The value to check the type of
+   */
+  funcType(arg) {
+    return getType(arg);
+  }
+  /**
+   * Get the values of the provided object.
+   *
+   * @param arg - The object to get the values of
+   */
+  funcValues(arg) {
+    return Object.values(arg);
+  }
+  /**
+   * Lazily introspects the methods of the class instance and all child classes
+   * to get the names of the methods that correspond to JMESPath functions.
+   *
+   * This method is used to get the names of the custom functions that are available
+   * in the class instance and all child classes. The names of the functions are used
+   * to create the custom function map that is passed to the JMESPath search function.
+   *
+   * The method traverses the inheritance chain going from the leaf class to the root class
+   * and stops when it reaches the `Functions` class, which is the root class.
+   *
+   * In doing so, it collects the names of the methods that start with `func` and adds them
+   * to the `methods` set. Finally, when the recursion collects back to the current instance,
+   * it adds the collected methods to the `this.methods` set so that they can be accessed later.
+   *
+   * @param scope - The scope of the class instance to introspect
+   */
+  introspectMethods(scope) {
+    const prototype = Object.getPrototypeOf(this);
+    const methods = /* @__PURE__ */ new Set();
+    if (this instanceof _Functions) {
+      for (const method of prototype.introspectMethods(scope)) {
+        methods.add(method);
+      }
+    } else {
+      return methods;
+    }
+    for (const method of Object.getOwnPropertyNames(Object.getPrototypeOf(this))) {
+      method !== "constructor" && method.startsWith("func") && methods.add(method);
+    }
+    if (this.methods) {
+      for (const method of methods) {
+        this.methods.add(method);
+      }
+    }
+    return methods;
+  }
+  /**
+   * Decorator to enforce the signature of a function at runtime.
+   *
+   * The signature decorator enforces the arity and types of the arguments
+   * passed to a function at runtime. If the arguments do not match the
+   * expected arity or types errors are thrown.
+   *
+   * @example
+   * ```typescript
+   * import { PowertoolsFunctions } from '@aws-lambda-powertools/jmespath/functions';
+   *
+   * class MyFunctions extends Functions {
+   *   ⁣@Functions.signature({
+   *     argumentsSpecs: [['number'], ['number']],
+   *     variadic: true,
+   *   })
+   *   public funcMyMethod(args: Array<number>): unknown {
+   *     // ...
+   *   }
+   * }
+   * ```
+   *
+   * @param options - The options for the signature decorator
+   */
+  static signature(options) {
+    return (_target, _propertyKey, descriptor) => {
+      const originalMethod = descriptor.value;
+      descriptor.value = function(args) {
+        const { variadic, argumentsSpecs } = options;
+        arityCheck(args, argumentsSpecs, variadic);
+        typeCheck(args, argumentsSpecs);
+        return originalMethod.apply(this, args);
+      };
+      return descriptor;
+    };
+  }
+};
+__decorate([
+  Functions.signature({ argumentsSpecs: [["number"]] })
+], Functions.prototype, "funcAbs", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["array-number"]]
+  })
+], Functions.prototype, "funcAvg", null);
+__decorate([
+  Functions.signature({ argumentsSpecs: [["number"]] })
+], Functions.prototype, "funcCeil", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["array", "string"], ["any"]]
+  })
+], Functions.prototype, "funcContains", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["string"], ["string"]]
+  })
+], Functions.prototype, "funcEndsWith", null);
+__decorate([
+  Functions.signature({ argumentsSpecs: [["number"]] })
+], Functions.prototype, "funcFloor", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["string"], ["array-string"]]
+  })
+], Functions.prototype, "funcJoin", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["object"]]
+  })
+], Functions.prototype, "funcKeys", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["array", "string", "object"]]
+  })
+], Functions.prototype, "funcLength", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["any"], ["array"]]
+  })
+], Functions.prototype, "funcMap", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["array-number", "array-string"]]
+  })
+], Functions.prototype, "funcMax", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["array"], ["expression"]]
+  })
+], Functions.prototype, "funcMaxBy", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["object"]],
+    variadic: true
+  })
+], Functions.prototype, "funcMerge", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["array-number", "array-string"]]
+  })
+], Functions.prototype, "funcMin", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["array"], ["expression"]]
+  })
+], Functions.prototype, "funcMinBy", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [[]],
+    variadic: true
+  })
+], Functions.prototype, "funcNotNull", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["string", "array"]]
+  })
+], Functions.prototype, "funcReverse", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["array-number", "array-string"]]
+  })
+], Functions.prototype, "funcSort", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["array"], ["expression"]]
+  })
+], Functions.prototype, "funcSortBy", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["string"], ["string"]]
+  })
+], Functions.prototype, "funcStartsWith", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["array-number"]]
+  })
+], Functions.prototype, "funcSum", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["any"]]
+  })
+], Functions.prototype, "funcToArray", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["any"]]
+  })
+], Functions.prototype, "funcToNumber", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["any"]]
+  })
+], Functions.prototype, "funcToString", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["any"]]
+  })
+], Functions.prototype, "funcType", null);
+__decorate([
+  Functions.signature({
+    argumentsSpecs: [["object"]]
+  })
+], Functions.prototype, "funcValues", null);
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/TreeInterpreter.js
+var TreeInterpreter = class {
+  #functions;
+  /**
+   * @param options The options to use for the interpreter.
+   */
+  constructor(options) {
+    if (options?.customFunctions) {
+      this.#functions = options.customFunctions;
+    } else {
+      this.#functions = new Functions();
+    }
+    this.#functions.introspectMethods();
+  }
+  /**
+   * Visit a node in the AST.
+   *
+   * The function will call the appropriate method to visit the node based on its type.
+   *
+   * @param node The node to visit.
+   * @param value The current value to visit.
+   */
+  visit(node, value) {
+    const nodeType = node.type;
+    const visitMethods = {
+      subexpression: this.#visitSubexpressionOrIndexExpressionOrPipe,
+      field: this.#visitField,
+      comparator: this.#visitComparator,
+      current: this.#visitCurrent,
+      expref: this.#visitExpref,
+      function_expression: this.#visitFunctionExpression,
+      filter_projection: this.#visitFilterProjection,
+      flatten: this.#visitFlatten,
+      identity: this.#visitIdentity,
+      index: this.#visitIndex,
+      index_expression: this.#visitSubexpressionOrIndexExpressionOrPipe,
+      slice: this.#visitSlice,
+      key_val_pair: this.#visitKeyValPair,
+      literal: this.#visitLiteral,
+      multi_select_object: this.#visitMultiSelectObject,
+      multi_select_list: this.#visitMultiSelectList,
+      or_expression: this.#visitOrExpression,
+      and_expression: this.#visitAndExpression,
+      not_expression: this.#visitNotExpression,
+      pipe: this.#visitSubexpressionOrIndexExpressionOrPipe,
+      projection: this.#visitProjection,
+      value_projection: this.#visitValueProjection
+    };
+    const visitMethod = visitMethods[nodeType];
+    if (visitMethod) {
+      return visitMethod.call(this, node, value);
+    }
+    throw new JMESPathError(`Not Implemented: Invalid node type: ${node.type}`);
+  }
+  /**
+   * Visit a subexpression, index expression, or pipe node.
+   *
+   * This method is shared between subexpression, index expression, and pipe
+   * since they all behave the same way in the context of an expression.
+   *
+   * They all visit their children and return the result of the last child.
+   *
+   * @param node The node to visit.
+   * @param value The current value to visit.
+   */
+  #visitSubexpressionOrIndexExpressionOrPipe(node, value) {
+    let result = value;
+    for (const child of node.children) {
+      result = this.visit(child, result);
+    }
+    return result;
+  }
+  /**
+   * Visit a field node.
+   *
+   * @param node The field node to visit.
+   * @param value The current value to visit.
+   */
+  #visitField(node, value) {
+    if (!node.value)
+      return null;
+    if (isRecord(value) && typeof node.value === "string" && node.value in value) {
+      return value[node.value];
+    }
+    return null;
+  }
+  /**
+   * Visit a comparator node.
+   *
+   * @param node The comparator node to visit.
+   * @param value The current value to visit.
+   */
+  #visitComparator(node, value) {
+    const comparator2 = node.value;
+    const left = this.visit(node.children[0], value);
+    const right = this.visit(node.children[1], value);
+    if (typeof comparator2 === "string" && ["eq", "ne", "gt", "gte", "lt", "lte"].includes(comparator2)) {
+      if (comparator2 === "eq") {
+        return isStrictEqual(left, right);
+      }
+      if (comparator2 === "ne") {
+        return !isStrictEqual(left, right);
+      }
+      if (typeof left === "number" && typeof right === "number") {
+        if (comparator2 === "lt") {
+          return left < right;
+        }
+        if (comparator2 === "lte") {
+          return left <= right;
+        }
+        if (comparator2 === "gt") {
+          return left > right;
+        }
+        return left >= right;
+      }
+    } else {
+      throw new JMESPathError(`Invalid comparator: ${comparator2}`);
+    }
+  }
+  /**
+   * Visit a current node.
+   *
+   * @param node The current node to visit.
+   * @param value The current value to visit.
+   */
+  #visitCurrent(_node, value) {
+    return value;
+  }
+  /**
+   * Visit an expref node.
+   *
+   * @param node The expref node to visit.
+   * @param value The current value to visit.
+   */
+  #visitExpref(node, _value) {
+    return new Expression(node.children[0], this);
+  }
+  /**
+   * Visit a function expression node.
+   *
+   * @param node The function expression node to visit.
+   * @param value The current value to visit.
+   */
+  #visitFunctionExpression(node, value) {
+    const args = [];
+    for (const child of node.children) {
+      args.push(this.visit(child, value));
+    }
+    if (typeof node.value !== "string") {
+      throw new JMESPathError(`Function name must be a string, got ${node.value}`);
+    }
+    const normalizedFunctionName = node.value.replace(/_([a-z])/g, (g2) => g2[1].toUpperCase());
+    const funcName = `func${normalizedFunctionName.charAt(0).toUpperCase() + normalizedFunctionName.slice(1)}`;
+    if (!this.#functions.methods.has(funcName)) {
+      throw new UnknownFunctionError(node.value);
+    }
+    try {
+      return this.#functions[funcName](args);
+    } catch (error) {
+      if (error instanceof JMESPathTypeError || error instanceof VariadicArityError || error instanceof ArityError) {
+        error.setEvaluatedFunctionName(node.value);
+        throw error;
+      }
+    }
+  }
+  /**
+   * Visit a filter projection node.
+   *
+   * @param node The filter projection node to visit.
+   * @param value The current value to visit.
+   */
+  #visitFilterProjection(node, value) {
+    const base = this.visit(node.children[0], value);
+    if (!Array.isArray(base)) {
+      return null;
+    }
+    const comparatorNode = node.children[2];
+    const collected = [];
+    for (const item of base) {
+      if (isTruthy2(this.visit(comparatorNode, item))) {
+        const current2 = this.visit(node.children[1], item);
+        if (current2 !== null) {
+          collected.push(current2);
+        }
+      }
+    }
+    return collected;
+  }
+  /**
+   * Visit a flatten node.
+   *
+   * @param node The flatten node to visit.
+   * @param value The current value to visit.
+   */
+  #visitFlatten(node, value) {
+    const base = this.visit(node.children[0], value);
+    if (!Array.isArray(base)) {
+      return null;
+    }
+    const mergedList = [];
+    for (const item of base) {
+      if (Array.isArray(item)) {
+        mergedList.push(...item);
+      } else {
+        mergedList.push(item);
+      }
+    }
+    return mergedList;
+  }
+  /**
+   * Visit an identity node.
+   *
+   * @param node The identity node to visit.
+   * @param value The current value to visit.
+   */
+  #visitIdentity(_node, value) {
+    return value;
+  }
+  /**
+   * Visit an index node.
+   *
+   * @param node The index node to visit.
+   * @param value The current value to visit.
+   */
+  #visitIndex(node, value) {
+    if (!Array.isArray(value)) {
+      return null;
+    }
+    if (typeof node.value !== "number") {
+      throw new JMESPathError(`Invalid index: ${node.value}`);
+    }
+    const index2 = node.value < 0 ? value.length + node.value : node.value;
+    const found = value[index2];
+    if (found === void 0) {
+      return null;
+    }
+    return found;
+  }
+  /**
+   * Visit a slice node.
+   *
+   * @param node The slice node to visit.
+   * @param value The current value to visit.
+   */
+  #visitSlice(node, value) {
+    const step = isIntegerNumber(node.children[2]) ? node.children[2] : 1;
+    if (step === 0) {
+      throw new Error("Invalid slice, step cannot be 0");
+    }
+    if (!Array.isArray(value)) {
+      return null;
+    }
+    if (value.length === 0) {
+      return [];
+    }
+    return sliceArray({
+      array: value,
+      start: node.children[0],
+      end: node.children[1],
+      step
+    });
+  }
+  /**
+   * Visit a key-value pair node.
+   *
+   * @param node The key-value pair node to visit.
+   * @param value The current value to visit.
+   */
+  #visitKeyValPair(node, value) {
+    return this.visit(node.children[0], value);
+  }
+  /**
+   * Visit a literal node.
+   *
+   * @param node The literal node to visit.
+   * @param value The current value to visit.
+   */
+  #visitLiteral(node, _value) {
+    return node.value;
+  }
+  /**
+   * Visit a multi-select object node.
+   *
+   * @param node The multi-select object node to visit.
+   * @param value The current value to visit.
+   */
+  #visitMultiSelectObject(node, value) {
+    if (Object.is(value, null)) {
+      return null;
+    }
+    const collected = {};
+    for (const child of node.children) {
+      if (typeof child.value === "string") {
+        collected[child.value] = this.visit(child, value);
+      }
+    }
+    return collected;
+  }
+  /**
+   * Visit a multi-select list node.
+   *
+   * @param node The multi-select list node to visit.
+   * @param value The current value to visit.
+   */
+  #visitMultiSelectList(node, value) {
+    if (Object.is(value, null)) {
+      return null;
+    }
+    const collected = [];
+    for (const child of node.children) {
+      collected.push(this.visit(child, value));
+    }
+    return collected;
+  }
+  /**
+   * Visit an or expression node.
+   *
+   * @param node The or expression node to visit.
+   * @param value The current value to visit.
+   */
+  #visitOrExpression(node, value) {
+    const matched = this.visit(node.children[0], value);
+    if (!isTruthy2(matched)) {
+      return this.visit(node.children[1], value);
+    }
+    return matched;
+  }
+  /**
+   * Visit an and expression node.
+   *
+   * @param node The and expression node to visit.
+   * @param value The current value to visit.
+   */
+  #visitAndExpression(node, value) {
+    const matched = this.visit(node.children[0], value);
+    if (!isTruthy2(matched)) {
+      return matched;
+    }
+    return this.visit(node.children[1], value);
+  }
+  /**
+   * Visit a not expression node.
+   *
+   * @param node The not expression node to visit.
+   * @param value The current value to visit.
+   */
+  #visitNotExpression(node, value) {
+    const originalResult = this.visit(node.children[0], value);
+    if (typeof originalResult === "number" && originalResult === 0) {
+      return false;
+    }
+    return !isTruthy2(originalResult);
+  }
+  /**
+   * Visit a projection node.
+   *
+   * @param node The projection node to visit.
+   * @param value The current value to visit.
+   */
+  #visitProjection(node, value) {
+    const base = this.visit(node.children[0], value);
+    if (!Array.isArray(base)) {
+      return null;
+    }
+    const collected = [];
+    for (const item of base) {
+      const current2 = this.visit(node.children[1], item);
+      if (current2 !== null) {
+        collected.push(current2);
+      }
+    }
+    return collected;
+  }
+  /**
+   * Visit a value projection node.
+   *
+   * @param node The value projection node to visit.
+   * @param value The current value to visit.
+   */
+  #visitValueProjection(node, value) {
+    const base = this.visit(node.children[0], value);
+    if (!isRecord(base)) {
+      return null;
+    }
+    const values = Object.values(base);
+    const collected = [];
+    for (const item of values) {
+      const current2 = this.visit(node.children[1], item);
+      if (current2 !== null) {
+        collected.push(current2);
+      }
+    }
+    return collected;
+  }
+};
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/ParsedResult.js
+var ParsedResult = class {
+  expression;
+  parsed;
+  constructor(expression, parsed) {
+    this.expression = expression;
+    this.parsed = parsed;
+  }
+  /**
+   * Perform a JMESPath search on a JSON value.
+   *
+   * @param value - The JSON value to search
+   * @param options - The parsing options to use
+   */
+  search(value, options) {
+    const interpreter = new TreeInterpreter(options);
+    try {
+      return interpreter.visit(this.parsed, value);
+    } catch (error) {
+      if (error instanceof JMESPathTypeError || error instanceof UnknownFunctionError || error instanceof ArityError || error instanceof VariadicArityError) {
+        error.setExpression(this.expression);
+      }
+      throw error;
+    }
+  }
+};
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/Parser.js
+var Parser = class {
+  /**
+   * The maximum binding power for a token
+   * that can stop a projection.
+   */
+  #projectionStop = 10;
+  /**
+   * Cache object
+   */
+  #cache = {};
+  /**
+   * The maximum size of the cache.
+   */
+  #maxCacheSize = 128;
+  #tokenizer;
+  #tokens;
+  #index = 0;
+  constructor(lookahead = 2) {
+    this.#tokens = Array.from({ length: lookahead });
+  }
+  /**
+   * Parse a JMESPath expression and return the Abstract Syntax Tree (AST)
+   * that represents the expression.
+   *
+   * The AST is cached, so if you parse the same expression multiple times,
+   * the AST will be returned from the cache.
+   *
+   * @param expression - The JMESPath expression to parse.
+   */
+  parse(expression) {
+    const cached = this.#cache[expression];
+    if (cached) {
+      return cached;
+    }
+    const parsedResult = this.#doParse(expression);
+    this.#cache[expression] = parsedResult;
+    if (Object.keys(this.#cache).length > this.#maxCacheSize) {
+      this.#evictCache();
+    }
+    return parsedResult;
+  }
+  /**
+   * Purge the entire cache.
+   */
+  purgeCache() {
+    this.#cache = {};
+  }
+  /**
+   * Do the actual parsing of the expression.
+   *
+   * @param expression - The JMESPath expression to parse.
+   */
+  #doParse(expression) {
+    try {
+      return this.#parse(expression);
+    } catch (error) {
+      if (error instanceof LexerError || error instanceof IncompleteExpressionError || error instanceof ParseError) {
+        error.setExpression(expression);
+        throw error;
+      }
+      throw error;
+    }
+  }
+  /**
+   * Parse a JMESPath expression and return the parsed result.
+   */
+  #parse(expression) {
+    this.#tokenizer = new Lexer();
+    this.#tokens = [...this.#tokenizer.tokenize(expression)];
+    this.#index = 0;
+    const parsed = this.#expression(0);
+    if (this.#currentToken() !== "eof") {
+      this.#throwParseError();
+    }
+    return new ParsedResult(expression, parsed);
+  }
+  /**
+   * Process an expression.
+   */
+  #expression(bindingPower = 0) {
+    const leftToken = this.#lookaheadToken(0);
+    this.#advance();
+    let left = this.#getNudFunction(leftToken);
+    let currentToken = this.#currentToken();
+    while (bindingPower < BINDING_POWER[currentToken]) {
+      this.#advance();
+      left = this.#getLedFunction(currentToken, left);
+      currentToken = this.#currentToken();
+    }
+    return left;
+  }
+  /**
+   * Get the nud function for a token. This is the function that
+   * is called when a token is found at the beginning of an expression.
+   *
+   * @param tokenType - The type of token to get the nud function for.
+   */
+  #getNudFunction(token) {
+    const { type: tokenType } = token;
+    switch (tokenType) {
+      case "literal":
+        return literal(token.value);
+      case "unquoted_identifier":
+        return field(token.value);
+      case "quoted_identifier":
+        return this.#processQuotedIdentifier(token);
+      case "star":
+        return this.#processStarToken();
+      case "filter":
+        return this.#getLedFunction(tokenType, identity());
+      case "lbrace":
+        return this.#parseMultiSelectHash();
+      case "lparen":
+        return this.#processLParenTokenNud();
+      case "flatten":
+        return this.#processFlattenTokenNud();
+      case "not":
+        return notExpression(this.#expression(BINDING_POWER.not));
+      case "lbracket":
+        return this.#processLBracketTokenNud();
+      case "current":
+        return currentNode();
+      case "expref":
+        return expref(this.#expression(BINDING_POWER.expref));
+      default:
+        return this.#processDefaultToken(token);
+    }
+  }
+  /**
+   * Process a quoted identifier.
+   *
+   * A quoted identifier is a string that is enclosed in double quotes.
+   *
+   * @example s."foo"
+   *
+   * @param token - The token to process
+   */
+  #processQuotedIdentifier(token) {
+    const fieldValue = field(token.value);
+    if (this.#currentToken() === "lparen") {
+      this.#throwParseError({
+        lexPosition: 0,
+        reason: "quoted identifiers cannot be used as a function name"
+      });
+    }
+    return fieldValue;
+  }
+  /**
+   * Process a star token.
+   *
+   * A star token is a syntax that allows you to project all the
+   * elements in a list or dictionary.
+   *
+   * @example foo[*]
+   */
+  #processStarToken() {
+    const left = identity();
+    let right;
+    if (this.#currentToken() === "rbracket") {
+      right = identity();
+    } else {
+      right = this.#parseProjectionRhs(BINDING_POWER.star);
+    }
+    return valueProjection(left, right);
+  }
+  /**
+   * Process a left parenthesis token.
+   *
+   * A left parenthesis token is a syntax that allows you to group
+   * expressions together.
+   *
+   * @example (foo.bar)
+   */
+  #processLParenTokenNud() {
+    const expression = this.#expression();
+    this.#match("rparen");
+    return expression;
+  }
+  /**
+   * Process a flatten token.
+   *
+   * A flatten token is a syntax that allows you to flatten the
+   * results of a subexpression.
+   *
+   * @example foo[].bar
+   */
+  #processFlattenTokenNud() {
+    const left = flatten(identity());
+    const right = this.#parseProjectionRhs(BINDING_POWER.flatten);
+    return projection(left, right);
+  }
+  /**
+   * Process a left bracket token.
+   *
+   * A left bracket token is a syntax that allows you to access
+   * elements in a list or dictionary.
+   *
+   * @example foo[0]
+   */
+  #processLBracketTokenNud() {
+    if (["number", "colon"].includes(this.#currentToken())) {
+      const right = this.#parseIndexExpression();
+      return this.#projectIfSlice(identity(), right);
+    }
+    if (this.#currentToken() === "star" && this.#lookahead(1) === "rbracket") {
+      this.#advance();
+      this.#advance();
+      const right = this.#parseProjectionRhs(BINDING_POWER.star);
+      return projection(identity(), right);
+    }
+    return this.#parseMultiSelectList();
+  }
+  /**
+   * Process a default token.
+   *
+   * A default token is a syntax that allows you to access
+   * elements in a list or dictionary.
+   *
+   * @param token - The token to process
+   */
+  #processDefaultToken(token) {
+    if (token.type === "eof") {
+      throw new IncompleteExpressionError({
+        lexPosition: token.start,
+        tokenValue: token.value,
+        tokenType: token.type
+      });
+    }
+    throw new ParseError({
+      lexPosition: token.start,
+      tokenValue: token.value,
+      tokenType: token.type
+    });
+  }
+  /**
+   * Get the led function for a token. This is the function that
+   * is called when a token is found in the middle of an expression.
+   *
+   * @param tokenType - The type of token to get the led function for.
+   * @param leftNode - The left hand side of the expression.
+   */
+  #getLedFunction(tokenType, leftNode) {
+    switch (tokenType) {
+      case "dot":
+        return this.#processDotToken(leftNode);
+      case "pipe":
+        return this.#processPipeToken(leftNode);
+      case "or":
+        return this.#processOrToken(leftNode);
+      case "and":
+        return this.#processAndToken(leftNode);
+      case "lparen":
+        return this.#processLParenToken(leftNode);
+      case "filter":
+        return this.#processFilterToken(leftNode);
+      case "eq":
+      case "ne":
+      case "gt":
+      case "gte":
+      case "lt":
+      case "lte":
+        return this.#parseComparator(leftNode, tokenType);
+      case "flatten":
+        return this.#processFlattenToken(leftNode);
+      case "lbracket":
+        return this.#processLBracketToken(leftNode);
+      default:
+        return this.#throwParseError();
+    }
+  }
+  /**
+   * Process a dot token.
+   *
+   * A dot token is a syntax that allows you to access
+   * fields in a dictionary or elements in a list.
+   *
+   * @example foo.bar
+   *
+   * @param leftNode - The left hand side of the expression.
+   */
+  #processDotToken(leftNode) {
+    if (this.#currentToken() !== "star") {
+      const right2 = this.#parseDotRhs(BINDING_POWER.dot);
+      if (leftNode.type === "subexpression") {
+        leftNode.children.push(right2);
+        return leftNode;
+      }
+      return subexpression([leftNode, right2]);
+    }
+    this.#advance();
+    const right = this.#parseProjectionRhs(BINDING_POWER.dot);
+    return valueProjection(leftNode, right);
+  }
+  /**
+   * Process a pipe token.
+   *
+   * A pipe token is a syntax that allows you to combine two
+   * expressions using the pipe operator.
+   *
+   * @example foo | bar
+   *
+   * @param leftNode - The left hand side of the expression.
+   */
+  #processPipeToken(leftNode) {
+    const right = this.#expression(BINDING_POWER.pipe);
+    return pipe(leftNode, right);
+  }
+  /**
+   * Process an or token.
+   *
+   * An or token is a syntax that allows you to combine two
+   * expressions using the logical or operator.
+   *
+   * @example foo || bar
+   *
+   * @param leftNode - The left hand side of the expression.
+   */
+  #processOrToken(leftNode) {
+    const right = this.#expression(BINDING_POWER.or);
+    return orExpression(leftNode, right);
+  }
+  /**
+   * Process an and token.
+   *
+   * An and token is a syntax that allows you to combine two
+   * expressions using the logical and operator.
+   *
+   * @example foo && bar
+   *
+   * @param leftNode - The left hand side of the expression.
+   */
+  #processAndToken(leftNode) {
+    const right = this.#expression(BINDING_POWER.and);
+    return andExpression(leftNode, right);
+  }
+  /**
+   * Process a left parenthesis token.
+   *
+   * @param leftNode - The left hand side of the expression.
+   */
+  #processLParenToken(leftNode) {
+    const name = leftNode.value;
+    const args = [];
+    while (this.#currentToken() !== "rparen") {
+      const expression = this.#expression();
+      if (this.#currentToken() === "comma") {
+        this.#match("comma");
+      }
+      args.push(expression);
+    }
+    this.#match("rparen");
+    return functionExpression(name, args);
+  }
+  /**
+   * Process a filter token.
+   *
+   * @param leftNode - The left hand side of the expression.
+   */
+  #processFilterToken(leftNode) {
+    const condition = this.#expression(0);
+    this.#match("rbracket");
+    let right;
+    if (this.#currentToken() === "flatten") {
+      right = identity();
+    } else {
+      right = this.#parseProjectionRhs(BINDING_POWER.flatten);
+    }
+    return filterProjection(leftNode, right, condition);
+  }
+  /**
+   * Process a projection right hand side.
+   *
+   * @param leftNode - The left hand side of the expression.
+   */
+  #processFlattenToken(leftNode) {
+    const left = flatten(leftNode);
+    const right = this.#parseProjectionRhs(BINDING_POWER.flatten);
+    return projection(left, right);
+  }
+  /**
+   * Process a left bracket token.
+   *
+   * @param leftNode - The left hand side of the expression.
+   */
+  #processLBracketToken(leftNode) {
+    const token = this.#lookaheadToken(0);
+    if (["number", "colon"].includes(token.type)) {
+      const right2 = this.#parseIndexExpression();
+      if (leftNode.type === "index_expression") {
+        leftNode.children.push(right2);
+        return leftNode;
+      }
+      return this.#projectIfSlice(leftNode, right2);
+    }
+    this.#match("star");
+    this.#match("rbracket");
+    const right = this.#parseProjectionRhs(BINDING_POWER.star);
+    return projection(leftNode, right);
+  }
+  /**
+   * Throw a parse error.
+   *
+   * This type of error indicates that the parser encountered
+   * a syntax error while processing the expression.
+   *
+   * The error includes the position in the expression where
+   * the error occurred, the value of the token that caused
+   * the error, the type of the token, and an optional reason.
+   *
+   * @param options - The options to use when throwing the error.
+   */
+  #throwParseError(options) {
+    const token = this.#lookaheadToken(0);
+    throw new ParseError({
+      lexPosition: options?.lexPosition ?? token.start,
+      tokenValue: options?.tokenValue ?? token.value,
+      tokenType: options?.tokenType ?? token.type,
+      reason: options?.reason
+    });
+  }
+  /**
+   * Process an index expression.
+   *
+   * An index expression is a syntax that allows you to
+   * access elements in a list or dictionary. For example
+   * `foo[0]` accesses the first element in the list `foo`.
+   */
+  #parseIndexExpression() {
+    if (this.#lookahead(0) === "colon" || this.#lookahead(1) === "colon") {
+      return this.#parseSliceExpression();
+    }
+    const node = index(this.#lookaheadToken(0).value);
+    this.#advance();
+    this.#match("rbracket");
+    return node;
+  }
+  /**
+   * Process a slice expression.
+   *
+   * A slice expression is a syntax that allows you to
+   * access a range of elements in a list. For example
+   * `foo[0:10:2]` accesses every other element in the
+   * list `foo` from index 0 to 10.
+   *
+   * In a slice expression, the first index represents the
+   * start of the slice, the second index represents the
+   * end of the slice, and the third index represents the
+   * step.
+   *
+   * If the first index is omitted, it defaults to 0.
+   * If the second index is omitted, it defaults to the
+   * length of the list. If the third index is omitted, it
+   * defaults to 1. If the last colon is omitted, it defaults
+   * to a single index.
+   */
+  #parseSliceExpression() {
+    const parts = [];
+    let index2 = 0;
+    let currentToken = this.#currentToken();
+    while (currentToken !== "rbracket" && index2 < 3) {
+      if (currentToken === "colon") {
+        index2 += 1;
+        if (index2 === 3) {
+          this.#throwParseError();
+        }
+        this.#advance();
+      } else if (currentToken === "number") {
+        parts[index2] = this.#lookaheadToken(0).value;
+        this.#advance();
+      } else {
+        this.#throwParseError();
+      }
+      currentToken = this.#currentToken();
+    }
+    this.#match("rbracket");
+    return slice(parts[0], parts[1], parts[2]);
+  }
+  /**
+   * Process a projection if the right hand side of the
+   * projection is a slice.
+   *
+   * @param left - The left hand side of the projection.
+   * @param right - The right hand side of the projection.
+   */
+  #projectIfSlice(left, right) {
+    const idxExpression = indexExpression([left, right]);
+    if (right.type === "slice") {
+      return projection(idxExpression, this.#parseProjectionRhs(BINDING_POWER.star));
+    }
+    return idxExpression;
+  }
+  /**
+   * Process a comparator.
+   *
+   * A comparator is a syntax that allows you to compare
+   * two values. For example `foo == bar` compares the
+   * value of `foo` with the value of `bar`.
+   *
+   * @param left - The left hand side of the comparator.
+   * @param comparatorChar - The comparator character.
+   */
+  #parseComparator(left, comparatorChar) {
+    return comparator(comparatorChar, left, this.#expression(BINDING_POWER[comparatorChar]));
+  }
+  /**
+   * Process a multi-select list.
+   *
+   * A multi-select list is a syntax that allows you to
+   * select multiple elements from a list. For example
+   * `foo[*]` selects all elements in the list `foo`.
+   */
+  #parseMultiSelectList() {
+    const expressions = [];
+    while (true) {
+      const expression = this.#expression();
+      expressions.push(expression);
+      if (this.#currentToken() === "rbracket") {
+        break;
+      }
+      this.#match("comma");
+    }
+    this.#match("rbracket");
+    return multiSelectList(expressions);
+  }
+  /**
+   * Process a multi-select hash.
+   *
+   * A multi-select hash is a syntax that allows you to
+   * select multiple key-value pairs from a dictionary.
+   * For example `foo{a: a, b: b}` selects the keys `a`
+   * and `b` from the dictionary `foo`.
+   */
+  #parseMultiSelectHash() {
+    const pairs2 = [];
+    while (true) {
+      const keyToken = this.#lookaheadToken(0);
+      this.#matchMultipleTokens(["quoted_identifier", "unquoted_identifier"]);
+      const keyName = keyToken.value;
+      this.#match("colon");
+      const value = this.#expression(0);
+      const node = keyValPair(keyName, value);
+      pairs2.push(node);
+      if (this.#currentToken() === "comma") {
+        this.#match("comma");
+      } else if (this.#currentToken() === "rbrace") {
+        this.#match("rbrace");
+        break;
+      }
+    }
+    return multiSelectObject(pairs2);
+  }
+  /**
+   * Process the right hand side of a projection.
+   *
+   * @param bindingPower - The binding power of the current token.
+   */
+  #parseProjectionRhs(bindingPower) {
+    let right;
+    if (BINDING_POWER[this.#currentToken()] < this.#projectionStop) {
+      right = identity();
+    } else if (this.#currentToken() === "lbracket") {
+      right = this.#expression(bindingPower);
+    } else if (this.#currentToken() === "filter") {
+      right = this.#expression(bindingPower);
+    } else if (this.#currentToken() === "dot") {
+      this.#match("dot");
+      right = this.#parseDotRhs(bindingPower);
+    } else {
+      this.#throwParseError();
+    }
+    return right;
+  }
+  /**
+   * Process the right hand side of a dot expression.
+   *
+   * @param bindingPower - The binding power of the current token.
+   */
+  #parseDotRhs(bindingPower) {
+    const lookahead = this.#currentToken();
+    if (["quoted_identifier", "unquoted_identifier", "star"].includes(lookahead)) {
+      return this.#expression(bindingPower);
+    }
+    if (lookahead === "lbracket") {
+      this.#match("lbracket");
+      return this.#parseMultiSelectList();
+    }
+    if (lookahead === "lbrace") {
+      this.#match("lbrace");
+      return this.#parseMultiSelectHash();
+    }
+    this.#throwParseError();
+  }
+  /**
+   * Process a token and throw an error if it doesn't match the expected token.
+   *
+   * @param tokenType - The expected token type.
+   */
+  #match(tokenType) {
+    const currentToken = this.#currentToken();
+    if (currentToken === tokenType) {
+      this.#advance();
+    } else {
+      const token = this.#lookaheadToken(0);
+      if (token.type === "eof") {
+        throw new IncompleteExpressionError({
+          lexPosition: token.start,
+          tokenValue: token.value,
+          tokenType: token.type
+        });
+      }
+      throw new ParseError({
+        lexPosition: token.start,
+        tokenValue: token.value,
+        tokenType: token.type
+      });
+    }
+  }
+  /**
+   * Process a token and throw an error if it doesn't match the expected token.
+   *
+   * @param tokenTypes - The expected token types.
+   */
+  #matchMultipleTokens(tokenTypes) {
+    const currentToken = this.#currentToken();
+    if (!tokenTypes.includes(currentToken)) {
+      const token = this.#lookaheadToken(0);
+      if (token.type === "eof") {
+        throw new IncompleteExpressionError({
+          lexPosition: token.start,
+          tokenValue: token.value,
+          tokenType: token.type
+        });
+      }
+      throw new ParseError({
+        lexPosition: token.start,
+        tokenValue: token.value,
+        tokenType: token.type
+      });
+    }
+    this.#advance();
+  }
+  /**
+   * Advance the index to the next token.
+   */
+  #advance() {
+    this.#index += 1;
+  }
+  /**
+   * Get the current token type.
+   */
+  #currentToken() {
+    return this.#tokens[this.#index].type;
+  }
+  /**
+   * Look ahead in the token stream and get the type of the token
+   *
+   * @param number - The number of tokens to look ahead.
+   */
+  #lookahead(number) {
+    return this.#tokens[this.#index + number].type;
+  }
+  /**
+   * Look ahead in the token stream and get the token
+   *
+   * @param number - The number of tokens to look ahead.
+   */
+  #lookaheadToken(number) {
+    return this.#tokens[this.#index + number];
+  }
+  /**
+   * Remove half of the cached expressions randomly.
+   */
+  #evictCache() {
+    const newCache = Object.keys(this.#cache).reduce((acc, key) => {
+      if ((0, import_node_crypto.randomInt)(0, 100) > 50) {
+        acc[key] = this.#cache[key];
+      }
+      return acc;
+    }, {});
+    this.#cache = newCache;
+  }
+};
+
+// node_modules/@aws-lambda-powertools/jmespath/lib/esm/search.js
+var parser = new Parser();
+var search = (expression, data, options) => {
+  return parser.parse(expression).search(data, options);
+};
 
 // node_modules/commander/esm.mjs
 var import_index = __toESM(require_commander(), 1);
@@ -11355,7 +13882,7 @@ function serializeArrayParam(name, value, options) {
 }
 function createQuerySerializer(options) {
   return function querySerializer(queryParams) {
-    const search = [];
+    const search2 = [];
     if (queryParams && typeof queryParams === "object") {
       for (const name in queryParams) {
         const value = queryParams[name];
@@ -11366,7 +13893,7 @@ function createQuerySerializer(options) {
           if (value.length === 0) {
             continue;
           }
-          search.push(
+          search2.push(
             serializeArrayParam(name, value, {
               style: "form",
               explode: true,
@@ -11377,7 +13904,7 @@ function createQuerySerializer(options) {
           continue;
         }
         if (typeof value === "object") {
-          search.push(
+          search2.push(
             serializeObjectParam(name, value, {
               style: "deepObject",
               explode: true,
@@ -11387,10 +13914,10 @@ function createQuerySerializer(options) {
           );
           continue;
         }
-        search.push(serializePrimitiveParam(name, value, options));
+        search2.push(serializePrimitiveParam(name, value, options));
       }
     }
-    return search.join("&");
+    return search2.join("&");
   };
 }
 function defaultPathSerializer(pathname, pathParams) {
@@ -11447,12 +13974,12 @@ function createFinalURL(pathname, options) {
   if (options.params?.path) {
     finalURL = options.pathSerializer(finalURL, options.params.path);
   }
-  let search = options.querySerializer(options.params.query ?? {});
-  if (search.startsWith("?")) {
-    search = search.substring(1);
+  let search2 = options.querySerializer(options.params.query ?? {});
+  if (search2.startsWith("?")) {
+    search2 = search2.substring(1);
   }
-  if (search) {
-    finalURL += `?${search}`;
+  if (search2) {
+    finalURL += `?${search2}`;
   }
   return finalURL;
 }
@@ -11553,11 +14080,11 @@ var UnexpectedResponseError = class extends Error {
   body;
   name = "UnexpectedResponseError";
 };
-var isRecord = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
+var isRecord2 = (v) => typeof v === "object" && v !== null && !Array.isArray(v);
 function errorOf(result) {
   const { response, error: body } = result;
   if (response.ok) return null;
-  if (isRecord(body) && body.success === false && typeof body.code === "string" && typeof body.error === "string") {
+  if (isRecord2(body) && body.success === false && typeof body.code === "string" && typeof body.error === "string") {
     return new ApiError(
       response.status,
       body.code,
@@ -11566,7 +14093,7 @@ function errorOf(result) {
       Array.isArray(body.details) ? body.details : void 0
     );
   }
-  if (isRecord(body) && typeof body.error === "string" && !("success" in body)) {
+  if (isRecord2(body) && typeof body.error === "string" && !("success" in body)) {
     return new OAuthError(response.status, body.error, typeof body.error_description === "string" ? body.error_description : void 0);
   }
   return new UnexpectedResponseError(response.status, body);
@@ -11578,7 +14105,7 @@ function unwrap(result) {
 }
 function dataOf(result) {
   const body = unwrap(result);
-  if (!isRecord(body) || !("data" in body)) throw new UnexpectedResponseError(result.response.status, body);
+  if (!isRecord2(body) || !("data" in body)) throw new UnexpectedResponseError(result.response.status, body);
   return body.data;
 }
 
@@ -11633,6 +14160,7 @@ var package_default = {
     "cli:build": "tsx scripts/cli-build.ts"
   },
   dependencies: {
+    "@aws-lambda-powertools/jmespath": "^2.36.0",
     "@aws-lambda-powertools/logger": "^2.36.0",
     "@aws-lambda-powertools/metrics": "2.36.0",
     "@aws-lambda-powertools/tracer": "2.36.0",
@@ -11764,7 +14292,7 @@ var package_default = {
 var import_node_os2 = require("node:os");
 
 // cli/srp.ts
-var import_node_crypto = require("node:crypto");
+var import_node_crypto2 = require("node:crypto");
 var SRP_VERSION = 2;
 var N = BigInt(
   "0xAC6BDB41324A9A9BF166DE5E1389582FAF72B6651987EE07FC3192943DB56050A37329CBB4A099ED8193E0757767A13DD52312AB4B03310DCD7F48A9DA04FD50E8083969EDB767B0CF6095179A163AB3661A05FBD5FAAAE82918A9962F0B93B855F97993EC975EEAA80D740ADBF4FF747359D041D5C33EA71D281E446B14773BCA97B43A23FB801676BD207A436C6481F1D2B9078717461A5B9D32E688F87748544523B524B0D57D5EA77A2775D2ECFA032CFBDBF52FB3786160279004E57AE6AF874E7303CE53299CCC041C7BC308D82A5698F3A8D0C38271AE35F8E9DBFBB694B5C803D89F7AE435DE236D525F54759B65E372FCD68EF20FA7111F9E4AFF73"
@@ -11773,7 +14301,7 @@ var g = 2n;
 var pad = (n) => Buffer.from(n.toString(16).padStart(512, "0"), "hex");
 var big = (b) => BigInt(`0x${Buffer.from(b).toString("hex")}`);
 var H = (...parts) => {
-  const h = (0, import_node_crypto.createHash)("sha256");
+  const h = (0, import_node_crypto2.createHash)("sha256");
   for (const p of parts) h.update(p);
   return h.digest();
 };
@@ -11790,7 +14318,7 @@ function modPow(base, exp, m) {
 }
 var k = big(H(pad(N), pad(g)));
 function clientEphemeral() {
-  const a = big((0, import_node_crypto.randomBytes)(32));
+  const a = big((0, import_node_crypto2.randomBytes)(32));
   return { secret: a, public: pad(modPow(g, a, N)).toString("hex") };
 }
 function clientProof(input) {
@@ -12377,6 +14905,10 @@ Environment: SECRETS_API_URL (the API's address, without /api/v1), SECRETS_API_K
 var globalOptions = () => [
   new Option("-o, --output <format>", "output for scripts").choices(FORMATS),
   new Option("--json", "the same as --output json"),
+  new Option(
+    "--query <expression>",
+    "a JMESPath expression applied to the result before it is printed (aws --query); JSON unless --output says otherwise"
+  ),
   new Option("--profile <name>", "the profile to use (default: SECRETS_PROFILE, then the folder's `profile use --scope`, then `profile use`)")
 ];
 for (const o of globalOptions()) program2.addOption(o);
@@ -12390,7 +14922,19 @@ var setup = () => {
 };
 var out = (text) => process.stdout.write(`${text}
 `);
-var print = (human, data, columns) => out(render(format(), data, human, columns));
+var print = (human, data, columns) => {
+  const { query } = globals();
+  if (query === void 0) return out(render(format(), data, human, columns));
+  let picked;
+  try {
+    picked = search(query, data);
+  } catch (error) {
+    if (error instanceof JMESPathError)
+      throw new CliError(`--query "${query}" is not a JMESPath expression the result can answer: ${error.message} (https://jmespath.org)`);
+    throw error;
+  }
+  out(render(format() ?? "json", picked ?? null, "", columns));
+};
 var sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 var collect = (v, prev) => [...prev, v];
 var positiveInt = (what) => (v) => {
@@ -12401,7 +14945,7 @@ var secretText = (data) => {
   const keys = Object.keys(data);
   return keys.length === 1 && keys[0] === "value" ? String(data.value) : JSON.stringify(data);
 };
-function field(data, name) {
+function field2(data, name) {
   if (!(name in data)) throw new CliError(`no field "${name}": the fields are ${Object.keys(data).join(", ") || "(none)"}`);
   const v = data[name];
   return typeof v === "string" ? v : JSON.stringify(v);
@@ -12634,7 +15178,7 @@ secrets.command("get <name>").description("print a secret\u2019s value (its `val
     version = old.version;
   }
   if (opts.field !== void 0) {
-    out(field(data, opts.field));
+    out(field2(data, opts.field));
     return;
   }
   print(secretText(data), format() === "env" ? data : { ...secret, data, version, etag: version === secret.version ? etag : null });
@@ -12734,7 +15278,7 @@ credentials.command("list <collection>").description("the items of a collection 
 credentials.command("get <collection> <id-or-name>").description("one item with its fields; --field for one of them").option("--field <field>", "print only this field, as is").action(async (collection, idOrName, opts) => {
   const item = await getItem(await connect(setup()), collection, idOrName);
   if (opts.field !== void 0) {
-    out(field(item, opts.field));
+    out(field2(item, opts.field));
     return;
   }
   print(JSON.stringify(item, null, 2), item);

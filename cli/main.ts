@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { JMESPathError, search } from '@aws-lambda-powertools/jmespath';
 import { Command, Option } from 'commander';
 import { OAuthError } from '../client/index.js';
 import pkg from '../package.json' with { type: 'json' };
@@ -56,7 +57,8 @@ import { readHidden } from './prompt.js';
  * `secrets`: the command-line client of the secrets API (docs/api.md, "The command-line
  * client"). Output for people on stdout; `--output json|yaml|table|env` (`--json` is
  * `--output json`) for scripts; progress and prompts on stderr; one-line errors (exit 1)
- * that say what to do. The global options (`--output`, `--json`, `--profile`) go before or
+ * that say what to do; `--query` picks from a result with JMESPath, as the AWS CLI's does. The
+ * global options (`--output`, `--json`, `--query`, `--profile`) go before or
  * after the command, as in the AWS CLI; `--version` after `secrets get` is the secret's version
  * (`vault kv get -version=3`), before any command the CLI's own.
  */
@@ -94,6 +96,10 @@ Environment: SECRETS_API_URL (the API's address, without /api/v1), SECRETS_API_K
 const globalOptions = () => [
   new Option('-o, --output <format>', 'output for scripts').choices(FORMATS),
   new Option('--json', 'the same as --output json'),
+  new Option(
+    '--query <expression>',
+    'a JMESPath expression applied to the result before it is printed (aws --query); JSON unless --output says otherwise',
+  ),
   new Option('--profile <name>', "the profile to use (default: SECRETS_PROFILE, then the folder's `profile use --scope`, then `profile use`)"),
 ];
 for (const o of globalOptions()) program.addOption(o);
@@ -101,6 +107,7 @@ for (const o of globalOptions()) program.addOption(o);
 interface Globals {
   output?: Format;
   json?: boolean;
+  query?: string;
   profile?: string;
 }
 let current: Command = program;
@@ -112,7 +119,24 @@ const setup = (): Setup => {
   return setupOf(profile);
 };
 const out = (text: string) => process.stdout.write(`${text}\n`);
-const print = (human: string, data: unknown, columns?: readonly string[]) => out(render(format(), data, human, columns));
+/**
+ * A result as the global options ask: `--query` (JMESPath, the AWS CLI's) picks from the data
+ * first, and its pick is printed as JSON unless `--output` names another format; without
+ * `--query`, the human text or the data in the `--output` format.
+ */
+const print = (human: string, data: unknown, columns?: readonly string[]) => {
+  const { query } = globals();
+  if (query === undefined) return out(render(format(), data, human, columns));
+  let picked: unknown;
+  try {
+    picked = search(query, data as Parameters<typeof search>[1]);
+  } catch (error) {
+    if (error instanceof JMESPathError)
+      throw new CliError(`--query "${query}" is not a JMESPath expression the result can answer: ${error.message} (https://jmespath.org)`);
+    throw error;
+  }
+  out(render(format() ?? 'json', picked ?? null, '', columns));
+};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const collect = (v: string, prev: string[]) => [...prev, v];
 const positiveInt = (what: string) => (v: string) => {

@@ -106,6 +106,11 @@ describe('secrets CLI commands', () => {
     expect(tableOut[0]).toMatch(/^NAME\s+VERSION\s+TAGS\s+UPDATED_AT\s+ID$/);
     expect(tableOut.some((l) => l.startsWith(`${name} `))).toBe(true);
     expect(await fails(['secrets', 'list', '-o', 'xml'], env)).toMatch(/^error: option '-o, --output <format>' argument 'xml' is invalid/);
+    // --query (JMESPath, as aws --query) picks from the data; JSON unless --output names a format
+    expect(JSON.parse((await ok(['secrets', 'list', '--query', `[?name=='${name}'].version | [0]`], env)).stdout)).toBe(3);
+    expect((await ok(['--query', `[?name=='${name}'].name`, 'secrets', 'list', '-o', 'yaml'], env)).stdout).toBe(`- ${name}\n`);
+    expect(JSON.parse((await ok(['secrets', 'get', name, '--query', 'data.user'], env)).stdout)).toBe('app');
+    expect(await fails(['secrets', 'list', '--query', '[?name=='], env)).toMatch(/^error: --query "\[\?name==" is not a JMESPath expression the result can answer: /);
   }, scaled(60_000));
 
   it('run and export over a container, a tag or every secret; same-named variables are refused by name', async () => {
