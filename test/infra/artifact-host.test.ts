@@ -65,11 +65,11 @@ describe('the artifact host', () => {
 
   it('keeps as many environments as half the free memory holds (64 to 400), or ARTIFACT_MAX_ENVIRONMENTS', () => {
     const gib = 1024 ** 3;
-    expect(environmentBudget({}, 22 * gib)).toBe(102);
+    expect(environmentBudget({}, 22 * gib)).toBe(150);
     expect(environmentBudget({}, 4 * gib)).toBe(64);
     expect(environmentBudget({}, 200 * gib)).toBe(400);
     expect(environmentBudget({ ARTIFACT_MAX_ENVIRONMENTS: '12' }, 22 * gib)).toBe(12);
-    expect(environmentBudget({ ARTIFACT_MAX_ENVIRONMENTS: 'many' }, 22 * gib)).toBe(102);
+    expect(environmentBudget({ ARTIFACT_MAX_ENVIRONMENTS: 'many' }, 22 * gib)).toBe(150);
   });
 
   it('keeps a prewarmed environment that imports, and it serves the first invocation: no second cold start', async () => {
