@@ -24,6 +24,17 @@ export interface ContractCounts {
   requestMismatchList: string[];
 }
 
+/** Counts before any request: one file's start (test/setup/responses.ts) and the run's total. */
+export const noCounts = (): ContractCounts => ({
+  requests: 0,
+  responses: 0,
+  requestMismatches: 0,
+  responseMismatches: 0,
+  refusedInvalid: 0,
+  uncarried: [],
+  requestMismatchList: [],
+});
+
 /**
  * The run's total of the check of every request and response against the OpenAPI document
  * (test/setup/responses.ts): printed when the run ends, e.g. `source: OpenAPI contract over 4
@@ -35,15 +46,7 @@ export default (project: TestProject) => {
   project.provide('contractDir', dir);
   return () => {
     const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
-    const total: ContractCounts = {
-      requests: 0,
-      responses: 0,
-      requestMismatches: 0,
-      responseMismatches: 0,
-      refusedInvalid: 0,
-      uncarried: [],
-      requestMismatchList: [],
-    };
+    const total = noCounts();
     for (const f of files) {
       const c = JSON.parse(readFileSync(join(dir, f), 'utf8')) as ContractCounts;
       total.requests += c.requests;

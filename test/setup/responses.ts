@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, inject } from 'vitest';
 import { requestValidator } from '../helpers/request-validator.js';
 import { responseValidator } from '../helpers/response-validator.js';
-import type { ContractCounts } from './contract.js';
+import { type ContractCounts, noCounts } from './contract.js';
 
 /**
  * Every request a test sends to the runtime (test/helpers/api.ts `api()`, the typed client and
@@ -28,15 +28,7 @@ const checkResponse = responseValidator(doc);
 const checkRequest = requestValidator(doc);
 const pending: Promise<void>[] = [];
 const problems: string[] = [];
-const counts: ContractCounts = {
-  requests: 0,
-  responses: 0,
-  requestMismatches: 0,
-  responseMismatches: 0,
-  refusedInvalid: 0,
-  uncarried: [],
-  requestMismatchList: [],
-};
+const counts: ContractCounts = noCounts();
 
 /** The error envelope's `code` and the fields its `details` name (never values). */
 function errorOf(body: string): { code?: string; details?: string } {
