@@ -55,6 +55,8 @@ export interface HostOptions {
   readonly coverageDir?: string;
   /** Every SigV4-signed request an environment of `fn` sends (bootstrap.mjs records them), with the invocation it belongs to. */
   readonly onAwsRequest?: (fn: FunctionSpec, request: RawAwsRequest, invocation: string | undefined) => void;
+  /** Every invocation, when it has an environment: whether that environment was started for it (a cold start). */
+  readonly onInvoke?: (fn: FunctionSpec, cold: boolean) => void;
 }
 
 /**
@@ -268,6 +270,7 @@ export class FunctionHost {
       const idle = envs.find((e) => !e.busy && !e.dead);
       if (idle) {
         idle.busy = true;
+        this.options.onInvoke?.(fn, false);
         return idle;
       }
       if (envs.length < (this.options.perFunction ?? 4)) {
@@ -275,6 +278,7 @@ export class FunctionHost {
         const env = this.start(fn);
         env.busy = true;
         this.environments.set(fn.key, [...envs, env]);
+        this.options.onInvoke?.(fn, true);
         return env;
       }
       await new Promise<void>((wake) => this.waiting.set(fn.key, [...(this.waiting.get(fn.key) ?? []), wake]));

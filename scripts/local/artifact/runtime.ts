@@ -17,7 +17,7 @@
  * Secrets Manager secret by the token's PIN, AWS endpoints by the local engines, and the
  * stage URL by the local address.
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -220,6 +220,11 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     log,
     ...(opts.coverageDir ? { coverageDir: join(opts.coverageDir, 'v8') } : {}),
     lane: (fn) => (fn.layerDirs.length > 0 ? 'softhsm-token' : undefined),
+    // ARTIFACT_INVOCATION_TRACE=<file>: a line per invocation (ms, function, cold or warm), to
+    // measure what another environment cap or eviction would cost (scripts/bench/environments.ts)
+    ...(process.env.ARTIFACT_INVOCATION_TRACE
+      ? { onInvoke: (fn: FunctionSpec, cold: boolean) => appendFileSync(process.env.ARTIFACT_INVOCATION_TRACE!, `${Date.now()} ${fn.key} ${cold ? 'cold' : 'warm'}\n`) }
+      : {}),
     onAwsRequest: (fn, request) => {
       iam.requests++;
       try {
