@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../scripts/local/artifact/deployment.js';
-import { environmentBudget, FunctionHost } from '../../scripts/local/artifact/host.js';
+import { availableMemory, environmentCeiling, FunctionHost, underPressure } from '../../scripts/local/artifact/host.js';
 import type { RawAwsRequest } from '../../scripts/local/artifact/aws-calls.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -63,13 +63,41 @@ describe('the artifact host', () => {
     expect((await host.prewarm(spec('noexport', dir, 'a/b.list')))?.errorType).toBe('Runtime.HandlerNotFound');
   });
 
-  it('keeps as many environments as half the free memory holds (64 to 400), or ARTIFACT_MAX_ENVIRONMENTS', () => {
+  it('keeps environments while memory allows, up to 400 or ARTIFACT_MAX_ENVIRONMENTS; short of a fifth of the memory (at least 2 GiB) it makes room', () => {
     const gib = 1024 ** 3;
-    expect(environmentBudget({}, 22 * gib)).toBe(150);
-    expect(environmentBudget({}, 4 * gib)).toBe(64);
-    expect(environmentBudget({}, 200 * gib)).toBe(400);
-    expect(environmentBudget({ ARTIFACT_MAX_ENVIRONMENTS: '12' }, 22 * gib)).toBe(12);
-    expect(environmentBudget({ ARTIFACT_MAX_ENVIRONMENTS: 'many' }, 22 * gib)).toBe(150);
+    expect(environmentCeiling({})).toBe(400);
+    expect(environmentCeiling({ ARTIFACT_MAX_ENVIRONMENTS: '12' })).toBe(12);
+    expect(environmentCeiling({ ARTIFACT_MAX_ENVIRONMENTS: 'many' })).toBe(400);
+    expect(underPressure(5 * gib, 24 * gib)).toBe(false);
+    expect(underPressure(4.7 * gib, 24 * gib)).toBe(true);
+    expect(underPressure(2.1 * gib, 8 * gib)).toBe(false);
+    expect(underPressure(1.9 * gib, 8 * gib)).toBe(true);
+    expect(availableMemory(() => 'MemTotal:       24684096 kB\nMemFree:         6444244 kB\nMemAvailable:    8884636 kB\n')).toBe(8884636 * 1024);
+    expect(availableMemory(() => 'no such line')).toBeGreaterThan(0);
+  });
+
+  it('retires the least recently used idle environments only when memory runs short, never below 16', async () => {
+    let available = 64 * 1024 ** 3;
+    const roomy = new FunctionHost({ overlay: () => ({}), maxEnvironments: 400, availableMemory: () => available });
+    try {
+      const dir = asset('many', { 'm/fn.mjs': 'export const handler = async () => ({ statusCode: 200 });\n' });
+      const fns = Array.from({ length: 20 }, (_, i) => spec(`many${i}`, dir, 'm/fn.handler'));
+      for (const fn of fns.slice(0, 18)) expect(await roomy.invoke(fn, {})).toMatchObject({ ok: true });
+      expect(roomy.evictions).toBe(0);
+      available = 1024 ** 3; // memory runs short: each start retires the two least recently used
+      expect(await roomy.invoke(fns[18]!, {})).toMatchObject({ ok: true });
+      expect(roomy.evictions).toBe(2);
+      // the first function's environment was the least recently used: it starts cold again
+      const before = roomy.coldStarts;
+      expect(await roomy.invoke(fns[0]!, {})).toMatchObject({ ok: true });
+      expect(roomy.coldStarts).toBe(before + 1);
+      // a recently used one is still warm
+      expect(await roomy.invoke(fns[17]!, {})).toMatchObject({ ok: true });
+      expect(roomy.coldStarts).toBe(before + 1);
+      expect(roomy.peakEnvironments).toBeGreaterThanOrEqual(18);
+    } finally {
+      await roomy.close();
+    }
   });
 
   it('keeps a prewarmed environment that imports, and it serves the first invocation: no second cold start', async () => {

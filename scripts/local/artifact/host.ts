@@ -9,7 +9,8 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { freemem } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { freemem, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { node22 } from '../node22.js';
@@ -38,8 +39,10 @@ export interface HostOptions {
   /** Variables every function gets on top of its own (the local world: endpoints, credentials). */
   readonly overlay: (fn: FunctionSpec) => Record<string, string | undefined>;
   readonly perFunction?: number;
-  /** Idle environments kept at most (default `environmentBudget()`). */
+  /** Environments kept at most (default `environmentCeiling()`); below it, idle ones are retired when memory runs short. */
   readonly maxEnvironments?: number;
+  /** The memory available now (default `availableMemory()`; tests give their own). */
+  readonly availableMemory?: () => number;
   /** Where the environments' stdout and stderr go (Lambda: CloudWatch Logs). */
   readonly log?: NodeJS.WritableStream;
   /**
@@ -60,24 +63,41 @@ export interface HostOptions {
 }
 
 /**
- * Memory one environment holds of its own after serving: measured in a whole run (67
- * environments), 68-70 MB proportional set size and 67-69 MB private dirty each; their
- * resident size, 95 MB on average, also counts the Node binary's 53 MB that all of them share.
+ * How many environments may stay alive at most: ARTIFACT_MAX_ENVIRONMENTS when set, else 400
+ * (more than a whole run's 336 functions). Below it, memory decides (`underPressure`).
  */
-const ENVIRONMENT_MB = 75;
+export function environmentCeiling(env: NodeJS.ProcessEnv = process.env): number {
+  const set = Number(env.ARTIFACT_MAX_ENVIRONMENTS);
+  return env.ARTIFACT_MAX_ENVIRONMENTS && Number.isInteger(set) && set > 0 ? set : 400;
+}
+
+/** The memory the kernel can give without swapping (MemAvailable), or the free memory where /proc/meminfo has none. */
+export function availableMemory(meminfo: () => string = () => readFileSync('/proc/meminfo', 'utf8')): number {
+  try {
+    const kb = /^MemAvailable:\s+(\d+) kB$/m.exec(meminfo())?.[1];
+    if (kb) return Number(kb) * 1024;
+  } catch {
+    // not Linux
+  }
+  return freemem();
+}
+
+/** Environments kept whatever the memory (the import check's first modules, a file's functions). */
+const KEPT_UNDER_PRESSURE = 16;
 
 /**
- * How many environments may stay alive: ARTIFACT_MAX_ENVIRONMENTS when set, else what half of
- * the memory free now holds at ENVIRONMENT_MB each, between 64 and 400. Every environment
- * retired for room is a cold start again when its function is next called: with the former
- * fixed 64, a whole run started 1,027 environments for 336 functions, each start about 0.3 s
- * of CPU to import the bundle, its coverage written at retirement, and its first request's
- * compilation.
+ * Whether idle environments must make room: the memory available has fallen under a fifth of
+ * the machine's (at least 2 GiB), which the test workers, DynamoDB Local and the type check
+ * beside the runtime need. An environment holds 25-85 MB of its own (private dirty, measured
+ * during a whole run: 29 MB on average over 90 environments while the route matrix ran them,
+ * 67-69 MB for those that served a file's requests), so a fixed count per gigabyte either
+ * wastes a quiet machine (with the former "half the free memory at 75 MB each", a whole run
+ * started 954-1,027 environments for 336 functions and retired 851-953 for room; each start is
+ * 0.2-0.3 CPU-s to import a bundle, plus its coverage and its first request's compilation) or
+ * overfills a busy one.
  */
-export function environmentBudget(env: NodeJS.ProcessEnv = process.env, freeBytes = freemem()): number {
-  const set = Number(env.ARTIFACT_MAX_ENVIRONMENTS);
-  if (env.ARTIFACT_MAX_ENVIRONMENTS && Number.isInteger(set) && set > 0) return set;
-  return Math.min(400, Math.max(64, Math.floor(freeBytes / 2 / (ENVIRONMENT_MB * 1024 * 1024))));
+export function underPressure(available: number, total: number = totalmem()): boolean {
+  return available < Math.max(2 * 1024 ** 3, total / 5);
 }
 
 interface Environment {
@@ -97,14 +117,16 @@ export class FunctionHost {
   readonly initFailures: InitFailure[] = [];
   /** Environments started (cold starts), for the report. */
   coldStarts = 0;
-  /** Environments retired to keep under the cap (each a cold start again when its function is next called). */
+  /** Environments retired for room (each a cold start again when its function is next called). */
   evictions = 0;
-  /** The cap in force. */
+  /** The most environments alive at once, for the report. */
+  peakEnvironments = 0;
+  /** The ceiling in force. */
   readonly maxEnvironments: number;
   private closed = false;
 
   constructor(private readonly options: HostOptions) {
-    this.maxEnvironments = options.maxEnvironments ?? environmentBudget();
+    this.maxEnvironments = options.maxEnvironments ?? environmentCeiling();
   }
 
   /** The process environment of `fn`, exactly as its environments get it. */
@@ -297,13 +319,19 @@ export class FunctionHost {
     if (next) next();
   }
 
-  /** Keeps the number of environments under the cap by retiring the least recently used idle ones. */
+  /**
+   * Makes room for one more environment: under the ceiling, none is retired while memory
+   * allows; when it runs short, two idle ones are, least recently used first (one to make room,
+   * one to give memory back), down to KEPT_UNDER_PRESSURE.
+   */
   private evictIdle(): void {
-    const max = this.maxEnvironments;
     const all = [...this.environments.values()].flat();
-    if (all.length < max) return;
+    this.peakEnvironments = Math.max(this.peakEnvironments, all.length + 1);
+    let excess = all.length + 1 - this.maxEnvironments;
+    if (all.length >= KEPT_UNDER_PRESSURE && underPressure((this.options.availableMemory ?? availableMemory)())) excess = Math.max(excess, 2);
+    if (excess <= 0) return;
     const idle = all.filter((e) => !e.busy).sort((a, b) => a.lastUsed - b.lastUsed);
-    for (const e of idle.slice(0, all.length - max + 1)) {
+    for (const e of idle.slice(0, excess)) {
       this.evictions++;
       void this.retire(e, true);
     }

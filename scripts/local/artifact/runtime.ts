@@ -98,8 +98,9 @@ export interface ArtifactReport {
   readonly initFailures: { functionName: string; handler: string; error: string }[];
   readonly sources: Record<string, { invocations: number; failures: number }>;
   readonly coldStarts: number;
-  /** Environments retired to stay under the cap, and the cap. */
+  /** Environments retired for room (memory or the ceiling), the most alive at once, and the ceiling. */
   readonly evictions: number;
+  readonly peakEnvironments: number;
   readonly maxEnvironments: number;
   /** What the functions asked the CloudHSM API (the stand-in's record). */
   readonly cloudhsmRequests: readonly RecordedRequest[];
@@ -299,6 +300,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
         sources: Object.fromEntries(sources.counts),
         coldStarts: functions.coldStarts,
         evictions: functions.evictions,
+        peakEnvironments: functions.peakEnvironments,
         maxEnvironments: functions.maxEnvironments,
         cloudhsmRequests: [...controlPlane.requests],
         iam: { requests: iam.requests, evaluated: iam.evaluated, denied: [...iam.denied], undecoded: [...iam.undecoded] },
