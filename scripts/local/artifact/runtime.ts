@@ -224,7 +224,10 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     // ARTIFACT_INVOCATION_TRACE=<file>: a line per invocation (ms, function, cold or warm), to
     // measure what another environment cap or eviction would cost (scripts/bench/environments.ts)
     ...(process.env.ARTIFACT_INVOCATION_TRACE
-      ? { onInvoke: (fn: FunctionSpec, cold: boolean) => appendFileSync(process.env.ARTIFACT_INVOCATION_TRACE!, `${Date.now()} ${fn.key} ${cold ? 'cold' : 'warm'}\n`) }
+      ? {
+          onInvoke: (fn: FunctionSpec, cold: boolean) =>
+            appendFileSync(process.env.ARTIFACT_INVOCATION_TRACE!, `${Date.now()} ${fn.key} ${cold ? 'cold' : 'warm'}\n`),
+        }
       : {}),
     onAwsRequest: (fn, request) => {
       iam.requests++;
