@@ -134,7 +134,6 @@ describe('token bucket', () => {
 
 describe('token bucket: leased tokens (docs/cost.md, "Halving it", "Quiet accounts")', () => {
   const counted = async (r: BucketRef) => Number((await t.get(r.key))?.requests ?? 0);
-  const holding = (r: BucketRef) => held(r).lease + held(r).unspent;
 
   it('the lease size: twice this process\'s admissions of the last LEASE_WINDOW seconds, at least 1, at most LEASE_MAX and a tenth of a second\'s refill', () => {
     expect([LEASE_MAX, LEASE_WINDOW]).toEqual([10, 4]);
@@ -154,7 +153,7 @@ describe('token bucket: leased tokens (docs/cost.md, "Halving it", "Quiet accoun
     const writes = writesTo(r);
     for (let i = 0; i < 6; i++) {
       expect((await take(r, cap(60_000), c.now)).allowed).toBe(true);
-      expect(held(r)).toEqual({ lease: 0, unspent: 0 });
+      expect(held(r)).toEqual({ lease: 0, unspent: 0, uncounted: 0 });
       c.ms += LEASE_WINDOW * 1000;
     }
     expect(writes).toHaveLength(6);
@@ -162,36 +161,37 @@ describe('token bucket: leased tokens (docs/cost.md, "Halving it", "Quiet accoun
     expect(await counted(r)).toBe(6);
   });
 
-  it('a quiet caller (5 a second) leases 1, 2, 6, 10 tokens, then writes once per 10 requests; at every request the count is the admitted plus the tokens held, exactly; idle, its next take gives them back', async () => {
+  it('a quiet caller (5 a second) leases 1, 2, 6, 10 tokens, then writes once per 10 requests; at every request the count is the admitted less those admitted from the lease since the last write, exactly; idle, its next take counts them', async () => {
     const r = ref({ count: true });
     const c = clock(1_700_025_000_000);
     const writes = writesTo(r);
     let admitted = 0;
     const wroteAt: number[] = [];
-    for (let i = 1; i <= 60; i++) {
+    for (let i = 1; i <= 63; i++) {
       const before = writes.length;
       expect((await take(r, cap(6000), c.now)).allowed).toBe(true);
       admitted++;
       if (writes.length > before) wroteAt.push(i);
-      // no request lost (the count below the admitted), none invented (above the admitted and what is held)
-      expect(await counted(r)).toBe(admitted + holding(r));
-      expect(holding(r)).toBeLessThanOrEqual(LEASE_MAX - 1);
+      // none invented (the count above the admitted), none lost (below it by more than what this process has not written yet)
+      expect(await counted(r)).toBe(admitted - held(r).uncounted);
+      expect(held(r).uncounted).toBeLessThanOrEqual(LEASE_MAX - 1);
       c.ms += 200;
     }
-    // the slow start, then k = 10 (the 10th write spends through the 60th request)
+    // the slow start, then k = 10; each write counts its own request and the lease's spent since the last one
     expect(wroteAt).toEqual([1, 2, 4, 10, 20, 30, 40, 50, 60]);
-    expect(writes.map((w) => w.ExpressionAttributeValues[':counted'])).toEqual([1, 2, 6, 10, 10, 10, 10, 10, 10]);
-    expect(held(r)).toEqual({ lease: 9, unspent: 0 });
-    // idle past the window: the lease is over, the next take (k = 1) gives its 9 back with its own write
+    expect(writes.map((w) => w.ExpressionAttributeValues[':counted'])).toEqual([1, 1, 2, 6, 10, 10, 10, 10, 10]);
+    expect(held(r)).toEqual({ lease: 6, unspent: 0, uncounted: 3 });
+    expect(await counted(r)).toBe(60);
+    // idle past the window: the lease is over, the next take (k = 1) counts the 3 with its own, and gives the 6 tokens back
     c.ms += LEASE_WINDOW * 1000;
     writes.length = 0;
     await take(r, cap(6000), c.now);
     admitted++;
     expect(writes).toHaveLength(1);
-    expect(writes[0]!.ExpressionAttributeValues).toMatchObject({ ':counted': 1 - 9 });
-    expect(held(r)).toEqual({ lease: 0, unspent: 0 });
-    expect(await counted(r)).toBe(admitted); // 61, exactly
-    // and the tokens are back in the bucket: 6000 − 61 spent (the refills capped at the capacity)
+    expect(writes[0]!.ExpressionAttributeValues).toMatchObject({ ':counted': 1 + 3 });
+    expect(held(r)).toEqual({ lease: 0, unspent: 0, uncounted: 0 });
+    expect(await counted(r)).toBe(admitted); // 64, exactly
+    // and the tokens are back in the bucket (the refills capped at the capacity), less the one taken
     expect(Number((await t.get(r.key))!.rl_tok)).toBe(6000 - 1);
   });
 
@@ -203,42 +203,45 @@ describe('token bucket: leased tokens (docs/cost.md, "Halving it", "Quiet accoun
     for (let i = 0; i < 20; i++) out.push(await take(r, cap(60_000), c.now)); // second 0: leases of 1, 2, 6, 10, 10
     expect(out.every((d) => d.allowed)).toBe(true);
     expect(writes).toHaveLength(5);
-    expect(await counted(r)).toBe(29); // 20 admitted, 9 held
+    expect(await counted(r)).toBe(20); // the 20th take's write counted the 9 before it and itself; its 9 tokens held, not counted
+    expect(held(r)).toEqual({ lease: 9, unspent: 0, uncounted: 0 });
     // the remaining tokens seen by the caller go down one by one through a lease
     expect(out.slice(9, 12).map((d) => d.remaining)).toEqual([out[9]!.remaining, out[9]!.remaining - 1, out[9]!.remaining - 2]);
     c.ms += 1_000;
     writes.length = 0;
     for (let i = 0; i < 12; i++) await take(r, cap(60_000), c.now); // second 1: 9 from the lease, then a lease of 10: 3 spent, 7 held
     expect(writes).toHaveLength(1);
-    expect(held(r)).toEqual({ lease: 7, unspent: 0 });
-    expect(await counted(r)).toBe(32 + 7); // the over-count: the tokens held, within LEASE_MAX - 1
+    expect(writes[0]!.ExpressionAttributeValues).toMatchObject({ ':counted': 1 + 9 });
+    expect(held(r)).toEqual({ lease: 7, unspent: 0, uncounted: 2 });
+    expect(await counted(r)).toBe(32 - 2); // short by the 2 admitted from the lease since its write, within LEASE_MAX - 1
     // another process took most of the bucket meanwhile (so the refill below is not capped)
     await t.put({ ...(await t.get(r.key))!, rl_tok: 100 });
     c.ms += LEASE_WINDOW * 1000;
     writes.length = 0;
-    await take(r, cap(60_000), c.now); // the lease expired, nothing admitted in the window: k = 1, the 7 given back
-    expect(held(r)).toEqual({ lease: 0, unspent: 0 });
+    await take(r, cap(60_000), c.now); // the lease expired, nothing admitted in the window: k = 1, the 7 tokens given back
+    expect(held(r)).toEqual({ lease: 0, unspent: 0, uncounted: 0 });
     // a compare-and-set lost to the put above, then the refill from the item's state
     expect(writes).toHaveLength(2);
-    expect(writes[1]!.ExpressionAttributeValues).toMatchObject({ ':counted': 1 - 7 });
+    expect(writes[1]!.ExpressionAttributeValues).toMatchObject({ ':counted': 1 + 2 });
     expect(await counted(r)).toBe(33);
     // and the tokens, from the item's state: LEASE_WINDOW seconds' refill (1,000 each) plus the 7, less the one taken
     expect(Number((await t.get(r.key))!.rl_tok)).toBe(100 + LEASE_WINDOW * 1000 + 7 - 1);
   });
 
-  it('an item gone meanwhile (TTL) is created afresh: the tokens held were counted on the item that is gone, so they are dropped, not subtracted from the new count', async () => {
+  it('an item gone meanwhile (TTL) is created afresh: the requests admitted from the lease are counted on it, the tokens not spent are dropped (it is full)', async () => {
     const r = ref({ count: true });
     const c = clock(1_700_024_000_000);
-    for (let i = 0; i < 20; i++) await take(r, cap(60_000), c.now);
-    expect(held(r)).toEqual({ lease: 9, unspent: 0 });
+    for (let i = 0; i < 22; i++) await take(r, cap(60_000), c.now);
+    expect(held(r)).toEqual({ lease: 7, unspent: 0, uncounted: 2 });
+    expect(await t.get(r.key)).toMatchObject({ requests: 20 });
     await t.remove(r.key);
     c.ms += LEASE_WINDOW * 1000;
-    await take(r, cap(60_000), c.now); // the compare-and-set finds no item: created, counting its own 1 only
-    expect(held(r)).toEqual({ lease: 0, unspent: 0 });
-    expect(await t.get(r.key)).toMatchObject({ requests: 1 });
+    await take(r, cap(60_000), c.now); // the compare-and-set finds no item: created, counting its own and the 2
+    expect(held(r)).toEqual({ lease: 0, unspent: 0, uncounted: 0 });
+    expect(await t.get(r.key)).toMatchObject({ requests: 3, rl_tok: 59_999 });
     c.ms += LEASE_WINDOW * 1000;
     await take(r, cap(60_000), c.now);
-    expect(await t.get(r.key)).toMatchObject({ requests: 2 });
+    expect(await t.get(r.key)).toMatchObject({ requests: 4 });
   });
 
   it('a give-back never fills the bucket past its capacity', async () => {
@@ -249,6 +252,31 @@ describe('token bucket: leased tokens (docs/cost.md, "Halving it", "Quiet accoun
     c.ms += 60_000; // full again
     expect(await take(r, cap(6_000), c.now)).toMatchObject({ allowed: true, remaining: 5999 });
     expect(await t.get(r.key)).toMatchObject({ rl_tok: 5999, rl_cap: 6000, requests: 21 });
+  });
+
+  it('takes of one process running side by side count each request once (the pending count is claimed by one write, put back when it refuses)', async () => {
+    const r = ref({ count: true });
+    const c = clock(1_700_027_000_000);
+    let admitted = 0;
+    for (let i = 0; i < 12; i++) if ((await take(r, cap(6000), c.now)).allowed) admitted++; // leases of 1, 2, 6, 10: 2 spent from the last
+    expect(held(r)).toMatchObject({ lease: 7, uncounted: 2 });
+    c.ms += LEASE_WINDOW * 1000;
+    const out = await Promise.all(Array.from({ length: 30 }, () => take(r, cap(6000), c.now)));
+    admitted += out.filter((d) => d.allowed).length;
+    expect(await counted(r)).toBe(admitted - held(r).uncounted);
+    // a lease spent to its end (9 pending), then a take the bucket refuses: it puts its claim back
+    c.ms += 1000;
+    for (let i = 0; i < 10; i++) if ((await take(r, cap(6000), c.now)).allowed) admitted++;
+    expect(held(r)).toMatchObject({ lease: 0, uncounted: 9 });
+    await t.put({ ...(await t.get(r.key))!, rl_ts: Math.floor(c.ms / 1000), rl_tok: 0 });
+    expect((await take(r, cap(6000), c.now)).allowed).toBe(false);
+    expect(held(r).uncounted).toBe(9);
+    expect(await counted(r)).toBe(admitted - 9);
+    c.ms += 1000;
+    expect((await take(r, cap(6000), c.now)).allowed).toBe(true);
+    admitted++;
+    expect(held(r).uncounted).toBe(0);
+    expect(await counted(r)).toBe(admitted);
   });
 });
 
@@ -481,7 +509,7 @@ describe('token bucket: this process remembers at most 10,000 buckets (slow: las
 
 describe('token bucket: two processes leasing (after the rest: it resets the module registry)', () => {
   const counted = async (r: BucketRef) => Number((await t.get(r.key))?.requests ?? 0);
-  it('two busy processes (fresh module instances) never admit more than the tokens plus the refill; the count exceeds the admitted by exactly what they hold, within the bound', async () => {
+  it('two busy processes (fresh module instances) never admit more than the tokens plus the refill; the count is short of the admitted by exactly what they admitted from leases since their last writes, within the bound', async () => {
     const r = ref({ count: true });
     const start = 1_700_023_000_000;
     const c = clock(start);
@@ -513,9 +541,9 @@ describe('token bucket: two processes leasing (after the rest: it resets the mod
     // held back from the other process: at most LEASE_MAX - 1 per process and second
     expect(admitted).toBeGreaterThanOrEqual(50 + (seconds - 1) * 100 - 2 * (LEASE_MAX - 1) * (seconds - 1));
     expect(leased).toBeGreaterThan(1); // it did lease
-    const holding = a.held(r).lease + a.held(r).unspent + b.held(r).lease + b.held(r).unspent;
-    expect((await counted(r)) - admitted).toBe(holding);
-    expect(holding).toBeLessThanOrEqual(2 * (LEASE_MAX - 1));
+    const pending = a.held(r).uncounted + b.held(r).uncounted;
+    expect(admitted - (await counted(r))).toBe(pending);
+    expect(pending).toBeLessThanOrEqual(2 * (LEASE_MAX - 1));
   });
 
   it('an attacker: one account, two quiet containers holding leases, then a burst from both in one second: admitted at most the bucket\'s tokens plus what the two held (≤ 2 × (LEASE_MAX − 1)); metered exactly', async () => {
@@ -528,35 +556,33 @@ describe('token bucket: two processes leasing (after the rest: it resets the mod
     vi.resetModules();
     const b = await import('../../lib/ratelimit/bucket.js');
     const both = [a, b] as const;
-    const holdingOf = (m: typeof a) => m.held(r).lease + m.held(r).unspent;
+    const pendingOf = (m: typeof a) => m.held(r).uncounted;
     let admitted = 0;
     // 3 seconds at a quiet account's pace: 5 a second from each container
     for (let i = 0; i < 15; i++) {
       for (const m of both) if ((await m.take(r, cap(6000), c.now)).allowed) admitted++;
-      expect(await counted(r)).toBe(admitted + holdingOf(a) + holdingOf(b));
+      expect(await counted(r)).toBe(admitted - pendingOf(a) - pendingOf(b));
       c.ms += 200;
     }
     expect(admitted).toBe(30);
     // both now hold part of a lease; the bucket is drained to 20 tokens (another container of the attacker, say) at this second
-    const heldAtBurst = holdingOf(a) + holdingOf(b);
+    const heldAtBurst = a.held(r).lease + b.held(r).lease;
     expect(heldAtBurst).toBeGreaterThan(0);
     expect(heldAtBurst).toBeLessThanOrEqual(2 * (LEASE_MAX - 1));
     const sec = Math.floor(c.ms / 1000);
     await t.put({ ...(await t.get(r.key))!, rl_ts: sec, rl_tok: 20 });
-    const countedBefore = await counted(r);
     let burst = 0;
     for (let i = 0; i < 100; i++) for (const m of both) if ((await m.take(r, cap(6000), c.now)).allowed) burst++;
     admitted += burst;
     // within the second: the bucket's 20 plus what the containers held when it began, never more
     expect(burst).toBeLessThanOrEqual(20 + heldAtBurst);
     expect(burst).toBeGreaterThanOrEqual(20);
-    // every admitted request of the burst was counted once: the count moved by what the bucket gave (20), no more
-    expect((await counted(r)) - countedBefore).toBe(20);
-    expect(await counted(r)).toBe(admitted + holdingOf(a) + holdingOf(b));
-    // idle past the window, one request each: what is held is given back, the count equals the requests admitted, exactly
+    // every admitted request of the burst counted once, or pending in the process that admitted it
+    expect(await counted(r)).toBe(admitted - pendingOf(a) - pendingOf(b));
+    // idle past the window, one request each: what is pending is counted, the count equals the requests admitted, exactly
     c.ms += LEASE_WINDOW * 1000;
     for (const m of both) if ((await m.take(r, cap(6000), c.now)).allowed) admitted++;
-    expect(holdingOf(a) + holdingOf(b)).toBe(0);
+    expect(pendingOf(a) + pendingOf(b)).toBe(0);
     expect(await counted(r)).toBe(admitted);
   });
 });
