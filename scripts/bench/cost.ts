@@ -51,9 +51,9 @@ import { databaseRole, http, startRuntime } from './harness.js';
 const REQUESTS = Number(process.env.COST_REQUESTS ?? 40);
 /**
  * Requests in flight at once for the read routes (default 1: one after another; writes stay one at a time: If-Match). The local runtime is one
- * process, so more lanes are one busy container as the rate limiter sees it: past 10 admitted
- * requests a second of an account it leases tokens (docs/capacity.md, "Leased tokens"), which a
- * loaded machine answering one request at a time may never reach. The achieved rate is printed.
+ * process, so more lanes are one busy container as the rate limiter sees it (docs/capacity.md,
+ * "Leased tokens"; with several in flight, the requests that arrive while a lease's write is
+ * in flight each write too). The achieved rate is printed.
  */
 const CONCURRENCY = Math.max(1, Number(process.env.COST_CONCURRENCY ?? 1));
 /** Routes measured (a regular expression on the route's name; default all). GET /health is always measured. */

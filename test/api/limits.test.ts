@@ -37,7 +37,7 @@ describe('rate limits', () => {
   it("a busy account (leased tokens, lib/ratelimit/bucket.ts): all admitted within its rate, the day's count within the bound of the tokens held", async () => {
     const a = await newAccount('rl-busy');
     const statuses: number[] = [];
-    // one after another, as fast as the runtime answers: past 10 a second the limiter leases tokens
+    // one after another, as fast as the runtime answers: the limiter leases tokens (up to 10 a write)
     for (let i = 0; i < 60; i++) statuses.push((await api('GET', '/api/v1/secrets', { key: a.adminKey })).status);
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
     const usage = await api('GET', '/api/v1/usage', { key: a.adminKey });
