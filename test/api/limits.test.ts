@@ -50,6 +50,34 @@ describe('rate limits', () => {
     expect(today).toBeLessThanOrEqual(61);
   });
 
+  it('a quiet account (5 a second: leased tokens too): GET /api/v1/usage never reports a request that was not made, nor misses more than a lease holds; after 4 idle seconds it counts every one', async () => {
+    const a = await newAccount('rl-quiet');
+    const seen: number[] = [];
+    let sent = 0;
+    for (let i = 0; i < 20; i++) {
+      const started = Date.now();
+      const res = await api('GET', '/api/v1/usage', { key: a.adminKey });
+      sent++;
+      expect(res.status).toBe(200);
+      const today = res.body.data.requests.today as number;
+      // this request is admitted before the read: counted by its own write, or pending with
+      // those its container admitted from its lease (≤ LEASE_MAX - 1 = 9); never one not made
+      expect(today).toBeLessThanOrEqual(sent);
+      expect(today).toBeGreaterThanOrEqual(sent - 9);
+      seen.push(today);
+      await new Promise((r) => setTimeout(r, Math.max(0, 200 - (Date.now() - started))));
+    }
+    // the counts only grow, and some requests were admitted from a lease (fewer writes than requests)
+    expect(seen).toEqual([...seen].sort((x, y) => x - y));
+    // idle past the lease's window: the next request's write counts the pending ones with itself
+    await new Promise((r) => setTimeout(r, 4_500));
+    const last = await api('GET', '/api/v1/usage', { key: a.adminKey });
+    sent++;
+    // exact unless the runtime retired the function's container meanwhile (its pending, ≤ 9, are then never counted)
+    expect(last.body.data.requests.today).toBeLessThanOrEqual(sent);
+    expect(last.body.data.requests.today).toBeGreaterThanOrEqual(sent - 9);
+  });
+
   it('a credential over requests_per_minute_per_credential is limited; another key of the account is not', async () => {
     const a = await newAccount('rlc');
     const k1 = await a.key(['secrets:read']);
