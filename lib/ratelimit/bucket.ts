@@ -17,8 +17,9 @@ import { refill, refusedItem, takeTokens } from './store.js';
  *   a lost race re-reads from the condition failure and tries again.
  *
  * So a request costs one conditional write in the common case (the usage meter's ADD rides
- * on the same write), two when another process refilled the bucket first; a busy process
- * leases several tokens with that one write and spends them without one (`take`, below). A refused take
+ * on the same write), two when another process refilled the bucket first; a process that
+ * admitted requests of the bucket in the last few seconds leases several tokens with that one
+ * write and spends them without one (`take`, below). A refused take
  * writes nothing. Limits are read with the caller's tenant, in parallel; a refill uses the
  * limit the caller passes as known (the gate remembers each account's last read limit) or
  * else awaits the read, so a changed quota applies from the next refill after it was read.
@@ -98,34 +99,46 @@ function stateOf(item: Record<string, unknown> | undefined, attr: string): State
 type Capacity = { known?: number; promise: Promise<number> };
 
 /**
- * Leases (docs/cost.md, "Halving it"; docs/capacity.md, "Leased tokens"). One write may take
- * k tokens (and count k requests); the process spends the k − 1 left over locally, without a
- * write, until the second it took them in ends. k adapts to what this process admitted from
- * the bucket in the previous second (Lambda runs one request at a time per container):
+ * Leases (docs/cost.md, "Halving it" and "Quiet accounts"; docs/capacity.md, "Leased tokens").
+ * One write may take k tokens; the process spends the k − 1 left over
+ * locally, without a write, for LEASE_WINDOW seconds (the second it took them in and the
+ * next LEASE_WINDOW − 1). k is sized by what this process admitted from the bucket in the
+ * last LEASE_WINDOW seconds, this one included (Lambda runs one request at a time per
+ * container), doubled (a slow start: the current second is counted while it is still going),
  *
- * - k = 1 (exact: every admitted request is its own write) below LEASE_MIN_RATE admitted
- *   requests in the previous second: a quiet account is metered exactly as before;
- * - else k = min(LEASE_MAX, half the previous second's admissions, a tenth of one second's
- *   refill of the bucket (capacity/600)): a lease is at most 10 % of what the bucket refills a
- *   second, and about half a second of this process's own demand.
+ *   k = min(LEASE_MAX, 2 × those admissions, a tenth of one second's refill of the bucket (capacity/600)), at least 1;
  *
- * Tokens of a lease not spent when its second ends are given back on this process's next
- * write to that item, with no write of their own: the count (`ADD requests`) is lowered by
- * them, and a refill (the compare-and-set of the exact state) adds them back to the bucket,
- * never above the capacity (a same-second write, made when another process refilled, gives
- * back the count only: the tokens are lost to that second). So, per process and bucket:
+ * so the first request after LEASE_WINDOW idle seconds is exact (k = 1), the next ones lease
+ * 2, 6, 10 tokens (about 6 writes for the first 40 requests of a burst), and a caller at
+ * r requests a second then writes once per min(LEASE_MAX, r × LEASE_WINDOW) requests, quiet
+ * (r ≥ 2.5: k = 10, 0.1 write a request) or busy alike. A bucket refilling under 10 tokens a
+ * second (a quota under 600 a minute; per shard) never leases.
  *
- * - the day's count exceeds the requests admitted by at most the tokens it holds and has not
- *   given back yet, ≤ LEASE_MAX − 1 = 9 (one lease outstanding at a time; the shard it
- *   leased from is kept for the next lease, so that is where the give-back lands); lost,
- *   never corrected, when the container ends or the day's item changes before its next take;
- * - tokens held back from other processes: ≤ k − 1 ≤ 9 per second, ≤ 10 % of a second's
- *   refill; so 429s can come earlier than the rate by at most that per container;
- * - the bucket never admits more than before: every token is taken from the item before it
- *   is spent, and only tokens never spent are given back.
+ * The count (`ADD requests`, the usage meter) counts requests admitted, never tokens taken:
+ * each write counts its own request plus the requests this process admitted from its leases
+ * since its last write of that account (`uncounted`), on whichever of the account's items
+ * (shard, day) that write goes to. Tokens of a lease not spent when its window ends were
+ * never counted; a refill (the compare-and-set of the exact state) by this process's next
+ * write to that item adds them back to the bucket, never above the capacity (a same-second
+ * write, made when another process refilled, cannot: they are lost to that second). So, per
+ * process and account:
+ *
+ * - the count never exceeds the requests admitted (no request invented), and is short of them
+ *   by exactly the lease's spent tokens not counted yet, ≤ LEASE_MAX − 1 = 9 (one lease at a
+ *   time, and every new lease is a write that counts what the last one admitted): counted by
+ *   the next write of that account in this process, on the next day's item if the day turned
+ *   (so a day's count can be off by ≤ 9 per container at midnight, the total is not), and
+ *   never counted if the container ends first;
+ * - tokens held back from other processes: ≤ k − 1 ≤ 9 for at most LEASE_WINDOW seconds, ≤ 10 %
+ *   of a second's refill; so 429s can come earlier than the rate by at most that per container;
+ * - the bucket never admits more than it was given: every token is taken from the item before
+ *   it is spent, and only tokens never spent are given back. Over any interval, what the
+ *   containers admit exceeds what the bucket alone would (its tokens at the start plus the
+ *   refill) by at most the tokens they held at its start: ≤ k − 1 ≤ 9 per container.
  */
 export const LEASE_MAX = 10;
-export const LEASE_MIN_RATE = 10;
+/** Seconds a lease is spent in, and over which the admissions that size the next one are counted. */
+export const LEASE_WINDOW = 4;
 
 interface Lease {
   readonly sec: number;
@@ -134,15 +147,18 @@ interface Lease {
   readonly state: State;
   readonly shards: number;
 }
+/** Admissions of this process per second, the last LEASE_WINDOW seconds (index: second modulo LEASE_WINDOW). */
 interface Rate {
-  sec: number;
-  cur: number;
-  prev: number;
+  readonly secs: number[];
+  readonly counts: number[];
 }
 const leases = new Map<string, Lease>();
 const rates = new Map<string, Rate>();
 /** Tokens of expired leases not given back yet, per bucket item (memo key). */
 const unspent = new Map<string, number>();
+/** Requests admitted from leases and not counted yet, per account and bucket (`pk|attr`: any day, any shard). */
+const uncounted = new Map<string, number>();
+const countKeyOf = (ref: BucketRef) => `${ref.key.pk}|${ref.attr}`;
 /** The shard this process last leased from, per bucket. */
 const stickyShard = new Map<string, number>();
 const bounded = <V>(m: Map<string, V>, k: string, v: V) => {
@@ -150,37 +166,44 @@ const bounded = <V>(m: Map<string, V>, k: string, v: V) => {
   m.set(k, v);
 };
 
-/** Counts an admission of this process in second `sec` (the rate the next lease is sized by). */
+/** Counts an admission of this process in second `sec` (the admissions the next lease is sized by). */
 function observe(refKey: string, sec: number): void {
-  const r = rates.get(refKey);
-  if (!r) return bounded(rates, refKey, { sec, cur: 1, prev: 0 });
-  if (r.sec === sec) r.cur++;
-  else {
-    r.prev = r.sec === sec - 1 ? r.cur : 0;
-    r.sec = sec;
-    r.cur = 1;
+  let r = rates.get(refKey);
+  if (!r) {
+    r = { secs: new Array<number>(LEASE_WINDOW).fill(-1), counts: new Array<number>(LEASE_WINDOW).fill(0) };
+    bounded(rates, refKey, r);
   }
+  const i = sec % LEASE_WINDOW;
+  if (r.secs[i] !== sec) {
+    r.secs[i] = sec;
+    r.counts[i] = 0;
+  }
+  r.counts[i]! += 1;
 }
 
-/** The tokens one write takes: 1 unless this process admitted LEASE_MIN_RATE or more in the previous second. */
-export function leaseSize(admittedLastSecond: number, capacityPerMinute: number | undefined): number {
-  if (admittedLastSecond < LEASE_MIN_RATE || capacityPerMinute === undefined) return 1;
-  return Math.max(1, Math.min(LEASE_MAX, Math.floor(admittedLastSecond / 2), Math.floor(capacityPerMinute / 600)));
+/** The tokens one write takes, given this process's admissions of the last LEASE_WINDOW seconds (this one included). */
+export function leaseSize(admittedInWindow: number, capacityPerMinute: number | undefined): number {
+  if (capacityPerMinute === undefined) return 1;
+  return Math.max(1, Math.min(LEASE_MAX, 2 * admittedInWindow, Math.floor(capacityPerMinute / 600)));
 }
 
-function lastSecond(refKey: string, sec: number): number {
+function admittedInWindow(refKey: string, sec: number): number {
   const r = rates.get(refKey);
   if (!r) return 0;
-  if (r.sec === sec) return r.prev;
-  return r.sec === sec - 1 ? r.cur : 0;
+  let n = 0;
+  for (let i = 0; i < LEASE_WINDOW; i++) if (r.secs[i]! > sec - LEASE_WINDOW && r.secs[i]! <= sec) n += r.counts[i]!;
+  return n;
 }
 
-/** What the process holds of a bucket (tests and docs/cost.md): the live lease's tokens and those not given back. */
-export function held(ref: BucketRef): { lease: number; unspent: number } {
+/**
+ * What the process holds of a bucket (tests and docs/cost.md): the live lease's tokens, those
+ * not given back, and the requests admitted from leases and not counted yet.
+ */
+export function held(ref: BucketRef): { lease: number; unspent: number; uncounted: number } {
   const l = leases.get(refKeyOf(ref));
   let u = 0;
   for (const [k, v] of unspent) if (k.startsWith(`${ref.key.pk}|`) && k.endsWith(`|${ref.attr}`)) u += v;
-  return { lease: l?.left ?? 0, unspent: u };
+  return { lease: l?.left ?? 0, unspent: u, uncounted: uncounted.get(countKeyOf(ref)) ?? 0 };
 }
 
 const refKeyOf = (ref: BucketRef) => `${ref.key.pk}|${ref.key.sk}|${ref.attr}`;
@@ -194,17 +217,19 @@ export async function take(ref: BucketRef, capacity: Capacity, nowMs: () => numb
   const sec = Math.floor(nowMs() / 1000);
   const lease = leases.get(refKey);
   if (lease) {
-    if (lease.sec === sec && lease.left >= 1) {
+    if (sec - lease.sec < LEASE_WINDOW && sec >= lease.sec && lease.left >= 1) {
       lease.left--;
       observe(refKey, sec);
+      // admitted without a write: counted by this process's next write of the account
+      if (ref.count) bounded(uncounted, countKeyOf(ref), (uncounted.get(countKeyOf(ref)) ?? 0) + 1);
       return decision(ref.policy, true, { ...lease.state, tok: round(lease.state.tok + lease.left) }, lease.shards);
     }
-    // the lease's second is over: what is left of it is given back with the next write to its item
+    // the lease's window is over: what is left of it is given back with the next write to its item
     leases.delete(refKey);
     if (lease.left > 0) bounded(unspent, lease.memoKey, (unspent.get(lease.memoKey) ?? 0) + lease.left);
   }
   const shards = Math.max(1, Math.floor(ref.shards ?? 1));
-  const want = leaseSize(lastSecond(refKey, sec), capacity.known === undefined ? undefined : capacity.known / shards);
+  const want = leaseSize(admittedInWindow(refKey, sec), capacity.known === undefined ? undefined : capacity.known / shards);
   const done = (d: Taken, shard: number) => {
     if (d.decision.allowed) {
       observe(refKey, sec);
@@ -242,59 +267,70 @@ async function takeShard(ref: BucketRef, key: BucketRef['key'], shards: number, 
   const memoKey = `${key.pk}|${key.sk}|${ref.attr}`;
   const names = { '#ts': `${ref.attr}ts`, '#tok': `${ref.attr}tok`, '#cap': `${ref.attr}cap`, '#ttl': 'ttl' };
   const ttl = Math.floor(nowMs() / 1000) + ref.ttlSeconds;
-  // tokens of this process's expired leases on this item, given back with this write (the count always, the tokens on a refill)
+  // tokens of this process's expired leases on this item, given back to the bucket by a refill
   const back = unspent.get(memoKey) ?? 0;
   const counting = ref.count ? ' ADD requests :counted' : '';
+  // this request and those admitted from leases since this process's last write of the account,
+  // claimed by this write (a take running beside it in this process does not count them too)
+  // and put back unless it admits
+  const countKey = countKeyOf(ref);
+  const pending = ref.count ? (uncounted.get(countKey) ?? 0) : 0;
+  if (pending > 0) uncounted.delete(countKey);
+  let flushed = false;
+  const counted = ref.count ? { counted: 1 + pending } : {};
   const refused = (s: State): Taken => ({ decision: decision(ref.policy, false, s, shards), granted: 0, state: s, memoKey });
   const admitted = (s: State, n: number): Taken => {
     if (back > 0) unspent.delete(memoKey);
+    flushed = true;
     remember(memoKey, s);
     // the caller sees the tokens left with the lease this process now holds
     return { decision: decision(ref.policy, true, { ...s, tok: round(s.tok + n - 1) }, shards), granted: n, state: s, memoKey };
   };
-  let state = memo.get(memoKey);
-  let known = false; // whether `state` came from the item itself (not this process's memory)
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const now = Math.floor(nowMs() / 1000);
-    try {
-      if (state && state.ts >= now) {
-        if (state.tok < 1 && known) return refused(state);
-        const n = Math.max(1, Math.min(want, Math.floor(state.tok)));
-        const out = await takeTokens(key, names, counting, { n, ts: state.ts, ttl, ...(ref.count ? { counted: n - back } : {}) });
-        return admitted(stateOf(out.Attributes, ref.attr) ?? { ...state, tok: round(state.tok - n) }, n);
+  try {
+    let state = memo.get(memoKey);
+    let known = false; // whether `state` came from the item itself (not this process's memory)
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const now = Math.floor(nowMs() / 1000);
+      try {
+        if (state && state.ts >= now) {
+          if (state.tok < 1 && known) return refused(state);
+          const n = Math.max(1, Math.min(want, Math.floor(state.tok)));
+          const out = await takeTokens(key, names, counting, { n, ts: state.ts, ttl, ...counted });
+          return admitted(stateOf(out.Attributes, ref.attr) ?? { ...state, tok: round(state.tok - n) }, n);
+        }
+        // a refill (once a second per bucket and process) waits for the current limit, read in parallel
+        const cap = capacity.known ?? (await capacity.promise);
+        const rate = cap / 60;
+        const ts = Math.max(now, state?.ts ?? 0);
+        // a refill from the exact state (the compare-and-set below) also takes back the unspent tokens
+        const tokens = state ? round(Math.min(cap, state.tok + (ts - state.ts) * rate + back)) : cap;
+        if (tokens < 1) {
+          if (known) return refused({ ts, tok: tokens, cap });
+          // remembered as empty: verify against the item (this create-path write fails and returns it)
+          state = undefined;
+          continue;
+        }
+        const n = Math.max(1, Math.min(want, Math.floor(tokens)));
+        const next: State = { ts, tok: round(tokens - n), cap };
+        // (the create path gives no tokens back: its item is new and full; the requests pending are counted on it)
+        await refill(key, names, counting, { ts: next.ts, tok: next.tok, cap, ttl, ...counted }, state);
+        return admitted(next, n);
+      } catch (error) {
+        if (CONTENDED.has((error as Error).name)) break;
+        const refusal = refusedItem(error);
+        if (!refusal) throw error;
+        // ALL_OLD of a failed condition comes back unconverted: {attr: {N: "..."}}
+        const raw = refusal.item;
+        state = stateOf(raw && Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, v.N !== undefined ? Number(v.N) : v])), ref.attr);
+        known = true;
       }
-      // a refill (once a second per bucket and process) waits for the current limit, read in parallel
-      const cap = capacity.known ?? (await capacity.promise);
-      const rate = cap / 60;
-      const ts = Math.max(now, state?.ts ?? 0);
-      // a refill from the exact state (the compare-and-set below) also takes back the unspent tokens
-      const tokens = state ? round(Math.min(cap, state.tok + (ts - state.ts) * rate + back)) : cap;
-      if (tokens < 1) {
-        if (known) return refused({ ts, tok: tokens, cap });
-        // remembered as empty: verify against the item (this create-path write fails and returns it)
-        state = undefined;
-        continue;
-      }
-      const n = Math.max(1, Math.min(want, Math.floor(tokens)));
-      const next: State = { ts, tok: round(tokens - n), cap };
-      // the create path gives back nothing: its item is new (or the failure returns it for the compare-and-set)
-      const returned = state ? back : 0;
-      await refill(key, names, counting, { ts: next.ts, tok: next.tok, cap, ttl, ...(ref.count ? { counted: n - returned } : {}) }, state);
-      // (a created item: the tokens held were counted on the item that is gone, so they are dropped, not subtracted)
-      return admitted(next, n);
-    } catch (error) {
-      if (CONTENDED.has((error as Error).name)) break;
-      const refusal = refusedItem(error);
-      if (!refusal) throw error;
-      // ALL_OLD of a failed condition comes back unconverted: {attr: {N: "..."}}
-      const raw = refusal.item;
-      state = stateOf(raw && Object.fromEntries(Object.entries(raw).map(([k, v]) => [k, v.N !== undefined ? Number(v.N) : v])), ref.attr);
-      known = true;
     }
+    // contended: refused, never admitted unchecked (the caller retries after a second)
+    logger.warn('rate limit bucket: contended, refused', { policy: ref.policy, attempts: MAX_ATTEMPTS });
+    const cap = capacity.known ?? state?.cap ?? (await capacity.promise);
+    const decided: Decision = { allowed: false, policy: ref.policy, limit: round(cap * shards), remaining: 0, resetSeconds: 1 };
+    return { decision: decided, granted: 0, state: state ?? { ts: 0, tok: 0, cap }, memoKey };
+  } finally {
+    if (pending > 0 && !flushed) bounded(uncounted, countKey, (uncounted.get(countKey) ?? 0) + pending);
   }
-  // contended: refused, never admitted unchecked (the caller retries after a second)
-  logger.warn('rate limit bucket: contended, refused', { policy: ref.policy, attempts: MAX_ATTEMPTS });
-  const cap = capacity.known ?? state?.cap ?? (await capacity.promise);
-  const decided: Decision = { allowed: false, policy: ref.policy, limit: round(cap * shards), remaining: 0, resetSeconds: 1 };
-  return { decision: decided, granted: 0, state: state ?? { ts: 0, tok: 0, cap }, memoKey };
 }

@@ -3,7 +3,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { BucketRef, Decision } from '../../lib/ratelimit/bucket.js';
 import { conditionFailed, intercept } from './dynamo-faults.js';
 import { table } from './table.js';
-import { held, LEASE_MAX, LEASE_MIN_RATE, leaseSize, MAX_ATTEMPTS, take } from '../../lib/ratelimit/bucket.js';
+import { held, LEASE_MAX, LEASE_WINDOW, leaseSize, MAX_ATTEMPTS, take } from '../../lib/ratelimit/bucket.js';
 
 /**
  * The token bucket against the suite's DynamoDB Local (real conditional writes), with
@@ -132,96 +132,151 @@ describe('token bucket', () => {
   });
 });
 
-describe('token bucket: leased tokens (docs/cost.md, "Halving it")', () => {
+describe('token bucket: leased tokens (docs/cost.md, "Halving it", "Quiet accounts")', () => {
   const counted = async (r: BucketRef) => Number((await t.get(r.key))?.requests ?? 0);
 
-  it('the lease size: 1 below LEASE_MIN_RATE admissions in the previous second, else half of them, at most LEASE_MAX and a tenth of a second\'s refill', () => {
-    expect([LEASE_MIN_RATE, LEASE_MAX]).toEqual([10, 10]);
-    expect(leaseSize(9, 6000)).toBe(1);
-    expect(leaseSize(10, 6000)).toBe(5);
-    expect(leaseSize(15, 6000)).toBe(7);
+  it('the lease size: twice this process\'s admissions of the last LEASE_WINDOW seconds, at least 1, at most LEASE_MAX and a tenth of a second\'s refill', () => {
+    expect([LEASE_MAX, LEASE_WINDOW]).toEqual([10, 4]);
+    expect(leaseSize(0, 6000)).toBe(1); // nothing admitted in the window: exact
+    expect(leaseSize(1, 6000)).toBe(2);
+    expect(leaseSize(3, 6000)).toBe(6);
+    expect(leaseSize(5, 6000)).toBe(10);
     expect(leaseSize(100, 6000)).toBe(10);
     expect(leaseSize(100, 3000)).toBe(5); // 50 a second: a lease of at most 5
-    expect(leaseSize(100, 600)).toBe(1); // 10 a second: no lease
+    expect(leaseSize(100, 1199)).toBe(1); // under 20 a second: no lease
     expect(leaseSize(100, undefined)).toBe(1); // the limit not known yet
   });
 
-  it('a quiet caller (9 a second) is exact: one write per admitted request, the count equal to them, nothing held', async () => {
+  it('a sparse caller (one request per LEASE_WINDOW seconds) is exact: one write per admitted request, the count equal to them, nothing held', async () => {
     const r = ref({ count: true });
     const c = clock(1_700_020_000_000);
     const writes = writesTo(r);
-    for (let s = 0; s < 3; s++) {
-      for (let i = 0; i < LEASE_MIN_RATE - 1; i++) expect((await take(r, cap(60_000), c.now)).allowed).toBe(true);
-      c.ms += 1_000;
+    for (let i = 0; i < 6; i++) {
+      expect((await take(r, cap(60_000), c.now)).allowed).toBe(true);
+      expect(held(r)).toEqual({ lease: 0, unspent: 0, uncounted: 0 });
+      c.ms += LEASE_WINDOW * 1000;
     }
-    expect(writes).toHaveLength(27);
-    expect(await counted(r)).toBe(27);
-    expect(held(r)).toEqual({ lease: 0, unspent: 0 });
+    expect(writes).toHaveLength(6);
+    expect(writes.map((w) => w.ExpressionAttributeValues[':counted'])).toEqual([1, 1, 1, 1, 1, 1]);
+    expect(await counted(r)).toBe(6);
   });
 
-  it('a busy caller takes k tokens with one write, spends them locally within that second, gives back the rest with its next write', async () => {
+  it('a quiet caller (5 a second) leases 1, 2, 6, 10 tokens, then writes once per 10 requests; at every request the count is the admitted less those admitted from the lease since the last write, exactly; idle, its next take counts them', async () => {
+    const r = ref({ count: true });
+    const c = clock(1_700_025_000_000);
+    const writes = writesTo(r);
+    let admitted = 0;
+    const wroteAt: number[] = [];
+    for (let i = 1; i <= 63; i++) {
+      const before = writes.length;
+      expect((await take(r, cap(6000), c.now)).allowed).toBe(true);
+      admitted++;
+      if (writes.length > before) wroteAt.push(i);
+      // none invented (the count above the admitted), none lost (below it by more than what this process has not written yet)
+      expect(await counted(r)).toBe(admitted - held(r).uncounted);
+      expect(held(r).uncounted).toBeLessThanOrEqual(LEASE_MAX - 1);
+      c.ms += 200;
+    }
+    // the slow start, then k = 10; each write counts its own request and the lease's spent since the last one
+    expect(wroteAt).toEqual([1, 2, 4, 10, 20, 30, 40, 50, 60]);
+    expect(writes.map((w) => w.ExpressionAttributeValues[':counted'])).toEqual([1, 1, 2, 6, 10, 10, 10, 10, 10]);
+    expect(held(r)).toEqual({ lease: 6, unspent: 0, uncounted: 3 });
+    expect(await counted(r)).toBe(60);
+    // idle past the window: the lease is over, the next take (k = 1) counts the 3 with its own, and gives the 6 tokens back
+    c.ms += LEASE_WINDOW * 1000;
+    writes.length = 0;
+    await take(r, cap(6000), c.now);
+    admitted++;
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.ExpressionAttributeValues).toMatchObject({ ':counted': 1 + 3 });
+    expect(held(r)).toEqual({ lease: 0, unspent: 0, uncounted: 0 });
+    expect(await counted(r)).toBe(admitted); // 64, exactly
+    // and the tokens are back in the bucket (the refills capped at the capacity), less the one taken
+    expect(Number((await t.get(r.key))!.rl_tok)).toBe(6000 - 1);
+  });
+
+  it('a busy caller takes k tokens with one write, spends them locally within the window, gives back the rest with its next write', async () => {
     const r = ref({ count: true });
     const c = clock(1_700_021_000_000);
-    for (let i = 0; i < 20; i++) await take(r, cap(60_000), c.now); // second 0: 20 writes, k = 1
-    c.ms += 1_000;
     const writes = writesTo(r);
     const out = [];
-    for (let i = 0; i < 20; i++) out.push(await take(r, cap(60_000), c.now)); // second 1: k = 10
+    for (let i = 0; i < 20; i++) out.push(await take(r, cap(60_000), c.now)); // second 0: leases of 1, 2, 6, 10, 10
     expect(out.every((d) => d.allowed)).toBe(true);
-    expect(writes).toHaveLength(2);
-    expect(writes[0]!.ExpressionAttributeValues).toMatchObject({ ':counted': 10 });
-    expect(await counted(r)).toBe(40);
-    // the remaining tokens seen by the caller go down one by one through the lease
-    expect(out.slice(0, 3).map((d) => d.remaining)).toEqual([out[0]!.remaining, out[0]!.remaining - 1, out[0]!.remaining - 2]);
+    expect(writes).toHaveLength(5);
+    expect(await counted(r)).toBe(20); // the 20th take's write counted the 9 before it and itself; its 9 tokens held, not counted
+    expect(held(r)).toEqual({ lease: 9, unspent: 0, uncounted: 0 });
+    // the remaining tokens seen by the caller go down one by one through a lease
+    expect(out.slice(9, 12).map((d) => d.remaining)).toEqual([out[9]!.remaining, out[9]!.remaining - 1, out[9]!.remaining - 2]);
     c.ms += 1_000;
     writes.length = 0;
-    for (let i = 0; i < 3; i++) await take(r, cap(60_000), c.now); // second 2: k = 10, 3 spent, 7 held
+    for (let i = 0; i < 12; i++) await take(r, cap(60_000), c.now); // second 1: 9 from the lease, then a lease of 10: 3 spent, 7 held
     expect(writes).toHaveLength(1);
-    expect(held(r)).toEqual({ lease: 7, unspent: 0 });
-    expect(await counted(r)).toBe(43 + 7); // the over-count: the tokens held, within LEASE_MAX - 1
+    expect(writes[0]!.ExpressionAttributeValues).toMatchObject({ ':counted': 1 + 9 });
+    expect(held(r)).toEqual({ lease: 7, unspent: 0, uncounted: 2 });
+    expect(await counted(r)).toBe(32 - 2); // short by the 2 admitted from the lease since its write, within LEASE_MAX - 1
     // another process took most of the bucket meanwhile (so the refill below is not capped)
     await t.put({ ...(await t.get(r.key))!, rl_tok: 100 });
-    c.ms += 1_000;
+    c.ms += LEASE_WINDOW * 1000;
     writes.length = 0;
-    await take(r, cap(60_000), c.now); // second 3: the lease expired; 3 last second: k = 1, the 7 given back
-    expect(held(r)).toEqual({ lease: 0, unspent: 0 });
+    await take(r, cap(60_000), c.now); // the lease expired, nothing admitted in the window: k = 1, the 7 tokens given back
+    expect(held(r)).toEqual({ lease: 0, unspent: 0, uncounted: 0 });
     // a compare-and-set lost to the put above, then the refill from the item's state
     expect(writes).toHaveLength(2);
-    expect(writes[1]!.ExpressionAttributeValues).toMatchObject({ ':counted': 1 - 7 });
-    expect(await counted(r)).toBe(44);
-    // and the tokens, from the item's state: a second's refill (1,000) plus the 7, less the one taken
-    expect(Number((await t.get(r.key))!.rl_tok)).toBe(100 + 1000 + 7 - 1);
+    expect(writes[1]!.ExpressionAttributeValues).toMatchObject({ ':counted': 1 + 2 });
+    expect(await counted(r)).toBe(33);
+    // and the tokens, from the item's state: LEASE_WINDOW seconds' refill (1,000 each) plus the 7, less the one taken
+    expect(Number((await t.get(r.key))!.rl_tok)).toBe(100 + LEASE_WINDOW * 1000 + 7 - 1);
   });
 
-  it('an item gone meanwhile (TTL) is created afresh: the tokens held were counted on the item that is gone, so they are dropped, not subtracted from the new count', async () => {
+  it('an item gone meanwhile (TTL) is created afresh: the requests admitted from the lease are counted on it, the tokens not spent are dropped (it is full)', async () => {
     const r = ref({ count: true });
     const c = clock(1_700_024_000_000);
-    for (let i = 0; i < 20; i++) await take(r, cap(60_000), c.now);
-    c.ms += 1_000;
-    for (let i = 0; i < 20; i++) await take(r, cap(60_000), c.now); // leases of 10
-    c.ms += 1_000;
-    await take(r, cap(60_000), c.now); // k = 10: 9 held
-    expect(held(r)).toEqual({ lease: 9, unspent: 0 });
+    for (let i = 0; i < 22; i++) await take(r, cap(60_000), c.now);
+    expect(held(r)).toEqual({ lease: 7, unspent: 0, uncounted: 2 });
+    expect(await t.get(r.key)).toMatchObject({ requests: 20 });
     await t.remove(r.key);
-    c.ms += 1_000;
-    await take(r, cap(60_000), c.now); // the compare-and-set finds no item: created, counting its own 1 only
-    expect(held(r)).toEqual({ lease: 0, unspent: 0 });
-    expect(await t.get(r.key)).toMatchObject({ requests: 1 });
-    c.ms += 1_000;
+    c.ms += LEASE_WINDOW * 1000;
+    await take(r, cap(60_000), c.now); // the compare-and-set finds no item: created, counting its own and the 2
+    expect(held(r)).toEqual({ lease: 0, unspent: 0, uncounted: 0 });
+    expect(await t.get(r.key)).toMatchObject({ requests: 3, rl_tok: 59_999 });
+    c.ms += LEASE_WINDOW * 1000;
     await take(r, cap(60_000), c.now);
-    expect(await t.get(r.key)).toMatchObject({ requests: 2 });
+    expect(await t.get(r.key)).toMatchObject({ requests: 4 });
   });
 
   it('a give-back never fills the bucket past its capacity', async () => {
     const r = ref({ count: true });
     const c = clock(1_700_022_000_000);
     for (let i = 0; i < 20; i++) await take(r, cap(6_000), c.now);
-    c.ms += 1_000;
-    await take(r, cap(6_000), c.now); // k = 10: 9 held
     expect(held(r).lease).toBe(9);
     c.ms += 60_000; // full again
     expect(await take(r, cap(6_000), c.now)).toMatchObject({ allowed: true, remaining: 5999 });
-    expect(await t.get(r.key)).toMatchObject({ rl_tok: 5999, rl_cap: 6000, requests: 22 });
+    expect(await t.get(r.key)).toMatchObject({ rl_tok: 5999, rl_cap: 6000, requests: 21 });
+  });
+
+  it('takes of one process running side by side count each request once (the pending count is claimed by one write, put back when it refuses)', async () => {
+    const r = ref({ count: true });
+    const c = clock(1_700_027_000_000);
+    let admitted = 0;
+    for (let i = 0; i < 12; i++) if ((await take(r, cap(6000), c.now)).allowed) admitted++; // leases of 1, 2, 6, 10: 2 spent from the last
+    expect(held(r)).toMatchObject({ lease: 7, uncounted: 2 });
+    c.ms += LEASE_WINDOW * 1000;
+    const out = await Promise.all(Array.from({ length: 30 }, () => take(r, cap(6000), c.now)));
+    admitted += out.filter((d) => d.allowed).length;
+    expect(await counted(r)).toBe(admitted - held(r).uncounted);
+    // a lease spent to its end (9 pending), then a take the bucket refuses: it puts its claim back
+    c.ms += 1000;
+    for (let i = 0; i < 10; i++) if ((await take(r, cap(6000), c.now)).allowed) admitted++;
+    expect(held(r)).toMatchObject({ lease: 0, uncounted: 9 });
+    await t.put({ ...(await t.get(r.key))!, rl_ts: Math.floor(c.ms / 1000), rl_tok: 0 });
+    expect((await take(r, cap(6000), c.now)).allowed).toBe(false);
+    expect(held(r).uncounted).toBe(9);
+    expect(await counted(r)).toBe(admitted - 9);
+    c.ms += 1000;
+    expect((await take(r, cap(6000), c.now)).allowed).toBe(true);
+    admitted++;
+    expect(held(r).uncounted).toBe(0);
+    expect(await counted(r)).toBe(admitted);
   });
 });
 
@@ -454,7 +509,7 @@ describe('token bucket: this process remembers at most 10,000 buckets (slow: las
 
 describe('token bucket: two processes leasing (after the rest: it resets the module registry)', () => {
   const counted = async (r: BucketRef) => Number((await t.get(r.key))?.requests ?? 0);
-  it('two busy processes (fresh module instances) never admit more than the tokens plus the refill; the count exceeds the admitted by exactly what they hold, within the bound', async () => {
+  it('two busy processes (fresh module instances) never admit more than the tokens plus the refill; the count is short of the admitted by exactly what they admitted from leases since their last writes, within the bound', async () => {
     const r = ref({ count: true });
     const start = 1_700_023_000_000;
     const c = clock(start);
@@ -486,8 +541,48 @@ describe('token bucket: two processes leasing (after the rest: it resets the mod
     // held back from the other process: at most LEASE_MAX - 1 per process and second
     expect(admitted).toBeGreaterThanOrEqual(50 + (seconds - 1) * 100 - 2 * (LEASE_MAX - 1) * (seconds - 1));
     expect(leased).toBeGreaterThan(1); // it did lease
-    const holding = a.held(r).lease + a.held(r).unspent + b.held(r).lease + b.held(r).unspent;
-    expect((await counted(r)) - admitted).toBe(holding);
-    expect(holding).toBeLessThanOrEqual(2 * (LEASE_MAX - 1));
+    const pending = a.held(r).uncounted + b.held(r).uncounted;
+    expect(admitted - (await counted(r))).toBe(pending);
+    expect(pending).toBeLessThanOrEqual(2 * (LEASE_MAX - 1));
+  });
+
+  it('an attacker: one account, two quiet containers holding leases, then a burst from both in one second: admitted at most the bucket\'s tokens plus what the two held (≤ 2 × (LEASE_MAX − 1)); metered exactly', async () => {
+    const r = ref({ count: true });
+    const start = 1_700_026_000_000;
+    const c = clock(start);
+    await t.put({ ...r.key, rl_ts: start / 1000, rl_tok: 6000, rl_cap: 6000, requests: 0, ttl: 1 });
+    vi.resetModules();
+    const a = await import('../../lib/ratelimit/bucket.js');
+    vi.resetModules();
+    const b = await import('../../lib/ratelimit/bucket.js');
+    const both = [a, b] as const;
+    const pendingOf = (m: typeof a) => m.held(r).uncounted;
+    let admitted = 0;
+    // 3 seconds at a quiet account's pace: 5 a second from each container
+    for (let i = 0; i < 15; i++) {
+      for (const m of both) if ((await m.take(r, cap(6000), c.now)).allowed) admitted++;
+      expect(await counted(r)).toBe(admitted - pendingOf(a) - pendingOf(b));
+      c.ms += 200;
+    }
+    expect(admitted).toBe(30);
+    // both now hold part of a lease; the bucket is drained to 20 tokens (another container of the attacker, say) at this second
+    const heldAtBurst = a.held(r).lease + b.held(r).lease;
+    expect(heldAtBurst).toBeGreaterThan(0);
+    expect(heldAtBurst).toBeLessThanOrEqual(2 * (LEASE_MAX - 1));
+    const sec = Math.floor(c.ms / 1000);
+    await t.put({ ...(await t.get(r.key))!, rl_ts: sec, rl_tok: 20 });
+    let burst = 0;
+    for (let i = 0; i < 100; i++) for (const m of both) if ((await m.take(r, cap(6000), c.now)).allowed) burst++;
+    admitted += burst;
+    // within the second: the bucket's 20 plus what the containers held when it began, never more
+    expect(burst).toBeLessThanOrEqual(20 + heldAtBurst);
+    expect(burst).toBeGreaterThanOrEqual(20);
+    // every admitted request of the burst counted once, or pending in the process that admitted it
+    expect(await counted(r)).toBe(admitted - pendingOf(a) - pendingOf(b));
+    // idle past the window, one request each: what is pending is counted, the count equals the requests admitted, exactly
+    c.ms += LEASE_WINDOW * 1000;
+    for (const m of both) if ((await m.take(r, cap(6000), c.now)).allowed) admitted++;
+    expect(pendingOf(a) + pendingOf(b)).toBe(0);
+    expect(await counted(r)).toBe(admitted);
   });
 });
