@@ -11,6 +11,7 @@ export type { RoleTargets, TenantRoles } from './grants/common.js';
 export { KMS_SIGN_GRANT, usesKmsSigning } from './grants/kms.js';
 export { grantedRole, grantStatements } from './grants/own-role.js';
 export { auditWriterRoles, auditWriterStatements, tenantAccessStatements, workerRoles } from './grants/tenant-access.js';
+export { platformListingWrite } from './grants/table.js';
 
 /**
  * Least privilege from the route table: each route declares what it touches (Route.grants,
@@ -91,9 +92,11 @@ export { auditWriterRoles, auditWriterStatements, tenantAccessStatements, worker
  *
  * The workers that act for one account per queue message or listing entry (infra/background.ts,
  * `tenantAccess: 'grants'`: the webhook delivery worker, the jobs worker, the lease and the
- * certificate expiry sweepers) get the same pair from workerRoles: the execution role keeps its
- * queue statements, PlatformListingRead (Query on index plat, LeadingKeys only its listings'
- * `<listing>#*`) and AssumeTenantRole; the tenant-access role has a tenant route's statements
+ * certificate expiry sweepers, the outbox relay for each stream record's account) get the same
+ * pair from workerRoles: the execution role keeps its queue statements, PlatformListingRead
+ * (Query on index plat, LeadingKeys only its listings' `<listing>#*`), for the relay
+ * PlatformListingWrite (UpdateItem on T#* naming only pk, sk, platpk, platsk; ReturnValues
+ * NONE) and AssumeTenantRole; the tenant-access role has a tenant route's statements
  * for the worker's grants.
  *
  * Where each statement is written (infra/grants/): the own role's table statements and what an

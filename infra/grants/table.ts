@@ -1,13 +1,11 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Grant, TenantCredential } from '../../lib/routes.js';
-import { keys, TABLE_KEYS, TENANT_SESSION_PREFIX } from '../../lib/store/keys.js';
+import { keys, PLATFORM_LISTING_ATTRIBUTES, TABLE_KEYS, TENANT_SESSION_PREFIX } from '../../lib/store/keys.js';
 import { ACCOUNT_ATTRIBUTES, METERING_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { CREDENTIAL_PARTITIONS, holds, METERING_PARTITIONS } from './common.js';
 
-/** Table reads or writes of a function's own role confined to partitions (`dynamodb:LeadingKeys`, StringLike). */
+/** Table reads of a function's own role confined to partitions (`dynamodb:LeadingKeys`, StringLike). */
 export interface Confinement {
-  /** `table:write` only on these partitions (the outbox relay: T#*). */
-  readonly write?: readonly string[];
   /** `table:read` only on these partitions, and no index (lib/routes.ts OWN_READ_PARTITIONS). */
   readonly read?: readonly string[];
 }
@@ -17,8 +15,8 @@ const onlyPartitions = (partitions: readonly string[] | undefined) =>
 
 /**
  * The table statements of a function's own role for its grants (infra/grants.ts, the first
- * table): read (the table and its gsi1 and plat indexes, or only `confine.read`), write
- * (unconditioned, or only `confine.write`), metering, the readiness probe.
+ * table): read (the table and its gsi1 and plat indexes, or only `confine.read`), write,
+ * metering, the readiness probe.
  */
 export function ownTableStatements(grants: readonly Grant[], tableArn: string, confine: Confinement = {}): iam.PolicyStatement[] {
   const has = holds(grants);
@@ -36,7 +34,6 @@ export function ownTableStatements(grants: readonly Grant[], tableArn: string, c
         sid: 'TableWrite',
         actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
         resources: [tableArn],
-        ...onlyPartitions(confine.write),
       }),
     );
   } else if (has('table:meter')) {
@@ -136,4 +133,26 @@ export function platformListingRead(tableArn: string, listings: readonly string[
       conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': listings.map((l) => `${l}#*`) }, Null: { 'dynamodb:LeadingKeys': 'false' } },
     }),
   ];
+}
+
+/**
+ * The stream relay's one table write on its own role (lib/events/platform-listings.ts,
+ * lib/events/store.ts `writeListing`): an UpdateItem of an account partition's item naming the
+ * platform listings' keys (`platpk`, `platsk`) and the item's key, no other attribute (not in
+ * its condition either: `attribute_exists(pk)`), and returning nothing. It can list or unlist
+ * any account's item, which is what it is for (no tenant session may name these attributes);
+ * it cannot read, create, delete or change anything of an item.
+ */
+export function platformListingWrite(tableArn: string): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    sid: 'PlatformListingWrite',
+    actions: ['dynamodb:UpdateItem'],
+    resources: [tableArn],
+    conditions: {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [TABLE_KEYS.pk, TABLE_KEYS.sk, ...PLATFORM_LISTING_ATTRIBUTES] },
+      Null: { 'dynamodb:Attributes': 'false' },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+    },
+  });
 }

@@ -370,16 +370,18 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
 
   it('the workers that act for one account per message or listing entry: their table and data-key grants only on a tenant-access role; their own role reads only its platform listings', () => {
     const workers = BACKGROUND_JOBS.filter((j) => j.tenantAccess === 'grants');
-    expect(workers.map((j) => j.id).sort()).toEqual(['CertificateExpirySweeper', 'JobsWorker', 'LeaseSweeper', 'WebhookWorker']);
+    expect(workers.map((j) => j.id).sort()).toEqual(['CertificateExpirySweeper', 'JobsWorker', 'LeaseSweeper', 'OutboxRelay', 'WebhookWorker']);
     for (const job of workers) {
       const fn: CfnResource = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === job.handler)![1];
       expect(fn.Properties!.Environment.Variables.TENANT_ROLE_ARN, job.id).toBeDefined();
       const statements = functionStatements(s, { template: s.background, resource: fn, local: true });
       const own = statements.filter((x) => x.role === 'own').map((x) => x.statement);
-      // no table action on its own role but the listings' Query on index plat, LEASES#* or TENANTS#* only
-      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')));
-      expect(table.map((st) => st.Sid), job.id).toEqual(job.platformListings?.length ? ['PlatformListingRead'] : []);
-      for (const st of table) {
+      // no table action on its own role but the listings' Query on index plat, LEASES#* or TENANTS#* only, and
+      // for the stream relay the listings' keys on account items (and the stream's read actions)
+      const table = own.filter((st) => st.Sid !== 'TableStreamRead' && actions(st).some((a) => a.startsWith('dynamodb:')));
+      const reads = table.filter((st) => st.Sid !== 'PlatformListingWrite');
+      expect(table.map((st) => st.Sid).sort(), job.id).toEqual([...(job.platformListings?.length ? ['PlatformListingRead'] : []), ...(job.platformListingWrites ? ['PlatformListingWrite'] : [])].sort());
+      for (const st of reads) {
         expect(st.Action, job.id).toBe('dynamodb:Query');
         expect(JSON.stringify(st.Resource), job.id).toMatch(/\/index\/plat"/);
         expect(st.Condition, job.id).toEqual({
@@ -408,12 +410,21 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     }
   });
 
-  it('the outbox relay (cross-account by design) writes account partitions only: no credential, lookup or listing partition', () => {
+  it('the outbox relay (cross-account by design) writes on its own role only the platform listings\' keys of account items: no other attribute, no read, no data key', () => {
     const relay: CfnResource = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === 'webhooks/relay.handler')![1];
-    const statements = functionStatements(s, { template: s.background, resource: relay, local: true }).map((x) => x.statement);
-    const writing = statements.filter((st) => actions(st).some((a) => WRITES.includes(a)));
-    expect(writing.map((st) => st.Sid)).toEqual(['TableWrite']);
-    expect(writing[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] } });
+    const statements = functionStatements(s, { template: s.background, resource: relay, local: true });
+    const own = statements.filter((x) => x.role === 'own').map((x) => x.statement);
+    const writing = own.filter((st) => actions(st).some((a) => WRITES.includes(a)));
+    expect(writing.map((st) => st.Sid)).toEqual(['PlatformListingWrite']);
+    expect(writing[0]!.Action).toBe('dynamodb:UpdateItem');
+    expect(writing[0]!.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'platpk', 'platsk'] },
+      Null: { 'dynamodb:Attributes': 'false' },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+    });
+    expect(own.flatMap(actions).filter((a) => ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'].includes(a))).toEqual([]);
+    expect(own.some((st) => st.Sid === 'TenantDataKeys')).toBe(false);
   });
 
   it('documents are confined by the tenant session\'s tag: object actions only on the tenant role, under tenants/${aws:PrincipalTag/tenant_id}/, the SSE-KMS key only via S3', () => {

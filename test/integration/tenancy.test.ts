@@ -516,6 +516,62 @@ describe('tenant-scoped credentials', () => {
     inAccount(calls);
   });
 
+  it('the outbox relay: each record\'s account in that account\'s session (outbox, webhooks, chain sealing, lease read); its own credentials only set the listings\' keys', async () => {
+    const { relayRecords } = await import('../../lib/events/relay.js');
+    const { db, tableName } = await import('../../lib/store/client.js');
+    const { keys } = await import('../../lib/store/keys.js');
+    const { newId } = await import('../../lib/ids.js');
+    const { PutCommand, GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const a = await newTenant();
+    const own = keyFor(a.tenantId);
+    const put = (Item: Record<string, unknown>) => db().send(new PutCommand({ TableName: tableName(), Item }));
+    const get = async (key: { pk: string; sk: string }) => (await db().send(new GetCommand({ TableName: tableName(), Key: key }))).Item;
+    const outbox = { pk: `T#${a.tenantId}`, sk: `${keys.outboxPrefix}${newId()}` };
+    await put({ ...outbox, id: 'evt_relay', type: 'secret.created', occurred_at: new Date().toISOString(), data: {} });
+    const auditId = newId();
+    await put({
+      ...keys.audit(a.tenantId, auditId),
+      id: auditId,
+      at: new Date().toISOString(),
+      tenant_id: a.tenantId,
+      actor: { type: 'api_key', id: 'k', user: null, tenant_id: a.tenantId },
+      action: 'export.json',
+      resource: { type: 'export', id: 'r' },
+      outcome: 'success',
+      request_id: 'r',
+      source_ip: null,
+      user_agent: null,
+    });
+    const leaseId = `lease-${randomBytes(4).toString('hex')}`;
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    const lease = keys.lease(a.tenantId, leaseId);
+    await put({ ...lease, id: leaseId, tenant_id: a.tenantId, status: 'active', expires_at: expires });
+    const record = (eventName: string, key: { pk: string; sk: string }, seq: string) => ({ eventName, dynamodb: { Keys: { pk: { S: key.pk }, sk: { S: key.sk } }, SequenceNumber: seq } });
+
+    const from = dynamo.length;
+    const out = await relayRecords([record('INSERT', outbox, '1'), record('INSERT', keys.audit(a.tenantId, auditId), '2'), record('INSERT', lease, '3')]);
+    expect(out).toMatchObject({ batchItemFailures: [], events: 1, sealed: 1 });
+    const calls = dynamo.slice(from);
+    expect(calls.some((c) => c.accessKey === own)).toBe(true);
+    for (const c of calls) {
+      for (const pk of pkOf(c)) expect(pk, `${c.target} ${c.accessKey}`).toBe(`T#${a.tenantId}`);
+      if (c.accessKey === own) continue;
+      // the relay's own credentials: an UpdateItem naming the listing keys and nothing else
+      expect(c.accessKey, `${c.target} ${JSON.stringify(c.body)}`).toBe('local');
+      expect(c.target).toBe('UpdateItem');
+      expect(c.body.UpdateExpression).toBe('SET platpk = :lpk, platsk = :lsk');
+      expect(c.body.ConditionExpression).toBe('attribute_exists(pk)');
+      expect(c.body.ExpressionAttributeNames).toBeUndefined();
+    }
+    expect(calls.filter((c) => c.accessKey === 'local').length, 'the audit entry and the lease listed').toBe(2);
+    // what the session did: the outbox item gone, the entry sealed; what the relay did: both listed
+    expect(await get(outbox)).toBeUndefined();
+    const entry = await get(keys.audit(a.tenantId, auditId));
+    expect(entry?.chain).toMatchObject({ seq: 1 });
+    expect(entry).toMatchObject(keys.auditIndex(auditId));
+    expect(await get(lease)).toMatchObject(keys.leaseExpiryIndex(a.tenantId, leaseId, expires));
+  });
+
   it('ownerScope: nested, narrow, and refused before authentication named the request\'s tenant', async () => {
     const { ownerScope, tenantScope, identifyTenant, currentScope } = await import('../../lib/tenancy/scope.js');
     // outside a scope (workers, operator routes): just runs
