@@ -188,7 +188,7 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
     roles: (r) => r.sids.has('TableRead') || r.sids.has('IndexRead'),
     cases: /^victim items: (GetItem|BatchGetItem|Query)/,
     reason:
-      'issue 31 "Table-wide writes", not closed in this branch: the operator listings read every account by design; the self-authenticating routes read the account a global item names (sign-in by e-mail, a client id) on roles shared per grant set. The outbox relay, the workers that act for one account (webhook, jobs, sweepers), GET /api/v1/t/{token} and the payment webhook no longer hold it; the ACME challenge reads only ACME#* (lib/routes.ts OWN_READ_PARTITIONS)',
+      'issue 31 "Table-wide writes", not closed in this branch: the operator listings read every account by design; the self-authenticating routes read the account a global item names (sign-in by e-mail, a client id) on roles shared per grant set. The outbox relay, the workers that act for one account (webhook, jobs, sweepers), GET /api/v1/t/{token} and the payment webhook no longer hold it; the ACME challenge reads only ACME#*, and the agent\'s device authorization endpoints touch only their DEVAUTHZ#, USERCODE# and ENROLL# items on their own roles (lib/routes.ts OWN_PARTITIONS)',
   },
   {
     rolesAre: 'roles with TenantDataKeys on their own role (the self-authenticating routes with kms:encrypt)',

@@ -1,7 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
@@ -514,6 +514,69 @@ describe('tenant-scoped credentials', () => {
     expect(touch?.accessKey, 'the stale lease is touched in the account\'s session').toBe(own);
     expect(JSON.stringify(touch!.body)).not.toMatch(/platpk|platsk/);
     inAccount(calls);
+  });
+
+  it('the agent\'s device authorization (RFC 8628): the device, token and enrol endpoints touch only their own global items on the function\'s credentials, naming no account; once the approved authorization names it, the account\'s session', async () => {
+    const agents = await import('../../functions/agents/oauth.js');
+    const profiles = await import('../../functions/agents/profiles.js');
+    const { generateDeviceKey } = await import('../../scripts/agent-client.js');
+    const [a, other] = await Promise.all([newTenant(), newTenant()]);
+    const own = keyFor(a.tenantId);
+    const profileId = randomUUID();
+    const put = await profiles.put(event('PUT', '/api/v1/agents/profiles/{id}', a.key, { id: profileId }, { name: 'ci', enabled: true, grants: [] }), context);
+    expect(put.statusCode, put.body).toBe(201);
+    const anonymous = (method: string, resource: string, body: unknown) => ({ ...event(method, resource, '', null, body), headers: { 'Content-Type': 'application/json' } }) as APIGatewayProxyEvent;
+    const ownItems = (calls: DynamoCall[], prefixes: RegExp) => {
+      for (const c of calls) {
+        expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe('local');
+        for (const pk of pkOf(c)) expect(pk, c.target).toMatch(prefixes);
+        // no write of the function's own credentials names an account
+        expect(JSON.stringify(c.body), c.target).not.toMatch(/"tenant_id"|"T#/);
+      }
+    };
+
+    // the device asks: its pending codes only, naming no account
+    let from = dynamo.length;
+    const started = await agents.device(anonymous('POST', '/api/v1/agent/oauth/device', { name: 'laptop', public_key: generateDeviceKey('ed25519').publicJwk, profile_id: profileId }), context);
+    expect(started.statusCode, started.body).toBe(200);
+    const auth = JSON.parse(started.body) as { device_code: string; user_code: string };
+    ownItems(dynamo.slice(from), /^(DEVAUTHZ|USERCODE|IP)#/);
+    // a poll before the decision: the authorization and the per-IP limiter
+    const poll = () => agents.token(anonymous('POST', '/api/v1/agent/oauth/token', { device_code: auth.device_code, grant_type: 'urn:ietf:params:oauth:grant-type:device_code' }), context);
+    from = dynamo.length;
+    expect(JSON.parse((await poll()).body).error).toBe('authorization_pending');
+    ownItems(dynamo.slice(from), /^(DEVAUTHZ|IP)#/);
+
+    const approved = await agents.approve(event('POST', '/api/v1/agents/oauth/approve', a.key, null, { user_code: auth.user_code, decision: 'approve' }), context);
+    expect(approved.statusCode, approved.body).toBe(200);
+
+    // the token: the authorization read on the function's credentials, its issue in the approver's account's session
+    from = dynamo.length;
+    const token = await poll();
+    expect(token.statusCode, token.body).toBe(200);
+    let calls = dynamo.slice(from);
+    ownItems(calls.filter((c) => c.accessKey === 'local'), /^(DEVAUTHZ|IP)#/);
+    const issued = calls.filter((c) => c.accessKey !== 'local');
+    expect(issued.map((c) => c.target)).toContain('TransactWriteItems');
+    for (const c of issued) {
+      expect(c.accessKey, c.target).toBe(own);
+      for (const pk of pkOf(c)) expect(pk, c.target).toMatch(/^(DEVAUTHZ|ENROLL|METER)#/);
+    }
+
+    // the enrolment: the token and its authorization read on the function's credentials, the device made in the account's session
+    from = dynamo.length;
+    const enrolled = await agents.enroll(anonymous('POST', '/api/v1/agent/oauth/enroll', { enrollment_token: JSON.parse(token.body).access_token }), context);
+    expect(enrolled.statusCode, enrolled.body).toBe(201);
+    expect(JSON.parse(enrolled.body).data.tenant_id).toBe(a.tenantId);
+    calls = dynamo.slice(from);
+    ownItems(calls.filter((c) => c.accessKey === 'local'), /^(ENROLL|DEVAUTHZ|IP)#/);
+    const made = calls.filter((c) => c.accessKey !== 'local');
+    expect(made.map((c) => c.target)).toEqual(expect.arrayContaining(['GetItem', 'TransactWriteItems']));
+    for (const c of made) {
+      expect(c.accessKey, c.target).toBe(own);
+      for (const pk of pkOf(c)) expect(pk === `T#${a.tenantId}` || pk === `METER#${a.tenantId}` || /^(DEVICE|DEVAUTHZ|ENROLL)#/.test(pk), `${c.target} ${pk}`).toBe(true);
+    }
+    expect(dynamo.slice(from).some((c) => c.accessKey === keyFor(other.tenantId) || pkOf(c).includes(`T#${other.tenantId}`))).toBe(false);
   });
 
   it('the outbox relay: each record\'s account in that account\'s session (outbox, webhooks, chain sealing, lease read); its own credentials only set the listings\' keys', async () => {
