@@ -142,7 +142,8 @@ export type Tenancy = 'tenant' | 'operator' | 'self';
  * (`dynamodb:LeadingKeys`, StringLike); a write names no account (no `tenant_id` or
  * `owner_tenant_id`, no owner mark `T#...`, no listing key: items of a flow that has not yet
  * learnt its account), returns nothing, and the per-IP limiter (`IP#*`) meters the route.
- * The ACME http-01 answer reads its challenge item and nothing of any account; the agent's
+ * The ACME http-01 answer reads its challenge item and nothing of any account; a CLI login's
+ * start (RFC 8628 §3.1, the POST) writes its pending login and user code; the agent's
  * device authorization (RFC 8628) writes its pending codes, polls them, and reads its
  * enrolment token: once the authorization names the approver's account, everything else runs
  * in that account's tenant session (SELF_IDENTIFYING_TENANT_ROUTES, `own-items`).
@@ -154,6 +155,7 @@ export interface OwnItems {
 export const OWN_PARTITIONS: Readonly<Record<string, OwnItems>> = {
   'GET /.well-known/acme-challenge/{token}': { read: ['ACME#*'] },
   'POST /api/v1/agent/oauth/device': { write: ['DEVAUTHZ#*', 'USERCODE#*'] },
+  'POST /api/v1/auth/cli/login': { write: ['CLILOGIN#*', 'CLICODE#*'] },
   'POST /api/v1/agent/oauth/token': { read: ['DEVAUTHZ#*'], write: ['DEVAUTHZ#*'] },
   'POST /api/v1/agent/oauth/enroll': { read: ['ENROLL#*', 'DEVAUTHZ#*'] },
 };

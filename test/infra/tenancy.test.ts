@@ -371,6 +371,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
       'POST /api/v1/agent/oauth/device',
       'POST /api/v1/agent/oauth/enroll',
       'POST /api/v1/agent/oauth/token',
+      'POST /api/v1/auth/cli/login',
     ]);
     for (const route of confined) {
       const own = functionStatements(s, fns.get(route.key)!).filter((x) => x.role === 'own').map((x) => x.statement);

@@ -579,6 +579,21 @@ describe('tenant-scoped credentials', () => {
     expect(dynamo.slice(from).some((c) => c.accessKey === keyFor(other.tenantId) || pkOf(c).includes(`T#${other.tenantId}`))).toBe(false);
   });
 
+  it('a CLI login\'s start (POST /api/v1/auth/cli/login): its pending login and user code only, on the function\'s credentials, naming no account', async () => {
+    const cli = await import('../../functions/auth/cli.js');
+    const from = dynamo.length;
+    const started = await cli.start({ ...event('POST', '/api/v1/auth/cli/login', '', null, { name: 'laptop' }), headers: { 'Content-Type': 'application/json' } } as APIGatewayProxyEvent, context);
+    expect(started.statusCode, started.body).toBe(200);
+    expect(JSON.parse(started.body).user_code).toEqual(expect.any(String));
+    const calls = dynamo.slice(from);
+    expect(calls.map((c) => c.target)).toContain('TransactWriteItems');
+    for (const c of calls) {
+      expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe('local');
+      for (const pk of pkOf(c)) expect(pk, c.target).toMatch(/^(CLILOGIN|CLICODE|IP)#/);
+      expect(JSON.stringify(c.body), c.target).not.toMatch(/"tenant_id"|"T#/);
+    }
+  });
+
   it('the outbox relay: each record\'s account in that account\'s session (outbox, webhooks, chain sealing, lease read); its own credentials only set the listings\' keys', async () => {
     const { relayRecords } = await import('../../lib/events/relay.js');
     const { db, tableName } = await import('../../lib/store/client.js');
