@@ -11,7 +11,7 @@ import { OUTBOX_STREAM } from '../lib/events/relay.js';
 import type { Grant } from '../lib/routes.js';
 import { alarmActions } from './alarms.js';
 import { CodeAssets } from './code.js';
-import { auditWriterRoles, grantedRole, type RoleTargets, workerRoles } from './grants.js';
+import { auditWriterRoles, grantedRole, platformListingWrite, type RoleTargets, workerRoles } from './grants.js';
 import type { PlatformListing } from '../lib/store/keys.js';
 import { ServiceFunction } from './route-function.js';
 import type { Settings } from './settings.js';
@@ -51,11 +51,12 @@ export interface BackgroundJob {
    */
   readonly platformListings?: readonly PlatformListing[];
   /**
-   * The partitions its table writes are confined to (`dynamodb:LeadingKeys`, StringLike): a
-   * cross-account worker that writes only account partitions cannot write a credential or
-   * lookup item (issue 31; docs/architecture.md, "Roles that are not tenant-scoped").
+   * With `tenantAccess: 'grants'`: its own role also writes the platform listings' keys, and
+   * nothing else, on account items (infra/grants/table.ts `platformListingWrite`): the stream
+   * relay, which lists leases and audit entries no tenant session may list (issue 31;
+   * docs/architecture.md, "Roles that are not tenant-scoped").
    */
-  readonly tableWritePartitions?: readonly string[];
+  readonly platformListingWrites?: boolean;
 }
 
 /** The webhook worker's timeout; the queue's visibility timeout is 6 times it (SQS's rule for Lambda consumers). */
@@ -73,10 +74,11 @@ export const BACKGROUND_JOBS: readonly BackgroundJob[] = [
     timeout: Duration.seconds(60),
     trigger: { stream: 'table' },
     queueEnv: true,
-    // lib/events/relay.ts writes only account partitions: the outbox item's delete, the delivery
-    // record (WHDLV#), the audit chain (AUDITCHAIN, the entries' chain fields), the audit
-    // signing key and the data-key record of an account's first seal, all in T#<tid>
-    tableWritePartitions: ['T#*'],
+    // each record names its account (lib/events/relay.ts): the outbox item's read and delete,
+    // the delivery record, the audit chain, the audit signing key and its data key run in that
+    // account's session; its own role sends the messages and writes the listings' keys
+    tenantAccess: 'grants',
+    platformListingWrites: true,
   },
   {
     id: 'WebhookWorker',
@@ -213,9 +215,9 @@ export class BackgroundStack extends NestedStack {
         job.tenantAccess === 'audit'
           ? auditWriterRoles(this, `${job.id}Role`, description, t, settings)
           : job.tenantAccess === 'grants'
-          ? workerRoles(this, `${job.id}Role`, description, job.grants, t, settings, extra, job.platformListings ?? [])
+          ? workerRoles(this, `${job.id}Role`, description, job.grants, t, settings, [...extra, ...(job.platformListingWrites ? [platformListingWrite(t.table.tableArn)] : [])], job.platformListings ?? [])
           : undefined;
-      const role = writer?.execution ?? grantedRole(this, `${job.id}Role`, description, job.grants, t, settings, extra, job.tableWritePartitions ? { write: job.tableWritePartitions } : {});
+      const role = writer?.execution ?? grantedRole(this, `${job.id}Role`, description, job.grants, t, settings, extra);
       const fn = new ServiceFunction(this, job.id, {
         functionName: `${settings.name}-job-${job.slug}`,
         description: job.description,

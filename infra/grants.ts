@@ -1,6 +1,6 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { GRANTS, OWN_READ_PARTITIONS, tenancyOf, tenantCredentialOf, type Grant, type Route } from '../lib/routes.js';
+import { GRANTS, OWN_PARTITIONS, ownItemsKey, tenancyOf, tenantCredentialOf, type Grant, type OwnItems, type Route } from '../lib/routes.js';
 import { auditKeyStatement } from './grants/kms.js';
 import { grantedRole } from './grants/own-role.js';
 import type { RoleTargets, TenantRoles } from './grants/common.js';
@@ -11,6 +11,7 @@ export type { RoleTargets, TenantRoles } from './grants/common.js';
 export { KMS_SIGN_GRANT, usesKmsSigning } from './grants/kms.js';
 export { grantedRole, grantStatements } from './grants/own-role.js';
 export { auditWriterRoles, auditWriterStatements, tenantAccessStatements, workerRoles } from './grants/tenant-access.js';
+export { platformListingWrite } from './grants/table.js';
 
 /**
  * Least privilege from the route table: each route declares what it touches (Route.grants,
@@ -22,7 +23,7 @@ export { auditWriterRoles, auditWriterStatements, tenantAccessStatements, worker
  * |--------------|--------------------------------------------------------------------------|----------|
  * | (every role) | logs:CreateLogStream, logs:PutLogEvents                                  | /aws/lambda/<name>-* log groups |
  * | (every role) | xray:PutTraceSegments, xray:PutTelemetryRecords (added by Tracing.ACTIVE)| * (X-Ray has no resource ARNs) |
- * | table:read   | dynamodb:GetItem, BatchGetItem, Query (a route in lib/routes.ts OWN_READ_PARTITIONS: only those partitions, no index) | the table and its gsi1 and plat indexes (by name) |
+ * | table:read   | dynamodb:GetItem, BatchGetItem, Query (a route in lib/routes.ts OWN_PARTITIONS: only its own items, OwnItemRead/OwnItemWrite) | the table and its gsi1 and plat indexes (by name) |
  * | table:meter  | dynamodb:UpdateItem, LeadingKeys only METER#* and IP#*, Attributes only METERING_ATTRIBUTES (operator and self routes; tenant routes: TenantMeter) | the table |
  * | table:write  | table:read + PutItem, UpdateItem, DeleteItem, ConditionCheckItem         | the table (TransactWriteItems is authorized per item action) |
  * | kms:decrypt  | kms:Decrypt only with an encryption context carrying tenant_id; kms:DescribeKey | the envelope key |
@@ -91,9 +92,11 @@ export { auditWriterRoles, auditWriterStatements, tenantAccessStatements, worker
  *
  * The workers that act for one account per queue message or listing entry (infra/background.ts,
  * `tenantAccess: 'grants'`: the webhook delivery worker, the jobs worker, the lease and the
- * certificate expiry sweepers) get the same pair from workerRoles: the execution role keeps its
- * queue statements, PlatformListingRead (Query on index plat, LeadingKeys only its listings'
- * `<listing>#*`) and AssumeTenantRole; the tenant-access role has a tenant route's statements
+ * certificate expiry sweepers, the outbox relay for each stream record's account) get the same
+ * pair from workerRoles: the execution role keeps its queue statements, PlatformListingRead
+ * (Query on index plat, LeadingKeys only its listings' `<listing>#*`), for the relay
+ * PlatformListingWrite (UpdateItem on T#* naming only pk, sk, platpk, platsk; ReturnValues
+ * NONE) and AssumeTenantRole; the tenant-access role has a tenant route's statements
  * for the worker's grants.
  *
  * Where each statement is written (infra/grants/): the own role's table statements and what an
@@ -126,27 +129,28 @@ export class RouteRoles extends Construct {
     return this.roles;
   }
 
-  /** Tenant-access roles by `tenant <grant set>[ device| temp-token| signed-event]` key. */
+  /** Tenant-access roles by `tenant <grant set>[ device| temp-token| signed-event| own-items][ own reads ... writes ...]` key. */
   get tenantAccess(): ReadonlyMap<string, iam.Role> {
     return new Map([...this.tenantRoles].map(([k, v]) => [k, v.tenant]));
   }
 
-  /** The function's role: a tenant route's execution role, else the role of its grant set. */
+  /** The function's role: a tenant route's execution role, else the role of its grant set (and own items). */
   roleFor(route: Route): iam.Role {
     if (tenancyOf(route) === 'tenant') return this.tenantRolesFor(route).execution;
-    return this.ownRole(route.grants, OWN_READ_PARTITIONS[route.key]);
+    return this.ownRole(route.grants, route);
   }
 
   /**
    * The role of a grant set used as the function's own (operator and self-authenticating
-   * routes; the CORS preflight); with `readPartitions` (lib/routes.ts OWN_READ_PARTITIONS) a
-   * role of its own whose table reads are confined to them.
+   * routes; the CORS preflight); for a route with own items (lib/routes.ts OWN_PARTITIONS) a
+   * role of its own whose table statements are those items only.
    */
-  ownRole(grants: readonly Grant[], readPartitions?: readonly string[]): iam.Role {
-    const key = `${grantSetKey(grants)}${readPartitions ? ` reads ${readPartitions.join(' ')}` : ''}`;
+  ownRole(grants: readonly Grant[], route?: Route): iam.Role {
+    const own = route ? OWN_PARTITIONS[route.key] : undefined;
+    const key = `${grantSetKey(grants)}${route ? ownItemsKey(route) : ''}`;
     let role = this.roles.get(key);
     if (!role) {
-      role = this.create(key, grants, readPartitions);
+      role = this.create(key, grants, own);
       this.roles.set(key, role);
     }
     return role;
@@ -159,33 +163,44 @@ export class RouteRoles extends Construct {
 
   private tenantRolesFor(route: Route): TenantRoles {
     const credential = tenantCredentialOf(route);
+    const own = credential === 'own-items' ? OWN_PARTITIONS[route.key] : undefined;
     const variant = {
-      key: { bearer: '', device: ' device', 'temp-token': ' temp-token', 'signed-event': ' signed-event' },
-      id: { bearer: '', device: 'Device', 'temp-token': 'TempToken', 'signed-event': 'SignedEvent' },
+      key: { bearer: '', device: ' device', 'temp-token': ' temp-token', 'signed-event': ' signed-event', 'own-items': ' own-items' },
+      id: { bearer: '', device: 'Device', 'temp-token': 'TempToken', 'signed-event': 'SignedEvent', 'own-items': '' },
     };
-    const key = `tenant ${grantSetKey(route.grants)}${variant.key[credential]}`;
+    const key = `tenant ${grantSetKey(route.grants)}${variant.key[credential]}${own ? ownItemsKey(route) : ''}`;
     let roles = this.tenantRoles.get(key);
     if (!roles) {
       const { targets, settings } = this.props;
-      const id = `Tenant${roleId(grantSetKey(route.grants))}${variant.id[credential]}`;
-      const said = { bearer: '', device: ' (signed device requests)', 'temp-token': ' (temporary access tokens)', 'signed-event': ' (signed provider events)' }[credential];
-      roles = tenantRoles(this, id, `${settings.name} tenant route functions with grants: ${grantSetKey(route.grants)}${said}`, route.grants, credential, targets, settings);
+      const id = `Tenant${roleId(grantSetKey(route.grants))}${variant.id[credential]}${own ? ownId(own) : ''}`;
+      const said = {
+        bearer: '',
+        device: ' (signed device requests)',
+        'temp-token': ' (temporary access tokens)',
+        'signed-event': ' (signed provider events)',
+        'own-items': ` (its own items name the account:${ownItemsKey(route)})`,
+      }[credential];
+      roles = tenantRoles(this, id, `${settings.name} tenant route functions with grants: ${grantSetKey(route.grants)}${said}`, route.grants, credential, targets, settings, own);
       this.tenantRoles.set(key, roles);
       this.roles.set(key, roles.execution);
     }
     return roles;
   }
 
-  private create(key: string, grants: readonly Grant[], readPartitions?: readonly string[]): iam.Role {
+  private create(key: string, grants: readonly Grant[], own?: OwnItems): iam.Role {
     const { targets, settings } = this.props;
     // an operator or self-authenticating read-only route knows its account only from the
     // request: its audit MAC key may name any account (docs/architecture.md, "Roles that are
     // not tenant-scoped"); a tenant route's comes from its tenant session (TenantAuditKey)
     const extra = grants.includes('audit:send') ? [auditKeyStatement('AuditKey', 'kms:GenerateDataKey', targets.key, undefined)] : [];
-    const id = `${roleId(grantSetKey(grants))}${readPartitions ? 'OwnItems' : ''}`;
-    return grantedRole(this, id, `${settings.name} route functions with grants: ${key}`, grants, targets, settings, extra, readPartitions ? { read: readPartitions } : {});
+    const id = `${roleId(grantSetKey(grants))}${own ? ownId(own) : ''}`;
+    return grantedRole(this, id, `${settings.name} route functions with grants: ${key}`, grants, targets, settings, extra, own);
   }
 }
+
+/** A construct id part for own items: `Own` and their partitions' names (`OwnDevauthzUsercode`). */
+const ownId = (own: OwnItems) =>
+  `Own${[...new Set([...(own.read ?? []), ...(own.write ?? [])].map((p) => p.replace(/[^A-Za-z]/g, '').toLowerCase()))].map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`;
 
 const roleId = (key: string) => (key === 'none' ? 'NoGrants' : key.split(' ').map((g) => g.split(/[^a-z]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')).join(''));
 

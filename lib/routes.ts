@@ -114,7 +114,8 @@ export const wireOf = (route: Pick<Route, 'key'> | undefined): Wire => (route ? 
  * "Tenancy in IAM"; infra/grants.ts builds the roles from it):
  * - `tenant`: bearer, device and temp-token routes, and the self-identifying endpoint routes
  *   (SELF_IDENTIFYING_TENANT_ROUTES: the payment provider's webhook, whose signed event names
- *   the account). Authentication runs on the function's
+ *   the account; the agent's device-authorization token and enrol endpoints, whose approved
+ *   authorization names it). Authentication runs on the function's
  *   narrow execution role (credential lookup, the projected account read; for temp-token,
  *   GET /api/v1/t/{token}, the read of the token's TEMPTOKEN# item and the per-IP limiter);
  *   from the moment the credential names the account, every table and KMS call uses an STS
@@ -134,22 +135,52 @@ export const wireOf = (route: Pick<Route, 'key'> | undefined): Wire => (route ? 
 export type Tenancy = 'tenant' | 'operator' | 'self';
 
 /**
- * Routes that authenticate themselves (auth `endpoint`) and learn exactly one account from what
- * they verified, before touching any account data: tenant routes all the same (their handler
- * calls identifyTenant once it knows the account). `POST /webhooks/{payment_provider}`: the
- * provider's signed event names the account (lib/billing/subscriptions.ts handleEvent).
+ * The global items a self-authenticating route (auth `public` or `endpoint`) owns, declared
+ * once per route: what its function's own role may touch, and nothing else of the table
+ * (infra/grants/table.ts `ownItemStatements`): `read` GetItem, BatchGetItem, Query (no index),
+ * `write` Put/Update/Delete/ConditionCheck, each conditioned on these partitions
+ * (`dynamodb:LeadingKeys`, StringLike); a write names no account (no `tenant_id` or
+ * `owner_tenant_id`, no owner mark `T#...`, no listing key: items of a flow that has not yet
+ * learnt its account), returns nothing, and the per-IP limiter (`IP#*`) meters the route.
+ * The ACME http-01 answer reads its challenge item and nothing of any account; a CLI login's
+ * start (RFC 8628 §3.1, the POST) writes its pending login and user code; the agent's
+ * device authorization (RFC 8628) writes its pending codes, polls them, and reads its
+ * enrolment token: once the authorization names the approver's account, everything else runs
+ * in that account's tenant session (SELF_IDENTIFYING_TENANT_ROUTES, `own-items`).
  */
-/**
- * Self-authenticating routes whose table reads are confined to their own global items: the
- * function's TableRead is conditioned on these partitions (`dynamodb:LeadingKeys`, StringLike)
- * and it reads no index (infra/grants/table.ts). The ACME http-01 answer reads its challenge
- * item and nothing of any account.
- */
-export const OWN_READ_PARTITIONS: Readonly<Record<string, readonly string[]>> = {
-  'GET /.well-known/acme-challenge/{token}': ['ACME#*'],
+export interface OwnItems {
+  readonly read?: readonly string[];
+  readonly write?: readonly string[];
+}
+export const OWN_PARTITIONS: Readonly<Record<string, OwnItems>> = {
+  'GET /.well-known/acme-challenge/{token}': { read: ['ACME#*'] },
+  'POST /api/v1/agent/oauth/device': { write: ['DEVAUTHZ#*', 'USERCODE#*'] },
+  'POST /api/v1/auth/cli/login': { write: ['CLILOGIN#*', 'CLICODE#*'] },
+  'POST /api/v1/agent/oauth/token': { read: ['DEVAUTHZ#*'], write: ['DEVAUTHZ#*'] },
+  'POST /api/v1/agent/oauth/enroll': { read: ['ENROLL#*', 'DEVAUTHZ#*'] },
 };
 
-export const SELF_IDENTIFYING_TENANT_ROUTES: ReadonlySet<string> = new Set(['POST /webhooks/{payment_provider}']);
+/** What tells a route's roles apart by its own items (infra/grants.ts role keys, scripts/bench/tenancy.ts): '' without. */
+export function ownItemsKey(route: Pick<Route, 'key'>): string {
+  const own = OWN_PARTITIONS[route.key];
+  return own ? ` own reads ${(own.read ?? []).join(' ') || '-'} writes ${(own.write ?? []).join(' ') || '-'}` : '';
+}
+
+/**
+ * Routes that authenticate themselves (auth `endpoint`) and learn exactly one account from what
+ * they verified, before touching any account data: tenant routes all the same (their handler
+ * calls identifyTenant once it knows the account), with what names the account:
+ * - `signed-event`: `POST /webhooks/{payment_provider}`, the provider's signed event names the
+ *   account (lib/billing/subscriptions.ts handleEvent);
+ * - `own-items`: the route's own global items (OWN_PARTITIONS) name it once a person of the
+ *   account approved them: the agent's device code (lib/agents/authorization.ts pollToken)
+ *   and its enrolment token (completeEnrolment).
+ */
+export const SELF_IDENTIFYING_TENANT_ROUTES: ReadonlyMap<string, 'signed-event' | 'own-items'> = new Map([
+  ['POST /webhooks/{payment_provider}', 'signed-event'],
+  ['POST /api/v1/agent/oauth/token', 'own-items'],
+  ['POST /api/v1/agent/oauth/enroll', 'own-items'],
+]);
 
 export function tenancyOf(route: Pick<Route, 'auth' | 'key'>): Tenancy {
   if (route.auth === 'operator') return 'operator';
@@ -161,12 +192,14 @@ export function tenancyOf(route: Pick<Route, 'auth' | 'key'>): Tenancy {
 /**
  * What names a tenant route's account, which decides what its execution role reads before it
  * is known (infra/grants/table.ts identificationStatements): a bearer credential (an API key,
- * a token), a signed device request, a temporary access token, or a signed provider event.
+ * a token), a signed device request, a temporary access token, a signed provider event, or
+ * the route's own global items (OWN_PARTITIONS).
  */
-export type TenantCredential = 'bearer' | 'device' | 'temp-token' | 'signed-event';
+export type TenantCredential = 'bearer' | 'device' | 'temp-token' | 'signed-event' | 'own-items';
 
 export function tenantCredentialOf(route: Pick<Route, 'auth' | 'key'>): TenantCredential {
-  if (SELF_IDENTIFYING_TENANT_ROUTES.has(route.key)) return 'signed-event';
+  const self = SELF_IDENTIFYING_TENANT_ROUTES.get(route.key);
+  if (self) return self;
   return route.auth === 'device' || route.auth === 'temp-token' ? route.auth : 'bearer';
 }
 

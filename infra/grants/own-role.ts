@@ -1,6 +1,6 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import type { Grant } from '../../lib/routes.js';
+import type { Grant, OwnItems } from '../../lib/routes.js';
 import { acknowledge } from '../nag.js';
 import type { Settings } from '../settings.js';
 import { type Acknowledgment, documentsBucketArn, logGroupArnPattern, type RoleTargets } from './common.js';
@@ -8,19 +8,19 @@ import { documentStatements } from './documents.js';
 import { dataKeyStatements, keyDescribeStatements, kmsSigningStatements } from './kms.js';
 import { ownAcknowledgments, platformStatements } from './platform.js';
 import { auditQueueSend, jobsQueueSend, webhookQueueSend } from './queues.js';
-import { type Confinement, ownTableStatements } from './table.js';
+import { ownTableStatements } from './table.js';
 
 /** The statements of a grant set on a function's own role (infra/grants.ts, the first table). */
 export function grantStatements(
   grants: readonly Grant[],
   targets: RoleTargets,
   settings: Settings,
-  /** Table reads or writes confined to partitions; unconditioned without. */
-  confine: Confinement = {},
+  /** The route's own global items (lib/routes.ts OWN_PARTITIONS): its only table statements; unconditioned without. */
+  own?: OwnItems,
 ): { statements: iam.PolicyStatement[]; acknowledgments: Acknowledgment[] } {
   const statements: iam.PolicyStatement[] = [
     new iam.PolicyStatement({ sid: 'Logs', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroupArnPattern(settings.name)] }),
-    ...ownTableStatements(grants, targets.table.tableArn, confine),
+    ...ownTableStatements(grants, targets.table.tableArn, own),
     ...keyDescribeStatements(grants, targets.key),
     ...dataKeyStatements(grants, targets.key, false),
     ...webhookQueueSend(grants, targets),
@@ -46,10 +46,10 @@ export function grantedRole(
   targets: RoleTargets,
   settings: Settings,
   extra: readonly iam.PolicyStatement[] = [],
-  confine: Confinement = {},
+  own?: OwnItems,
 ): iam.Role {
   const role = lambdaRole(scope, id, description);
-  const { statements, acknowledgments } = grantStatements(grants, targets, settings, confine);
+  const { statements, acknowledgments } = grantStatements(grants, targets, settings, own);
   role.attachInlinePolicy(new iam.Policy(role, 'Grants', { statements: [...statements, ...extra] }));
   acknowledge(role, acknowledgments);
   return role;

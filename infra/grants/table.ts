@@ -1,34 +1,62 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
-import type { Grant, TenantCredential } from '../../lib/routes.js';
-import { keys, TABLE_KEYS, TENANT_SESSION_PREFIX } from '../../lib/store/keys.js';
+import type { Grant, OwnItems, TenantCredential } from '../../lib/routes.js';
+import { keys, PLATFORM_LISTING_ATTRIBUTES, TABLE_KEYS, TENANT_SESSION_PREFIX } from '../../lib/store/keys.js';
 import { ACCOUNT_ATTRIBUTES, METERING_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { CREDENTIAL_PARTITIONS, holds, METERING_PARTITIONS } from './common.js';
 
-/** Table reads or writes of a function's own role confined to partitions (`dynamodb:LeadingKeys`, StringLike). */
-export interface Confinement {
-  /** `table:write` only on these partitions (the outbox relay: T#*). */
-  readonly write?: readonly string[];
-  /** `table:read` only on these partitions, and no index (lib/routes.ts OWN_READ_PARTITIONS). */
-  readonly read?: readonly string[];
-}
+/**
+ * Attribute names an own-item write may not name (lib/routes.ts OWN_PARTITIONS): those that
+ * name an account in a global item (lib/tenancy/lookups.ts: `tenant_id`, `owner_tenant_id`, an
+ * owner mark `T#<tid>`) and the platform listings' keys. Such a write is a flow's item before
+ * it knows its account; what names one is written in that account's tenant session.
+ */
+const ACCOUNT_NAMING_ATTRIBUTES = ['tenant_id', 'owner_tenant_id', 'T#*', ...PLATFORM_LISTING_ATTRIBUTES] as const;
 
-const onlyPartitions = (partitions: readonly string[] | undefined) =>
-  partitions ? { conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...partitions] } } } : {};
+/**
+ * A route's own global items (lib/routes.ts OWN_PARTITIONS) on its function's role:
+ * `OwnItemRead` (GetItem, BatchGetItem, Query of the table, no index) and `OwnItemWrite`
+ * (Put/Update/Delete/ConditionCheck naming no account, returning nothing), each only on the
+ * declared partitions.
+ */
+export function ownItemStatements(own: OwnItems, tableArn: string): iam.PolicyStatement[] {
+  const on = (partitions: readonly string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...partitions] } });
+  return [
+    ...(own.read?.length
+      ? [new iam.PolicyStatement({ sid: 'OwnItemRead', actions: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'], resources: [tableArn], conditions: on(own.read) })]
+      : []),
+    ...(own.write?.length
+      ? [
+          new iam.PolicyStatement({
+            sid: 'OwnItemWrite',
+            actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+            resources: [tableArn],
+            conditions: {
+              ...on(own.write),
+              'ForAllValues:StringNotLike': { 'dynamodb:Attributes': [...ACCOUNT_NAMING_ATTRIBUTES] },
+              StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+            },
+          }),
+        ]
+      : []),
+  ];
+}
 
 /**
  * The table statements of a function's own role for its grants (infra/grants.ts, the first
- * table): read (the table and its gsi1 and plat indexes, or only `confine.read`), write
- * (unconditioned, or only `confine.write`), metering, the readiness probe.
+ * table): read (the table and its gsi1 and plat indexes), write, metering, the readiness
+ * probe; a route with own items (lib/routes.ts OWN_PARTITIONS) only those
+ * (`ownItemStatements`) and the per-IP limiter.
  */
-export function ownTableStatements(grants: readonly Grant[], tableArn: string, confine: Confinement = {}): iam.PolicyStatement[] {
+export function ownTableStatements(grants: readonly Grant[], tableArn: string, own?: OwnItems): iam.PolicyStatement[] {
   const has = holds(grants);
+  if (own) return [...ownItemStatements(own, tableArn), ...(has('table:meter') ? [meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])] : [])];
   const statements: iam.PolicyStatement[] = [];
   const indexArns = [TABLE_KEYS.gsi1.name, TABLE_KEYS.plat.name].map((name) => `${tableArn}/index/${name}`);
   if (has('table:read') || has('table:write')) {
     const actions = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'];
-    statements.push(new iam.PolicyStatement({ sid: 'TableRead', actions, resources: [tableArn], ...onlyPartitions(confine.read) }));
+    statements.push(new iam.PolicyStatement({ sid: 'TableRead', actions, resources: [tableArn] }));
     // gsi1 and the platform listings (operator listings, the service's key set)
-    if (!confine.read) statements.push(new iam.PolicyStatement({ sid: 'IndexRead', actions: ['dynamodb:Query'], resources: indexArns }));
+    statements.push(new iam.PolicyStatement({ sid: 'IndexRead', actions: ['dynamodb:Query'], resources: indexArns }));
   }
   if (has('table:write')) {
     statements.push(
@@ -36,7 +64,6 @@ export function ownTableStatements(grants: readonly Grant[], tableArn: string, c
         sid: 'TableWrite',
         actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
         resources: [tableArn],
-        ...onlyPartitions(confine.write),
       }),
     );
   } else if (has('table:meter')) {
@@ -79,11 +106,17 @@ const onPartitions = (sid: string, action: string, tableArn: string, prefixes: r
  * temporary access token (GET /api/v1/t/{token}): its TEMPTOKEN# item only, and the per-IP
  * limiter (lib/ratelimit/gate.ts meters a route without a principal by source IP, before the
  * handler reads the token); the account item is read in the tenant session. A signed
- * provider event (the payment webhook): the per-IP limiter only.
+ * provider event (the payment webhook): the per-IP limiter only. Own items (the agent's
+ * device authorization): its declared partitions (`ownItemStatements`) and the per-IP limiter.
  */
-export function identificationStatements(credential: TenantCredential, tableArn: string): iam.PolicyStatement[] {
+export function identificationStatements(credential: TenantCredential, tableArn: string, own?: OwnItems): iam.PolicyStatement[] {
   // a signed provider event (the payment webhook): the verified event names the account, nothing is read before
   if (credential === 'signed-event') return [meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])];
+  // the route's own global items name the account (lib/routes.ts OWN_PARTITIONS): those only, and the per-IP limiter
+  if (credential === 'own-items') {
+    if (!own) throw new Error('a route whose own items name its account declares them (lib/routes.ts OWN_PARTITIONS)');
+    return [...ownItemStatements(own, tableArn), meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])];
+  }
   if (credential === 'temp-token') {
     return [onPartitions('TempTokenRead', 'dynamodb:GetItem', tableArn, ['TEMPTOKEN#*']), meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])];
   }
@@ -136,4 +169,26 @@ export function platformListingRead(tableArn: string, listings: readonly string[
       conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': listings.map((l) => `${l}#*`) }, Null: { 'dynamodb:LeadingKeys': 'false' } },
     }),
   ];
+}
+
+/**
+ * The stream relay's one table write on its own role (lib/events/platform-listings.ts,
+ * lib/events/store.ts `writeListing`): an UpdateItem of an account partition's item naming the
+ * platform listings' keys (`platpk`, `platsk`) and the item's key, no other attribute (not in
+ * its condition either: `attribute_exists(pk)`), and returning nothing. It can list or unlist
+ * any account's item, which is what it is for (no tenant session may name these attributes);
+ * it cannot read, create, delete or change anything of an item.
+ */
+export function platformListingWrite(tableArn: string): iam.PolicyStatement {
+  return new iam.PolicyStatement({
+    sid: 'PlatformListingWrite',
+    actions: ['dynamodb:UpdateItem'],
+    resources: [tableArn],
+    conditions: {
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': [TABLE_KEYS.pk, TABLE_KEYS.sk, ...PLATFORM_LISTING_ATTRIBUTES] },
+      Null: { 'dynamodb:Attributes': 'false' },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+    },
+  });
 }

@@ -1,7 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import type { Grant, TenantCredential } from '../../lib/routes.js';
+import type { Grant, OwnItems, TenantCredential } from '../../lib/routes.js';
 import { TENANT_SESSION_SECONDS } from '../../lib/tenancy/credentials.js';
 import { acknowledge } from '../nag.js';
 import type { Settings } from '../settings.js';
@@ -69,14 +69,24 @@ function rolePair(
  * function runs with (what it does before its credential names the account, and its shared
  * sessions), and the tenant-access role it assumes with a `tenant_id` session tag.
  */
-export function tenantRoles(scope: Construct, id: string, description: string, grants: readonly Grant[], credential: TenantCredential, targets: RoleTargets, settings: Settings): TenantRoles {
+export function tenantRoles(
+  scope: Construct,
+  id: string,
+  description: string,
+  grants: readonly Grant[],
+  credential: TenantCredential,
+  targets: RoleTargets,
+  settings: Settings,
+  /** With `own-items`: the route's own global items (lib/routes.ts OWN_PARTITIONS). */
+  own?: OwnItems,
+): TenantRoles {
   const tableArn = targets.table.tableArn;
   const roles = rolePair(
     scope,
     id,
     description,
     { grants, targets, settings },
-    (tenant) => [...identificationStatements(credential, tableArn), tenantSessionCacheStatement(tableArn, tenant.roleName), tenantSessionKeyStatement(targets.key, tenant.roleName)],
+    (tenant) => [...identificationStatements(credential, tableArn, own), tenantSessionCacheStatement(tableArn, tenant.roleName), tenantSessionKeyStatement(targets.key, tenant.roleName)],
     tenantAccessStatements(grants, targets, documentsBucketArn(settings.name)),
   );
   if (usesDocuments(grants)) acknowledge(roles.tenant, [documentsAcknowledgment(settings.name, true)]);

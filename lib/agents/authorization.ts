@@ -16,6 +16,7 @@ import { newId, nowIso } from '../ids.js';
 import { actorName } from '../resources/store.js';
 import { getTenant } from '../store/tenants.js';
 import { transact, TxConditionFailed } from '../store/tx.js';
+import { identifyTenant } from '../tenancy/scope.js';
 
 import { enrolDevice } from './admin.js';
 import { displayFingerprint, type DevicePublicKey } from '../crypto/device-public-key.js';
@@ -105,7 +106,11 @@ export async function pollToken(deviceCode: string, clientId?: string, nowMs = D
     (p) => recordPoll(p.codeHash, p.previous, p.at, p.interval),
     nowMs,
   );
-  // approved: hand out the one-time enrolment token
+  // approved: the record names the approver's account (written in its session, with its owner
+  // mark); from here on every call uses that account's tenant session (a tenant route,
+  // lib/routes.ts SELF_IDENTIFYING_TENANT_ROUTES), never the function's own role
+  if (!rec.tenant_id) throw oauthError('invalid_grant', 'unknown device code');
+  identifyTenant(rec.tenant_id);
   const token = randomBytes(32).toString('base64url');
   const tokenHash = sha256(token);
   try {
@@ -220,6 +225,8 @@ export async function completeEnrolment(
   if (!rec || rec.status !== 'issued' || !rec.tenant_id || !rec.profile_id)
     throw oauthError('invalid_grant', 'unknown or already used enrolment token');
   if (now >= rec.expires_at) throw oauthError('expired_token', 'the enrolment token has expired: start a new device authorization');
+  // the token's authorization names the approver's account: the rest runs in its tenant session
+  identifyTenant(rec.tenant_id);
   const tenant = await getTenant(rec.tenant_id);
   if (!tenant) throw oauthError('invalid_grant', 'unknown or already used enrolment token');
   if (tenant.status !== 'active') throw forbidden('account is suspended', 'tenant_suspended');

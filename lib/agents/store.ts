@@ -385,7 +385,9 @@ export function authorizationPuts(rec: AuthorizationRecord, ttl: number): TxItem
     {
       Put: {
         TableName: tableName(),
-        Item: { ...keys.deviceAuthorization(rec.code_hash), ...rec, ttl },
+        // the null fields left out (they read as null): a pending authorization names no
+        // account, and the device endpoint's role may not name `tenant_id` (lib/routes.ts OWN_PARTITIONS)
+        Item: { ...keys.deviceAuthorization(rec.code_hash), ...Object.fromEntries(Object.entries(rec).filter(([, v]) => v !== null)), ttl },
         ConditionExpression: 'attribute_not_exists(pk)',
       },
     },

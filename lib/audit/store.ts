@@ -5,11 +5,10 @@ import { db, tableName } from '../store/client.js';
 import { entity } from '../store/entity.js';
 import { keys } from '../store/keys.js';
 import type { TxItem } from '../store/tx.js';
-import { currentScope } from '../tenancy/scope.js';
 
 /**
  * The audit feature's store module (the one place its DynamoDB commands are built): the
- * entries (`T#<tid>` / `AUDIT#<id>`, listed by keys.auditIndex once sealed), the chain head
+ * entries (`T#<tid>` / `AUDIT#<id>`, listed by keys.auditIndex by the stream relay), the chain head
  * (`AUDITCHAIN`) and the links the sealer sets, and each account's audit signing key.
  * Keys come from lib/store/keys.ts.
  */
@@ -18,7 +17,7 @@ import { currentScope } from '../tenancy/scope.js';
 export const auditItem = (tenantId: string, id: string, entry: Record<string, unknown>): NonNullable<TxItem['Put']> => ({
   TableName: tableName(),
   Item: {
-    // no platform-listing keys: the sealer adds the AUDIT listing's (lib/audit/chain.ts)
+    // no platform-listing keys: the stream relay adds the AUDIT listing's (lib/events/platform-listings.ts)
     ...keys.audit(tenantId, id),
     ...entry,
   },
@@ -50,24 +49,21 @@ export async function chainHead(tenantId: string): Promise<ChainHead | undefined
   return out.Item ? ChainHeadItem.parse(out.Item) : undefined;
 }
 
-/** Links an unsealed entry into the chain (a transaction item), conditional on it being unsealed still. */
-export const linkUpdate = (key: { pk: string; sk: string }, link: unknown): TxItem => {
-  // the entry joins the platform's AUDIT listing as it is sealed, under keys derived from its
-  // own sort key (never from a value a tenant session wrote): no tenant-access role may name
-  // the listing's attributes (lib/store/keys.ts, "Platform listings"). A request that seals
-  // its own account's chain (the audit export) runs as the tenant session: it sets the chain
-  // only, and the entry is listed by the migration; the relay's sealing lists at once.
-  const listing = currentScope()?.tenantId === undefined ? keys.auditIndex(key.sk.slice(keys.auditPrefix.length)) : undefined;
-  return {
-    Update: {
-      TableName: tableName(),
-      Key: { pk: key.pk, sk: key.sk },
-      UpdateExpression: listing ? 'SET chain = :c, platpk = :lpk, platsk = :lsk' : 'SET chain = :c',
-      ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(chain)',
-      ExpressionAttributeValues: { ':c': link, ...(listing ? { ':lpk': listing.platpk, ':lsk': listing.platsk } : {}) },
-    },
-  };
-};
+/**
+ * Links an unsealed entry into the chain (a transaction item), conditional on it being unsealed
+ * still. The chain only: every sealer works in the entry's tenant session, which may not name
+ * the platform listings' attributes; the stream relay lists the entry in the AUDIT listing from
+ * its own sort key (lib/events/platform-listings.ts `listAuditEntry`).
+ */
+export const linkUpdate = (key: { pk: string; sk: string }, link: unknown): TxItem => ({
+  Update: {
+    TableName: tableName(),
+    Key: { pk: key.pk, sk: key.sk },
+    UpdateExpression: 'SET chain = :c',
+    ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(chain)',
+    ExpressionAttributeValues: { ':c': link },
+  },
+});
 
 /** Moves the chain head to `next` (a transaction item): conditional on the head read (`head`), or on there being none. */
 export const headWrite = (tenantId: string, next: ChainHead, head: ChainHead | undefined): TxItem =>

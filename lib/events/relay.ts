@@ -3,8 +3,9 @@ import { logger } from '../core/logger.js';
 import { keys } from '../store/keys.js';
 import type { DeliveryMessage, WebhookEvent } from './delivery.js';
 import { subscribed } from './payloads.js';
-import { listLease } from './platform-listings.js';
+import { listAuditEntry, listLease } from './platform-listings.js';
 import { queue } from './queue.js';
+import { withTenant } from '../tenancy/scope.js';
 import { deleteOutboxItem, readOutboxItem } from './store.js';
 import { deliveryQueued, listWebhooks, type Webhook } from './webhooks.js';
 
@@ -31,12 +32,21 @@ import { deliveryQueued, listWebhooks, type Webhook } from './webhooks.js';
  * The LEASES platform listing rides it too: each lease insert or change is listed (or
  * unlisted) for the sweeper from the lease's own keys and status (lib/events/platform-listings.ts).
  *
+ * Whose credentials (issue 31; docs/architecture.md, "Roles that are not tenant-scoped"): every
+ * record names its account (`T#<tid>`), and everything the relay does in that account runs in
+ * the account's tenant session (lib/tenancy/scope.ts `withTenant`; infra/background.ts
+ * `tenantAccess: 'grants'`): the webhooks and the outbox item read, the delivery recorded, the
+ * outbox item deleted, the chain sealed with the account's audit key, the lease read. Its own
+ * role sends the queue messages and writes the platform listings' two keys and nothing else
+ * (lib/events/platform-listings.ts), which no tenant session may name.
+ *
  * Audit sealing rides the same stream: the accounts with audit inserts in the batch are
  * sealed (lib/audit/chain.ts, sealTenant: conditional on the chain head, so sealers on other
  * shards cannot fork a chain), each back to its oldest inserted entry at least (an entry the
- * audit writer inserts late, lib/audit/queue.ts, can be older than the sealer's lookback). A
- * seal that fails is reported as its account's first audit record, so the stream retries it;
- * an entry is never left for a schedule to find.
+ * audit writer inserts late, lib/audit/queue.ts, can be older than the sealer's lookback), and
+ * then each inserted entry is listed in the AUDIT listing. A seal or listing that fails is
+ * reported as its account's first audit record, so the stream retries it; an entry is never
+ * left for a schedule to find.
  */
 export const OUTBOX_STREAM = {
   /** Lambda event filter patterns: outbox and audit inserts only (TTL deletes and every other item stay out). */
@@ -77,7 +87,7 @@ function targetsOf(hooks: readonly Webhook[], event: Pick<WebhookEvent, 'type' |
 
 const keyOf = (r: StreamRecord) => ({ pk: r.dynamodb?.Keys?.pk?.S ?? '', sk: r.dynamodb?.Keys?.sk?.S ?? '' });
 
-/** Relays one outbox event; returns the messages sent. */
+/** Relays one outbox event (in its account's tenant session, but the queue's send); returns the messages sent. */
 async function relayEvent(key: { pk: string; sk: string }, hooksOf: (tid: string) => Promise<Webhook[]>): Promise<number> {
   const tid = key.pk.slice(2);
   const hooks = await hooksOf(tid);
@@ -104,13 +114,20 @@ async function relayEvent(key: { pk: string; sk: string }, hooksOf: (tid: string
   return messages;
 }
 
+/** Seals the account's new entries in its tenant session, then lists each inserted one (`entries`) on the relay's own role. */
+async function sealAndList(tid: string, entries: readonly { pk: string; sk: string }[], since: string | undefined): Promise<number> {
+  const sealed = await withTenant(tid, () => sealTenant(tid, since));
+  for (const entry of entries) await listAuditEntry(entry);
+  return sealed;
+}
+
 /** Handles one batch of stream records (already filtered by OUTBOX_STREAM, or not: others are skipped). */
 export async function relayRecords(records: readonly StreamRecord[]): Promise<RelayOutcome> {
   const hooks = new Map<string, Promise<Webhook[]>>();
   const hooksOf = (tid: string) => {
     let h = hooks.get(tid);
     if (!h) {
-      h = listWebhooks(tid);
+      h = withTenant(tid, () => listWebhooks(tid));
       hooks.set(tid, h);
     }
     return h;
@@ -118,8 +135,8 @@ export async function relayRecords(records: readonly StreamRecord[]): Promise<Re
   let events = 0;
   let messages = 0;
   let failedAt: number | undefined;
-  /** The accounts to seal and the index of their first audit record in the batch. */
-  const audited = new Map<string, number>();
+  /** The accounts to seal, the index of their first audit record in the batch, and their inserted entries. */
+  const audited = new Map<string, { first: number; entries: { pk: string; sk: string }[] }>();
   /** Each account's oldest inserted entry (sk): the sealer looks back at least to it. */
   const oldest = new Map<string, string>();
   for (const [i, record] of records.entries()) {
@@ -137,13 +154,15 @@ export async function relayRecords(records: readonly StreamRecord[]): Promise<Re
     if (record.eventName !== 'INSERT') continue;
     if (key.sk.startsWith(keys.auditPrefix)) {
       const tid = key.pk.slice(2);
-      if (!audited.has(tid)) audited.set(tid, i);
+      const account = audited.get(tid) ?? { first: i, entries: [] };
+      account.entries.push(key);
+      audited.set(tid, account);
       if (key.sk < (oldest.get(tid) ?? '~')) oldest.set(tid, key.sk);
       continue;
     }
     if (!key.sk.startsWith(keys.outboxPrefix)) continue;
     try {
-      messages += await relayEvent(key, hooksOf);
+      messages += await withTenant(key.pk.slice(2), () => relayEvent(key, hooksOf));
       events++;
     } catch (error) {
       logger.warn('outbox relay: event not relayed; the stream retries it', { error: error as Error, sk: key.sk });
@@ -152,10 +171,10 @@ export async function relayRecords(records: readonly StreamRecord[]): Promise<Re
     }
   }
   let sealed = 0;
-  for (const [tid, first] of audited) {
+  for (const [tid, { first, entries }] of audited) {
     if (failedAt !== undefined && first >= failedAt) continue; // retried with the failed record
     try {
-      sealed += await sealTenant(tid, oldest.get(tid));
+      sealed += await sealAndList(tid, entries, oldest.get(tid));
     } catch (error) {
       logger.warn('audit sealing failed; the stream retries it', { error: error as Error });
       failedAt = Math.min(failedAt ?? first, first);

@@ -8,8 +8,8 @@ import { keys } from '../store/keys.js';
  * The events feature's store module (the one place its DynamoDB commands are built): the
  * outbox items the relay reads and removes (lib/events/relay.ts; lib/outbox/outbox.ts writes
  * them), the webhooks `WEBHOOK#<id>` and their deliveries `WHDLV#<webhook>#<event>`
- * (lib/events/webhooks.ts declares their shapes), and the LEASES listing keys the relay sets
- * on a lease (lib/events/platform-listings.ts). Keys come from lib/store/keys.ts.
+ * (lib/events/webhooks.ts declares their shapes), and the LEASES and AUDIT listing keys the relay
+ * sets on a lease or an audit entry (lib/events/platform-listings.ts). Keys come from lib/store/keys.ts.
  */
 export async function readOutboxItem(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {
   return (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
@@ -200,27 +200,23 @@ export async function touchLease(key: { pk: string; sk: string }, status: string
 }
 
 /**
- * Sets (`want`) or removes the lease's LEASES listing keys, conditional on the status read;
- * false when the lease changed meanwhile.
+ * Sets (`want`) or removes an item's platform listing keys (`platpk`, `platsk`) and nothing
+ * else, conditional only on the item existing (an update never creates one): the stream relay's
+ * one write on its own role, which IAM confines to these attribute names on account partitions
+ * (infra/grants/table.ts `platformListingWrite`). No other attribute is named, not even in the
+ * condition: a condition's attributes are the request's `dynamodb:Attributes` too, and a role
+ * allowed to name `status` could set any item's status. False when the item is gone.
  */
-export async function writeLeaseListing(
-  key: { pk: string; sk: string },
-  status: string,
-  want: { platpk: string; platsk: string } | undefined,
-): Promise<boolean> {
+export async function writeListing(key: { pk: string; sk: string }, want: { platpk: string; platsk: string } | undefined): Promise<boolean> {
   try {
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: key,
         ...(want
-          ? {
-              UpdateExpression: 'SET platpk = :lpk, platsk = :lsk',
-              ExpressionAttributeValues: { ':lpk': want.platpk, ':lsk': want.platsk, ':s': status },
-            }
-          : { UpdateExpression: 'REMOVE platpk, platsk', ExpressionAttributeValues: { ':s': status } }),
-        ConditionExpression: '#s = :s',
-        ExpressionAttributeNames: { '#s': 'status' },
+          ? { UpdateExpression: 'SET platpk = :lpk, platsk = :lsk', ExpressionAttributeValues: { ':lpk': want.platpk, ':lsk': want.platsk } }
+          : { UpdateExpression: 'REMOVE platpk, platsk' }),
+        ConditionExpression: 'attribute_exists(pk)',
       }),
     );
     return true;

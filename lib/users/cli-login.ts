@@ -73,9 +73,8 @@ export async function startCliLogin(
             expires_at: expiresAt,
             interval: POLL_INTERVAL_SECONDS,
             last_poll_at: 0,
-            tenant_id: null,
-            user: null,
-            decided_at: null,
+            // no tenant_id, user or decided_at yet (they read as null): a pending login names no
+            // account, and the starting route's role may not name one (lib/routes.ts OWN_PARTITIONS)
             // kept a day past expiry so that late polls still get expired_token, then removed by TTL
             ttl: expiresAt + 86_400,
           },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { ROUTES, tenancyOf, tenantCredentialOf } from '../../lib/routes.js';
+import { ownItemsKey, ROUTES, tenancyOf, tenantCredentialOf } from '../../lib/routes.js';
 import { MAX_SESSIONS, REFRESH_MARGIN_MS, TENANT_SESSION_SECONDS } from '../../lib/tenancy/credentials.js';
 import { startSts } from '../local/artifact/sts.js';
 
@@ -82,8 +82,8 @@ export function stsCallsPerSecond(m: { tenants: number; functionsPerTenant: numb
   return (m.tenants * m.functionsPerTenant * m.containersPerFunction) / reuse;
 }
 
-/** The tenant-access roles of the templates: one per grant set of the tenant routes (infra/grants.ts). */
-export const TENANT_ROLES = new Set(ROUTES.filter((r) => tenancyOf(r) === 'tenant').map((r) => `${[...r.grants].sort().join(' ')} ${tenantCredentialOf(r)}`)).size;
+/** The tenant-access roles of the templates: one per grant set, credential kind and own items of the tenant routes (infra/grants.ts). */
+export const TENANT_ROLES = new Set(ROUTES.filter((r) => tenancyOf(r) === 'tenant').map((r) => `${[...r.grants].sort().join(' ')} ${tenantCredentialOf(r)}${ownItemsKey(r)}`)).size;
 
 /**
  * With the sessions shared through the table (lib/authn/tenant-sessions.ts): one call per

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import { ROUTES, tenancyOf, type Grant, type Route } from '../../lib/routes.js';
+import { OWN_PARTITIONS, ROUTES, tenancyOf, type Grant, type Route } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { assetId, handlerModules } from '../../infra/handlers.js';
 import { addStacks, synthWithoutTemplateValidation } from '../../infra/stacks.js';
@@ -200,7 +200,9 @@ export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = fa
   // the role's shared sessions, sealed (TenantSessionCache, TenantSessionKey)
   if (tenant) ['dynamodb:PutItem', 'kms:GenerateDataKey', 'kms:Decrypt'].forEach((x) => a.add(x));
   if (tenant && route.auth === 'device') a.add('dynamodb:PutItem');
-  if (has('table:read') || has('table:write')) ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].forEach((x) => a.add(x));
+  // a self-authenticating route with own items (lib/routes.ts OWN_PARTITIONS): reads only if it declares own reads
+  const ownItems = route !== undefined && !tenant ? OWN_PARTITIONS[route.key] : undefined;
+  if ((has('table:read') || has('table:write')) && (!ownItems || ownItems.read)) ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].forEach((x) => a.add(x));
   if (has('table:ready')) a.add('dynamodb:GetItem');
   if (has('kms:describe')) a.add('kms:DescribeKey');
   if (has('table:meter') || has('table:write')) a.add('dynamodb:UpdateItem');

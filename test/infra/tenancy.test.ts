@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OWN_READ_PARTITIONS, ROUTES, SELF_IDENTIFYING_TENANT_ROUTES, tenancyOf, tenantCredentialOf, type Route } from '../../lib/routes.js';
+import { OWN_PARTITIONS, ROUTES, SELF_IDENTIFYING_TENANT_ROUTES, tenancyOf, tenantCredentialOf, type Route } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES, DATA_KEY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
@@ -54,10 +54,11 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
 
   it('classifies every route: every bearer, device and temp-token route is a tenant route, the share-aware ones included', () => {
     for (const r of ROUTES) {
-      const expected = r.auth === 'operator' ? 'operator' : r.key === 'POST /webhooks/{payment_provider}' ? 'tenant' : ['public', 'endpoint'].includes(r.auth) ? 'self' : 'tenant';
+      const expected = r.auth === 'operator' ? 'operator' : SELF_IDENTIFYING_TENANT_ROUTES.has(r.key) ? 'tenant' : ['public', 'endpoint'].includes(r.auth) ? 'self' : 'tenant';
       expect(tenancyOf(r), r.key).toBe(expected);
     }
     const shareAware = ROUTES.filter((r) => SHARE_AWARE.includes(r.key) || (r.handler !== null && SHARE_AWARE_GET_HANDLERS.has(r.handler)));
+    expect([...SELF_IDENTIFYING_TENANT_ROUTES.keys()].sort()).toEqual(['POST /api/v1/agent/oauth/enroll', 'POST /api/v1/agent/oauth/token', 'POST /webhooks/{payment_provider}']);
     expect(shareAware.length).toBeGreaterThan(SHARE_AWARE.length + 10);
     for (const r of shareAware) expect(tenancyOf(r), r.key).toBe('tenant');
     expect(tenantRoutes().length).toBeGreaterThan(150);
@@ -94,8 +95,10 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
             expect(Object.keys(statement.Condition!).some((op) => op.startsWith('ForAllValues:')), where).toBe(true);
           } else {
             // the execution role: credential items, the projected account read, device nonces, the
-            // role's shared sessions; a temporary access token's item and the per-IP limiter
-            expect(['CredentialRead', 'AccountRead', 'DeviceNonce', 'TempTokenRead', 'IpMeter', 'TenantSessionCache'], where).toContain(statement.Sid);
+            // role's shared sessions; a temporary access token's item and the per-IP limiter; a
+            // route's own global items (lib/routes.ts OWN_PARTITIONS: never an account partition)
+            expect(['CredentialRead', 'AccountRead', 'DeviceNonce', 'TempTokenRead', 'IpMeter', 'TenantSessionCache', 'OwnItemRead', 'OwnItemWrite'], where).toContain(statement.Sid);
+            if (statement.Sid!.startsWith('Own')) expect(keys!.some((k) => String(k).startsWith('T#') || String(k).startsWith('METER#')), where).toBe(false);
           }
         }
         if (actions(statement).some((a) => DATA_KEY.includes(a))) {
@@ -126,6 +129,11 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
       if (tenantCredentialOf(route) === 'signed-event') {
         // POST /webhooks/{payment_provider}: nothing of the table before the verified event names the account, only the per-IP limiter
         expect(own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:'))).map((st) => st.Sid), route.key).toEqual(['IpMeter', 'TenantSessionCache']);
+      } else if (tenantCredentialOf(route) === 'own-items') {
+        // the agent's device authorization: its own global items (lib/routes.ts OWN_PARTITIONS) and the per-IP limiter, nothing of any account
+        const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')) && st.Sid !== 'TenantSessionCache');
+        expect(table.map((st) => st.Sid).sort(), route.key).toEqual([...(OWN_PARTITIONS[route.key]!.read ? ['OwnItemRead'] : []), ...(OWN_PARTITIONS[route.key]!.write ? ['OwnItemWrite'] : []), 'IpMeter'].sort());
+        expect([sid('CredentialRead'), sid('AccountRead')], route.key).toEqual([undefined, undefined]);
       } else if (route.auth === 'temp-token') {
         // GET /api/v1/t/{token}: before the token names the account, its TEMPTOKEN# item and the
         // per-IP limiter, nothing of any account (the account item is read in the tenant session)
@@ -356,30 +364,49 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     expect(own.flatMap(actions).filter((a) => a.startsWith('kms:'))).toEqual(['kms:Decrypt']);
   });
 
-  it('a self-authenticating route with confined reads (lib/routes.ts OWN_READ_PARTITIONS) reads only those partitions and no index', () => {
-    const confined = ROUTES.filter((r) => OWN_READ_PARTITIONS[r.key] !== undefined);
-    expect(confined.map((r) => r.key)).toEqual(['GET /.well-known/acme-challenge/{token}']);
+  it('a route with own items (lib/routes.ts OWN_PARTITIONS) touches only those partitions on its own role: no index, no account partition, its writes name no account and return nothing', () => {
+    const confined = ROUTES.filter((r) => OWN_PARTITIONS[r.key] !== undefined);
+    expect(confined.map((r) => r.key).sort()).toEqual([
+      'GET /.well-known/acme-challenge/{token}',
+      'POST /api/v1/agent/oauth/device',
+      'POST /api/v1/agent/oauth/enroll',
+      'POST /api/v1/agent/oauth/token',
+      'POST /api/v1/auth/cli/login',
+    ]);
     for (const route of confined) {
-      const own = functionStatements(s, fns.get(route.key)!).map((x) => x.statement);
-      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')));
-      expect(table.map((st) => st.Sid), route.key).toEqual(['TableRead']);
-      expect(table[0]!.Condition, route.key).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...OWN_READ_PARTITIONS[route.key]!] } });
-      expect(JSON.stringify(table[0]!.Resource), route.key).not.toContain('/index/');
+      const own = functionStatements(s, fns.get(route.key)!).filter((x) => x.role === 'own').map((x) => x.statement);
+      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')) && !['IpMeter', 'TenantSessionCache'].includes(String(st.Sid)));
+      const { read, write } = OWN_PARTITIONS[route.key]!;
+      expect(table.map((st) => st.Sid), route.key).toEqual([...(read ? ['OwnItemRead'] : []), ...(write ? ['OwnItemWrite'] : [])]);
+      for (const st of table) expect(JSON.stringify(st.Resource), route.key).not.toContain('/index/');
+      if (read) expect(table[0]!.Condition, route.key).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...read] } });
+      if (write) {
+        expect(table.at(-1)!.Condition, route.key).toEqual({
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...write] },
+          'ForAllValues:StringNotLike': { 'dynamodb:Attributes': ['tenant_id', 'owner_tenant_id', 'T#*', 'platpk', 'platsk'] },
+          StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+        });
+      }
+      for (const p of [...(read ?? []), ...(write ?? [])]) expect(p.startsWith('T#') || p.startsWith('METER#'), `${route.key} ${p}`).toBe(false);
+      // no data key on its own role
+      expect(own.some((st) => st.Sid === 'TenantDataKeys'), route.key).toBe(false);
     }
   });
 
   it('the workers that act for one account per message or listing entry: their table and data-key grants only on a tenant-access role; their own role reads only its platform listings', () => {
     const workers = BACKGROUND_JOBS.filter((j) => j.tenantAccess === 'grants');
-    expect(workers.map((j) => j.id).sort()).toEqual(['CertificateExpirySweeper', 'JobsWorker', 'LeaseSweeper', 'WebhookWorker']);
+    expect(workers.map((j) => j.id).sort()).toEqual(['CertificateExpirySweeper', 'JobsWorker', 'LeaseSweeper', 'OutboxRelay', 'WebhookWorker']);
     for (const job of workers) {
       const fn: CfnResource = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === job.handler)![1];
       expect(fn.Properties!.Environment.Variables.TENANT_ROLE_ARN, job.id).toBeDefined();
       const statements = functionStatements(s, { template: s.background, resource: fn, local: true });
       const own = statements.filter((x) => x.role === 'own').map((x) => x.statement);
-      // no table action on its own role but the listings' Query on index plat, LEASES#* or TENANTS#* only
-      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')));
-      expect(table.map((st) => st.Sid), job.id).toEqual(job.platformListings?.length ? ['PlatformListingRead'] : []);
-      for (const st of table) {
+      // no table action on its own role but the listings' Query on index plat, LEASES#* or TENANTS#* only, and
+      // for the stream relay the listings' keys on account items (and the stream's read actions)
+      const table = own.filter((st) => st.Sid !== 'TableStreamRead' && actions(st).some((a) => a.startsWith('dynamodb:')));
+      const reads = table.filter((st) => st.Sid !== 'PlatformListingWrite');
+      expect(table.map((st) => st.Sid).sort(), job.id).toEqual([...(job.platformListings?.length ? ['PlatformListingRead'] : []), ...(job.platformListingWrites ? ['PlatformListingWrite'] : [])].sort());
+      for (const st of reads) {
         expect(st.Action, job.id).toBe('dynamodb:Query');
         expect(JSON.stringify(st.Resource), job.id).toMatch(/\/index\/plat"/);
         expect(st.Condition, job.id).toEqual({
@@ -408,12 +435,21 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     }
   });
 
-  it('the outbox relay (cross-account by design) writes account partitions only: no credential, lookup or listing partition', () => {
+  it('the outbox relay (cross-account by design) writes on its own role only the platform listings\' keys of account items: no other attribute, no read, no data key', () => {
     const relay: CfnResource = resourcesOfType(s.background, 'AWS::Lambda::Function').find(([, f]) => f.Properties!.Handler === 'webhooks/relay.handler')![1];
-    const statements = functionStatements(s, { template: s.background, resource: relay, local: true }).map((x) => x.statement);
-    const writing = statements.filter((st) => actions(st).some((a) => WRITES.includes(a)));
-    expect(writing.map((st) => st.Sid)).toEqual(['TableWrite']);
-    expect(writing[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] } });
+    const statements = functionStatements(s, { template: s.background, resource: relay, local: true });
+    const own = statements.filter((x) => x.role === 'own').map((x) => x.statement);
+    const writing = own.filter((st) => actions(st).some((a) => WRITES.includes(a)));
+    expect(writing.map((st) => st.Sid)).toEqual(['PlatformListingWrite']);
+    expect(writing[0]!.Action).toBe('dynamodb:UpdateItem');
+    expect(writing[0]!.Condition).toEqual({
+      'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
+      'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', 'platpk', 'platsk'] },
+      Null: { 'dynamodb:Attributes': 'false' },
+      StringEqualsIfExists: { 'dynamodb:ReturnValues': 'NONE' },
+    });
+    expect(own.flatMap(actions).filter((a) => ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'].includes(a))).toEqual([]);
+    expect(own.some((st) => st.Sid === 'TenantDataKeys')).toBe(false);
   });
 
   it('documents are confined by the tenant session\'s tag: object actions only on the tenant role, under tenants/${aws:PrincipalTag/tenant_id}/, the SSE-KMS key only via S3', () => {

@@ -1,7 +1,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
@@ -515,6 +515,140 @@ describe('tenant-scoped credentials', () => {
     expect(touch?.accessKey, 'the stale lease is touched in the account\'s session').toBe(own);
     expect(JSON.stringify(touch!.body)).not.toMatch(/platpk|platsk/);
     inAccount(calls);
+  });
+
+  it('the agent\'s device authorization (RFC 8628): the device, token and enrol endpoints touch only their own global items on the function\'s credentials, naming no account; once the approved authorization names it, the account\'s session', async () => {
+    const agents = await import('../../functions/agents/oauth.js');
+    const profiles = await import('../../functions/agents/profiles.js');
+    const { generateDeviceKey } = await import('../../scripts/agent-client.js');
+    const [a, other] = await Promise.all([newTenant(), newTenant()]);
+    const own = keyFor(a.tenantId);
+    const profileId = randomUUID();
+    const put = await profiles.put(event('PUT', '/api/v1/agents/profiles/{id}', a.key, { id: profileId }, { name: 'ci', enabled: true, grants: [] }), context);
+    expect(put.statusCode, put.body).toBe(201);
+    const anonymous = (method: string, resource: string, body: unknown) => ({ ...event(method, resource, '', null, body), headers: { 'Content-Type': 'application/json' } }) as APIGatewayProxyEvent;
+    const ownItems = (calls: DynamoCall[], prefixes: RegExp) => {
+      for (const c of calls) {
+        expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe('local');
+        for (const pk of pkOf(c)) expect(pk, c.target).toMatch(prefixes);
+        // no write of the function's own credentials names an account
+        expect(JSON.stringify(c.body), c.target).not.toMatch(/"tenant_id"|"T#/);
+      }
+    };
+
+    // the device asks: its pending codes only, naming no account
+    let from = dynamo.length;
+    const started = await agents.device(anonymous('POST', '/api/v1/agent/oauth/device', { name: 'laptop', public_key: generateDeviceKey('ed25519').publicJwk, profile_id: profileId }), context);
+    expect(started.statusCode, started.body).toBe(200);
+    const auth = JSON.parse(started.body) as { device_code: string; user_code: string };
+    ownItems(dynamo.slice(from), /^(DEVAUTHZ|USERCODE|IP)#/);
+    // a poll before the decision: the authorization and the per-IP limiter
+    const poll = () => agents.token(anonymous('POST', '/api/v1/agent/oauth/token', { device_code: auth.device_code, grant_type: 'urn:ietf:params:oauth:grant-type:device_code' }), context);
+    from = dynamo.length;
+    expect(JSON.parse((await poll()).body).error).toBe('authorization_pending');
+    ownItems(dynamo.slice(from), /^(DEVAUTHZ|IP)#/);
+
+    const approved = await agents.approve(event('POST', '/api/v1/agents/oauth/approve', a.key, null, { user_code: auth.user_code, decision: 'approve' }), context);
+    expect(approved.statusCode, approved.body).toBe(200);
+
+    // the token: the authorization read on the function's credentials, its issue in the approver's account's session
+    from = dynamo.length;
+    const token = await poll();
+    expect(token.statusCode, token.body).toBe(200);
+    let calls = dynamo.slice(from);
+    ownItems(calls.filter((c) => c.accessKey === 'local'), /^(DEVAUTHZ|IP)#/);
+    const issued = calls.filter((c) => c.accessKey !== 'local');
+    expect(issued.map((c) => c.target)).toContain('TransactWriteItems');
+    for (const c of issued) {
+      expect(c.accessKey, c.target).toBe(own);
+      for (const pk of pkOf(c)) expect(pk, c.target).toMatch(/^(DEVAUTHZ|ENROLL|METER)#/);
+    }
+
+    // the enrolment: the token and its authorization read on the function's credentials, the device made in the account's session
+    from = dynamo.length;
+    const enrolled = await agents.enroll(anonymous('POST', '/api/v1/agent/oauth/enroll', { enrollment_token: JSON.parse(token.body).access_token }), context);
+    expect(enrolled.statusCode, enrolled.body).toBe(201);
+    expect(JSON.parse(enrolled.body).data.tenant_id).toBe(a.tenantId);
+    calls = dynamo.slice(from);
+    ownItems(calls.filter((c) => c.accessKey === 'local'), /^(ENROLL|DEVAUTHZ|IP)#/);
+    const made = calls.filter((c) => c.accessKey !== 'local');
+    expect(made.map((c) => c.target)).toEqual(expect.arrayContaining(['GetItem', 'TransactWriteItems']));
+    for (const c of made) {
+      expect(c.accessKey, c.target).toBe(own);
+      for (const pk of pkOf(c)) expect(pk === `T#${a.tenantId}` || pk === `METER#${a.tenantId}` || /^(DEVICE|DEVAUTHZ|ENROLL)#/.test(pk), `${c.target} ${pk}`).toBe(true);
+    }
+    expect(dynamo.slice(from).some((c) => c.accessKey === keyFor(other.tenantId) || pkOf(c).includes(`T#${other.tenantId}`))).toBe(false);
+  });
+
+  it('a CLI login\'s start (POST /api/v1/auth/cli/login): its pending login and user code only, on the function\'s credentials, naming no account', async () => {
+    const cli = await import('../../functions/auth/cli.js');
+    const from = dynamo.length;
+    const started = await cli.start({ ...event('POST', '/api/v1/auth/cli/login', '', null, { name: 'laptop' }), headers: { 'Content-Type': 'application/json' } } as APIGatewayProxyEvent, context);
+    expect(started.statusCode, started.body).toBe(200);
+    expect(JSON.parse(started.body).user_code).toEqual(expect.any(String));
+    const calls = dynamo.slice(from);
+    expect(calls.map((c) => c.target)).toContain('TransactWriteItems');
+    for (const c of calls) {
+      expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe('local');
+      for (const pk of pkOf(c)) expect(pk, c.target).toMatch(/^(CLILOGIN|CLICODE|IP)#/);
+      expect(JSON.stringify(c.body), c.target).not.toMatch(/"tenant_id"|"T#/);
+    }
+  });
+
+  it('the outbox relay: each record\'s account in that account\'s session (outbox, webhooks, chain sealing, lease read); its own credentials only set the listings\' keys', async () => {
+    const { relayRecords } = await import('../../lib/events/relay.js');
+    const { db, tableName } = await import('../../lib/store/client.js');
+    const { keys } = await import('../../lib/store/keys.js');
+    const { newId } = await import('../../lib/ids.js');
+    const { PutCommand, GetCommand } = await import('@aws-sdk/lib-dynamodb');
+    const a = await newTenant();
+    const own = keyFor(a.tenantId);
+    const put = (Item: Record<string, unknown>) => db().send(new PutCommand({ TableName: tableName(), Item }));
+    const get = async (key: { pk: string; sk: string }) => (await db().send(new GetCommand({ TableName: tableName(), Key: key }))).Item;
+    const outbox = { pk: `T#${a.tenantId}`, sk: `${keys.outboxPrefix}${newId()}` };
+    await put({ ...outbox, id: 'evt_relay', type: 'secret.created', occurred_at: new Date().toISOString(), data: {} });
+    const auditId = newId();
+    await put({
+      ...keys.audit(a.tenantId, auditId),
+      id: auditId,
+      at: new Date().toISOString(),
+      tenant_id: a.tenantId,
+      actor: { type: 'api_key', id: 'k', user: null, tenant_id: a.tenantId },
+      action: 'export.json',
+      resource: { type: 'export', id: 'r' },
+      outcome: 'success',
+      request_id: 'r',
+      source_ip: null,
+      user_agent: null,
+    });
+    const leaseId = `lease-${randomBytes(4).toString('hex')}`;
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    const lease = keys.lease(a.tenantId, leaseId);
+    await put({ ...lease, id: leaseId, tenant_id: a.tenantId, status: 'active', expires_at: expires });
+    const record = (eventName: string, key: { pk: string; sk: string }, seq: string) => ({ eventName, dynamodb: { Keys: { pk: { S: key.pk }, sk: { S: key.sk } }, SequenceNumber: seq } });
+
+    const from = dynamo.length;
+    const out = await relayRecords([record('INSERT', outbox, '1'), record('INSERT', keys.audit(a.tenantId, auditId), '2'), record('INSERT', lease, '3')]);
+    expect(out).toMatchObject({ batchItemFailures: [], events: 1, sealed: 1 });
+    const calls = dynamo.slice(from);
+    expect(calls.some((c) => c.accessKey === own)).toBe(true);
+    for (const c of calls) {
+      for (const pk of pkOf(c)) expect(pk, `${c.target} ${c.accessKey}`).toBe(`T#${a.tenantId}`);
+      if (c.accessKey === own) continue;
+      // the relay's own credentials: an UpdateItem naming the listing keys and nothing else
+      expect(c.accessKey, `${c.target} ${JSON.stringify(c.body)}`).toBe('local');
+      expect(c.target).toBe('UpdateItem');
+      expect(c.body.UpdateExpression).toBe('SET platpk = :lpk, platsk = :lsk');
+      expect(c.body.ConditionExpression).toBe('attribute_exists(pk)');
+      expect(c.body.ExpressionAttributeNames).toBeUndefined();
+    }
+    expect(calls.filter((c) => c.accessKey === 'local').length, 'the audit entry and the lease listed').toBe(2);
+    // what the session did: the outbox item gone, the entry sealed; what the relay did: both listed
+    expect(await get(outbox)).toBeUndefined();
+    const entry = await get(keys.audit(a.tenantId, auditId));
+    expect(entry?.chain).toMatchObject({ seq: 1 });
+    expect(entry).toMatchObject(keys.auditIndex(auditId));
+    expect(await get(lease)).toMatchObject(keys.leaseExpiryIndex(a.tenantId, leaseId, expires));
   });
 
   it('ownerScope: nested, narrow, and refused before authentication named the request\'s tenant', async () => {
