@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { table } from './table.js';
+import { auditEntryItem, table } from './table.js';
 import { relayRecords, type StreamRecord } from '../../lib/events/relay.js';
 import { memoryQueue } from '../../lib/events/memory-queue.js';
 import { setQueue } from '../../lib/events/queue.js';
@@ -72,19 +72,7 @@ describe('relayRecords', () => {
 
   it('an audit entry inserted later than the sealer\'s lookback (the audit writer after a redelivery) is sealed when its insert arrives', async () => {
     const tid = randomUUID();
-    const entry = (id: string) => ({
-      ...keys.audit(tid, id),
-      id,
-      at: new Date(idTime(id)).toISOString(),
-      tenant_id: tid,
-      actor: { type: 'api_key', id: 'k', user: null, tenant_id: tid },
-      action: 'export.json',
-      resource: { type: 'export', id: 'r' },
-      outcome: 'success',
-      request_id: 'r',
-      source_ip: null,
-      user_agent: null,
-    });
+    const entry = (id: string) => auditEntryItem(tid, id, new Date(idTime(id)).toISOString());
     const recent = newId();
     await t.put(entry(recent));
     expect(await relayRecords([record('INSERT', `T#${tid}`, `AUDIT#${recent}`, '20')])).toMatchObject({ batchItemFailures: [], sealed: 1 });

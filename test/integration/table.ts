@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../../lib/store/client.js';
+import { keys } from '../../lib/store/keys.js';
 import { useRuntimeConfig } from '../helpers/in-process.js';
 
 /**
@@ -38,3 +39,18 @@ export async function table() {
   };
   return { db, tableName, put, get, remove, account };
 }
+
+/** An audit entry item of `tid` as the audit writer puts it (an export by an API key), for the relay's sealing. */
+export const auditEntryItem = (tid: string, id: string, at: string) => ({
+  ...keys.audit(tid, id),
+  id,
+  at,
+  tenant_id: tid,
+  actor: { type: 'api_key', id: 'k', user: null, tenant_id: tid },
+  action: 'export.json',
+  resource: { type: 'export', id: 'r' },
+  outcome: 'success',
+  request_id: 'r',
+  source_ip: null,
+  user_agent: null,
+});

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { useRuntimeConfig } from '../helpers/in-process.js';
+import { auditEntryItem } from './table.js';
 
 /**
  * Tenancy by IAM, in the code (lib/tenancy, lib/store/client.ts): after authentication every
@@ -608,19 +609,7 @@ describe('tenant-scoped credentials', () => {
     const outbox = { pk: `T#${a.tenantId}`, sk: `${keys.outboxPrefix}${newId()}` };
     await put({ ...outbox, id: 'evt_relay', type: 'secret.created', occurred_at: new Date().toISOString(), data: {} });
     const auditId = newId();
-    await put({
-      ...keys.audit(a.tenantId, auditId),
-      id: auditId,
-      at: new Date().toISOString(),
-      tenant_id: a.tenantId,
-      actor: { type: 'api_key', id: 'k', user: null, tenant_id: a.tenantId },
-      action: 'export.json',
-      resource: { type: 'export', id: 'r' },
-      outcome: 'success',
-      request_id: 'r',
-      source_ip: null,
-      user_agent: null,
-    });
+    await put(auditEntryItem(a.tenantId, auditId, new Date().toISOString()));
     const leaseId = `lease-${randomBytes(4).toString('hex')}`;
     const expires = new Date(Date.now() + 3_600_000).toISOString();
     const lease = keys.lease(a.tenantId, leaseId);
