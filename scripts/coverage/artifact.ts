@@ -47,21 +47,31 @@ export interface ArtifactCoverage {
   readonly bundles: number;
   /** Bundles a process ran that have no kept map (left out). */
   readonly unmapped: string[];
+  /** Coverage files that are not whole JSON (left out, named). */
+  readonly incomplete: string[];
 }
 
 /** Istanbul coverage of the wanted sources, from every function process that wrote into `<dir>/v8`. */
 export async function artifactCoverage(dir: string, root: string, folders: readonly string[]): Promise<ArtifactCoverage> {
   const map = libCoverage.createCoverageMap({});
   const v8Dir = join(dir, 'v8');
-  if (!existsSync(v8Dir)) return { map, processes: 0, bundles: 0, unmapped: [] };
+  if (!existsSync(v8Dir)) return { map, processes: 0, bundles: 0, unmapped: [], incomplete: [] };
   const isWanted = (path: string) => folders.some((f) => path.startsWith(`${resolve(root, f)}/`));
   const prepared = new Map<string, Prepared | undefined>();
   const byBundle = new Map<string, ProcessCov[]>();
   const unmapped = new Set<string>();
+  const incomplete: string[] = [];
   let processes = 0;
   for (const name of readdirSync(v8Dir)) {
     if (!/^coverage-.*\.json$/.test(name)) continue;
-    const raw = JSON.parse(readFileSync(join(v8Dir, name), 'utf8')) as ProcessCov;
+    let raw: ProcessCov;
+    try {
+      raw = JSON.parse(readFileSync(join(v8Dir, name), 'utf8')) as ProcessCov;
+    } catch {
+      // cut short: its process was killed while V8 wrote it (host.ts retires with a grace, then SIGKILL)
+      incomplete.push(name);
+      continue;
+    }
     let counted = false;
     for (const script of raw.result) {
       const bundle = bundleOf(script.url);
@@ -92,7 +102,7 @@ export async function artifactCoverage(dir: string, root: string, folders: reado
     });
     for (const [file, data] of Object.entries(converted)) if (isWanted(file)) map.merge({ [file]: data });
   }
-  return { map, processes, bundles: byBundle.size, unmapped: [...unmapped] };
+  return { map, processes, bundles: byBundle.size, unmapped: [...unmapped], incomplete };
 }
 
 interface Prepared {

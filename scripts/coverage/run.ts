@@ -164,6 +164,7 @@ if (artifact.processes === 0 && whole) {
 }
 for (const url of runtime.mismatched) process.stderr.write(`left out (regenerated code differs from what ran): ${url}\n`);
 for (const bundle of artifact.unmapped) process.stderr.write(`left out (no source map kept for the bundle): ${bundle}\n`);
+for (const file of artifact.incomplete) process.stderr.write(`left out (a function process's coverage file is cut short: it was killed while writing it): ${file}\n`);
 // a module the source runtime loaded ran all of its top level; a bundle holds only what its
 // handler uses (tree-shaken), so code that maps to nothing in it counts as not run there
 for (const [ran, moduleCount] of [

@@ -241,8 +241,9 @@ export async function launchRuntime(project: TestProject, opts: RuntimeOptions):
       const leaks = await findLeaks({ dynamoEndpoint, tableName, logText: readFileSync(logFile, 'utf8') });
       if (leaks.length > 0) problems.push(`secret material leaked after the suite:\n${leaks.join('\n')}`);
     } finally {
-      // the runtime writes its report (artifact) and coverage (source) as it exits
-      const left = await stopGroup(server, 30_000);
+      // the runtime writes its report (artifact) and coverage (source) as it exits; the artifact's
+      // function environments write theirs first, up to 90 s on a busy machine (host.ts CLOSE_GRACE_MS)
+      const left = await stopGroup(server, 120_000);
       if (left.length > 0) problems.push(`processes of the ${name} still running after it stopped (killed now):\n${left.join('\n')}`);
       await new Promise((r) => log.end(r));
     }

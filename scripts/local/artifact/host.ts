@@ -82,6 +82,15 @@ export function availableMemory(meminfo: () => string = () => readFileSync('/pro
   return freemem();
 }
 
+/** How long a retired idle environment may take to exit by itself (writing its coverage) before SIGKILL. */
+const EVICTION_GRACE_MS = 10_000;
+/**
+ * The same at close, when every environment exits at once: a whole run ends with about 390 of
+ * them, and beside two CPU-bound processes some took longer than 10 s to write their coverage
+ * (a file cut short by SIGKILL stopped the coverage report: scripts/busy-ci.sh, 2026-11-28).
+ */
+const CLOSE_GRACE_MS = 90_000;
+
 /** Environments kept whatever the memory (the import check's first modules, a file's functions). */
 const KEPT_UNDER_PRESSURE = 16;
 
@@ -195,7 +204,7 @@ export class FunctionHost {
   async close(): Promise<void> {
     this.closed = true;
     const all = [...this.environments.values()].flat();
-    await Promise.all(all.map((e) => this.retire(e, true)));
+    await Promise.all(all.map((e) => this.retire(e, CLOSE_GRACE_MS)));
   }
 
   private start(fn: FunctionSpec): Environment {
@@ -333,16 +342,16 @@ export class FunctionHost {
     const idle = all.filter((e) => !e.busy).sort((a, b) => a.lastUsed - b.lastUsed);
     for (const e of idle.slice(0, excess)) {
       this.evictions++;
-      void this.retire(e, true);
+      void this.retire(e, EVICTION_GRACE_MS);
     }
   }
 
   /**
-   * Ends an environment: at once (SIGKILL: a timed-out or probed one), or, `gracefully` (an idle
-   * one, or all at close), by closing its channel so that it exits by itself and writes its
-   * coverage, SIGKILL after 10 s.
+   * Ends an environment: at once (SIGKILL: a timed-out or probed one), or, given a grace (an
+   * idle one, or all at close), by closing its channel so that it exits by itself and writes its
+   * coverage, SIGKILL after the grace.
    */
-  private retire(env: Environment, gracefully = false): Promise<void> {
+  private retire(env: Environment, graceMs = 0): Promise<void> {
     this.remove(env);
     if (env.dead) return Promise.resolve();
     return new Promise((resolve) => {
@@ -350,8 +359,9 @@ export class FunctionHost {
         clearTimeout(timer);
         resolve();
       });
-      const timer = setTimeout(() => env.child.kill('SIGKILL'), gracefully && env.child.connected ? 10_000 : 0);
-      if (gracefully && env.child.connected) env.child.disconnect();
+      const gracefully = graceMs > 0 && env.child.connected;
+      const timer = setTimeout(() => env.child.kill('SIGKILL'), gracefully ? graceMs : 0);
+      if (gracefully) env.child.disconnect();
     });
   }
 
