@@ -19,24 +19,28 @@ interface Seen {
   cpu: number;
 }
 
-/** The kind of a process, from its command line. */
+/** Programs the suite runs beside its own processes, by executable name. */
+const TOOLS = new Set(['slapd', 'pebble', 'softhsm2-util', 'openssl', 'gpg', 'gpg-agent', 'ssh-keygen', 'keytool', 'age', 'minisign', 'oathtool', 'xmlsec1', 'wg', 'ldapsearch']);
+
+/** The kind of a process, from its executable's name, else from the scripts its command line names. */
 export function kindOf(cmdline: string): string {
+  const exe = cmdline.split(' ')[0]?.split('/').pop() ?? '?';
+  if (exe === 'java') return 'DynamoDB Local (java)';
+  if (TOOLS.has(exe)) return 'tools (slapd, pebble, openssl, ...)';
+  if (/^(postgres|mariadbd?|mysqld)$/.test(exe)) return 'databases';
+  if (/^chrom/i.test(exe)) return 'chromium';
   const rules: [RegExp, string][] = [
     [/bootstrap\.mjs/, 'function environments (artifact)'],
-    [/DynamoDBLocal|java/, 'DynamoDB Local (java)'],
     [/\btsc\b|typescript\/bin/, 'type check (tsc)'],
     [/esbuild/, 'esbuild'],
     [/vitest\/dist\/workers|forks\.js|threads\.js|vitest\/dist\/.*worker/, 'vitest workers'],
     [/vitest/, 'vitest main'],
     [/scripts\/local\/start|scripts\/local\/.*runtime/, 'local runtime (gateway, host)'],
     [/fauxqs/, 'fauxqs (S3, SQS)'],
-    [/chrom/i, 'chromium'],
-    [/slapd|pebble|softhsm|openssl|gpg|ssh-keygen|keytool|age\b|minisign|xmlsec/, 'tools (slapd, pebble, openssl, ...)'],
-    [/postgres|mariadb|mysqld/, 'databases'],
-    [/cdk|synth/, 'cdk'],
+    [/\bcdk\b/, 'cdk'],
   ];
   for (const [re, kind] of rules) if (re.test(cmdline)) return kind;
-  return `other (${cmdline.split(' ')[0]?.split('/').pop() ?? '?'})`;
+  return `other (${exe})`;
 }
 
 function children(): Map<number, number> {
