@@ -129,6 +129,12 @@ export const projects = (apiOnce: boolean) => {
         include: ['test/infra/**/*.test.ts', 'test/docs/**/*.test.ts'],
         exclude: RUNTIME_DOCS_FILES,
         globalSetup: ['test/setup/synth-cache.ts'],
+        // one module graph per worker, as the unit tier: each of the 12 files imported aws-cdk-lib
+        // and the app afresh; shared, the tier took 60-65 CPU-s instead of 80-84 (two runs each,
+        // `npx tsx scripts/bench/cpu-by-process.ts -- npx vitest run --project infra [--no-isolate]`).
+        // The integration and HTTP tiers stay isolated: their files mock AWS clients and hold pools
+        // (without isolation 93 integration tests failed; 40 HTTP files took more CPU, not less)
+        isolate: false,
       },
     },
     {

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { mkdtemp, readFile } from 'node:fs/promises';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
@@ -204,7 +205,12 @@ async function docsFile(pathname: string): Promise<APIGatewayProxyResult | undef
   if (name === undefined) return undefined;
   const file = name === '' ? 'index.html' : name;
   if (!DOCS_TYPES[file]) return undefined;
-  docsBuilt ??= import('../docs.js').then(async (m) => m.buildDocs(await mkdtemp(join(tmpdir(), 'secrets-api-docs-'))));
+  docsBuilt ??= import('../docs.js').then(async (m) => {
+    const dir = await mkdtemp(join(tmpdir(), 'secrets-api-docs-'));
+    // built for this process only: gone with it
+    process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+    return m.buildDocs(dir);
+  });
   const dir = await docsBuilt;
   return { statusCode: 200, headers: { 'Content-Type': DOCS_TYPES[file]!, 'Cache-Control': 'no-cache' }, body: await readFile(join(dir, file), 'utf8') };
 }

@@ -1,5 +1,4 @@
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PDFDocument, PDFName, PDFString, StandardFonts, rgb } from '@cantoo/pdf-lib';
 import * as mupdf from 'mupdf';
@@ -188,7 +187,9 @@ describe('page previews', () => {
     });
     const png = Buffer.from(data.content, 'base64');
     expect(png.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))).toBe(true);
-    writeFileSync(join(tmpdir(), 'secrets-api-document-page.png'), png);
+    // kept for a person to look at, beside the runtimes' logs (replaced by each run)
+    mkdirSync('build/test-logs', { recursive: true });
+    writeFileSync('build/test-logs/document-page.png', png);
     const served = pixels(png);
     expect([served.w, served.h]).toEqual([600, 400]);
     const bare = pixels(renderPage({ pdf: plainPdf, page: 1, scale: 2, watermark: [] }).png);

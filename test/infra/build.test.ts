@@ -1,7 +1,7 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ROUTES, type Route } from '../../lib/routes.js';
 import { buildFunctions } from '../../infra/bundle.js';
 
@@ -11,7 +11,15 @@ import { buildFunctions } from '../../infra/bundle.js';
  * building it here too cost a second whole build beside the artifact's in every run.
  */
 
-const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+const made: string[] = [];
+const tmp = (prefix: string) => {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
 
 describe('source maps', () => {
   it('writes linked source maps only when asked', async () => {

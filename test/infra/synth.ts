@@ -66,14 +66,24 @@ export function stubAssetDir(routes: readonly Route[] = ROUTES): string {
  * the default context. A run never reads another run's assemblies.
  */
 const CACHE_DIR = process.env.SYNTH_CACHE_DIR;
+let scratch: string | undefined;
 
 /**
  * Where a synthesis that is not kept, and its stand-in assets, are written: inside the run's
  * cache directory when there is one, so that they go with it when the run ends (a run left 76
- * syntheses and 108 asset directories, 250 MB, in /tmp), else the system's temporary directory.
+ * syntheses and 108 asset directories, 250 MB, in /tmp), else in a directory of the process's
+ * own, removed when it exits.
  */
 function scratchDir(): string {
-  if (!CACHE_DIR) return tmpdir();
+  if (!CACHE_DIR) {
+    // a script's syntheses (npm run docs:figures, bench:cost): gone when the script ends
+    if (!scratch) {
+      scratch = mkdtempSync(join(tmpdir(), 'secrets-api-synth-'));
+      const made = scratch;
+      process.once('exit', () => rmSync(made, { recursive: true, force: true }));
+    }
+    return scratch;
+  }
   const dir = join(CACHE_DIR, 'scratch');
   mkdirSync(dir, { recursive: true });
   return dir;

@@ -108,7 +108,8 @@ describe("the suite's process-group stop (test/setup/processes.ts)", () => {
 });
 
 describe("the suite's runtime setup (test/setup/runtime.ts) on a runtime that does not start", () => {
-  const project = { provide: () => undefined } as unknown as TestProject;
+  // the data directory the setup makes for the runtime that fails is removed with the test's own
+  const project = { provide: (key: string, value: unknown) => key === 'dataDir' && dirs.push(value as string) } as unknown as TestProject;
   const attempt = async (env: Record<string, string>) => {
     const dir = mkdtempSync(join(tmpdir(), 'secrets-api-planted-'));
     dirs.push(dir);
