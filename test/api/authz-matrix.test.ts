@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { PDFDocument } from '@cantoo/pdf-lib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CATALOG, type CatalogEntry } from '../../lib/catalog.js';
 import type { Route } from '../../lib/routes.js';
 import { generateDeviceKey, signedFetch, type DeviceKey } from '../../scripts/agent-client.js';
@@ -88,6 +88,9 @@ interface Case {
 interface Result extends Case {
   status: number;
   code: string | null;
+  /** How long the answer took, and the id the runtime logged it under: a 5xx says which line of the runtime's log holds its cause. */
+  ms: number;
+  requestId: string | null;
 }
 const results = new Map<string, Result[]>();
 const anonymousStatus = new Map<string, number>();
@@ -196,22 +199,22 @@ function bodyFor(route: Route, caller: Caller, expected: Outcome, variant?: stri
   }
 }
 
-async function send(route: Route, caller: Caller, expected: Outcome, variant?: string): Promise<{ status: number; code: string | null }> {
+async function send(
+  route: Route,
+  caller: Caller,
+  expected: Outcome,
+  variant?: string,
+): Promise<{ status: number; code: string | null; ms: number; requestId: string | null }> {
   const path = concrete(route, caller, expected, variant);
   const body = bodyFor(route, caller, expected, variant);
-  let status: number;
-  let parsed: any;
-  if (caller.kind === 'device') {
-    const res = await signedFetch(baseUrl(), device, route.method, path, body);
-    status = res.status;
-    parsed = res.body;
-  } else {
-    const res = await api(route.method, path, { key: credentials.get(caller.id) ?? null, body });
-    status = res.status;
-    parsed = res.body;
-  }
+  const started = Date.now();
+  const res =
+    caller.kind === 'device'
+      ? await signedFetch(baseUrl(), device, route.method, path, body)
+      : await api(route.method, path, { key: credentials.get(caller.id) ?? null, body });
+  const parsed = res.body as any;
   const code = typeof parsed?.code === 'string' ? parsed.code : typeof parsed?.error === 'string' ? parsed.error : null;
-  return { status, code };
+  return { status: res.status, code, ms: Date.now() - started, requestId: res.headers.get('x-request-id') };
 }
 
 /** Runs `tasks` with at most `n` in flight. */
@@ -454,7 +457,12 @@ function mismatch(r: Result): string | null {
   })();
   if (ok) return null;
   const want = e.kind === 'same-as-anonymous' ? `${anonymousStatus.get(r.route.key)} (as without credentials)` : describeOutcome(e);
-  return `${r.route.key}${r.variant !== undefined ? ` (${r.variant})` : ''} as ${r.caller.id}: expected ${want}, got ${actual}`;
+  // a 5xx is the runtime's own failure (on a busy machine, a function that ran out of time): say where its cause is
+  const where =
+    r.status >= 500
+      ? ` after ${r.ms} ms (request ${r.requestId ?? 'without an id'}: its cause is in build/test-logs/local-${inject('runtime')}-runtime.log)`
+      : '';
+  return `${r.route.key}${r.variant !== undefined ? ` (${r.variant})` : ''} as ${r.caller.id}: expected ${want}, got ${actual}${where}`;
 }
 
 afterAll(() => {
