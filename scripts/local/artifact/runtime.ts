@@ -237,7 +237,11 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
           request.headers['x-amz-target']?.startsWith('TrentService.') && JSON.parse(request.body || '{}').KeyId === ''
             ? { ...request, body: JSON.stringify({ ...JSON.parse(request.body), KeyId: fn.environment.KMS_KEY_ID ?? '' }) }
             : request;
-        for (const call of decodeAwsRequest(keyed, model)) for (const c of [call, ...serviceCalls(model, call)]) iam.record(callerOf(fn), c);
+        const calls = decodeAwsRequest(keyed, model);
+        // ARTIFACT_AWS_TRACE=<file>: a line per AWS request a function makes ("function action"),
+        // to see where a run's requests to DynamoDB Local, the queues and STS come from
+        if (process.env.ARTIFACT_AWS_TRACE) appendFileSync(process.env.ARTIFACT_AWS_TRACE, calls.map((c) => `${fn.key} ${c.action}\n`).join(''));
+        for (const call of calls) for (const c of [call, ...serviceCalls(model, call)]) iam.record(callerOf(fn), c);
       } catch (error) {
         iam.undecoded.push({ caller: callerOf(fn).name, error: (error as Error).message });
       }
