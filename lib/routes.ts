@@ -151,6 +151,12 @@ export type Tenancy = 'tenant' | 'operator' | 'self';
 export interface OwnItems {
   readonly read?: readonly string[];
   readonly write?: readonly string[];
+  /**
+   * The handler also authenticates a sign-in session's access token (a JWT naming its account,
+   * checked in that account's session): the projected account read authentication makes on the
+   * execution role (infra/grants/table.ts `accountReadStatement`), no credential item.
+   */
+  readonly accessToken?: true;
 }
 export const OWN_PARTITIONS: Readonly<Record<string, OwnItems>> = {
   'GET /.well-known/acme-challenge/{token}': { read: ['ACME#*'] },
@@ -158,12 +164,15 @@ export const OWN_PARTITIONS: Readonly<Record<string, OwnItems>> = {
   'POST /api/v1/auth/cli/login': { write: ['CLILOGIN#*', 'CLICODE#*'] },
   'POST /api/v1/agent/oauth/token': { read: ['DEVAUTHZ#*'], write: ['DEVAUTHZ#*'] },
   'POST /api/v1/agent/oauth/enroll': { read: ['ENROLL#*', 'DEVAUTHZ#*'] },
+  'POST /api/v1/auth/refresh': { read: ['REFRESH#*'] },
+  'GET /api/v1/auth/cli/login': { write: ['CLILOGIN#*', 'CLICODE#*'], accessToken: true },
+  'POST /api/v1/auth/cli/token': { read: ['CLILOGIN#*'], write: ['CLILOGIN#*'] },
 };
 
 /** What tells a route's roles apart by its own items (infra/grants.ts role keys, scripts/bench/tenancy.ts): '' without. */
 export function ownItemsKey(route: Pick<Route, 'key'>): string {
   const own = OWN_PARTITIONS[route.key];
-  return own ? ` own reads ${(own.read ?? []).join(' ') || '-'} writes ${(own.write ?? []).join(' ') || '-'}` : '';
+  return own ? ` own reads ${(own.read ?? []).join(' ') || '-'} writes ${(own.write ?? []).join(' ') || '-'}${own.accessToken ? ' access-token' : ''}` : '';
 }
 
 /**
@@ -180,6 +189,9 @@ export const SELF_IDENTIFYING_TENANT_ROUTES: ReadonlyMap<string, 'signed-event' 
   ['POST /webhooks/{payment_provider}', 'signed-event'],
   ['POST /api/v1/agent/oauth/token', 'own-items'],
   ['POST /api/v1/agent/oauth/enroll', 'own-items'],
+  ['POST /api/v1/auth/refresh', 'own-items'],
+  ['GET /api/v1/auth/cli/login', 'own-items'],
+  ['POST /api/v1/auth/cli/token', 'own-items'],
 ]);
 
 export function tenancyOf(route: Pick<Route, 'auth' | 'key'>): Tenancy {

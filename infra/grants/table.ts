@@ -115,14 +115,21 @@ export function identificationStatements(credential: TenantCredential, tableArn:
   // the route's own global items name the account (lib/routes.ts OWN_PARTITIONS): those only, and the per-IP limiter
   if (credential === 'own-items') {
     if (!own) throw new Error('a route whose own items name its account declares them (lib/routes.ts OWN_PARTITIONS)');
-    return [...ownItemStatements(own, tableArn), meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])];
+    return [...ownItemStatements(own, tableArn), meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk]), ...(own.accessToken ? [accountReadStatement(tableArn)] : [])];
   }
   if (credential === 'temp-token') {
     return [onPartitions('TempTokenRead', 'dynamodb:GetItem', tableArn, ['TEMPTOKEN#*']), meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])];
   }
   return [
     onPartitions('CredentialRead', 'dynamodb:GetItem', tableArn, CREDENTIAL_PARTITIONS),
-    new iam.PolicyStatement({
+    accountReadStatement(tableArn),
+    ...(credential === 'device' ? [onPartitions('DeviceNonce', 'dynamodb:PutItem', tableArn, ['NONCE#*'])] : []),
+  ];
+}
+
+/** The projected account read of authentication (lib/store/tenants.ts readAccount): the attributes it needs, of T#* items only. */
+function accountReadStatement(tableArn: string): iam.PolicyStatement {
+  return new iam.PolicyStatement({
       sid: 'AccountRead',
       actions: ['dynamodb:GetItem'],
       resources: [tableArn],
@@ -137,9 +144,7 @@ export function identificationStatements(credential: TenantCredential, tableArn:
         Null: { 'dynamodb:Attributes': 'false' },
         StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
       },
-    }),
-    ...(credential === 'device' ? [onPartitions('DeviceNonce', 'dynamodb:PutItem', tableArn, ['NONCE#*'])] : []),
-  ];
+    });
 }
 
 /**

@@ -20,6 +20,8 @@ export const LOOKUP_PREFIXES = [
   'REFRESH#',
   'WACHAL#',
   'ACME#',
+  'CLILOGIN#',
+  'CLICODE#',
 ] as const;
 
 export const isLookupPartition = (pk: string): boolean => LOOKUP_PREFIXES.some((p) => pk.startsWith(p));

@@ -14,6 +14,7 @@ import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { isIdentityScope } from '../auth/authorization-server.js';
 import { readRefreshToken, readSession, type SessionItem } from './store.js';
 import { getUser, scopesOf, type User } from './users.js';
+import { identifyTenant } from '../tenancy/scope.js';
 
 /**
  * Sign-in sessions (docs/api.md, "Sign-in"). A session yields a short-lived access token
@@ -318,6 +319,12 @@ export async function refreshSession(token: string, request: RequestFacts, clien
   if (!out.Item) throw unauthorized('unknown or expired refresh token');
   const tenantId = out.Item.tenant_id as string;
   const sessionId = out.Item.session_id as string;
+  // the refresh item names its account (written in that account's session, with its owner mark:
+  // lib/tenancy/lookups.ts, a forged one is dropped at the read); from here on every call uses
+  // that account's tenant session (POST /api/v1/auth/refresh is a tenant route, lib/routes.ts
+  // SELF_IDENTIFYING_TENANT_ROUTES), never the function's own role
+  if (typeof tenantId !== 'string' || !tenantId) throw unauthorized('unknown or expired refresh token');
+  identifyTenant(tenantId);
   const [tenant, session] = await Promise.all([getTenant(tenantId), readSession(tenantId, sessionId)]);
   if (!tenant || !session) throw unauthorized('unknown or expired refresh token');
   // a client's refresh token is that client's alone (RFC 6749 §6); a sign-in's is no client's

@@ -58,7 +58,14 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
       expect(tenancyOf(r), r.key).toBe(expected);
     }
     const shareAware = ROUTES.filter((r) => SHARE_AWARE.includes(r.key) || (r.handler !== null && SHARE_AWARE_GET_HANDLERS.has(r.handler)));
-    expect([...SELF_IDENTIFYING_TENANT_ROUTES.keys()].sort()).toEqual(['POST /api/v1/agent/oauth/enroll', 'POST /api/v1/agent/oauth/token', 'POST /webhooks/{payment_provider}']);
+    expect([...SELF_IDENTIFYING_TENANT_ROUTES.keys()].sort()).toEqual([
+      'GET /api/v1/auth/cli/login',
+      'POST /api/v1/agent/oauth/enroll',
+      'POST /api/v1/agent/oauth/token',
+      'POST /api/v1/auth/cli/token',
+      'POST /api/v1/auth/refresh',
+      'POST /webhooks/{payment_provider}',
+    ]);
     expect(shareAware.length).toBeGreaterThan(SHARE_AWARE.length + 10);
     for (const r of shareAware) expect(tenancyOf(r), r.key).toBe('tenant');
     expect(tenantRoutes().length).toBeGreaterThan(150);
@@ -130,10 +137,15 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         // POST /webhooks/{payment_provider}: nothing of the table before the verified event names the account, only the per-IP limiter
         expect(own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:'))).map((st) => st.Sid), route.key).toEqual(['IpMeter', 'TenantSessionCache']);
       } else if (tenantCredentialOf(route) === 'own-items') {
-        // the agent's device authorization: its own global items (lib/routes.ts OWN_PARTITIONS) and the per-IP limiter, nothing of any account
+        // the agent's device authorization, the CLI login, refresh and sign-in steps: their own global
+        // items (lib/routes.ts OWN_PARTITIONS) and the per-IP limiter, nothing of any account but, for
+        // a route that also takes a sign-in session's access token, authentication's projected account read
+        const ownItems = OWN_PARTITIONS[route.key]!;
         const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')) && st.Sid !== 'TenantSessionCache');
-        expect(table.map((st) => st.Sid).sort(), route.key).toEqual([...(OWN_PARTITIONS[route.key]!.read ? ['OwnItemRead'] : []), ...(OWN_PARTITIONS[route.key]!.write ? ['OwnItemWrite'] : []), 'IpMeter'].sort());
-        expect([sid('CredentialRead'), sid('AccountRead')], route.key).toEqual([undefined, undefined]);
+        expect(table.map((st) => st.Sid).sort(), route.key).toEqual(
+          [...(ownItems.read ? ['OwnItemRead'] : []), ...(ownItems.write ? ['OwnItemWrite'] : []), ...(ownItems.accessToken ? ['AccountRead'] : []), 'IpMeter'].sort(),
+        );
+        expect(sid('CredentialRead'), route.key).toBeUndefined();
       } else if (route.auth === 'temp-token') {
         // GET /api/v1/t/{token}: before the token names the account, its TEMPTOKEN# item and the
         // per-IP limiter, nothing of any account (the account item is read in the tenant session)
@@ -147,7 +159,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         expect(sid('TempTokenRead') ?? sid('IpMeter'), route.key).toBeUndefined();
         expect(sid('CredentialRead'), route.key).toMatchObject({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'APITOKEN#*', 'DEVICE#*'] } } });
       }
-      if (tenantCredentialOf(route) === 'bearer' || tenantCredentialOf(route) === 'device') expect(sid('AccountRead'), route.key).toMatchObject({
+      if (tenantCredentialOf(route) === 'bearer' || tenantCredentialOf(route) === 'device' || OWN_PARTITIONS[route.key]?.accessToken) expect(sid('AccountRead'), route.key).toMatchObject({
         Action: 'dynamodb:GetItem',
         Condition: {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
@@ -368,14 +380,17 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     const confined = ROUTES.filter((r) => OWN_PARTITIONS[r.key] !== undefined);
     expect(confined.map((r) => r.key).sort()).toEqual([
       'GET /.well-known/acme-challenge/{token}',
+      'GET /api/v1/auth/cli/login',
       'POST /api/v1/agent/oauth/device',
       'POST /api/v1/agent/oauth/enroll',
       'POST /api/v1/agent/oauth/token',
       'POST /api/v1/auth/cli/login',
+      'POST /api/v1/auth/cli/token',
+      'POST /api/v1/auth/refresh',
     ]);
     for (const route of confined) {
       const own = functionStatements(s, fns.get(route.key)!).filter((x) => x.role === 'own').map((x) => x.statement);
-      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')) && !['IpMeter', 'TenantSessionCache'].includes(String(st.Sid)));
+      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')) && !['IpMeter', 'TenantSessionCache', 'AccountRead'].includes(String(st.Sid)));
       const { read, write } = OWN_PARTITIONS[route.key]!;
       expect(table.map((st) => st.Sid), route.key).toEqual([...(read ? ['OwnItemRead'] : []), ...(write ? ['OwnItemWrite'] : [])]);
       for (const st of table) expect(JSON.stringify(st.Resource), route.key).not.toContain('/index/');
