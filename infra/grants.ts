@@ -119,7 +119,22 @@ export class RouteRoles extends Construct {
   private readonly roles = new Map<string, iam.Role>();
   private readonly tenantRoles = new Map<string, TenantRoles>();
 
-  constructor(scope: Construct, id: string, private readonly props: { routes: readonly Route[]; targets: RoleTargets; settings: Settings }) {
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: {
+      routes: readonly Route[];
+      targets: RoleTargets;
+      settings: Settings;
+      /**
+       * Where the role pairs of the routes whose own items name their account live (lib/routes.ts
+       * OWN_PARTITIONS, one pair per route): a nested stack of their own, so that closing the
+       * shared roles route by route does not take the parent template over CloudFormation's 500
+       * resources (infra/api-stack.ts). Without: here.
+       */
+      ownItemsHome?: Construct;
+    },
+  ) {
     super(scope, id);
     for (const route of props.routes) this.roleFor(route);
   }
@@ -180,7 +195,8 @@ export class RouteRoles extends Construct {
         'signed-event': ' (signed provider events)',
         'own-items': ` (its own items name the account:${ownItemsKey(route)})`,
       }[credential];
-      roles = tenantRoles(this, id, `${settings.name} tenant route functions with grants: ${grantSetKey(route.grants)}${said}`, route.grants, credential, targets, settings, own);
+      const home = own ? (this.props.ownItemsHome ?? this) : this;
+      roles = tenantRoles(home, id, `${settings.name} tenant route functions with grants: ${grantSetKey(route.grants)}${said}`, route.grants, credential, targets, settings, own);
       this.tenantRoles.set(key, roles);
       this.roles.set(key, roles.execution);
     }
@@ -198,9 +214,9 @@ export class RouteRoles extends Construct {
   }
 }
 
-/** A construct id part for own items: `Own` and their partitions' names (`OwnDevauthzUsercode`). */
+/** A construct id part for own items: `Own` and their partitions' names (`OwnDevauthzUsercode`), `AccessToken` when the route also takes one. */
 const ownId = (own: OwnItems) =>
-  `Own${[...new Set([...(own.read ?? []), ...(own.write ?? [])].map((p) => p.replace(/[^A-Za-z]/g, '').toLowerCase()))].map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`;
+  `Own${[...new Set([...(own.read ?? []), ...(own.write ?? [])].map((p) => p.replace(/[^A-Za-z]/g, '').toLowerCase()))].map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}${own.accessToken ? 'AccessToken' : ''}`;
 
 const roleId = (key: string) => (key === 'none' ? 'NoGrants' : key.split(' ').map((g) => g.split(/[^a-z]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')).join(''));
 

@@ -4,7 +4,8 @@ import { commit } from '../audit/audit.js';
 import { checkAccessToken, signWithTokenKey, tokenKeyOf } from '../auth/jwt.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
-import { clientByClientId, clientSecretMatches } from '../federation/clients.js';
+import { clientAccountOf, clientByClientId, clientSecretMatches } from '../federation/clients.js';
+import { identifyTenant } from '../tenancy/scope.js';
 import { getJwks } from '../federation/jwks.js';
 import { badRequest, HttpError } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
@@ -245,7 +246,30 @@ async function assertionClient(body: ClientCredentials, headers: Readonly<Record
 
 type TokenAnswer = Omit<GrantTokens, 'session_id'> & { readonly id_token?: string };
 
+/**
+ * The client_id a token request presents (Basic credentials, the body, or a client assertion's
+ * issuer), unverified: it names the client's account (lib/federation/clients.ts), in whose tenant
+ * session the token endpoint then works (a tenant route, lib/routes.ts
+ * SELF_IDENTIFYING_TENANT_ROUTES): the client, its secret or JWK set, the code, the refresh
+ * token's session and the session opened are that account's. A client_id naming another
+ * account than its client's reaches nothing but that account's items, and fails there.
+ */
+function presentedClientId(body: ClientCredentials, headers: Readonly<Record<string, string>>): string | undefined {
+  const basic = basicCredentials(headers);
+  if (basic) return basic.id;
+  if (body.client_id !== undefined) return body.client_id;
+  if (body.client_assertion === undefined) return undefined;
+  try {
+    const iss = decodeJwt(body.client_assertion).iss;
+    return typeof iss === 'string' ? iss : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function token(body: TokenRequest, headers: Readonly<Record<string, string>>, request: RequestFacts): Promise<TokenAnswer> {
+  const account = clientAccountOf(presentedClientId(body, headers));
+  if (account) identifyTenant(account);
   const client = await authenticateClient(body, headers, request);
   const needs = (grant: string) => {
     if (!client.grant_types.includes(grant)) throw badRequest(`the client is not registered for ${grant}`, undefined, 'unauthorized_client');

@@ -22,6 +22,10 @@ export const LOOKUP_PREFIXES = [
   'ACME#',
   'CLILOGIN#',
   'CLICODE#',
+  'SRPCHAL#',
+  'PWRESET#',
+  'OAUTHCODE#',
+  'OIDCSTATE#',
 ] as const;
 
 export const isLookupPartition = (pk: string): boolean => LOOKUP_PREFIXES.some((p) => pk.startsWith(p));

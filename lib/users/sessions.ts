@@ -14,7 +14,7 @@ import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { isIdentityScope } from '../auth/authorization-server.js';
 import { readRefreshToken, readSession, type SessionItem } from './store.js';
 import { getUser, scopesOf, type User } from './users.js';
-import { identifyTenant } from '../tenancy/scope.js';
+import { identifyTenant, TenantScopeViolation } from '../tenancy/scope.js';
 
 /**
  * Sign-in sessions (docs/api.md, "Sign-in"). A session yields a short-lived access token
@@ -324,7 +324,13 @@ export async function refreshSession(token: string, request: RequestFacts, clien
   // that account's tenant session (POST /api/v1/auth/refresh is a tenant route, lib/routes.ts
   // SELF_IDENTIFYING_TENANT_ROUTES), never the function's own role
   if (typeof tenantId !== 'string' || !tenantId) throw unauthorized('unknown or expired refresh token');
-  identifyTenant(tenantId);
+  try {
+    identifyTenant(tenantId);
+  } catch (error) {
+    // the token endpoint already named the client's account: another account's refresh token is not this client's
+    if (error instanceof TenantScopeViolation) throw badRequest('the refresh token was not issued to this client', undefined, 'invalid_grant');
+    throw error;
+  }
   const [tenant, session] = await Promise.all([getTenant(tenantId), readSession(tenantId, sessionId)]);
   if (!tenant || !session) throw unauthorized('unknown or expired refresh token');
   // a client's refresh token is that client's alone (RFC 6749 §6); a sign-in's is no client's

@@ -120,6 +120,12 @@ describe('the authorization server\u2019s own key set (discovery jwks_uri)', () 
     const accessToken = issued.body.access_token as string;
     exported.push(accessToken);
 
+    // the token endpoint works in the client's account's tenant session, which may name no platform
+    // listing: an account's very first token-signing key, made there, joins the set when the stream
+    // relay lists it from its insert (lib/events/platform-listings.ts listTokenKey), seconds later
+    const issuedKid = decodeProtectedHeader(accessToken).kid!;
+    const listedKids = async () => ((await (await fetch(jwksUri)).json()) as { keys: JWK[] }).keys.map((k) => k.kid);
+    for (let i = 0; i < 100 && !(await listedKids()).includes(issuedKid); i++) await new Promise((ok) => setTimeout(ok, 200));
     // no credential needed: jose fetches the set as a resource server would
     const remote = createRemoteJWKSet(new URL(jwksUri));
     const { payload } = await jwtVerify(accessToken, remote);

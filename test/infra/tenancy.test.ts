@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OWN_PARTITIONS, ROUTES, SELF_IDENTIFYING_TENANT_ROUTES, tenancyOf, tenantCredentialOf, type Route } from '../../lib/routes.js';
+import { OPERATOR_ACCOUNT_ROUTES, OWN_PARTITIONS, ROUTES, SELF_IDENTIFYING_TENANT_ROUTES, tenancyOf, tenantCredentialOf, type Route } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES, DATA_KEY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
@@ -54,16 +54,32 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
 
   it('classifies every route: every bearer, device and temp-token route is a tenant route, the share-aware ones included', () => {
     for (const r of ROUTES) {
-      const expected = r.auth === 'operator' ? 'operator' : SELF_IDENTIFYING_TENANT_ROUTES.has(r.key) ? 'tenant' : ['public', 'endpoint'].includes(r.auth) ? 'self' : 'tenant';
+      const expected = OPERATOR_ACCOUNT_ROUTES.has(r.key)
+        ? 'tenant'
+        : r.auth === 'operator'
+          ? 'operator'
+          : SELF_IDENTIFYING_TENANT_ROUTES.has(r.key)
+            ? 'tenant'
+            : ['public', 'endpoint'].includes(r.auth)
+              ? 'self'
+              : 'tenant';
       expect(tenancyOf(r), r.key).toBe(expected);
     }
     const shareAware = ROUTES.filter((r) => SHARE_AWARE.includes(r.key) || (r.handler !== null && SHARE_AWARE_GET_HANDLERS.has(r.handler)));
     expect([...SELF_IDENTIFYING_TENANT_ROUTES.keys()].sort()).toEqual([
       'GET /api/v1/auth/cli/login',
+      'GET /api/v1/auth/oidc/callback',
+      'GET /api/v1/auth/oidc/login',
       'POST /api/v1/agent/oauth/enroll',
       'POST /api/v1/agent/oauth/token',
       'POST /api/v1/auth/cli/token',
+      'POST /api/v1/auth/oauth/token',
       'POST /api/v1/auth/refresh',
+      'POST /api/v1/auth/webauthn/authentication/begin',
+      'POST /api/v1/auth/webauthn/authentication/finish',
+      'POST /api/v1/auth/workload/token',
+      'POST /api/v1/auth/zkp/register',
+      'POST /api/v1/auth/zkp/verify',
       'POST /webhooks/{payment_provider}',
     ]);
     expect(shareAware.length).toBeGreaterThan(SHARE_AWARE.length + 10);
@@ -182,9 +198,12 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [{ 'Fn::Join': ['', ['TSESSION#', { Ref: tenantRole }, '#*']] }] } },
       });
       // sessions of the length lib/tenancy/credentials.ts asks for (role chaining's hour)
-      expect(s.api.resources[tenantRole]!.Properties!.MaxSessionDuration, route.key).toBe(TENANT_SESSION_SECONDS);
+      // (the pair lives in the parent, or for a route with own items in their nested stack: infra/api-stack.ts)
+      const home = fn.template.passedFrom[fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN.Ref] ?? s.api;
+      expect(home === s.ownItemsRoles, route.key).toBe(tenantCredentialOf(route) === 'own-items');
+      expect(home.resources[tenantRole]!.Properties!.MaxSessionDuration, route.key).toBe(TENANT_SESSION_SECONDS);
       // the tenant-access role trusts exactly that execution role, with session tags
-      const trust = list(s.api.resources[tenantRole]!.Properties!.AssumeRolePolicyDocument.Statement as Statement[]);
+      const trust = list(home.resources[tenantRole]!.Properties!.AssumeRolePolicyDocument.Statement as Statement[]);
       const execution = parentRef(fn.template, fn.resource.Properties!.Role);
       expect(trust, route.key).toEqual([
         { Action: ['sts:AssumeRole', 'sts:TagSession'], Effect: 'Allow', Principal: { AWS: { 'Fn::GetAtt': [execution, 'Arn'] } } },
@@ -381,12 +400,20 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     expect(confined.map((r) => r.key).sort()).toEqual([
       'GET /.well-known/acme-challenge/{token}',
       'GET /api/v1/auth/cli/login',
+      'GET /api/v1/auth/oidc/callback',
+      'GET /api/v1/auth/oidc/login',
       'POST /api/v1/agent/oauth/device',
       'POST /api/v1/agent/oauth/enroll',
       'POST /api/v1/agent/oauth/token',
       'POST /api/v1/auth/cli/login',
       'POST /api/v1/auth/cli/token',
+      'POST /api/v1/auth/oauth/token',
       'POST /api/v1/auth/refresh',
+      'POST /api/v1/auth/webauthn/authentication/begin',
+      'POST /api/v1/auth/webauthn/authentication/finish',
+      'POST /api/v1/auth/workload/token',
+      'POST /api/v1/auth/zkp/register',
+      'POST /api/v1/auth/zkp/verify',
     ]);
     for (const route of confined) {
       const own = functionStatements(s, fns.get(route.key)!).filter((x) => x.role === 'own').map((x) => x.statement);
@@ -508,7 +535,8 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
   it('the exceptions keep their route grants on their own role, and are exactly the operator and self-authenticating routes', () => {
     const exceptions = ROUTES.filter((r) => tenancyOf(r) !== 'tenant');
     const byKind = (k: string) => exceptions.filter((r) => tenancyOf(r) === k).length;
-    expect(byKind('operator')).toBe(ROUTES.filter((r) => r.auth === 'operator').length);
+    expect(byKind('operator')).toBe(ROUTES.filter((r) => r.auth === 'operator' && !OPERATOR_ACCOUNT_ROUTES.has(r.key)).length);
+    expect([...OPERATOR_ACCOUNT_ROUTES]).toEqual(['PUT /api/v1/admin/tenants/{id}/sso']);
     expect(byKind('self')).toBe(ROUTES.filter((r) => ['public', 'endpoint'].includes(r.auth) && !SELF_IDENTIFYING_TENANT_ROUTES.has(r.key)).length);
     expect(exceptions.length).toBe(byKind('operator') + byKind('self'));
     for (const route of exceptions) {

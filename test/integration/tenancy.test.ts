@@ -661,6 +661,54 @@ describe('tenant-scoped credentials', () => {
     expect(dynamo.slice(from).some((c) => c.accessKey === keyFor(other.tenantId) || pkOf(c).includes(`T#${other.tenantId}`))).toBe(false);
   });
 
+  it('the sign-in steps (passkey and SRP password): the first step in the session of the account the request names; the second reads its challenge on the function\'s credentials and spends it in the session of the account the challenge names', async () => {
+    const webauthn = await import('../../functions/auth/webauthn.js');
+    const zkp = await import('../../functions/auth/zkp.js');
+    const [a, other] = await Promise.all([newTenant(), newTenant()]);
+    const own = keyFor(a.tenantId);
+    const anonymous = (resource: string, body: unknown) => ({ ...event('POST', resource, '', null, body), headers: { 'Content-Type': 'application/json' } }) as APIGatewayProxyEvent;
+    // on the function's credentials: the per-IP limiter and the challenge read, naming nothing
+    const onOwn = (calls: DynamoCall[], challenge: RegExp) => {
+      for (const c of calls.filter((x) => x.accessKey === 'local')) {
+        for (const pk of pkOf(c)) expect(pk, `${c.target} ${pk}`).toMatch(challenge);
+        if (c.target !== 'GetItem') expect(pkOf(c)[0], c.target).toMatch(/^IP#/);
+      }
+    };
+    const inSession = (calls: DynamoCall[], lookups: RegExp) => {
+      const session = calls.filter((c) => c.accessKey !== 'local');
+      expect(session.length).toBeGreaterThan(0);
+      for (const c of session) {
+        expect(c.accessKey, c.target).toBe(own);
+        for (const pk of pkOf(c)) expect(pk === `T#${a.tenantId}` || pk === `METER#${a.tenantId}` || lookups.test(pk), `${c.target} ${pk}`).toBe(true);
+      }
+    };
+
+    let from = dynamo.length;
+    const begun = await webauthn.authenticationBegin(anonymous('/api/v1/auth/webauthn/authentication/begin', { tenant_id: a.tenantId, email: a.email }), context);
+    expect(begun.statusCode, begun.body).toBe(200);
+    onOwn(dynamo.slice(from), /^IP#/);
+    inSession(dynamo.slice(from), /^WACHAL#/);
+    const challengeId = JSON.parse(begun.body).data.challenge_id as string;
+    from = dynamo.length;
+    const credential = { id: 'A'.repeat(22), rawId: 'A'.repeat(22), type: 'public-key', response: { clientDataJSON: 'e30', authenticatorData: 'AAAA', signature: 'AAAA' }, clientExtensionResults: {} };
+    const finished = await webauthn.authenticationFinish(anonymous('/api/v1/auth/webauthn/authentication/finish', { challenge_id: challengeId, response: credential }), context);
+    expect(finished.statusCode, finished.body).toBe(401);
+    onOwn(dynamo.slice(from), /^(WACHAL|IP)#/);
+    inSession(dynamo.slice(from), /^WACHAL#/);
+
+    from = dynamo.length;
+    const step1 = await zkp.verify(anonymous('/api/v1/auth/zkp/verify', { tenant_id: a.tenantId, email: a.email, client_public: '0'.repeat(511) + '2', srp_version: 2 }), context);
+    expect(step1.statusCode, step1.body).toBe(200);
+    onOwn(dynamo.slice(from), /^IP#/);
+    inSession(dynamo.slice(from), /^SRPCHAL#/);
+    from = dynamo.length;
+    const step2 = await zkp.verify(anonymous('/api/v1/auth/zkp/verify', { challenge_id: JSON.parse(step1.body).data.challenge_id, client_proof: '0'.repeat(64) }), context);
+    expect(step2.statusCode, step2.body).toBe(401);
+    onOwn(dynamo.slice(from), /^(SRPCHAL|IP)#/);
+    inSession(dynamo.slice(from), /^SRPCHAL#/);
+    expect(sts.some((c) => Object.values(c.params).includes(other.tenantId))).toBe(false);
+  });
+
   it('a refresh (POST /api/v1/auth/refresh): the refresh item read on the function\'s credentials, everything else in the session of the account it names; a forged item naming another account gets 401', async () => {
     const sessions = await import('../../functions/auth/sessions.js');
     const { openSession } = await import('../../lib/users/sessions.js');
