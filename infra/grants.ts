@@ -1,6 +1,6 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { GRANTS, OWN_PARTITIONS, ownItemsKey, tenancyOf, tenantCredentialOf, type Grant, type OwnItems, type Route } from '../lib/routes.js';
+import { GRANTS, OPERATOR_WRITES, OWN_PARTITIONS, ownItemsKey, tenancyOf, tenantCredentialOf, type Grant, type OwnItems, type Route } from '../lib/routes.js';
 import { auditKeyStatement } from './grants/kms.js';
 import { grantedRole } from './grants/own-role.js';
 import type { RoleTargets, TenantRoles } from './grants/common.js';
@@ -162,10 +162,12 @@ export class RouteRoles extends Construct {
    */
   ownRole(grants: readonly Grant[], route?: Route): iam.Role {
     const own = route ? OWN_PARTITIONS[route.key] : undefined;
-    const key = `${grantSetKey(grants)}${route ? ownItemsKey(route) : ''}`;
+    // the operator's write routes: their writes only where operators write (OPERATOR_WRITES)
+    const operator = route !== undefined && tenancyOf(route) === 'operator' && grants.includes('table:write');
+    const key = `${grantSetKey(grants)}${route ? ownItemsKey(route) : ''}${operator ? ' operator' : ''}`;
     let role = this.roles.get(key);
     if (!role) {
-      role = this.create(key, grants, own);
+      role = this.create(key, grants, own, operator ? OPERATOR_WRITES : undefined);
       this.roles.set(key, role);
     }
     return role;
@@ -203,14 +205,14 @@ export class RouteRoles extends Construct {
     return roles;
   }
 
-  private create(key: string, grants: readonly Grant[], own?: OwnItems): iam.Role {
+  private create(key: string, grants: readonly Grant[], own?: OwnItems, operatorWrites?: readonly string[]): iam.Role {
     const { targets, settings } = this.props;
     // an operator or self-authenticating read-only route knows its account only from the
     // request: its audit MAC key may name any account (docs/architecture.md, "Roles that are
     // not tenant-scoped"); a tenant route's comes from its tenant session (TenantAuditKey)
     const extra = grants.includes('audit:send') ? [auditKeyStatement('AuditKey', 'kms:GenerateDataKey', targets.key, undefined)] : [];
-    const id = `${roleId(grantSetKey(grants))}${own ? ownId(own) : ''}`;
-    return grantedRole(this, id, `${settings.name} route functions with grants: ${key}`, grants, targets, settings, extra, own);
+    const id = `${roleId(grantSetKey(grants))}${own ? ownId(own) : ''}${operatorWrites ? 'Operator' : ''}`;
+    return grantedRole(this, id, `${settings.name} route functions with grants: ${key}`, grants, targets, settings, extra, own, operatorWrites);
   }
 }
 

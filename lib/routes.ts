@@ -181,7 +181,21 @@ export const OWN_PARTITIONS: Readonly<Record<string, OwnItems>> = {
   'POST /api/v1/auth/oauth/token': {},
   'GET /api/v1/auth/oidc/login': {},
   'GET /api/v1/auth/oidc/callback': { read: ['OIDCSTATE#*'] },
+  'GET /api/v1/auth/oauth/authorize': {},
+  'POST /api/v1/auth/oauth/introspect': {},
+  'POST /api/v1/auth/cli/revoke': { read: ['REFRESH#*'] },
+  'GET /api/v1/auth/oauth/logout': {},
 };
+
+/**
+ * What the operator's write routes write (POST /api/v1/admin/tenants, activate, suspend, quota,
+ * reset-password; infra/grants/table.ts `OperatorWrite`): accounts' partitions (the account
+ * item's status, quota and TENANTS listing, a new account's items, a user's reset, their audit
+ * entries), a new account's first key's credential item, a reset token. Cross-account by design;
+ * no other global item (no refresh, share, device, temporary or sign-in item), no metering
+ * beyond the metering attributes (TableMeter).
+ */
+export const OPERATOR_WRITES: readonly string[] = ['T#*', 'KEY#*', 'PWRESET#*'];
 
 /** What tells a route's roles apart by its own items (infra/grants.ts role keys, scripts/bench/tenancy.ts): '' without. */
 export function ownItemsKey(route: Pick<Route, 'key'>): string {
@@ -218,6 +232,10 @@ export const SELF_IDENTIFYING_TENANT_ROUTES: ReadonlyMap<string, 'signed-event' 
   ['POST /api/v1/auth/oauth/token', 'own-items'],
   ['GET /api/v1/auth/oidc/login', 'own-items'],
   ['GET /api/v1/auth/oidc/callback', 'own-items'],
+  ['GET /api/v1/auth/oauth/authorize', 'own-items'],
+  ['POST /api/v1/auth/oauth/introspect', 'own-items'],
+  ['POST /api/v1/auth/cli/revoke', 'own-items'],
+  ['GET /api/v1/auth/oauth/logout', 'own-items'],
 ]);
 
 /**

@@ -47,7 +47,13 @@ export function ownItemStatements(own: OwnItems, tableArn: string): iam.PolicySt
  * probe; a route with own items (lib/routes.ts OWN_PARTITIONS) only those
  * (`ownItemStatements`) and the per-IP limiter.
  */
-export function ownTableStatements(grants: readonly Grant[], tableArn: string, own?: OwnItems): iam.PolicyStatement[] {
+export function ownTableStatements(
+  grants: readonly Grant[],
+  tableArn: string,
+  own?: OwnItems,
+  /** An operator role's write partitions (lib/routes.ts OPERATOR_WRITES): its writes only there, metering apart. */
+  operatorWrites?: readonly string[],
+): iam.PolicyStatement[] {
   const has = holds(grants);
   if (own) return [...ownItemStatements(own, tableArn), ...(has('table:meter') ? [meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])] : [])];
   const statements: iam.PolicyStatement[] = [];
@@ -58,7 +64,17 @@ export function ownTableStatements(grants: readonly Grant[], tableArn: string, o
     // gsi1 and the platform listings (operator listings, the service's key set)
     statements.push(new iam.PolicyStatement({ sid: 'IndexRead', actions: ['dynamodb:Query'], resources: indexArns }));
   }
-  if (has('table:write')) {
+  if (has('table:write') && operatorWrites) {
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'OperatorWrite',
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+        resources: [tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...operatorWrites] }, Null: { 'dynamodb:LeadingKeys': 'false' } },
+      }),
+      meterStatement('TableMeter', tableArn, METERING_PARTITIONS),
+    );
+  } else if (has('table:write')) {
     statements.push(
       new iam.PolicyStatement({
         sid: 'TableWrite',

@@ -26,6 +26,7 @@ export const LOOKUP_PREFIXES = [
   'PWRESET#',
   'OAUTHCODE#',
   'OIDCSTATE#',
+  'OAUTHTICKET#',
 ] as const;
 
 export const isLookupPartition = (pk: string): boolean => LOOKUP_PREFIXES.some((p) => pk.startsWith(p));

@@ -431,6 +431,18 @@ export async function revokeSessionByToken(token: string, request: RequestFacts,
 export async function sessionOfToken(
   token: string,
 ): Promise<{ tenantId: string; sessionId: string; session: SessionItem | undefined; refreshUsed?: boolean } | undefined> {
+  try {
+    return await tokenSession(token);
+  } catch (error) {
+    // the request already acts for another account (a client's): this token is of no session of it
+    if (error instanceof TenantScopeViolation) return undefined;
+    throw error;
+  }
+}
+
+async function tokenSession(
+  token: string,
+): Promise<{ tenantId: string; sessionId: string; session: SessionItem | undefined; refreshUsed?: boolean } | undefined> {
   let tenantId: string | undefined;
   let sessionId: string | undefined;
   let refreshUsed: boolean | undefined;
@@ -445,6 +457,9 @@ export async function sessionOfToken(
     if (claims) [tenantId, sessionId] = [claims.tenantId, claims.tokenId];
   }
   if (!tenantId || !sessionId) return undefined;
+  // the token names its account (a marked refresh item, or a verified access token, which named it
+  // already): its session is read, and ended, in that account's tenant session
+  identifyTenant(tenantId);
   const session = await readSession(tenantId, sessionId);
   return { tenantId, sessionId, session, ...(refreshUsed !== undefined ? { refreshUsed } : {}) };
 }

@@ -156,11 +156,11 @@ const CASES: Case[] = [
  */
 const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly rolesAre: string; readonly cases: RegExp; readonly reason: string }[] = [
   {
-    rolesAre: 'the own role of the operator and self-authenticating routes with table:write (unconditioned TableWrite)',
-    roles: (r) => !r.tenantAccess && r.sids.has('TableWrite') && r.routes.length > 0,
-    cases: /^(victim items: (PutItem|UpdateItem|DeleteItem|ConditionCheckItem)|victim metering|lookup |platform listing|audit entry in the victim account: PutItem|own account item)/,
+    rolesAre: 'the operator write routes\' own role (OperatorWrite: T#*, KEY#*, PWRESET#* only)',
+    roles: (r) => !r.tenantAccess && r.sids.has('OperatorWrite'),
+    cases: /^(victim items: (PutItem|UpdateItem|DeleteItem|ConditionCheckItem)|lookup (KEY|PWRESET)#|platform listing|audit entry in the victim account: PutItem|own account item)/,
     reason:
-      'issue 31 "Table-wide writes", not closed yet: one role shared by POST /api/v1/auth/cli/revoke, GET /api/v1/auth/oauth/authorize, POST .../introspect, GET .../logout and the operator routes that write operator-only attributes or a platform listing (POST /api/v1/admin/tenants, PATCH .../activate, .../suspend, PUT .../quota, POST /api/v1/admin/users/reset-password). The credential-minting routes are split (tenant sessions; own items only, lib/routes.ts OWN_PARTITIONS: cli/login, cli/token, refresh, oauth/token, workload, webauthn, zkp, oidc login and callback), PUT /api/v1/admin/tenants/{id}/sso acts in the named account\'s session (OPERATOR_ACCOUNT_ROUTES), and the role with table:write and any-account data keys is gone. Next: the same split for these (docs/architecture.md, "Roles that are not tenant-scoped")',
+      'by design: POST /api/v1/admin/tenants, PATCH .../activate, .../suspend, PUT .../quota and POST /api/v1/admin/users/reset-password act on the account the request names, which IAM cannot name in advance: the account item\'s operator-only status and quota and its TENANTS listing, a new account\'s items and its first key\'s credential item (KEY#), a user\'s reset token (PWRESET#), their audit entries (lib/routes.ts OPERATOR_WRITES). No other global item: no refresh, share, device, temporary-access, sign-in or CLI item, no metering beyond TableMeter. Every self-authenticating route is off table-wide writes (issue 31: tenant sessions, own items only); PUT .../sso works in the named account\'s session (OPERATOR_ACCOUNT_ROUTES)',
   },
   {
     rolesAre: 'the outbox relay (PlatformListingWrite: UpdateItem of platpk/platsk only, on T#*)',
@@ -177,7 +177,7 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
       'a plan change confirmed by the payment provider (its signed event, POST /webhooks/{payment_provider}, in the session of the account the event names) writes the quota the plan sets (lib/billing/subscriptions.ts, PLAN_ATTRIBUTES); the operator flag stays denied to these roles as to every tenant session',
   },
   {
-    rolesAre: 'roles with TableMeter (operator and self-authenticating read-only routes)',
+    rolesAre: 'roles with TableMeter (the operator routes and the self-authenticating read-only routes)',
     roles: (r) => r.sids.has('TableMeter'),
     cases: /^victim metering: UpdateItem$/,
     reason:
@@ -188,7 +188,7 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
     roles: (r) => r.sids.has('TableRead') || r.sids.has('IndexRead'),
     cases: /^victim items: (GetItem|BatchGetItem|Query)/,
     reason:
-      'issue 31 "Table-wide writes", not closed yet: the operator listings read every account by design (GET /api/v1/admin/tenants, /audit, /tenants/{id}/users) and the read-only self-authenticating routes (diagnostics, discovery, JWKS, userinfo) share that role; the table:write role above reads for its routes. Every sign-in route that mints credentials reads only its own global items on its own role (OWN_PARTITIONS) and the rest in the account\'s session; the outbox relay, the workers, GET /api/v1/t/{token} and the payment webhook no longer hold it',
+      'issue 31 "Table-wide writes", not closed yet: the operator listings read every account by design (GET /api/v1/admin/tenants, /audit, /tenants/{id}/users) and the read-only self-authenticating routes (diagnostics, discovery, JWKS, userinfo) share that role; the operator write routes\' role above reads the accounts it writes. Every sign-in route that mints credentials reads only its own global items on its own role (OWN_PARTITIONS) and the rest in the account\'s session; the outbox relay, the workers, GET /api/v1/t/{token} and the payment webhook no longer hold it',
   },
   {
     rolesAre: 'roles with AuditSend (every read-only route)',
