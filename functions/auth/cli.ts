@@ -65,7 +65,8 @@ export const login = defineHandler({
     // only a sign-in session may review or decide (lib/users/cli-login.ts): an API key or API token
     // is refused before anything is read (this route's execution role reads no credential item;
     // the access token names its account and is checked in that account's session)
-    if (bearerIsNotAccessToken(headers)) throw forbidden('approve a CLI login from your own sign-in session (the sign-in page), not with an API key or token');
+    if (bearerIsNotAccessToken(headers))
+      throw forbidden('approve a CLI login from your own sign-in session (the sign-in page), not with an API key or token');
     const facts = requestFacts(input);
     const ctx: CallContext = { principal: await authenticateBearer(headers), ...facts };
     const view = query.decision ? await decideCliLogin(ctx, query.user_code, query.decision) : await reviewCliLogin(ctx, query.user_code);
