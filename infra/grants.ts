@@ -1,6 +1,6 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
-import { GRANTS, OWN_PARTITIONS, ownItemsKey, tenancyOf, tenantCredentialOf, type Grant, type OwnItems, type Route } from '../lib/routes.js';
+import { GRANTS, OPERATOR_WRITES, OWN_PARTITIONS, ownItemsKey, tenancyOf, tenantCredentialOf, type Grant, type OwnItems, type Route } from '../lib/routes.js';
 import { auditKeyStatement } from './grants/kms.js';
 import { grantedRole } from './grants/own-role.js';
 import type { RoleTargets, TenantRoles } from './grants/common.js';
@@ -119,7 +119,22 @@ export class RouteRoles extends Construct {
   private readonly roles = new Map<string, iam.Role>();
   private readonly tenantRoles = new Map<string, TenantRoles>();
 
-  constructor(scope: Construct, id: string, private readonly props: { routes: readonly Route[]; targets: RoleTargets; settings: Settings }) {
+  constructor(
+    scope: Construct,
+    id: string,
+    private readonly props: {
+      routes: readonly Route[];
+      targets: RoleTargets;
+      settings: Settings;
+      /**
+       * Where the role pairs of the routes whose own items name their account live (lib/routes.ts
+       * OWN_PARTITIONS, one pair per route): a nested stack of their own, so that closing the
+       * shared roles route by route does not take the parent template over CloudFormation's 500
+       * resources (infra/api-stack.ts). Without: here.
+       */
+      ownItemsHome?: Construct;
+    },
+  ) {
     super(scope, id);
     for (const route of props.routes) this.roleFor(route);
   }
@@ -147,10 +162,12 @@ export class RouteRoles extends Construct {
    */
   ownRole(grants: readonly Grant[], route?: Route): iam.Role {
     const own = route ? OWN_PARTITIONS[route.key] : undefined;
-    const key = `${grantSetKey(grants)}${route ? ownItemsKey(route) : ''}`;
+    // the operator's write routes: their writes only where operators write (OPERATOR_WRITES)
+    const operator = route !== undefined && tenancyOf(route) === 'operator' && grants.includes('table:write');
+    const key = `${grantSetKey(grants)}${route ? ownItemsKey(route) : ''}${operator ? ' operator' : ''}`;
     let role = this.roles.get(key);
     if (!role) {
-      role = this.create(key, grants, own);
+      role = this.create(key, grants, own, operator ? OPERATOR_WRITES : undefined);
       this.roles.set(key, role);
     }
     return role;
@@ -180,27 +197,28 @@ export class RouteRoles extends Construct {
         'signed-event': ' (signed provider events)',
         'own-items': ` (its own items name the account:${ownItemsKey(route)})`,
       }[credential];
-      roles = tenantRoles(this, id, `${settings.name} tenant route functions with grants: ${grantSetKey(route.grants)}${said}`, route.grants, credential, targets, settings, own);
+      const home = own ? (this.props.ownItemsHome ?? this) : this;
+      roles = tenantRoles(home, id, `${settings.name} tenant route functions with grants: ${grantSetKey(route.grants)}${said}`, route.grants, credential, targets, settings, own);
       this.tenantRoles.set(key, roles);
       this.roles.set(key, roles.execution);
     }
     return roles;
   }
 
-  private create(key: string, grants: readonly Grant[], own?: OwnItems): iam.Role {
+  private create(key: string, grants: readonly Grant[], own?: OwnItems, operatorWrites?: readonly string[]): iam.Role {
     const { targets, settings } = this.props;
     // an operator or self-authenticating read-only route knows its account only from the
     // request: its audit MAC key may name any account (docs/architecture.md, "Roles that are
     // not tenant-scoped"); a tenant route's comes from its tenant session (TenantAuditKey)
     const extra = grants.includes('audit:send') ? [auditKeyStatement('AuditKey', 'kms:GenerateDataKey', targets.key, undefined)] : [];
-    const id = `${roleId(grantSetKey(grants))}${own ? ownId(own) : ''}`;
-    return grantedRole(this, id, `${settings.name} route functions with grants: ${key}`, grants, targets, settings, extra, own);
+    const id = `${roleId(grantSetKey(grants))}${own ? ownId(own) : ''}${operatorWrites ? 'Operator' : ''}`;
+    return grantedRole(this, id, `${settings.name} route functions with grants: ${key}`, grants, targets, settings, extra, own, operatorWrites);
   }
 }
 
-/** A construct id part for own items: `Own` and their partitions' names (`OwnDevauthzUsercode`). */
+/** A construct id part for own items: `Own` and their partitions' names (`OwnDevauthzUsercode`), `AccessToken` when the route also takes one. */
 const ownId = (own: OwnItems) =>
-  `Own${[...new Set([...(own.read ?? []), ...(own.write ?? [])].map((p) => p.replace(/[^A-Za-z]/g, '').toLowerCase()))].map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`;
+  `Own${[...new Set([...(own.read ?? []), ...(own.write ?? [])].map((p) => p.replace(/[^A-Za-z]/g, '').toLowerCase()))].map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}${own.accessToken ? 'AccessToken' : ''}`;
 
 const roleId = (key: string) => (key === 'none' ? 'NoGrants' : key.split(' ').map((g) => g.split(/[^a-z]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')).join(''));
 

@@ -146,11 +146,23 @@ export type Tenancy = 'tenant' | 'operator' | 'self';
  * start (RFC 8628 §3.1, the POST) writes its pending login and user code; the agent's
  * device authorization (RFC 8628) writes its pending codes, polls them, and reads its
  * enrolment token: once the authorization names the approver's account, everything else runs
- * in that account's tenant session (SELF_IDENTIFYING_TENANT_ROUTES, `own-items`).
+ * in that account's tenant session (SELF_IDENTIFYING_TENANT_ROUTES, `own-items`). The sign-in
+ * routes that mint credentials likewise (issue 31): the CLI login's decision and token,
+ * refresh, the OAuth token endpoint, the workload exchange, the passkey, SRP and OIDC steps read
+ * at most the global item that names the account (a refresh token, a challenge, a state, a
+ * login; `{}` when the request or its credential names it) and do the rest in its session. A
+ * global item naming an account is trusted only with that account's owner mark
+ * (lib/tenancy/lookups.ts), which only its session can write.
  */
 export interface OwnItems {
   readonly read?: readonly string[];
   readonly write?: readonly string[];
+  /**
+   * The handler also authenticates a sign-in session's access token (a JWT naming its account,
+   * checked in that account's session): the projected account read authentication makes on the
+   * execution role (infra/grants/table.ts `accountReadStatement`), no credential item.
+   */
+  readonly accessToken?: true;
 }
 export const OWN_PARTITIONS: Readonly<Record<string, OwnItems>> = {
   'GET /.well-known/acme-challenge/{token}': { read: ['ACME#*'] },
@@ -158,12 +170,39 @@ export const OWN_PARTITIONS: Readonly<Record<string, OwnItems>> = {
   'POST /api/v1/auth/cli/login': { write: ['CLILOGIN#*', 'CLICODE#*'] },
   'POST /api/v1/agent/oauth/token': { read: ['DEVAUTHZ#*'], write: ['DEVAUTHZ#*'] },
   'POST /api/v1/agent/oauth/enroll': { read: ['ENROLL#*', 'DEVAUTHZ#*'] },
+  'POST /api/v1/auth/refresh': { read: ['REFRESH#*'] },
+  'GET /api/v1/auth/cli/login': { write: ['CLILOGIN#*', 'CLICODE#*'], accessToken: true },
+  'POST /api/v1/auth/cli/token': { read: ['CLILOGIN#*'], write: ['CLILOGIN#*'] },
+  'POST /api/v1/auth/webauthn/authentication/begin': {},
+  'POST /api/v1/auth/webauthn/authentication/finish': { read: ['WACHAL#*'] },
+  'POST /api/v1/auth/zkp/register': { accessToken: true },
+  'POST /api/v1/auth/zkp/verify': { read: ['SRPCHAL#*'] },
+  'POST /api/v1/auth/workload/token': {},
+  'POST /api/v1/auth/oauth/token': {},
+  'GET /api/v1/auth/oidc/login': {},
+  'GET /api/v1/auth/oidc/callback': { read: ['OIDCSTATE#*'] },
+  'GET /api/v1/auth/oauth/authorize': {},
+  'POST /api/v1/auth/oauth/introspect': {},
+  'POST /api/v1/auth/cli/revoke': { read: ['REFRESH#*'] },
+  'GET /api/v1/auth/oauth/logout': {},
 };
+
+/**
+ * What the operator's write routes write (POST /api/v1/admin/tenants, activate, suspend, quota,
+ * reset-password; infra/grants/table.ts `OperatorWrite`): accounts' partitions (the account
+ * item's status, quota and TENANTS listing, a new account's items, a user's reset, their audit
+ * entries), a new account's first key's credential item, a reset token. Cross-account by design;
+ * no other global item (no refresh, share, device, temporary or sign-in item), no metering
+ * beyond the metering attributes (TableMeter).
+ */
+export const OPERATOR_WRITES: readonly string[] = ['T#*', 'KEY#*', 'PWRESET#*'];
 
 /** What tells a route's roles apart by its own items (infra/grants.ts role keys, scripts/bench/tenancy.ts): '' without. */
 export function ownItemsKey(route: Pick<Route, 'key'>): string {
   const own = OWN_PARTITIONS[route.key];
-  return own ? ` own reads ${(own.read ?? []).join(' ') || '-'} writes ${(own.write ?? []).join(' ') || '-'}` : '';
+  return own
+    ? ` own reads ${(own.read ?? []).join(' ') || '-'} writes ${(own.write ?? []).join(' ') || '-'}${own.accessToken ? ' access-token' : ''}`
+    : '';
 }
 
 /**
@@ -174,15 +213,43 @@ export function ownItemsKey(route: Pick<Route, 'key'>): string {
  *   account (lib/billing/subscriptions.ts handleEvent);
  * - `own-items`: the route's own global items (OWN_PARTITIONS) name it once a person of the
  *   account approved them: the agent's device code (lib/agents/authorization.ts pollToken)
- *   and its enrolment token (completeEnrolment).
+ *   and its enrolment token (completeEnrolment), a CLI login, a refresh token, a sign-in
+ *   challenge or state; or the request names it before anything is read (a client_id, a
+ *   subject token's audience, a sign-in's `tenant_id`, a sign-in session's access token).
  */
 export const SELF_IDENTIFYING_TENANT_ROUTES: ReadonlyMap<string, 'signed-event' | 'own-items'> = new Map([
   ['POST /webhooks/{payment_provider}', 'signed-event'],
   ['POST /api/v1/agent/oauth/token', 'own-items'],
   ['POST /api/v1/agent/oauth/enroll', 'own-items'],
+  ['POST /api/v1/auth/refresh', 'own-items'],
+  ['GET /api/v1/auth/cli/login', 'own-items'],
+  ['POST /api/v1/auth/cli/token', 'own-items'],
+  ['POST /api/v1/auth/webauthn/authentication/begin', 'own-items'],
+  ['POST /api/v1/auth/webauthn/authentication/finish', 'own-items'],
+  ['POST /api/v1/auth/zkp/register', 'own-items'],
+  ['POST /api/v1/auth/zkp/verify', 'own-items'],
+  ['POST /api/v1/auth/workload/token', 'own-items'],
+  ['POST /api/v1/auth/oauth/token', 'own-items'],
+  ['GET /api/v1/auth/oidc/login', 'own-items'],
+  ['GET /api/v1/auth/oidc/callback', 'own-items'],
+  ['GET /api/v1/auth/oauth/authorize', 'own-items'],
+  ['POST /api/v1/auth/oauth/introspect', 'own-items'],
+  ['POST /api/v1/auth/cli/revoke', 'own-items'],
+  ['GET /api/v1/auth/oauth/logout', 'own-items'],
 ]);
 
+/**
+ * Operator routes that act in exactly one account, the one their path names, and need nothing
+ * of the platform's own (no operator-only attribute, no platform listing): tenant routes all the
+ * same. The operator's credential is authenticated like any bearer (its account's session
+ * meters it), the gate requires the operator flag (auth `operator`), and the handler does
+ * everything in the named account's session (lib/tenancy/scope.ts `ownerScope`), so the
+ * function holds no table-wide grant (issue 31).
+ */
+export const OPERATOR_ACCOUNT_ROUTES: ReadonlySet<string> = new Set(['PUT /api/v1/admin/tenants/{id}/sso']);
+
 export function tenancyOf(route: Pick<Route, 'auth' | 'key'>): Tenancy {
+  if (OPERATOR_ACCOUNT_ROUTES.has(route.key)) return 'tenant';
   if (route.auth === 'operator') return 'operator';
   if (SELF_IDENTIFYING_TENANT_ROUTES.has(route.key)) return 'tenant';
   if (route.auth === 'public' || route.auth === 'endpoint') return 'self';

@@ -1,9 +1,10 @@
 import * as z from 'zod/v4';
-import { authenticateBearer } from '../../lib/authn/authenticate.js';
+import { authenticateBearer, bearerIsNotAccessToken } from '../../lib/authn/authenticate.js';
 import { ClientIdSchema, DEVICE_CODE_GRANT, DeviceCodeSchema, publicUrl, UserCodeSchema } from '../../lib/auth/device-flow.js';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { config } from '../../lib/config.js';
 import { badRequest, defineHandler, protocol } from '../../lib/http/index.js';
+import { forbidden } from '../../lib/core/errors.js';
 import { decideCliLogin, pollCliLogin, reviewCliLogin, startCliLogin } from '../../lib/users/cli-login.js';
 import { revoke as revokeToken } from '../../lib/oauth/server.js';
 import { requestFacts } from '../../lib/users/sessions.js';
@@ -61,6 +62,11 @@ export const login = defineHandler({
     if (query.user_code === undefined) {
       return protocol(await startCliLogin({ client_id: query.client_id, name: query.name }, verificationUri(headers)), NO_STORE);
     }
+    // only a sign-in session may review or decide (lib/users/cli-login.ts): an API key or API token
+    // is refused before anything is read (this route's execution role reads no credential item;
+    // the access token names its account and is checked in that account's session)
+    if (bearerIsNotAccessToken(headers))
+      throw forbidden('approve a CLI login from your own sign-in session (the sign-in page), not with an API key or token');
     const facts = requestFacts(input);
     const ctx: CallContext = { principal: await authenticateBearer(headers), ...facts };
     const view = query.decision ? await decideCliLogin(ctx, query.user_code, query.decision) : await reviewCliLogin(ctx, query.user_code);

@@ -1,4 +1,5 @@
 import { defineHandler, ok } from '../../lib/http/index.js';
+import { ownerScope } from '../../lib/tenancy/scope.js';
 import { putSsoConfig, SsoBody } from '../../lib/sso/config.js';
 import { SsoAnswer, TenantParams } from '../../lib/operator/schemas.js';
 
@@ -12,6 +13,8 @@ export const put = defineHandler({
   params: TenantParams,
   body: SsoBody,
   async handler({ ctx, params, body }) {
-    return ok({ sso: await putSsoConfig(ctx, params.id, body) });
+    // everything in the named account's tenant session (lib/routes.ts OPERATOR_ACCOUNT_ROUTES): its
+    // account item, the sealed client secret (its data key), the SSO item and the audit entry
+    return ok({ sso: await ownerScope(params.id, () => putSsoConfig(ctx, params.id, body)) });
   },
 });

@@ -17,10 +17,12 @@ export function grantStatements(
   settings: Settings,
   /** The route's own global items (lib/routes.ts OWN_PARTITIONS): its only table statements; unconditioned without. */
   own?: OwnItems,
+  /** An operator write route's partitions (lib/routes.ts OPERATOR_WRITES). */
+  operatorWrites?: readonly string[],
 ): { statements: iam.PolicyStatement[]; acknowledgments: Acknowledgment[] } {
   const statements: iam.PolicyStatement[] = [
     new iam.PolicyStatement({ sid: 'Logs', actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [logGroupArnPattern(settings.name)] }),
-    ...ownTableStatements(grants, targets.table.tableArn, own),
+    ...ownTableStatements(grants, targets.table.tableArn, own, operatorWrites),
     ...keyDescribeStatements(grants, targets.key),
     ...dataKeyStatements(grants, targets.key, false),
     ...webhookQueueSend(grants, targets),
@@ -47,9 +49,10 @@ export function grantedRole(
   settings: Settings,
   extra: readonly iam.PolicyStatement[] = [],
   own?: OwnItems,
+  operatorWrites?: readonly string[],
 ): iam.Role {
   const role = lambdaRole(scope, id, description);
-  const { statements, acknowledgments } = grantStatements(grants, targets, settings, own);
+  const { statements, acknowledgments } = grantStatements(grants, targets, settings, own, operatorWrites);
   role.attachInlinePolicy(new iam.Policy(role, 'Grants', { statements: [...statements, ...extra] }));
   acknowledge(role, acknowledgments);
   return role;

@@ -47,7 +47,13 @@ export function ownItemStatements(own: OwnItems, tableArn: string): iam.PolicySt
  * probe; a route with own items (lib/routes.ts OWN_PARTITIONS) only those
  * (`ownItemStatements`) and the per-IP limiter.
  */
-export function ownTableStatements(grants: readonly Grant[], tableArn: string, own?: OwnItems): iam.PolicyStatement[] {
+export function ownTableStatements(
+  grants: readonly Grant[],
+  tableArn: string,
+  own?: OwnItems,
+  /** An operator role's write partitions (lib/routes.ts OPERATOR_WRITES): its writes only there, metering apart. */
+  operatorWrites?: readonly string[],
+): iam.PolicyStatement[] {
   const has = holds(grants);
   if (own) return [...ownItemStatements(own, tableArn), ...(has('table:meter') ? [meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])] : [])];
   const statements: iam.PolicyStatement[] = [];
@@ -58,7 +64,17 @@ export function ownTableStatements(grants: readonly Grant[], tableArn: string, o
     // gsi1 and the platform listings (operator listings, the service's key set)
     statements.push(new iam.PolicyStatement({ sid: 'IndexRead', actions: ['dynamodb:Query'], resources: indexArns }));
   }
-  if (has('table:write')) {
+  if (has('table:write') && operatorWrites) {
+    statements.push(
+      new iam.PolicyStatement({
+        sid: 'OperatorWrite',
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:ConditionCheckItem'],
+        resources: [tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...operatorWrites] }, Null: { 'dynamodb:LeadingKeys': 'false' } },
+      }),
+      meterStatement('TableMeter', tableArn, METERING_PARTITIONS),
+    );
+  } else if (has('table:write')) {
     statements.push(
       new iam.PolicyStatement({
         sid: 'TableWrite',
@@ -115,14 +131,21 @@ export function identificationStatements(credential: TenantCredential, tableArn:
   // the route's own global items name the account (lib/routes.ts OWN_PARTITIONS): those only, and the per-IP limiter
   if (credential === 'own-items') {
     if (!own) throw new Error('a route whose own items name its account declares them (lib/routes.ts OWN_PARTITIONS)');
-    return [...ownItemStatements(own, tableArn), meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])];
+    return [...ownItemStatements(own, tableArn), meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk]), ...(own.accessToken ? [accountReadStatement(tableArn)] : [])];
   }
   if (credential === 'temp-token') {
     return [onPartitions('TempTokenRead', 'dynamodb:GetItem', tableArn, ['TEMPTOKEN#*']), meterStatement('IpMeter', tableArn, [keys.ipRate('*').pk])];
   }
   return [
     onPartitions('CredentialRead', 'dynamodb:GetItem', tableArn, CREDENTIAL_PARTITIONS),
-    new iam.PolicyStatement({
+    accountReadStatement(tableArn),
+    ...(credential === 'device' ? [onPartitions('DeviceNonce', 'dynamodb:PutItem', tableArn, ['NONCE#*'])] : []),
+  ];
+}
+
+/** The projected account read of authentication (lib/store/tenants.ts readAccount): the attributes it needs, of T#* items only. */
+function accountReadStatement(tableArn: string): iam.PolicyStatement {
+  return new iam.PolicyStatement({
       sid: 'AccountRead',
       actions: ['dynamodb:GetItem'],
       resources: [tableArn],
@@ -137,9 +160,7 @@ export function identificationStatements(credential: TenantCredential, tableArn:
         Null: { 'dynamodb:Attributes': 'false' },
         StringEqualsIfExists: { 'dynamodb:Select': 'SPECIFIC_ATTRIBUTES' },
       },
-    }),
-    ...(credential === 'device' ? [onPartitions('DeviceNonce', 'dynamodb:PutItem', tableArn, ['NONCE#*'])] : []),
-  ];
+    });
 }
 
 /**

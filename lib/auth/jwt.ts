@@ -6,7 +6,10 @@ import { newId, nowIso, UUID_RE } from '../ids.js';
 import { openJson, sealJson } from '../crypto/envelope.js';
 import { sessionState } from './session-state.js';
 import { getTokenKey, indexTokenKey, putTokenKey } from './store.js';
-import { identifyTenant } from '../tenancy/scope.js';
+import { currentScope, identifyTenant } from '../tenancy/scope.js';
+
+/** The calls of this request go out with a tenant session (a tenant route once its account is named). */
+const inTenantSession = (): boolean => currentScope()?.tenantId !== undefined;
 import { isIssuer } from './authorization-server.js';
 
 /**
@@ -31,14 +34,21 @@ async function currentSigningKey(tenantId: string): Promise<{ kid: string; priva
   const item = await queryFirst({ pk: keys.tenant(tenantId).pk, sk: { prefix: keys.tokenKeyPrefix }, newestFirst: true });
   if (item) {
     const kid = item.kid as string;
-    if (item.platpk === undefined) await indexTokenKey(tenantId, kid);
+    // a key written before the service's own set (or in a tenant session: listed by the relay) joins
+    // it here only on a function's own credentials: a tenant session may name no listing key
+    if (item.platpk === undefined && !inTenantSession()) await indexTokenKey(tenantId, kid);
     return { kid, privateJwk: await openJson<JWK>({ tenantId, type: 'token_key', id: kid, version: 1 }, item.private as Uint8Array) };
   }
   const kid = newId();
   const { publicKey, privateKey } = await generateKeyPair(ALG, { extractable: true });
   const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' };
   const privateJwk = await exportJWK(privateKey);
-  await putTokenKey(tenantId, kid, publicJwk, await sealJson({ tenantId, type: 'token_key', id: kid, version: 1 }, privateJwk), nowIso());
+  // in a tenant session (a sign-in route acting for the account, lib/routes.ts
+  // SELF_IDENTIFYING_TENANT_ROUTES) the key is put without its TOKENKEYS listing, which no
+  // tenant session may name (infra/grants/tenant-table.ts): the stream relay lists it from the
+  // key's own sort key on its insert (lib/events/platform-listings.ts listTokenKey)
+  const listed = !inTenantSession();
+  await putTokenKey(tenantId, kid, publicJwk, await sealJson({ tenantId, type: 'token_key', id: kid, version: 1 }, privateJwk), nowIso(), listed);
   return { kid, privateJwk };
 }
 

@@ -140,13 +140,21 @@ export const userCodePointerDelete = (key: { pk: string; sk: string }, codeHash:
 // --- token-signing keys (lib/auth/jwt.ts)
 
 /** Writes a new token-signing key (the public JWK as is, the private one sealed), listed in the authorization server's set. */
-export async function putTokenKey(tenantId: string, kid: string, publicJwk: Record<string, unknown>, sealedPrivate: Uint8Array, createdAt: string): Promise<void> {
+export async function putTokenKey(
+  tenantId: string,
+  kid: string,
+  publicJwk: Record<string, unknown>,
+  sealedPrivate: Uint8Array,
+  createdAt: string,
+  /** With its listing (the function's own credentials); without, the relay lists it (a tenant session). */
+  listed = true,
+): Promise<void> {
   await db().send(
     new PutCommand({
       TableName: tableName(),
       Item: {
         ...keys.tokenKey(tenantId, kid),
-        ...keys.tokenKeyIndex(kid),
+        ...(listed ? keys.tokenKeyIndex(kid) : {}),
         kid,
         public: publicJwk,
         private: sealedPrivate,

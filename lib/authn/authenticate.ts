@@ -27,6 +27,17 @@ export function header(headers: Headers, name: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether `Authorization: Bearer` carries something other than an access token (a JWT): an API
+ * key or a personal API token. A route that admits only a person's sign-in session refuses
+ * those before reading anything (GET /api/v1/auth/cli/login's review and decision: its
+ * execution role reads no credential item, lib/routes.ts OWN_PARTITIONS).
+ */
+export function bearerIsNotAccessToken(headers: Headers): boolean {
+  const token = /^bearer +([\x21-\x7e]{8,4096})$/i.exec((header(headers, 'authorization') ?? '').trim())?.[1];
+  return token !== undefined && !JWT_RE.test(token);
+}
+
 function activeTenant(tenant: Tenant | undefined): Tenant {
   if (!tenant) throw unauthorized();
   if (tenant.status !== 'active') throw forbidden('account is suspended', 'tenant_suspended');

@@ -52,6 +52,17 @@ export function listAuditEntry(key: { pk: string; sk: string }): Promise<boolean
 }
 
 /**
+ * TOKENKEYS, on each token-signing key's insert: a key put in a tenant session (a sign-in route
+ * acting for the account, lib/auth/jwt.ts) carries no listing; it is listed under keys derived
+ * from its own sort key (its kid), never from a value a session wrote, so the authorization
+ * server's set (lib/auth/jwt.ts serviceKeySet) holds it. False when the key is gone.
+ */
+export function listTokenKey(key: { pk: string; sk: string }): Promise<boolean> {
+  if (!key.pk.startsWith('T#') || !key.sk.startsWith(keys.tokenKeyPrefix)) return Promise.resolve(false);
+  return writeListing(key, keys.tokenKeyIndex(key.sk.slice(keys.tokenKeyPrefix.length)));
+}
+
+/**
  * A LEASES entry the sweeper found stale (the lease is neither active nor abandoned: the
  * relay's unlisting not arrived yet, or an entry the listing migration copied just before a
  * revocation). The sweeper works in the lease's tenant session, which may not name `platpk` or

@@ -3,7 +3,7 @@ import { logger } from '../core/logger.js';
 import { keys } from '../store/keys.js';
 import type { DeliveryMessage, WebhookEvent } from './delivery.js';
 import { subscribed } from './payloads.js';
-import { listAuditEntry, listLease } from './platform-listings.js';
+import { listAuditEntry, listLease, listTokenKey } from './platform-listings.js';
 import { queue } from './queue.js';
 import { withTenant } from '../tenancy/scope.js';
 import { deleteOutboxItem, readOutboxItem } from './store.js';
@@ -55,6 +55,8 @@ export const OUTBOX_STREAM = {
     { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: keys.auditPrefix }] } } } },
     // lease inserts and changes: the LEASES platform listing (lib/events/platform-listings.ts)
     { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: [{ prefix: keys.leasePrefix }] } } } },
+    // token-signing key inserts: the TOKENKEYS platform listing (lib/events/platform-listings.ts listTokenKey)
+    { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: keys.tokenKeyPrefix }] } } } },
   ],
   batchSize: 100,
   maxBatchingWindowSeconds: 1,
@@ -69,6 +71,8 @@ export interface StreamRecord {
   readonly eventName?: string;
   readonly dynamodb?: {
     readonly Keys?: Record<string, { S?: string }>;
+    /** The item as written (the table's stream is NEW_IMAGE): a token key's insert says whether it came listed. */
+    readonly NewImage?: Record<string, unknown>;
     readonly SequenceNumber?: string;
   };
 }
@@ -152,6 +156,18 @@ export async function relayRecords(records: readonly StreamRecord[]): Promise<Re
       continue;
     }
     if (record.eventName !== 'INSERT') continue;
+    if (key.pk.startsWith('T#') && key.sk.startsWith(keys.tokenKeyPrefix)) {
+      // a key put on a function's own credentials came listed: only a tenant session's needs it
+      if (record.dynamodb?.NewImage?.platpk !== undefined) continue;
+      try {
+        await listTokenKey(key);
+      } catch (error) {
+        logger.warn('token key listing failed; the stream retries it', { error: error as Error });
+        failedAt = i;
+        break;
+      }
+      continue;
+    }
     if (key.sk.startsWith(keys.auditPrefix)) {
       const tid = key.pk.slice(2);
       const account = audited.get(tid) ?? { first: i, entries: [] };

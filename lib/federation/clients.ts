@@ -103,6 +103,10 @@ export function clientSecretMatches(
 const CLIENT_ID_RE =
   /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/;
 
+/** The account a client_id names (`<account id>.<client id>`), or undefined for one of no client. */
+export const clientAccountOf = (clientId: string | undefined): string | undefined =>
+  clientId === undefined ? undefined : CLIENT_ID_RE.exec(clientId)?.[1];
+
 /** A registered client by its public client_id, with its secret hashes (the authorization server's lookup); undefined when unknown. */
 export async function clientByClientId(clientId: string): Promise<(Stored & { readonly tenantId: string }) | undefined> {
   const m = CLIENT_ID_RE.exec(clientId);

@@ -4,7 +4,8 @@ import { commit } from '../audit/audit.js';
 import { checkAccessToken, signWithTokenKey, tokenKeyOf } from '../auth/jwt.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { hasScope } from '../auth/scopes.js';
-import { clientByClientId, clientSecretMatches } from '../federation/clients.js';
+import { clientAccountOf, clientByClientId, clientSecretMatches } from '../federation/clients.js';
+import { currentScope, identifyTenant, withTenant } from '../tenancy/scope.js';
 import { getJwks } from '../federation/jwks.js';
 import { badRequest, HttpError } from '../core/errors.js';
 import { newId, nowIso } from '../ids.js';
@@ -245,7 +246,30 @@ async function assertionClient(body: ClientCredentials, headers: Readonly<Record
 
 type TokenAnswer = Omit<GrantTokens, 'session_id'> & { readonly id_token?: string };
 
+/**
+ * The client_id a token request presents (Basic credentials, the body, or a client assertion's
+ * issuer), unverified: it names the client's account (lib/federation/clients.ts), in whose tenant
+ * session the token endpoint then works (a tenant route, lib/routes.ts
+ * SELF_IDENTIFYING_TENANT_ROUTES): the client, its secret or JWK set, the code, the refresh
+ * token's session and the session opened are that account's. A client_id naming another
+ * account than its client's reaches nothing but that account's items, and fails there.
+ */
+function presentedClientId(body: ClientCredentials, headers: Readonly<Record<string, string>>): string | undefined {
+  const basic = basicCredentials(headers);
+  if (basic) return basic.id;
+  if (body.client_id !== undefined) return body.client_id;
+  if (body.client_assertion === undefined) return undefined;
+  try {
+    const iss = decodeJwt(body.client_assertion).iss;
+    return typeof iss === 'string' ? iss : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function token(body: TokenRequest, headers: Readonly<Record<string, string>>, request: RequestFacts): Promise<TokenAnswer> {
+  const account = clientAccountOf(presentedClientId(body, headers));
+  if (account) identifyTenant(account);
   const client = await authenticateClient(body, headers, request);
   const needs = (grant: string) => {
     if (!client.grant_types.includes(grant)) throw badRequest(`the client is not registered for ${grant}`, undefined, 'unauthorized_client');
@@ -390,6 +414,12 @@ function redirectTo(uri: string, params: Record<string, string | undefined>): Au
 }
 
 export async function authorize(q: AuthorizeQuery, headers: Readonly<Record<string, string>>, request: RequestFacts): Promise<AuthorizeOutcome> {
+  // the client_id names the account (lib/federation/clients.ts): the client, the person's
+  // session, the consent, the ticket and the code (OAUTHTICKET#, OAUTHCODE#: lookup items with
+  // the account's owner mark) in that account's tenant session (lib/routes.ts
+  // SELF_IDENTIFYING_TENANT_ROUTES); a sign-in cookie of another account is no person of it
+  const account = clientAccountOf(q.client_id);
+  if (account) identifyTenant(account);
   // before the redirect URI is known to be the client's, errors are shown, never redirected (RFC 6749 §4.1.2.1)
   const client = q.client_id ? await clientByClientId(q.client_id) : undefined;
   if (!client) throw badRequest('unknown client_id: use the client_id of a client registered at /api/v1/oidc/clients');
@@ -602,6 +632,10 @@ async function confidentialClient(body: ClientCredentials, headers: Readonly<Rec
  * `{"active": false}`: the answer never tells why.
  */
 export async function introspect(body: IntrospectionRequest, headers: Readonly<Record<string, string>>, request: RequestFacts) {
+  // the client's account: its client and the tokens of its sessions in its tenant session; a
+  // token of another account is of no session there (lib/users/sessions.ts sessionOfToken): inactive
+  const account = clientAccountOf(presentedClientId(body, headers));
+  if (account) identifyTenant(account);
   const client = await confidentialClient(body, headers, request);
   const inactive = { active: false } as const;
   const found = await sessionOfToken(body.token);
@@ -644,6 +678,11 @@ export async function introspect(body: IntrospectionRequest, headers: Readonly<R
  */
 export async function revoke(body: IntrospectionRequest, headers: Readonly<Record<string, string>>, request: RequestFacts): Promise<void> {
   const authenticates = basicCredentials(headers) !== undefined || body.client_secret !== undefined || body.client_assertion !== undefined;
+  // with a client: its account, and only its tokens (another account's is of no session there);
+  // without: the token names its account (a refresh item read on the function's own role, or an
+  // access token), and the session ends in that account's tenant session
+  const account = clientAccountOf(presentedClientId(body, headers));
+  if (account) identifyTenant(account);
   const named = !authenticates && body.client_id !== undefined ? await clientByClientId(body.client_id) : undefined;
   const client = authenticates || named ? await authenticateClient(body, headers, request) : undefined;
   await revokeSessionByToken(body.token, request, client?.client_id);
@@ -659,6 +698,27 @@ interface EndSessionQuery {
 }
 
 const notOurIdToken = () => badRequest('id_token_hint is not an ID token this server issued');
+
+/** The `aud` an ID token hint names (unverified), if one. */
+function audienceOf(hint: string): string | undefined {
+  try {
+    const { aud } = decodeJwt(hint);
+    const audience = Array.isArray(aud) && aud.length === 1 ? aud[0] : aud;
+    return typeof audience === 'string' ? audience : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs `fn` in the tenant session of the account a client_id names (GET .../logout: the client
+ * and its token-signing key are read there, while the request's own account is the one its
+ * sign-in cookie names, whose session it ends); outside a tenant scope, or for no client, as is.
+ */
+function inClientAccount<T>(clientId: string | undefined, fn: () => Promise<T>): Promise<T> {
+  const account = clientAccountOf(clientId);
+  return account && currentScope() ? withTenant(account, fn) : fn();
+}
 
 /**
  * RP-Initiated Logout 1.0 §2: the client an `id_token_hint` names, once it is shown to be an
@@ -704,13 +764,15 @@ export async function endSession(
 ): Promise<{ kind: 'redirect'; location: string } | { kind: 'signed_out' }> {
   let clientId = q.client_id;
   if (q.id_token_hint !== undefined) {
-    const hinted = await idTokenHintClient(q.id_token_hint, headers);
+    const hint = q.id_token_hint;
+    const hinted = await inClientAccount(audienceOf(hint), () => idTokenHintClient(hint, headers));
     if (clientId !== undefined && clientId !== hinted) throw badRequest('id_token_hint was issued to another client than client_id');
     clientId = hinted;
   }
   let location: string | undefined;
   if (q.post_logout_redirect_uri !== undefined) {
-    const client = clientId ? await clientByClientId(clientId) : undefined;
+    const named = clientId;
+    const client = named ? await inClientAccount(named, () => clientByClientId(named)) : undefined;
     if (!client || !client.redirect_uris.includes(q.post_logout_redirect_uri))
       throw badRequest('post_logout_redirect_uri must equal a redirect URI registered for the client (named by client_id or id_token_hint)');
     const url = new URL(q.post_logout_redirect_uri);

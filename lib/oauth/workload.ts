@@ -5,6 +5,7 @@ import type { WorkloadBinding } from '../federation/schemas.js';
 import { badRequest } from '../core/errors.js';
 import { newId, UUID_RE } from '../ids.js';
 import { getTenant } from '../store/tenants.js';
+import { identifyTenant } from '../tenancy/scope.js';
 import { openClientSession, type RequestFacts } from '../users/sessions.js';
 
 /**
@@ -69,6 +70,10 @@ export async function exchange(body: ExchangeRequest, request: RequestFacts) {
   // RFC 8693 §2.2.2: no token is issued for a target other than the account the subject token names
   if (body.audience !== undefined && body.audience !== audience)
     throw badRequest('audience differs from the subject token\u2019s audience: a token is issued only for that account', undefined, 'invalid_target');
+  // the subject token's audience names the account: everything from here on (the account, its JWK
+  // sets, the session opened) in that account's tenant session (a tenant route, lib/routes.ts
+  // SELF_IDENTIFYING_TENANT_ROUTES); an unverified audience reaches only that account's items
+  identifyTenant(audience.slice(AUDIENCE_PREFIX.length));
   const tenant = await getTenant(audience.slice(AUDIENCE_PREFIX.length));
   // an unknown account and an unknown issuer are one answer: nothing tells which accounts exist
   const set =

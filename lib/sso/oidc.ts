@@ -7,7 +7,8 @@ import { accountSettings } from '../settings/settings.js';
 import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { openSession, type RequestFacts, type SessionTokens } from '../users/sessions.js';
-import { spend } from '../users/single-use.js';
+import { peek, spend } from '../users/single-use.js';
+import { identifyTenant } from '../tenancy/scope.js';
 import { bindUserIdentity, putSsoUser } from '../users/store.js';
 import { getUser, type User } from '../users/users.js';
 import { getSsoConfig, secretScope, type SsoConfig } from './config.js';
@@ -97,6 +98,9 @@ async function signedInPerson(tenantId: string, headers: Readonly<Record<string,
 
 /** `link`: the explicit linking step (linkIdentity below) starts only from a signed-in person of the account. */
 export async function linkingPerson(tenantId: string, headers: Readonly<Record<string, string>>): Promise<Linking> {
+  // the request names the account (a tenant route, lib/routes.ts SELF_IDENTIFYING_TENANT_ROUTES): a
+  // cookie of another account fails in its check (a second account is refused), as unknown
+  identifyTenant(tenantId);
   const person = await signedInPerson(tenantId, headers);
   if (!person)
     throw unauthorized(
@@ -108,6 +112,9 @@ export async function linkingPerson(tenantId: string, headers: Readonly<Record<s
 
 /** Starts a sign-in (or, with `link`, the linking of the provider's identity to the signed-in person): the provider's authorization URL. */
 export async function startLogin(tenantId: string, redirectUri: string, link?: Linking): Promise<{ url: string; expires_at: string }> {
+  // the request names the account: its SSO configuration, the state naming it (with its owner
+  // mark, OIDCSTATE# is a lookup prefix) and its seal in that account's tenant session
+  identifyTenant(tenantId);
   const { tenant, cfg } = await ssoOf(tenantId);
   const idp = await discover(cfg, tenant);
   const state = randomBytes(32).toString('base64url');
@@ -144,8 +151,15 @@ const refused = (why: string) => unauthorized(`single sign-on refused: ${why}`, 
 /** Spends the state (single use): a replayed, unknown or expired state is refused. */
 async function spendState(state: string) {
   const stateHash = hash(state);
+  // the state names the account (written in its session by the login, with its owner mark: one
+  // naming another account is dropped at the read), read on the function's own role; the spend
+  // and everything after it (the SSO secret, the user, the session) in that account's session
+  const seen = await peek(keys.oidcState(stateHash));
+  if (!seen || typeof seen.tenant_id !== 'string' || !seen.tenant_id) throw refused('unknown, used or expired state');
+  identifyTenant(seen.tenant_id);
   const item = await spend(keys.oidcState(stateHash));
-  if (!item || Date.parse(String(item.expires_at)) <= Date.now()) throw refused('unknown, used or expired state');
+  if (!item || item.tenant_id !== seen.tenant_id || Date.parse(String(item.expires_at)) <= Date.now())
+    throw refused('unknown, used or expired state');
   const tenantId = item.tenant_id as string;
   return {
     tenantId,

@@ -20,6 +20,13 @@ export const LOOKUP_PREFIXES = [
   'REFRESH#',
   'WACHAL#',
   'ACME#',
+  'CLILOGIN#',
+  'CLICODE#',
+  'SRPCHAL#',
+  'PWRESET#',
+  'OAUTHCODE#',
+  'OIDCSTATE#',
+  'OAUTHTICKET#',
 ] as const;
 
 export const isLookupPartition = (pk: string): boolean => LOOKUP_PREFIXES.some((p) => pk.startsWith(p));

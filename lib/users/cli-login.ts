@@ -23,6 +23,7 @@ import { TxConditionFailed } from '../store/tx.js';
 import { openSession, type RequestFacts, type SessionTokens } from './sessions.js';
 import { type CliLogin, getLogin, readCliUserCode } from './store.js';
 import { getUser } from './users.js';
+import { identifyTenant } from '../tenancy/scope.js';
 
 /**
  * CLI login: the OAuth 2.0 Device Authorization Grant (RFC 8628) ending in a sign-in
@@ -149,7 +150,14 @@ export async function pollCliLogin(deviceCode: string, clientId: string | undefi
   const rec = await checkPoll(await getLogin(sha256(deviceCode)), clientId, (p) =>
     recordPollAt(keys.cliLogin(p.codeHash), p.previous, p.at, p.interval),
   );
-  const [tenant, user] = rec.tenant_id && rec.user ? await Promise.all([getTenant(rec.tenant_id), getUser(rec.tenant_id, rec.user)]) : [];
+  // approved: the login names the approver's account, written in that account's session with
+  // its owner mark (CLILOGIN# is a lookup prefix, lib/tenancy/lookups.ts: a login naming an
+  // account it was not approved in is dropped at the read, and the starting and polling roles
+  // may name no account at all). From here on every call uses that account's tenant session
+  // (POST /api/v1/auth/cli/token is a tenant route, lib/routes.ts SELF_IDENTIFYING_TENANT_ROUTES)
+  if (!rec.tenant_id || !rec.user) throw oauthError('invalid_grant', 'the approving user no longer exists: run the login again');
+  identifyTenant(rec.tenant_id);
+  const [tenant, user] = await Promise.all([getTenant(rec.tenant_id), getUser(rec.tenant_id, rec.user)]);
   if (!tenant || !user) throw oauthError('invalid_grant', 'the approving user no longer exists: run the login again');
   try {
     // the login is spent in the transaction that opens the session: two polls cannot both get tokens

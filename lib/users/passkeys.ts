@@ -18,7 +18,8 @@ import { keys } from '../store/keys.js';
 import { getTenant } from '../store/tenants.js';
 import { TxConditionFailed } from '../store/tx.js';
 import { openSession, type RequestFacts, type SessionTokens } from './sessions.js';
-import { getPasskey, listPasskeys, type Passkey, putChallenge as storeChallenge, spend } from './store.js';
+import { getPasskey, listPasskeys, type Passkey, peek, putChallenge as storeChallenge, spend } from './store.js';
+import { identifyTenant } from '../tenancy/scope.js';
 import { getUser } from './users.js';
 
 /**
@@ -154,6 +155,9 @@ export async function finishRegistration(ctx: CallContext, input: { challenge_id
 
 /** Options for a sign-in: discoverable passkeys (no user named), or the named user's own. */
 export async function beginAuthentication(input: { tenant_id: string; email?: string }) {
+  // the request names the account: everything runs in its tenant session (its passkeys, the
+  // challenge naming it, with its owner mark); nothing here is more than anyone may ask of any account
+  identifyTenant(input.tenant_id);
   const { rpID } = relyingParty();
   const allow = input.email ? (await listPasskeys(input.tenant_id)).filter((p) => p.user === input.email) : [];
   const options = await generateAuthenticationOptions({
@@ -175,8 +179,16 @@ export async function finishAuthentication(
   input: { challenge_id: string; response: AuthenticationResponseJSON },
   request: RequestFacts,
 ): Promise<SessionTokens & { email: string }> {
+  // the challenge names the account the sign-in is for (written in that account's session by
+  // the begin step, with its owner mark: lib/tenancy/lookups.ts), read on the function's own
+  // role; from here on every call uses that account's tenant session (a tenant route,
+  // lib/routes.ts SELF_IDENTIFYING_TENANT_ROUTES): the spend, the passkey, the session opened.
+  // Whoever names an account at the begin step gets only a challenge the account's passkey must sign
+  const seen = await peek(keys.webauthnChallenge(input.challenge_id));
+  if (!seen || typeof seen.tenant_id !== 'string' || !seen.tenant_id) throw refused('unknown, used or expired challenge');
+  identifyTenant(seen.tenant_id);
   const c = await spendChallenge(input.challenge_id, 'authentication');
-  if (!c) throw refused('unknown, used or expired challenge');
+  if (!c || c.tenant_id !== seen.tenant_id) throw refused('unknown, used or expired challenge');
   const tenantId = c.tenant_id as string;
   const passkey = await getPasskey(tenantId, input.response.id);
   if (!passkey || (c.user !== undefined && c.user !== passkey.user)) throw refused('unknown passkey');

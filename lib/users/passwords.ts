@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { commit } from '../audit/audit.js';
-import { authenticateBearer, type Headers, header } from '../authn/authenticate.js';
+import { authenticateBearer, bearerIsNotAccessToken, type Headers, header } from '../authn/authenticate.js';
 import type { CallContext, Principal } from '../auth/principal.js';
 import { open, seal } from '../crypto/envelope.js';
 import { badRequest, forbidden, notFound, unauthorized } from '../core/errors.js';
@@ -10,7 +10,8 @@ import { keys } from '../store/keys.js';
 import { getTenant, type Tenant } from '../store/tenants.js';
 import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { openSession, type RequestFacts, revokeUserSessions, type SessionTokens } from './sessions.js';
-import { spend } from './single-use.js';
+import { peek, spend } from './single-use.js';
+import { identifyTenant } from '../tenancy/scope.js';
 import { type SrpVersion, serverEphemeral, validClientEphemeral, validVerifier, verifyClientProof } from './srp.js';
 import { putSrpChallenge, readPasswordReset } from './store.js';
 import { getUser } from './users.js';
@@ -62,6 +63,10 @@ export async function registerVerifier(
   const extra: TxItem[] = [];
   let tenant: Tenant | undefined;
   if (input.reset_token !== undefined) {
+    // the request names the account: the reset item (a lookup item naming it, with its owner
+    // mark: one naming another account than the one it was written for is dropped at the read)
+    // and everything after it in that account's tenant session (lib/routes.ts SELF_IDENTIFYING_TENANT_ROUTES)
+    identifyTenant(input.tenant_id);
     const hash = hashToken(input.reset_token);
     const item = await readPasswordReset(hash);
     if (!item || item.tenant_id !== input.tenant_id || item.email !== input.email || Date.parse(String(item.expires_at)) <= Date.now()) {
@@ -72,6 +77,10 @@ export async function registerVerifier(
     ctx = userContext(tenant, input.email, item.id as string, request);
     extra.push({ Delete: { TableName: tableName(), Key: keys.passwordReset(hash), ConditionExpression: 'attribute_exists(pk)' } });
   } else {
+    // an API key or API token is refused before anything is read (this route's execution role
+    // reads no credential item); an access token names its account and is checked in its session
+    if (bearerIsNotAccessToken(headers))
+      throw forbidden('a password is set with a reset token or by the user in its own session, not with an API key or an OAuth client\u2019s token');
     const principal = header(headers, 'authorization') ? await authenticateBearer(headers) : null;
     if (!principal) throw unauthorized('send a reset token, or Authorization: Bearer <an access token of your session>');
     if (principal.kind !== 'user_token' || principal.client !== undefined)
@@ -128,6 +137,9 @@ const decoySalt = (tenant: Tenant | undefined, tenantId: string, email: string) 
 export async function beginVerify(input: { tenant_id: string; email: string; client_public: string; srp_version?: SrpVersion }) {
   const version = input.srp_version ?? 1;
   if (!validClientEphemeral(input.client_public)) throw badRequest('A mod N must not be 0', [{ path: 'body.client_public', message: 'invalid' }]);
+  // the request names the account: its user, verifier and the challenge naming it (with its
+  // owner mark) in that account's tenant session; an unknown account or user gets a decoy all the same
+  identifyTenant(input.tenant_id);
   const [tenant, user] = await Promise.all([getTenant(input.tenant_id), getUser(input.tenant_id, input.email)]);
   const known = tenant && user?.srp_verifier && user.srp_salt;
   const verifier = known ? (await open(verifierScope(input.tenant_id, input.email), user.srp_verifier!)).toString('utf8') : undefined;
@@ -161,8 +173,13 @@ export async function finishVerify(
   input: { challenge_id: string; client_proof: string },
   request: RequestFacts,
 ): Promise<SessionTokens & { server_proof: string }> {
+  // the challenge names the account (written in its session by step 1, with its owner mark),
+  // read on the function's own role; the spend and everything after it in that account's session
+  const seen = await peek(keys.srpChallenge(input.challenge_id));
+  if (!seen || typeof seen.tenant_id !== 'string' || !seen.tenant_id) throw failed();
+  identifyTenant(seen.tenant_id);
   const c = await spend(keys.srpChallenge(input.challenge_id));
-  if (!c || c.decoy === true || Date.parse(String(c.expires_at)) <= Date.now()) throw failed();
+  if (!c || c.tenant_id !== seen.tenant_id || c.decoy === true || Date.parse(String(c.expires_at)) <= Date.now()) throw failed();
   const tenantId = c.tenant_id as string;
   const email = c.email as string;
   const [tenant, user] = await Promise.all([getTenant(tenantId), getUser(tenantId, email)]);

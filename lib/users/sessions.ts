@@ -14,6 +14,7 @@ import { TxConditionFailed, type TxItem } from '../store/tx.js';
 import { isIdentityScope } from '../auth/authorization-server.js';
 import { readRefreshToken, readSession, type SessionItem } from './store.js';
 import { getUser, scopesOf, type User } from './users.js';
+import { identifyTenant, TenantScopeViolation } from '../tenancy/scope.js';
 
 /**
  * Sign-in sessions (docs/api.md, "Sign-in"). A session yields a short-lived access token
@@ -318,6 +319,18 @@ export async function refreshSession(token: string, request: RequestFacts, clien
   if (!out.Item) throw unauthorized('unknown or expired refresh token');
   const tenantId = out.Item.tenant_id as string;
   const sessionId = out.Item.session_id as string;
+  // the refresh item names its account (written in that account's session, with its owner mark:
+  // lib/tenancy/lookups.ts, a forged one is dropped at the read); from here on every call uses
+  // that account's tenant session (POST /api/v1/auth/refresh is a tenant route, lib/routes.ts
+  // SELF_IDENTIFYING_TENANT_ROUTES), never the function's own role
+  if (typeof tenantId !== 'string' || !tenantId) throw unauthorized('unknown or expired refresh token');
+  try {
+    identifyTenant(tenantId);
+  } catch (error) {
+    // the token endpoint already named the client's account: another account's refresh token is not this client's
+    if (error instanceof TenantScopeViolation) throw badRequest('the refresh token was not issued to this client', undefined, 'invalid_grant');
+    throw error;
+  }
   const [tenant, session] = await Promise.all([getTenant(tenantId), readSession(tenantId, sessionId)]);
   if (!tenant || !session) throw unauthorized('unknown or expired refresh token');
   // a client's refresh token is that client's alone (RFC 6749 §6); a sign-in's is no client's
@@ -418,6 +431,18 @@ export async function revokeSessionByToken(token: string, request: RequestFacts,
 export async function sessionOfToken(
   token: string,
 ): Promise<{ tenantId: string; sessionId: string; session: SessionItem | undefined; refreshUsed?: boolean } | undefined> {
+  try {
+    return await tokenSession(token);
+  } catch (error) {
+    // the request already acts for another account (a client's): this token is of no session of it
+    if (error instanceof TenantScopeViolation) return undefined;
+    throw error;
+  }
+}
+
+async function tokenSession(
+  token: string,
+): Promise<{ tenantId: string; sessionId: string; session: SessionItem | undefined; refreshUsed?: boolean } | undefined> {
   let tenantId: string | undefined;
   let sessionId: string | undefined;
   let refreshUsed: boolean | undefined;
@@ -432,6 +457,9 @@ export async function sessionOfToken(
     if (claims) [tenantId, sessionId] = [claims.tenantId, claims.tokenId];
   }
   if (!tenantId || !sessionId) return undefined;
+  // the token names its account (a marked refresh item, or a verified access token, which named it
+  // already): its session is read, and ended, in that account's tenant session
+  identifyTenant(tenantId);
   const session = await readSession(tenantId, sessionId);
   return { tenantId, sessionId, session, ...(refreshUsed !== undefined ? { refreshUsed } : {}) };
 }

@@ -54,7 +54,9 @@ export async function putSsoUser(
     await db().send(
       new PutCommand({
         TableName: tableName(),
-        Item: { ...keys.user(tenantId, email), ...keys.userIndex(tenantId, email), ...user },
+        // no EMAIL listing key (platpk): the user is written in its account's tenant session, which may
+        // name no platform listing's key (infra/grants/tenant-table.ts); nothing reads that listing
+        Item: { ...keys.user(tenantId, email), ...user },
         // only the user read above is replaced: a user written meanwhile (a local one, another identity's) never is
         ConditionExpression: existing ? '#src = :sso AND subject = :sub AND issuer = :iss' : 'attribute_not_exists(pk)',
         ...(existing
@@ -103,6 +105,16 @@ export async function listUsers(tenantId: string): Promise<User[]> {
  * DeleteItem returning the item, so of two requests presenting it only one gets it.
  * Undefined when it does not exist (unknown, already spent, or removed by TTL).
  */
+/**
+ * A single-use item read without spending it (consistent): what names the account a sign-in's
+ * second step acts for, read on the route's own role before the spend, which runs in that
+ * account's session (lib/routes.ts OWN_PARTITIONS). A lookup item naming an account it was not
+ * written in is dropped (lib/tenancy/lookups.ts).
+ */
+export async function peek(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {
+  return (await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }))).Item;
+}
+
 export async function spend(key: { pk: string; sk: string }): Promise<Record<string, unknown> | undefined> {
   try {
     const out = await db().send(

@@ -186,6 +186,34 @@ describe('POST /api/v1/auth/cli/token', () => {
   });
 });
 
+describe('POST /api/v1/auth/cli/token: a forged login naming another account (issue 31)', () => {
+  it("invalid_grant: an approved login naming account B, unmarked or marked by account A (what A's session or the start and poll routes' own roles can write), yields no session of B", async () => {
+    for (const mark of [{}, { [`T#${a.tenantId}`]: true }]) {
+      const s = await start();
+      // the pending login, turned into an approval by B's admin without B's session (a raw write, as an attacker's role could)
+      await table().send(
+        new UpdateCommand({
+          TableName: inject('tableName'),
+          Key: { pk: `CLILOGIN#${createHash('sha256').update(s.device_code).digest('hex')}`, sk: 'CLILOGIN' },
+          UpdateExpression: `SET #s = :approved, tenant_id = :b, #u = :user, decided_at = :at${Object.keys(mark).length ? ', #m = :t' : ''}`,
+          ExpressionAttributeNames: { '#s': 'status', '#u': 'user', ...(Object.keys(mark).length ? { '#m': Object.keys(mark)[0]! } : {}) },
+          ExpressionAttributeValues: {
+            ':approved': 'approved',
+            ':b': b.tenantId,
+            ':user': b.adminEmail,
+            ':at': new Date().toISOString(),
+            ...(Object.keys(mark).length ? { ':t': true } : {}),
+          },
+        }),
+      );
+      const res = await poll(s.device_code);
+      expect(res.status, res.text).toBe(400);
+      expect(oauthError(res)).toBe('invalid_grant');
+      expect(JSON.stringify(res.body)).not.toContain('access_token');
+    }
+  });
+});
+
 describe('POST /api/v1/auth/cli/revoke', () => {
   async function cliSession() {
     const s = await start();

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createRemoteJWKSet, decodeProtectedHeader, importJWK, jwtVerify, SignJWT, type JWK } from 'jose';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { api, baseUrl, newAccount, oauthError, unique, type TestAccount } from '../helpers/api.js';
 import { findLeaks } from '../helpers/leaks.js';
@@ -120,6 +120,12 @@ describe('the authorization server\u2019s own key set (discovery jwks_uri)', () 
     const accessToken = issued.body.access_token as string;
     exported.push(accessToken);
 
+    // the token endpoint works in the client's account's tenant session, which may name no platform
+    // listing: an account's very first token-signing key, made there, joins the set when the stream
+    // relay lists it from its insert (lib/events/platform-listings.ts listTokenKey), seconds later
+    const issuedKid = decodeProtectedHeader(accessToken).kid!;
+    const listedKids = async () => ((await (await fetch(jwksUri)).json()) as { keys: JWK[] }).keys.map((k) => k.kid);
+    for (let i = 0; i < 100 && !(await listedKids()).includes(issuedKid); i++) await new Promise((ok) => setTimeout(ok, 200));
     // no credential needed: jose fetches the set as a resource server would
     const remote = createRemoteJWKSet(new URL(jwksUri));
     const { payload } = await jwtVerify(accessToken, remote);
@@ -170,6 +176,38 @@ describe('the authorization server\u2019s own key set (discovery jwks_uri)', () 
     exported.push(next.access_token, next.refresh_token);
     expect(decodeProtectedHeader(next.access_token).kid).toBe(kid);
     expect(await kids()).toContain(kid);
+  });
+});
+
+describe('a forged authorization code naming another account (issue 31)', () => {
+  it('invalid_grant: a code item naming the client\'s account, unmarked or marked by another account (what that account\'s session or a route\'s own role can write), mints nothing', async () => {
+    const c = await newClient(['authorization_code']);
+    const other = await newAccount('oauth-grants-forger');
+    for (const mark of [{}, { [`T#${other.tenantId}`]: true }]) {
+      const code = randomBytes(32).toString('base64url');
+      const verifier = randomBytes(32).toString('base64url');
+      await table().send(
+        new PutCommand({
+          TableName: inject('tableName'),
+          Item: {
+            pk: `OAUTHCODE#${createHash('sha256').update(code).digest('hex')}`,
+            sk: 'OAUTHCODE',
+            tenant_id: a.tenantId,
+            client_id: c.id,
+            user: a.adminEmail,
+            scopes: ['secrets:read'],
+            code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+            redirect_uri: REDIRECT,
+            expires_at: new Date(Date.now() + 60_000).toISOString(),
+            ...mark,
+          },
+        }),
+      );
+      const res = await redeem(c, { code, verifier });
+      expect(res.status, res.text).toBe(400);
+      expect(oauthError(res)).toBe('invalid_grant');
+      expect(res.body.access_token).toBeUndefined();
+    }
   });
 });
 

@@ -95,6 +95,39 @@ describe('POST /api/v1/auth/refresh', () => {
   });
 });
 
+describe('POST /api/v1/auth/refresh: a forged refresh item naming another account (issue 31)', () => {
+  it('401: an item naming account B and its live session, unmarked or marked by account A (what IAM lets A\'s session or the route\'s own role write), opens nothing of B', async () => {
+    const { useRuntimeConfig } = await import('../helpers/in-process.js');
+    useRuntimeConfig();
+    const { config } = await import('../../lib/config.js');
+    const { tableName } = await import('../../lib/store/client.js');
+    const { keys } = await import('../../lib/store/keys.js');
+    const { ownerMark } = await import('../../lib/tenancy/lookups.js');
+    const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+    const { DynamoDBDocumentClient, PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { createHash, randomBytes } = await import('node:crypto');
+    // a client without the owner-mark middleware of lib/store/client.ts: the table as an attacker's session writes it
+    const cfg = config();
+    const raw = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ region: cfg.AWS_REGION, endpoint: cfg.DYNAMODB_ENDPOINT, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    );
+    const victim = keep(await librarySession(b.tenantId, b.adminEmail));
+    for (const mark of [{}, { [ownerMark(a.tenantId)]: true }]) {
+      const forged = `scr_${randomBytes(32).toString('base64url')}`;
+      const hash = createHash('sha256').update(forged, 'utf8').digest('hex');
+      const item = { ...keys.refreshToken(hash), tenant_id: b.tenantId, session_id: victim.session_id, used: false, created_at: new Date().toISOString(), ...mark };
+      await raw.send(new PutCommand({ TableName: tableName(), Item: item }));
+      const res = await refresh(forged);
+      expect(res.status, res.text).toBe(401);
+      expect(errorCode(res)).toBe('unauthorized');
+    }
+    // the victim's own refresh token still works: nothing of its session was touched
+    const own = await refresh(victim.refresh_token);
+    expect(own.status, own.text).toBe(200);
+    keep(own.body.data as Tokens);
+  });
+});
+
 describe('POST /api/v1/auth/oidc/logout', () => {
   it('ends the session: its access token is refused on the next request, its refresh token too', async () => {
     const t = keep(await librarySession(a.tenantId, a.adminEmail));

@@ -410,6 +410,7 @@ describe('the CDK app, synthesized offline with the default context', () => {
           { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'OUTBOX#' }] } } } },
           { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'AUDIT#' }] } } } },
           { eventName: ['INSERT', 'MODIFY'], dynamodb: { Keys: { sk: { S: [{ prefix: 'LEASE#' }] } } } },
+          { eventName: ['INSERT'], dynamodb: { Keys: { sk: { S: [{ prefix: 'TOKENKEY#' }] } } } },
         ]);
         expect(rules.some((r) => JSON.stringify(r.Targets).includes(JSON.stringify(ref))), `${job.id}: no schedule`).toBe(false);
         const extra = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];

@@ -156,11 +156,11 @@ const CASES: Case[] = [
  */
 const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly rolesAre: string; readonly cases: RegExp; readonly reason: string }[] = [
   {
-    rolesAre: 'the own roles of the operator and self-authenticating routes with table:write (unconditioned TableWrite)',
-    roles: (r) => !r.tenantAccess && r.sids.has('TableWrite') && r.routes.length > 0,
-    cases: /^(victim items: (PutItem|UpdateItem|DeleteItem|ConditionCheckItem)|victim metering|lookup |platform listing|audit entry in the victim account: PutItem|own account item)/,
+    rolesAre: 'the operator write routes\' own role (OperatorWrite: T#*, KEY#*, PWRESET#* only)',
+    roles: (r) => !r.tenantAccess && r.sids.has('OperatorWrite'),
+    cases: /^(victim items: (PutItem|UpdateItem|DeleteItem|ConditionCheckItem)|lookup (KEY|PWRESET)#|platform listing|audit entry in the victim account: PutItem|own account item)/,
     reason:
-      'issue 31 "Table-wide writes", not closed in this branch: the operator routes act across accounts by design, and the sign-in, OAuth/OIDC, CLI login and agent enrolment routes (auth public/endpoint) write global items of their own (CLILOGIN#, OAUTHCODE#, DEVAUTHZ#, REFRESH#, ...) before and after the account is known, on roles shared per grant set; GET /api/v1/t/{token}, the payment webhook, the workers, the outbox relay and the agent\'s device authorization are split (tenant sessions; own items only, lib/routes.ts OWN_PARTITIONS) and POST /api/v1/auth/cli/login writes only its own items: no longer here. Next: split these like GET /t/{token} (docs/architecture.md, "Roles that are not tenant-scoped")',
+      'by design: POST /api/v1/admin/tenants, PATCH .../activate, .../suspend, PUT .../quota and POST /api/v1/admin/users/reset-password act on the account the request names, which IAM cannot name in advance: the account item\'s operator-only status and quota and its TENANTS listing, a new account\'s items and its first key\'s credential item (KEY#), a user\'s reset token (PWRESET#), their audit entries (lib/routes.ts OPERATOR_WRITES). No other global item: no refresh, share, device, temporary-access, sign-in or CLI item, no metering beyond TableMeter. Every self-authenticating route is off table-wide writes (issue 31: tenant sessions, own items only); PUT .../sso works in the named account\'s session (OPERATOR_ACCOUNT_ROUTES)',
   },
   {
     rolesAre: 'the outbox relay (PlatformListingWrite: UpdateItem of platpk/platsk only, on T#*)',
@@ -177,7 +177,7 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
       'a plan change confirmed by the payment provider (its signed event, POST /webhooks/{payment_provider}, in the session of the account the event names) writes the quota the plan sets (lib/billing/subscriptions.ts, PLAN_ATTRIBUTES); the operator flag stays denied to these roles as to every tenant session',
   },
   {
-    rolesAre: 'roles with TableMeter (operator and self-authenticating read-only routes)',
+    rolesAre: 'roles with TableMeter (the operator routes and the self-authenticating read-only routes)',
     roles: (r) => r.sids.has('TableMeter'),
     cases: /^victim metering: UpdateItem$/,
     reason:
@@ -188,14 +188,7 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
     roles: (r) => r.sids.has('TableRead') || r.sids.has('IndexRead'),
     cases: /^victim items: (GetItem|BatchGetItem|Query)/,
     reason:
-      'issue 31 "Table-wide writes", not closed in this branch: the operator listings read every account by design; the self-authenticating routes read the account a global item names (sign-in by e-mail, a client id) on roles shared per grant set. The outbox relay, the workers that act for one account (webhook, jobs, sweepers), GET /api/v1/t/{token} and the payment webhook no longer hold it; the ACME challenge reads only ACME#*, and the agent\'s device authorization endpoints and the CLI login\'s start touch only their DEVAUTHZ#, USERCODE#, ENROLL#, CLILOGIN# and CLICODE# items on their own roles (lib/routes.ts OWN_PARTITIONS)',
-  },
-  {
-    rolesAre: 'roles with TenantDataKeys on their own role (the self-authenticating routes with kms:encrypt)',
-    roles: (r) => !r.tenantAccess && r.sids.has('TenantDataKeys'),
-    cases: /^victim data keys/,
-    reason:
-      'issue 31 "Table-wide writes", not closed in this branch: sessions, refresh tokens and the SSO secret are sealed for the account the sign-in names, after it names it, on the shared kms:encrypt role. The outbox relay (the audit signing key), the webhook worker, the lease sweeper and GET /api/v1/t/{token} now decrypt only through their tenant session',
+      'issue 31 "Table-wide writes", not closed yet: the operator listings read every account by design (GET /api/v1/admin/tenants, /audit, /tenants/{id}/users) and the read-only self-authenticating routes (diagnostics, discovery, JWKS, userinfo) share that role; the operator write routes\' role above reads the accounts it writes. Every sign-in route that mints credentials reads only its own global items on its own role (OWN_PARTITIONS) and the rest in the account\'s session; the outbox relay, the workers, GET /api/v1/t/{token} and the payment webhook no longer hold it',
   },
   {
     rolesAre: 'roles with AuditSend (every read-only route)',

@@ -25,6 +25,12 @@ export interface SynthTemplate {
   readonly outputs: Record<string, unknown>;
   /** For a nested template: the parameter values its parent passes (by parameter name). */
   readonly passed: Record<string, any>;
+  /**
+   * For a nested template: the parameters whose value is an output of another nested template
+   * (a role of the own-items routes' nested stack, infra/api-stack.ts): that template, and in
+   * `passed` the output's value there (so parentRef names the resource in it).
+   */
+  readonly passedFrom: Record<string, SynthTemplate>;
 }
 
 export interface Synthesized {
@@ -38,6 +44,8 @@ export interface Synthesized {
   readonly background: SynthTemplate;
   /** The nested stack of the per-family alarms and the dashboard (infra/alarms.ts, infra/dashboard.ts). */
   readonly observability: SynthTemplate;
+  /** The nested stack of the own-items routes' role pairs (infra/api-stack.ts, lib/routes.ts OWN_PARTITIONS). */
+  readonly ownItemsRoles: SynthTemplate;
   /** The nested stacks of route families (with their OPTIONS methods when CORS is configured). */
   readonly families: readonly SynthTemplate[];
 }
@@ -132,19 +140,34 @@ function loadSynthesized(dir: string): Synthesized {
   const load = (file: string, passed: Record<string, any> = {}): SynthTemplate => {
     const path = join(dir, file);
     const json = JSON.parse(readFileSync(path, 'utf8')) as { Resources?: Record<string, CfnResource>; Parameters?: Record<string, unknown>; Outputs?: Record<string, unknown> };
-    return { file, bytes: statSync(path).size, resources: json.Resources ?? {}, parameters: json.Parameters ?? {}, outputs: json.Outputs ?? {}, passed };
+    return { file, bytes: statSync(path).size, resources: json.Resources ?? {}, parameters: json.Parameters ?? {}, outputs: json.Outputs ?? {}, passed, passedFrom: {} };
   };
   const data = load(`${stacks.data}.template.json`);
   const api = load(`${stacks.api}.template.json`);
-  const nested = Object.values(api.resources)
-    .filter((r) => r.Type === 'AWS::CloudFormation::Stack')
-    .map((r) => load(r.Metadata!['aws:asset:path'] as string, (r.Properties?.Parameters ?? {}) as Record<string, any>));
+  const byId = new Map(
+    Object.entries(api.resources)
+      .filter(([, r]) => r.Type === 'AWS::CloudFormation::Stack')
+      .map(([id, r]) => [id, load(r.Metadata!['aws:asset:path'] as string, (r.Properties?.Parameters ?? {}) as Record<string, any>)] as const),
+  );
+  const nested = [...byId.values()];
+  // a parameter carrying another nested template's output: the output's value in that template
+  for (const t of nested) {
+    for (const [param, value] of Object.entries(t.passed)) {
+      const [id, attr] = (value?.['Fn::GetAtt'] ?? []) as [string?, string?];
+      const from = id ? byId.get(id) : undefined;
+      if (!from || !attr?.startsWith('Outputs.')) continue;
+      t.passed[param] = (from.outputs[attr.slice('Outputs.'.length)] as { Value: unknown }).Value;
+      t.passedFrom[param] = from;
+    }
+  }
   const background = nested.find((t) => t.file.includes('Background'));
   if (!background) throw new Error('no Background nested stack');
   const observability = nested.find((t) => t.file.includes('Observability'));
   if (!observability) throw new Error('no Observability nested stack');
-  const families = nested.filter((t) => t !== background && t !== observability);
-  return { dir, templates: [data, api, ...nested], data, api, nested, background, observability, families };
+  const ownItemsRoles = nested.find((t) => t.file.includes('OwnItemsRoles'));
+  if (!ownItemsRoles) throw new Error('no OwnItemsRoles nested stack');
+  const families = nested.filter((t) => t !== background && t !== observability && t !== ownItemsRoles);
+  return { dir, templates: [data, api, ...nested], data, api, nested, background, observability, ownItemsRoles, families };
 }
 
 export function resourcesOfType(template: SynthTemplate, type: string): [string, CfnResource][] {
@@ -289,7 +312,7 @@ export function functionStatements(
   fn: { template: SynthTemplate; resource: CfnResource; local?: boolean },
 ): { role: 'own' | 'tenant'; roleId: string; statement: Statement }[] {
   const roleRef = fn.resource.Properties!.Role;
-  const [home, role] = fn.local ? [fn.template, roleRef['Fn::GetAtt'][0] as string] : [s.api, parentRef(fn.template, roleRef)];
+  const [home, role] = fn.local ? [fn.template, roleRef['Fn::GetAtt'][0] as string] : [fn.template.passedFrom[roleRef.Ref] ?? s.api, parentRef(fn.template, roleRef)];
   const tenantRef = fn.resource.Properties!.Environment?.Variables?.TENANT_ROLE_ARN;
   const tenantRole = tenantRef === undefined ? undefined : fn.local ? (tenantRef['Fn::GetAtt'][0] as string) : parentRef(fn.template, tenantRef);
   const out: { role: 'own' | 'tenant'; roleId: string; statement: Statement }[] = [];

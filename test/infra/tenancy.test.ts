@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { OWN_PARTITIONS, ROUTES, SELF_IDENTIFYING_TENANT_ROUTES, tenancyOf, tenantCredentialOf, type Route } from '../../lib/routes.js';
+import { OPERATOR_ACCOUNT_ROUTES, OWN_PARTITIONS, ROUTES, SELF_IDENTIFYING_TENANT_ROUTES, tenancyOf, tenantCredentialOf, type Route } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { SHARE_AWARE_GET_HANDLERS } from '../../lib/sharing/access.js';
 import { ACCOUNT_ATTRIBUTES, AUDIT_ATTRIBUTES, METERING_ATTRIBUTES, DATA_KEY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
@@ -54,11 +54,38 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
 
   it('classifies every route: every bearer, device and temp-token route is a tenant route, the share-aware ones included', () => {
     for (const r of ROUTES) {
-      const expected = r.auth === 'operator' ? 'operator' : SELF_IDENTIFYING_TENANT_ROUTES.has(r.key) ? 'tenant' : ['public', 'endpoint'].includes(r.auth) ? 'self' : 'tenant';
+      const expected = OPERATOR_ACCOUNT_ROUTES.has(r.key)
+        ? 'tenant'
+        : r.auth === 'operator'
+          ? 'operator'
+          : SELF_IDENTIFYING_TENANT_ROUTES.has(r.key)
+            ? 'tenant'
+            : ['public', 'endpoint'].includes(r.auth)
+              ? 'self'
+              : 'tenant';
       expect(tenancyOf(r), r.key).toBe(expected);
     }
     const shareAware = ROUTES.filter((r) => SHARE_AWARE.includes(r.key) || (r.handler !== null && SHARE_AWARE_GET_HANDLERS.has(r.handler)));
-    expect([...SELF_IDENTIFYING_TENANT_ROUTES.keys()].sort()).toEqual(['POST /api/v1/agent/oauth/enroll', 'POST /api/v1/agent/oauth/token', 'POST /webhooks/{payment_provider}']);
+    expect([...SELF_IDENTIFYING_TENANT_ROUTES.keys()].sort()).toEqual([
+      'GET /api/v1/auth/cli/login',
+      'GET /api/v1/auth/oauth/authorize',
+      'GET /api/v1/auth/oauth/logout',
+      'GET /api/v1/auth/oidc/callback',
+      'GET /api/v1/auth/oidc/login',
+      'POST /api/v1/agent/oauth/enroll',
+      'POST /api/v1/agent/oauth/token',
+      'POST /api/v1/auth/cli/revoke',
+      'POST /api/v1/auth/cli/token',
+      'POST /api/v1/auth/oauth/introspect',
+      'POST /api/v1/auth/oauth/token',
+      'POST /api/v1/auth/refresh',
+      'POST /api/v1/auth/webauthn/authentication/begin',
+      'POST /api/v1/auth/webauthn/authentication/finish',
+      'POST /api/v1/auth/workload/token',
+      'POST /api/v1/auth/zkp/register',
+      'POST /api/v1/auth/zkp/verify',
+      'POST /webhooks/{payment_provider}',
+    ]);
     expect(shareAware.length).toBeGreaterThan(SHARE_AWARE.length + 10);
     for (const r of shareAware) expect(tenancyOf(r), r.key).toBe('tenant');
     expect(tenantRoutes().length).toBeGreaterThan(150);
@@ -130,10 +157,15 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         // POST /webhooks/{payment_provider}: nothing of the table before the verified event names the account, only the per-IP limiter
         expect(own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:'))).map((st) => st.Sid), route.key).toEqual(['IpMeter', 'TenantSessionCache']);
       } else if (tenantCredentialOf(route) === 'own-items') {
-        // the agent's device authorization: its own global items (lib/routes.ts OWN_PARTITIONS) and the per-IP limiter, nothing of any account
+        // the agent's device authorization, the CLI login, refresh and sign-in steps: their own global
+        // items (lib/routes.ts OWN_PARTITIONS) and the per-IP limiter, nothing of any account but, for
+        // a route that also takes a sign-in session's access token, authentication's projected account read
+        const ownItems = OWN_PARTITIONS[route.key]!;
         const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')) && st.Sid !== 'TenantSessionCache');
-        expect(table.map((st) => st.Sid).sort(), route.key).toEqual([...(OWN_PARTITIONS[route.key]!.read ? ['OwnItemRead'] : []), ...(OWN_PARTITIONS[route.key]!.write ? ['OwnItemWrite'] : []), 'IpMeter'].sort());
-        expect([sid('CredentialRead'), sid('AccountRead')], route.key).toEqual([undefined, undefined]);
+        expect(table.map((st) => st.Sid).sort(), route.key).toEqual(
+          [...(ownItems.read ? ['OwnItemRead'] : []), ...(ownItems.write ? ['OwnItemWrite'] : []), ...(ownItems.accessToken ? ['AccountRead'] : []), 'IpMeter'].sort(),
+        );
+        expect(sid('CredentialRead'), route.key).toBeUndefined();
       } else if (route.auth === 'temp-token') {
         // GET /api/v1/t/{token}: before the token names the account, its TEMPTOKEN# item and the
         // per-IP limiter, nothing of any account (the account item is read in the tenant session)
@@ -147,7 +179,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         expect(sid('TempTokenRead') ?? sid('IpMeter'), route.key).toBeUndefined();
         expect(sid('CredentialRead'), route.key).toMatchObject({ Action: 'dynamodb:GetItem', Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['KEY#*', 'APITOKEN#*', 'DEVICE#*'] } } });
       }
-      if (tenantCredentialOf(route) === 'bearer' || tenantCredentialOf(route) === 'device') expect(sid('AccountRead'), route.key).toMatchObject({
+      if (tenantCredentialOf(route) === 'bearer' || tenantCredentialOf(route) === 'device' || OWN_PARTITIONS[route.key]?.accessToken) expect(sid('AccountRead'), route.key).toMatchObject({
         Action: 'dynamodb:GetItem',
         Condition: {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
@@ -170,9 +202,12 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [{ 'Fn::Join': ['', ['TSESSION#', { Ref: tenantRole }, '#*']] }] } },
       });
       // sessions of the length lib/tenancy/credentials.ts asks for (role chaining's hour)
-      expect(s.api.resources[tenantRole]!.Properties!.MaxSessionDuration, route.key).toBe(TENANT_SESSION_SECONDS);
+      // (the pair lives in the parent, or for a route with own items in their nested stack: infra/api-stack.ts)
+      const home = fn.template.passedFrom[fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN.Ref] ?? s.api;
+      expect(home === s.ownItemsRoles, route.key).toBe(tenantCredentialOf(route) === 'own-items');
+      expect(home.resources[tenantRole]!.Properties!.MaxSessionDuration, route.key).toBe(TENANT_SESSION_SECONDS);
       // the tenant-access role trusts exactly that execution role, with session tags
-      const trust = list(s.api.resources[tenantRole]!.Properties!.AssumeRolePolicyDocument.Statement as Statement[]);
+      const trust = list(home.resources[tenantRole]!.Properties!.AssumeRolePolicyDocument.Statement as Statement[]);
       const execution = parentRef(fn.template, fn.resource.Properties!.Role);
       expect(trust, route.key).toEqual([
         { Action: ['sts:AssumeRole', 'sts:TagSession'], Effect: 'Allow', Principal: { AWS: { 'Fn::GetAtt': [execution, 'Arn'] } } },
@@ -368,14 +403,29 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     const confined = ROUTES.filter((r) => OWN_PARTITIONS[r.key] !== undefined);
     expect(confined.map((r) => r.key).sort()).toEqual([
       'GET /.well-known/acme-challenge/{token}',
+      'GET /api/v1/auth/cli/login',
+      'GET /api/v1/auth/oauth/authorize',
+      'GET /api/v1/auth/oauth/logout',
+      'GET /api/v1/auth/oidc/callback',
+      'GET /api/v1/auth/oidc/login',
       'POST /api/v1/agent/oauth/device',
       'POST /api/v1/agent/oauth/enroll',
       'POST /api/v1/agent/oauth/token',
       'POST /api/v1/auth/cli/login',
+      'POST /api/v1/auth/cli/revoke',
+      'POST /api/v1/auth/cli/token',
+      'POST /api/v1/auth/oauth/introspect',
+      'POST /api/v1/auth/oauth/token',
+      'POST /api/v1/auth/refresh',
+      'POST /api/v1/auth/webauthn/authentication/begin',
+      'POST /api/v1/auth/webauthn/authentication/finish',
+      'POST /api/v1/auth/workload/token',
+      'POST /api/v1/auth/zkp/register',
+      'POST /api/v1/auth/zkp/verify',
     ]);
     for (const route of confined) {
       const own = functionStatements(s, fns.get(route.key)!).filter((x) => x.role === 'own').map((x) => x.statement);
-      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')) && !['IpMeter', 'TenantSessionCache'].includes(String(st.Sid)));
+      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')) && !['IpMeter', 'TenantSessionCache', 'AccountRead'].includes(String(st.Sid)));
       const { read, write } = OWN_PARTITIONS[route.key]!;
       expect(table.map((st) => st.Sid), route.key).toEqual([...(read ? ['OwnItemRead'] : []), ...(write ? ['OwnItemWrite'] : [])]);
       for (const st of table) expect(JSON.stringify(st.Resource), route.key).not.toContain('/index/');
@@ -493,7 +543,8 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
   it('the exceptions keep their route grants on their own role, and are exactly the operator and self-authenticating routes', () => {
     const exceptions = ROUTES.filter((r) => tenancyOf(r) !== 'tenant');
     const byKind = (k: string) => exceptions.filter((r) => tenancyOf(r) === k).length;
-    expect(byKind('operator')).toBe(ROUTES.filter((r) => r.auth === 'operator').length);
+    expect(byKind('operator')).toBe(ROUTES.filter((r) => r.auth === 'operator' && !OPERATOR_ACCOUNT_ROUTES.has(r.key)).length);
+    expect([...OPERATOR_ACCOUNT_ROUTES]).toEqual(['PUT /api/v1/admin/tenants/{id}/sso']);
     expect(byKind('self')).toBe(ROUTES.filter((r) => ['public', 'endpoint'].includes(r.auth) && !SELF_IDENTIFYING_TENANT_ROUTES.has(r.key)).length);
     expect(exceptions.length).toBe(byKind('operator') + byKind('self'));
     for (const route of exceptions) {

@@ -596,6 +596,170 @@ describe('tenant-scoped credentials', () => {
     }
   });
 
+  it('a CLI login\'s decision and token (GET /api/v1/auth/cli/login?user_code, POST /api/v1/auth/cli/token): the decision in the approver\'s session (its mark on the login), the poll on the function\'s credentials until the approved login names the account, the session opened in that account\'s session', async () => {
+    const cli = await import('../../functions/auth/cli.js');
+    const { openSession } = await import('../../lib/users/sessions.js');
+    const { getTenant } = await import('../../lib/store/tenants.js');
+    const { getUser } = await import('../../lib/users/users.js');
+    const [a, other] = await Promise.all([newTenant(), newTenant()]);
+    const own = keyFor(a.tenantId);
+    const signIn = await openSession((await getTenant(a.tenantId))!, (await getUser(a.tenantId, a.email))!, 'password', { requestId: 'r', sourceIp: null, userAgent: 'test' });
+    const anonymous = (method: string, resource: string, body: unknown) => ({ ...event(method, resource, '', null, body), headers: { 'Content-Type': 'application/json' } }) as APIGatewayProxyEvent;
+    const onOwnCredentials = (calls: DynamoCall[], prefixes: RegExp) => {
+      for (const c of calls) {
+        expect(c.accessKey, `${c.target} ${pkOf(c)}`).toBe('local');
+        for (const pk of pkOf(c)) expect(pk, c.target).toMatch(prefixes);
+        expect(JSON.stringify(c.body), c.target).not.toMatch(/"tenant_id"|"T#/);
+      }
+    };
+    // the start (GET, no user_code): its pending items only, naming no account
+    let from = dynamo.length;
+    const started = await cli.login({ ...anonymous('GET', '/api/v1/auth/cli/login', undefined), queryStringParameters: { name: 'laptop' } } as APIGatewayProxyEvent, context);
+    expect(started.statusCode, started.body).toBe(200);
+    const { device_code, user_code } = JSON.parse(started.body) as { device_code: string; user_code: string };
+    onOwnCredentials(dynamo.slice(from), /^(CLILOGIN|CLICODE|IP)#/);
+    const poll = () => cli.token(anonymous('POST', '/api/v1/auth/cli/token', { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code }), context);
+    from = dynamo.length;
+    expect(JSON.parse((await poll()).body).error).toBe('authorization_pending');
+    onOwnCredentials(dynamo.slice(from), /^(CLILOGIN|IP)#/);
+
+    // an API key may not decide: refused before anything of the table is read
+    from = dynamo.length;
+    const byKey = await cli.login({ ...event('GET', '/api/v1/auth/cli/login', a.key, null), queryStringParameters: { user_code, decision: 'approve' } } as APIGatewayProxyEvent, context);
+    expect(byKey.statusCode, byKey.body).toBe(403);
+    onOwnCredentials(dynamo.slice(from), /^IP#/);
+
+    // the decision: in the approver's account's session, the login marked with its owner mark
+    from = dynamo.length;
+    const decided = await cli.login({ ...event('GET', '/api/v1/auth/cli/login', signIn.access_token, null), queryStringParameters: { user_code, decision: 'approve' } } as APIGatewayProxyEvent, context);
+    expect(decided.statusCode, decided.body).toBe(200);
+    let calls = dynamo.slice(from);
+    // on the function's credentials: the per-IP limiter, and authentication's projected account read (AccountRead)
+    const accountRead = (c: DynamoCall) => c.target === 'GetItem' && c.body.Key?.pk?.S === `T#${a.tenantId}` && c.body.Key?.sk?.S === 'TENANT' && !!c.body.ProjectionExpression;
+    expect(calls.filter((c) => c.accessKey === 'local' && accountRead(c))).toHaveLength(1);
+    onOwnCredentials(calls.filter((c) => c.accessKey === 'local' && !accountRead(c)), /^IP#/);
+    const decision = calls.filter((c) => c.accessKey !== 'local');
+    expect(decision.map((c) => c.target)).toContain('TransactWriteItems');
+    for (const c of decision) {
+      expect(c.accessKey, c.target).toBe(own);
+      for (const pk of pkOf(c)) expect(pk === `T#${a.tenantId}` || pk === `METER#${a.tenantId}` || /^(CLILOGIN|CLICODE)#/.test(pk), `${c.target} ${pk}`).toBe(true);
+    }
+    expect(JSON.stringify(decision.find((c) => c.target === 'TransactWriteItems')!.body)).toContain(`T#${a.tenantId}`);
+
+    // the token: the login read on the function's credentials, the session opened in the account's session
+    from = dynamo.length;
+    const tokens = await poll();
+    expect(tokens.statusCode, tokens.body).toBe(200);
+    calls = dynamo.slice(from);
+    onOwnCredentials(calls.filter((c) => c.accessKey === 'local'), /^(CLILOGIN|IP)#/);
+    const opened = calls.filter((c) => c.accessKey !== 'local');
+    expect(opened.map((c) => c.target)).toContain('TransactWriteItems');
+    for (const c of opened) {
+      expect(c.accessKey, c.target).toBe(own);
+      for (const pk of pkOf(c)) expect(pk === `T#${a.tenantId}` || pk === `METER#${a.tenantId}` || /^(CLILOGIN|REFRESH)#/.test(pk), `${c.target} ${pk}`).toBe(true);
+    }
+    expect(dynamo.slice(from).some((c) => c.accessKey === keyFor(other.tenantId) || pkOf(c).includes(`T#${other.tenantId}`))).toBe(false);
+  });
+
+  it('the sign-in steps (passkey and SRP password): the first step in the session of the account the request names; the second reads its challenge on the function\'s credentials and spends it in the session of the account the challenge names', async () => {
+    const webauthn = await import('../../functions/auth/webauthn.js');
+    const zkp = await import('../../functions/auth/zkp.js');
+    const [a, other] = await Promise.all([newTenant(), newTenant()]);
+    const own = keyFor(a.tenantId);
+    const anonymous = (resource: string, body: unknown) => ({ ...event('POST', resource, '', null, body), headers: { 'Content-Type': 'application/json' } }) as APIGatewayProxyEvent;
+    // on the function's credentials: the per-IP limiter and the challenge read, naming nothing
+    const onOwn = (calls: DynamoCall[], challenge: RegExp) => {
+      for (const c of calls.filter((x) => x.accessKey === 'local')) {
+        for (const pk of pkOf(c)) expect(pk, `${c.target} ${pk}`).toMatch(challenge);
+        if (c.target !== 'GetItem') expect(pkOf(c)[0], c.target).toMatch(/^IP#/);
+      }
+    };
+    const inSession = (calls: DynamoCall[], lookups: RegExp) => {
+      const session = calls.filter((c) => c.accessKey !== 'local');
+      expect(session.length).toBeGreaterThan(0);
+      for (const c of session) {
+        expect(c.accessKey, c.target).toBe(own);
+        for (const pk of pkOf(c)) expect(pk === `T#${a.tenantId}` || pk === `METER#${a.tenantId}` || lookups.test(pk), `${c.target} ${pk}`).toBe(true);
+      }
+    };
+
+    let from = dynamo.length;
+    const begun = await webauthn.authenticationBegin(anonymous('/api/v1/auth/webauthn/authentication/begin', { tenant_id: a.tenantId, email: a.email }), context);
+    expect(begun.statusCode, begun.body).toBe(200);
+    onOwn(dynamo.slice(from), /^IP#/);
+    inSession(dynamo.slice(from), /^WACHAL#/);
+    const challengeId = JSON.parse(begun.body).data.challenge_id as string;
+    from = dynamo.length;
+    const credential = { id: 'A'.repeat(22), rawId: 'A'.repeat(22), type: 'public-key', response: { clientDataJSON: 'e30', authenticatorData: 'AAAA', signature: 'AAAA' }, clientExtensionResults: {} };
+    const finished = await webauthn.authenticationFinish(anonymous('/api/v1/auth/webauthn/authentication/finish', { challenge_id: challengeId, response: credential }), context);
+    expect(finished.statusCode, finished.body).toBe(401);
+    onOwn(dynamo.slice(from), /^(WACHAL|IP)#/);
+    inSession(dynamo.slice(from), /^WACHAL#/);
+
+    from = dynamo.length;
+    const step1 = await zkp.verify(anonymous('/api/v1/auth/zkp/verify', { tenant_id: a.tenantId, email: a.email, client_public: '0'.repeat(511) + '2', srp_version: 2 }), context);
+    expect(step1.statusCode, step1.body).toBe(200);
+    onOwn(dynamo.slice(from), /^IP#/);
+    inSession(dynamo.slice(from), /^SRPCHAL#/);
+    from = dynamo.length;
+    const step2 = await zkp.verify(anonymous('/api/v1/auth/zkp/verify', { challenge_id: JSON.parse(step1.body).data.challenge_id, client_proof: '0'.repeat(64) }), context);
+    expect(step2.statusCode, step2.body).toBe(401);
+    onOwn(dynamo.slice(from), /^(SRPCHAL|IP)#/);
+    inSession(dynamo.slice(from), /^SRPCHAL#/);
+    expect(sts.some((c) => Object.values(c.params).includes(other.tenantId))).toBe(false);
+  });
+
+  it('a refresh (POST /api/v1/auth/refresh): the refresh item read on the function\'s credentials, everything else in the session of the account it names; a forged item naming another account gets 401', async () => {
+    const sessions = await import('../../functions/auth/sessions.js');
+    const { openSession } = await import('../../lib/users/sessions.js');
+    const { getTenant } = await import('../../lib/store/tenants.js');
+    const { getUser } = await import('../../lib/users/users.js');
+    const { tableName } = await import('../../lib/store/client.js');
+    const { DynamoDBDocumentClient, PutCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
+    const { keys } = await import('../../lib/store/keys.js');
+    const { ownerMark } = await import('../../lib/tenancy/lookups.js');
+    const { createHash } = await import('node:crypto');
+    const [a, other] = await Promise.all([newTenant(), newTenant()]);
+    const opened = async (t: { tenantId: string; email: string }) =>
+      openSession((await getTenant(t.tenantId))!, (await getUser(t.tenantId, t.email))!, 'password', { requestId: 'r', sourceIp: null, userAgent: 'test' });
+    const [mine, theirs] = await Promise.all([opened(a), opened(other)]);
+    const refresh = (token: string) => sessions.refresh({ ...event('POST', '/api/v1/auth/refresh', '', null, { refresh_token: token }), headers: { 'Content-Type': 'application/json' } } as APIGatewayProxyEvent, context);
+
+    let from = dynamo.length;
+    const r = await refresh(mine.refresh_token);
+    expect(r.statusCode, r.body).toBe(200);
+    const calls = dynamo.slice(from);
+    for (const c of calls.filter((x) => x.accessKey === 'local')) {
+      for (const pk of pkOf(c)) expect(pk, c.target).toMatch(/^(REFRESH|IP)#/);
+      expect(c.target, `${c.target} ${pkOf(c)}`).toMatch(/^(GetItem|UpdateItem)$/);
+      if (c.target === 'UpdateItem') expect(pkOf(c)[0]).toMatch(/^IP#/);
+    }
+    const session = calls.filter((c) => c.accessKey !== 'local');
+    expect(session.map((c) => c.target)).toContain('TransactWriteItems');
+    for (const c of session) {
+      expect(c.accessKey, c.target).toBe(keyFor(a.tenantId));
+      for (const pk of pkOf(c)) expect(pk === `T#${a.tenantId}` || pk === `METER#${a.tenantId}` || pk.startsWith('REFRESH#'), `${c.target} ${pk}`).toBe(true);
+    }
+
+    // a refresh item naming the other account and its live session, unmarked or marked by this
+    // account's session (what IAM lets any session or the route's own role write): 401, and the
+    // other account's session is never assumed
+    const raw = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: process.env.DYNAMODB_ENDPOINT!, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+    const theirSession = theirs.session_id;
+    for (const mark of [{}, { [ownerMark(a.tenantId)]: true }]) {
+      const forged = `scr_${randomBytes(32).toString('base64url')}`;
+      const hash = createHash('sha256').update(forged, 'utf8').digest('hex');
+      await raw.send(new PutCommand({ TableName: tableName(), Item: { ...keys.refreshToken(hash), tenant_id: other.tenantId, session_id: theirSession, used: false, created_at: new Date().toISOString(), ...mark } }));
+      from = dynamo.length;
+      const stsFrom = sts.length;
+      const res = await refresh(forged);
+      expect(res.statusCode, res.body).toBe(401);
+      expect(dynamo.slice(from).some((c) => c.accessKey === keyFor(other.tenantId) || pkOf(c).includes(`T#${other.tenantId}`))).toBe(false);
+      expect(sts.slice(stsFrom).some((c) => Object.values(c.params).includes(other.tenantId))).toBe(false);
+    }
+  });
+
   it('the outbox relay: each record\'s account in that account\'s session (outbox, webhooks, chain sealing, lease read); its own credentials only set the listings\' keys', async () => {
     const { relayRecords } = await import('../../lib/events/relay.js');
     const { db, tableName } = await import('../../lib/store/client.js');
