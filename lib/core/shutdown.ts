@@ -13,8 +13,8 @@ import { logger } from './logger.js';
  *   the runtime process to perform a graceful shutdown"; the Lambda Extensions API guide).
  * - An internal extension is registered from within the runtime process: POST
  *   `http://${AWS_LAMBDA_RUNTIME_API}/2020-01-01/extension/register` with the header
- *   `Lambda-Extension-Name` and the body `{"events":[]}` (internal extensions may not subscribe
- *   to SHUTDOWN; this one subscribes to nothing), then `GET .../extension/event/next` with the
+ *   `Lambda-Extension-Name` and the body `{"events":[]}` (it needs no event: the SIGTERM its
+ *   registration brings is what it is for), then `GET .../extension/event/next` with the
  *   `Lambda-Extension-Identifier` the register answered: the Init phase completes only once the
  *   runtime and every registered extension called next, and a next for no events is never
  *   answered. This is what aws-lambda-rust-runtime's `spawn_graceful_shutdown_handler` does
