@@ -42,7 +42,7 @@ type Hook = () => Promise<unknown>;
 const hooks: { readonly name: string; readonly run: Hook }[] = [];
 let registration: Promise<boolean> | undefined;
 
-export interface RuntimeApiResponse {
+interface RuntimeApiResponse {
   readonly status: number;
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly body: string;
