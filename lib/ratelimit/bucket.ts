@@ -1,6 +1,8 @@
 import { randomInt } from 'node:crypto';
 import { logger } from '../core/logger.js';
-import { refill, refusedItem, takeTokens } from './store.js';
+import { onShutdown } from '../core/shutdown.js';
+import { currentScope, withTenant } from '../tenancy/scope.js';
+import { addCount, refill, refusedItem, takeTokens } from './store.js';
 
 /**
  * A token bucket in one table item, taken with conditional UpdateItems (no read first).
@@ -127,8 +129,11 @@ type Capacity = { known?: number; promise: Promise<number> };
  *   by exactly the lease's spent tokens not counted yet, ≤ LEASE_MAX − 1 = 9 (one lease at a
  *   time, and every new lease is a write that counts what the last one admitted): counted by
  *   the next write of that account in this process, on the next day's item if the day turned
- *   (so a day's count can be off by ≤ 9 per container at midnight, the total is not), and
- *   never counted if the container ends first;
+ *   (so a day's count can be off by ≤ 9 per container at midnight, the total is not), or, if
+ *   the container ends first, by the write its SIGTERM handler makes (`flushUncounted`, one
+ *   UpdateItem per account: lib/core/shutdown.ts says when Lambda sends it); lost only when the
+ *   container is killed without one (a crash, a timeout, memory exhausted, SIGKILL past the
+ *   500 ms: docs/cost.md, "A container's end");
  * - tokens held back from other processes: ≤ k − 1 ≤ 9 for at most LEASE_WINDOW seconds, ≤ 10 %
  *   of a second's refill; so 429s can come earlier than the rate by at most that per container;
  * - the bucket never admits more than it was given: every token is taken from the item before
@@ -159,6 +164,13 @@ const unspent = new Map<string, number>();
 /** Requests admitted from leases and not counted yet, per account and bucket (`pk|attr`: any day, any shard). */
 const uncounted = new Map<string, number>();
 const countKeyOf = (ref: BucketRef) => `${ref.key.pk}|${ref.attr}`;
+/** Where `flushUncounted` writes an account's uncounted requests: the item and tenant scope of its last admission from a lease. */
+interface CountTarget {
+  readonly key: BucketRef['key'];
+  readonly ttlSeconds: number;
+  readonly tenantId: string | undefined;
+}
+const countTargets = new Map<string, CountTarget>();
 /** The shard this process last leased from, per bucket. */
 const stickyShard = new Map<string, number>();
 const bounded = <V>(m: Map<string, V>, k: string, v: V) => {
@@ -221,7 +233,11 @@ export async function take(ref: BucketRef, capacity: Capacity, nowMs: () => numb
       lease.left--;
       observe(refKey, sec);
       // admitted without a write: counted by this process's next write of the account
-      if (ref.count) bounded(uncounted, countKeyOf(ref), (uncounted.get(countKeyOf(ref)) ?? 0) + 1);
+      if (ref.count) {
+        const countKey = countKeyOf(ref);
+        bounded(uncounted, countKey, (uncounted.get(countKey) ?? 0) + 1);
+        bounded(countTargets, countKey, { key: ref.key, ttlSeconds: ref.ttlSeconds, tenantId: currentScope()?.tenantId });
+      }
       return decision(ref.policy, true, { ...lease.state, tok: round(lease.state.tok + lease.left) }, lease.shards);
     }
     // the lease's window is over: what is left of it is given back with the next write to its item
@@ -334,3 +350,37 @@ async function takeShard(ref: BucketRef, key: BucketRef['key'], shards: number, 
     if (pending > 0 && !flushed) bounded(uncounted, countKey, (uncounted.get(countKey) ?? 0) + pending);
   }
 }
+
+/**
+ * Writes every account's requests admitted from leases and not counted yet: one UpdateItem
+ * (`ADD requests n`) per account, all at once, each on the item and with the tenant's
+ * credentials of that account's last admission (the tenant session a tenant route's role
+ * needs for `METER#<tid>`). Run at the container's end (SIGTERM, below); a write that fails
+ * puts its count back. Resolves with the requests written.
+ */
+export async function flushUncounted(nowMs: () => number = Date.now): Promise<number> {
+  const ttlBase = Math.floor(nowMs() / 1000);
+  const writes = [...uncounted].flatMap(([countKey, n]) => {
+    const target = countTargets.get(countKey);
+    if (!(n > 0) || !target) return [];
+    uncounted.delete(countKey);
+    const write = () => addCount(target.key, n, ttlBase + target.ttlSeconds);
+    return [
+      (target.tenantId === undefined ? write() : withTenant(target.tenantId, write)).then(
+        () => n,
+        (error: unknown) => {
+          bounded(uncounted, countKey, (uncounted.get(countKey) ?? 0) + n);
+          throw error;
+        },
+      ),
+    ];
+  });
+  const results = await Promise.allSettled(writes);
+  const failed = results.filter((r) => r.status === 'rejected');
+  if (failed.length > 0) logger.warn('rate limit meter: uncounted requests not written', { accounts: failed.length, error: failed[0]!.reason as Error });
+  return results.reduce((sum, r) => sum + (r.status === 'fulfilled' ? r.value : 0), 0);
+}
+
+// Lambda ends a container with SIGTERM once an extension is registered (lib/core/shutdown.ts):
+// registered here, at module load, and awaited so that it completes within Init
+await onShutdown('rate-limit meter', () => flushUncounted());

@@ -53,6 +53,23 @@ export async function refill(
   );
 }
 
+/**
+ * Adds `n` requests to an account's usage item, nothing else (the count a process admitted
+ * from its leases and had not written yet, at the container's end: lib/ratelimit/bucket.ts
+ * `flushUncounted`). The bucket's state is not touched; `ttl` only if the item has none.
+ */
+export async function addCount(key: Key, n: number, ttl: number): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: key,
+      UpdateExpression: 'SET #ttl = if_not_exists(#ttl, :ttl) ADD requests :counted',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':counted': n, ':ttl': ttl },
+    }),
+  );
+}
+
 /** The item a refused condition returned (ALL_OLD, unconverted: {attr: {N: "..."}}); undefined when `error` is no refused condition. */
 export const refusedItem = (error: unknown): { item: Record<string, { N?: string }> | undefined } | undefined =>
   error instanceof ConditionalCheckFailedException ? { item: error.Item as Record<string, { N?: string }> | undefined } : undefined;

@@ -19,7 +19,8 @@
  * function in its own Node 22 process (scripts/local/artifact/runtime.ts). There:
  * ARTIFACT_ASSEMBLY serves a prebuilt cdk.out, ARTIFACT_CONTEXT (JSON) adds CDK context to the
  * synth, ARTIFACT_REPORT_FILE receives a JSON report (modules, answers per method, failures)
- * when the runtime stops.
+ * when the runtime stops, ARTIFACT_CONTROL_FILE receives the address of the tests' control
+ * server (scripts/local/artifact/runtime.ts `controlFile`).
  *
  * It says what it is doing from its first second: one `[start] <step>` line per step (the
  * suite's setup times each step by them, test/setup/runtime.ts) and a "still ..." line every
@@ -217,6 +218,7 @@ async function startArtifact(javaAvailable: () => boolean, JAVA_MISSING: string)
     ...(process.env.ARTIFACT_ASSEMBLY ? { assembly: resolve(process.env.ARTIFACT_ASSEMBLY) } : {}),
     ...(process.env.ARTIFACT_CONTEXT ? { context: JSON.parse(process.env.ARTIFACT_CONTEXT) as Record<string, unknown> } : {}),
     ...(process.env.ARTIFACT_COVERAGE_DIR ? { coverageDir: resolve(process.env.ARTIFACT_COVERAGE_DIR) } : {}),
+    ...(process.env.ARTIFACT_CONTROL_FILE ? { controlFile: resolve(process.env.ARTIFACT_CONTROL_FILE) } : {}),
   });
   const stop = async (code: number) => {
     const reportFile = process.env.ARTIFACT_REPORT_FILE;

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FunctionSpec } from '../../scripts/local/artifact/deployment.js';
-import { availableMemory, environmentCeiling, FunctionHost, underPressure } from '../../scripts/local/artifact/host.js';
+import { availableMemory, environmentCeiling, FunctionHost, SHUTDOWN_BUDGET_MS, underPressure } from '../../scripts/local/artifact/host.js';
 import type { RawAwsRequest } from '../../scripts/local/artifact/aws-calls.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -199,5 +199,68 @@ describe('the artifact host', () => {
       await recording.close();
       server.close();
     }
+  });
+  describe("an environment's end, as Lambda's shutdown (SIGTERM only with an extension registered, then 500 ms)", () => {
+    /**
+     * A bundle that, when REGISTER is set, registers a no-event internal extension at init as
+     * lib/core/shutdown.ts does (top-level await, then the first next), and whose SIGTERM
+     * handler writes MARK after WORK_MS; `late` tries to register during an invocation.
+     */
+    const source = `import { request } from 'node:http';
+      import { writeFileSync } from 'node:fs';
+      const call = (method, path, headers, body) => new Promise((ok, ko) => {
+        const r = request('http://' + process.env.AWS_LAMBDA_RUNTIME_API + path, { method, headers, agent: false }, (res) => {
+          let text = ''; res.on('data', (c) => (text += c)); res.on('end', () => ok({ status: res.statusCode, id: res.headers['lambda-extension-identifier'], text }));
+        });
+        if (body === undefined) r.on('socket', (s) => s.unref());
+        r.on('error', ko); r.end(body);
+      });
+      const register = (name) => call('POST', '/2020-01-01/extension/register', { 'Lambda-Extension-Name': name }, JSON.stringify({ events: [] }));
+      process.on('SIGTERM', () => setTimeout(() => { writeFileSync(process.env.MARK, 'flushed'); process.exit(0); }, Number(process.env.WORK_MS)));
+      if (process.env.REGISTER) {
+        const { id } = await register('test-extension');
+        void call('GET', '/2020-01-01/extension/event/next', { 'Lambda-Extension-Identifier': id });
+      }
+      export const handler = async () => ({ statusCode: 200, body: process.env.AWS_LAMBDA_RUNTIME_API });
+      export const late = async () => ({ statusCode: 200, body: JSON.stringify(await register('late-extension')) });\n`;
+    const dir = asset('shutdown', { 's/end.mjs': source });
+    const marks = mkdtempSync(join(tmpdir(), 'artifact-host-marks-'));
+    const withEnv = (key: string, env: Record<string, string>) =>
+      spec(key, dir, 's/end.handler', { environment: { MARK: join(marks, key), WORK_MS: '20', ...env } });
+
+    it('a runtime that registered an extension gets SIGTERM when its environment is retired, and its handler runs to the end', async () => {
+      const fn = withEnv('registered', { REGISTER: '1' });
+      const outcome = await host.invoke(fn, {});
+      expect((outcome as { result: { body: string } }).result.body).toMatch(/^127\.0\.0\.1:\d+$/);
+      const before = host.shutdowns.terminated;
+      expect(await host.retireIdle(fn.key)).toEqual({ retired: 1, terminated: 1 });
+      expect(readFileSync(join(marks, 'registered'), 'utf8')).toBe('flushed');
+      expect(host.shutdowns.terminated).toBe(before + 1);
+    });
+
+    it('one without an extension gets no SIGTERM (as in Lambda): its handler never runs', async () => {
+      const fn = withEnv('unregistered', {});
+      expect(await host.invoke(fn, {})).toMatchObject({ ok: true });
+      expect(await host.retireIdle(fn.key)).toEqual({ retired: 1, terminated: 0 });
+      expect(existsSync(join(marks, 'unregistered'))).toBe(false);
+    });
+
+    it(`a handler still working ${SHUTDOWN_BUDGET_MS} ms after SIGTERM is ended: what it would have written is lost`, async () => {
+      const fn = withEnv('slow-end', { REGISTER: '1', WORK_MS: String(SHUTDOWN_BUDGET_MS * 4) });
+      expect(await host.invoke(fn, {})).toMatchObject({ ok: true });
+      const before = host.shutdowns.overBudget;
+      const started = Date.now();
+      expect(await host.retireIdle(fn.key)).toEqual({ retired: 1, terminated: 1 });
+      expect(Date.now() - started).toBeLessThan(SHUTDOWN_BUDGET_MS * 4);
+      expect(existsSync(join(marks, 'slow-end'))).toBe(false);
+      expect(host.shutdowns.overBudget).toBe(before + 1);
+    });
+
+    it("refuses a registration once Init is over (Lambda: after the runtime's first Next)", async () => {
+      const outcome = await host.invoke({ ...withEnv('late', {}), handler: 's/end.late' }, {});
+      const answer = JSON.parse((outcome as { result: { body: string } }).result.body) as { status: number; text: string };
+      expect(answer.status).toBe(403);
+      expect(JSON.parse(answer.text).errorType).toBe('Extension.RegistrationError');
+    });
   });
 });

@@ -16,6 +16,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { generateApiKey } from '../../lib/auth/api-keys.js';
 import { freePort } from '../../scripts/local/ports.js';
+import { ARTIFACT_CONTROL_FILE } from '../helpers/artifact.js';
 import { findLeaks } from '../helpers/leaks.js';
 import { spawnGroup, stopGroup } from './processes.js';
 
@@ -131,7 +132,14 @@ export async function launchRuntime(project: TestProject, opts: RuntimeOptions):
         SECRETS_DEV_ROOT_KEY: rootKey,
         PUBLIC_BASE_URL: baseUrl,
         NODE_NO_WARNINGS: '1',
-        ...(opts.artifact ? { ARTIFACT_REPORT_FILE: join(dataDir, 'artifact-report.json'), LOCAL_TABLE_NAME: tableName } : {}),
+        ...(opts.artifact
+          ? {
+              ARTIFACT_REPORT_FILE: join(dataDir, 'artifact-report.json'),
+              LOCAL_TABLE_NAME: tableName,
+              // the tests' control server (test/helpers/artifact.ts retireEnvironments)
+              ARTIFACT_CONTROL_FILE: join(dataDir, ARTIFACT_CONTROL_FILE),
+            }
+          : {}),
         ...opts.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

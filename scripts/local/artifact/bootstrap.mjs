@@ -4,11 +4,99 @@
  * `LAMBDA_TASK_ROOT` as Lambda does (`<module>.<export>`, .mjs then .js then .cjs), imports
  * the built bundle once (the init phase), then runs the invocations the host sends over IPC,
  * one at a time, with a Lambda context object.
+ *
+ * Of Lambda's runtime API it serves the Extensions API's part an internal extension uses (the
+ * invocations themselves come over IPC): see `runtimeApi` below.
  */
+import { randomUUID } from 'node:crypto';
 import { subscribe } from 'node:diagnostics_channel';
-import { existsSync } from 'node:fs';
+import { existsSync, writeSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+
+/**
+ * Lambda's Extensions API as an internal extension reaches it (lib/core/shutdown.ts): the code
+ * reads AWS_LAMBDA_RUNTIME_API and calls
+ * - `POST /2020-01-01/extension/register` (header `Lambda-Extension-Name`, body `{"events":[...]}`):
+ *   answered with a `Lambda-Extension-Identifier`, during Init only (after the runtime's first
+ *   Next Lambda refuses it: aws-lambda-rust-runtime issue 743); events (INVOKE, SHUTDOWN) are
+ *   not emulated here: a registration for any is refused, so a function that needs them fails
+ *   here rather than silently getting none;
+ * - `GET /2020-01-01/extension/event/next` (header `Lambda-Extension-Identifier`): held open and
+ *   never answered (no events). Init ends once every registered extension called it.
+ * Each registration is told to the host (`extension` message): Lambda sends SIGTERM at shutdown
+ * only to a runtime with a registered extension (host.ts `retire`).
+ * The server listens on 127.0.0.1 in this process, before the bundle is imported: the variable
+ * is in the environment when the function's code first reads it, as in Lambda.
+ */
+const extensions = new Map(); // identifier -> { name, next: Promise resolved at its first next }
+let initDone = false;
+const refuse = (res, status, errorType, errorMessage) => {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ errorType, errorMessage }));
+};
+const runtimeApi = createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    if (req.method === 'POST' && req.url === '/2020-01-01/extension/register') {
+      const name = req.headers['lambda-extension-name'];
+      let events;
+      try {
+        events = JSON.parse(Buffer.concat(chunks).toString('utf8')).events;
+      } catch {
+        events = undefined;
+      }
+      if (initDone) return refuse(res, 403, 'Extension.RegistrationError', 'extensions register during Init only');
+      if (typeof name !== 'string' || !name) return refuse(res, 400, 'Extension.InvalidExtensionName', 'Lambda-Extension-Name is required');
+      if ([...extensions.values()].some((e) => e.name === name)) return refuse(res, 409, 'Extension.AlreadyRegistered', `${name} is registered`);
+      if (!Array.isArray(events)) return refuse(res, 400, 'InvalidRequest', 'the body must be {"events": [...]}');
+      if (events.length > 0) return refuse(res, 400, 'Extension.NotEmulated', 'extension events are not emulated by the artifact runtime');
+      const id = randomUUID();
+      let seen;
+      extensions.set(id, { name, next: new Promise((r) => (seen = r)), seen });
+      process.send?.({ type: 'extension', name });
+      res.writeHead(200, { 'content-type': 'application/json', 'lambda-extension-identifier': id });
+      res.end(
+        JSON.stringify({
+          functionName: process.env.AWS_LAMBDA_FUNCTION_NAME,
+          functionVersion: process.env.AWS_LAMBDA_FUNCTION_VERSION,
+          handler: process.env._HANDLER,
+        }),
+      );
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/2020-01-01/extension/event/next') {
+      const extension = extensions.get(req.headers['lambda-extension-identifier']);
+      if (!extension) return refuse(res, 403, 'Extension.UnknownExtensionIdentifier', 'unknown Lambda-Extension-Identifier');
+      extension.seen();
+      return; // no events: never answered
+    }
+    refuse(res, 404, 'NotFound', `${req.method} ${req.url} is not emulated`);
+  });
+});
+await new Promise((resolve) => runtimeApi.listen(0, '127.0.0.1', resolve));
+runtimeApi.unref();
+process.env.AWS_LAMBDA_RUNTIME_API = `127.0.0.1:${runtimeApi.address().port}`;
+/** Init's end (the runtime's first Next): every registered extension has called next, within Lambda's 10 s Init limit. */
+async function extensionsReady(deadline) {
+  const pending = Promise.all([...extensions.values()].map((e) => e.next));
+  const late = new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - performance.now()), 'late').unref());
+  if ((await Promise.race([pending, late])) === 'late')
+    throw Object.assign(new Error('a registered extension did not call event/next during Init'), { name: 'Extension.InitError' });
+  initDone = true;
+}
+
+// The host learns that the process is exiting (its exit handlers ran: what follows is Node's own
+// exit, with the coverage it writes) through fd 4, a pipe the host opened (host.ts `retire`)
+process.on('exit', () => {
+  try {
+    writeSync(4, 'exit\n');
+  } catch {
+    // not spawned by the host
+  }
+});
 
 const describe = (error) => ({
   errorType: error?.name ?? 'Error',
@@ -91,6 +179,7 @@ const started = performance.now();
 let fn;
 try {
   fn = await init();
+  await extensionsReady(started + 10_000);
   await send({ type: 'ready', initMs: performance.now() - started });
 } catch (error) {
   await send({ type: 'init_error', error: describe(error) });

@@ -6,6 +6,10 @@
  * serves one invocation at a time; a busy function gets more environments, up to
  * `perFunction`; idle environments beyond `maxEnvironments` are retired, least recently used
  * first. A crash or a timeout discards the environment, as Lambda does.
+ *
+ * An environment's end is Lambda's (`retire`): a runtime that registered an extension
+ * (bootstrap.mjs serves the Extensions API an internal extension calls) gets SIGTERM and
+ * SHUTDOWN_BUDGET_MS to end, then is killed; one without gets no signal it can see.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -60,7 +64,16 @@ export interface HostOptions {
   readonly onAwsRequest?: (fn: FunctionSpec, request: RawAwsRequest, invocation: string | undefined) => void;
   /** Every invocation, when it has an environment: whether that environment was started for it (a cold start). */
   readonly onInvoke?: (fn: FunctionSpec, cold: boolean) => void;
+  /** Between SIGTERM and the end of a runtime with an extension (default SHUTDOWN_BUDGET_MS, Lambda's). */
+  readonly shutdownBudgetMs?: number;
 }
+
+/**
+ * What Lambda gives the runtime process between SIGTERM and SIGKILL when the function has an
+ * internal extension (300 ms with external extensions only): aws-samples/
+ * graceful-shutdown-with-aws-lambda, README; lib/core/shutdown.ts.
+ */
+export const SHUTDOWN_BUDGET_MS = 500;
 
 /**
  * How many environments may stay alive at most: ARTIFACT_MAX_ENVIRONMENTS when set, else 400
@@ -116,6 +129,10 @@ interface Environment {
   busy: boolean;
   lastUsed: number;
   dead: boolean;
+  /** The extensions the runtime registered (bootstrap.mjs): Lambda sends SIGTERM at shutdown only when there is one. */
+  readonly extensions: string[];
+  /** The process has begun to exit by itself (its exit handlers ran; bootstrap.mjs writes to fd 4). */
+  exiting: boolean;
 }
 
 export class FunctionHost {
@@ -130,6 +147,8 @@ export class FunctionHost {
   evictions = 0;
   /** The most environments alive at once, for the report. */
   peakEnvironments = 0;
+  /** Environments ended with SIGTERM (an extension registered), and of those, the ones not exiting within the budget. */
+  readonly shutdowns = { terminated: 0, overBudget: 0 };
   /** The ceiling in force. */
   readonly maxEnvironments: number;
   private closed = false;
@@ -213,7 +232,8 @@ export class FunctionHost {
     const child = spawn(this.node, [BOOTSTRAP], {
       cwd: fn.codeDir,
       env: { ...this.environmentOf(fn), ...coverage },
-      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      // fd 4: the process says when it begins to exit (bootstrap.mjs), so `retire` knows what its budget covered
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc', 'pipe'],
     });
     const log = this.options.log ?? process.stdout;
     child.stdout!.on('data', (c: Buffer) => log.write(c));
@@ -230,6 +250,8 @@ export class FunctionHost {
       busy: false,
       lastUsed: Date.now(),
       dead: false,
+      extensions: [],
+      exiting: false,
       ready: new Promise((resolve) => {
         const onMessage = (m: { type: string; error?: LambdaError }) => {
           if (m.type === 'ready') {
@@ -247,6 +269,12 @@ export class FunctionHost {
         );
       }),
     };
+    child.on('message', (m: { type?: string; name?: string }) => {
+      if (m?.type === 'extension' && typeof m.name === 'string') env.extensions.push(m.name);
+    });
+    (child.stdio[4] as NodeJS.ReadableStream | null)?.on('data', () => {
+      env.exiting = true;
+    });
     child.once('exit', () => {
       env.dead = true;
       this.remove(env);
@@ -347,21 +375,70 @@ export class FunctionHost {
   }
 
   /**
+   * Retires the idle environments of `functionKey` now, as Lambda's shutdown would (the tests'
+   * hook, through the artifact runtime's control server: test/helpers/artifact.ts). Resolves
+   * once they have exited, with how many there were and how many got SIGTERM.
+   */
+  async retireIdle(functionKey: string): Promise<{ retired: number; terminated: number }> {
+    const idle = (this.environments.get(functionKey) ?? []).filter((e) => !e.busy && !e.dead);
+    const terminated = idle.filter((e) => e.extensions.length > 0).length;
+    await Promise.all(idle.map((e) => this.retire(e, EVICTION_GRACE_MS)));
+    return { retired: idle.length, terminated };
+  }
+
+  /**
    * Ends an environment: at once (SIGKILL: a timed-out or probed one), or, given a grace (an
-   * idle one, or all at close), by closing its channel so that it exits by itself and writes its
-   * coverage, SIGKILL after the grace.
+   * idle one, or all at close), as Lambda's shutdown does:
+   * - a runtime that registered an extension gets SIGTERM and `shutdownBudgetMs` (500 ms) to
+   *   begin its exit; one that has not by then is ended (SIGKILL);
+   * - one without an extension gets no signal (Lambda sends SIGTERM only with an extension): it
+   *   is ended at once.
+   * "Ended" keeps the coverage npm test measures: with coverage on, the channel is closed so that
+   * the process exits by itself (bootstrap.mjs exits at once: nothing of the function runs after
+   * it, as after SIGKILL) and writes its coverage, SIGKILL after the grace; without coverage,
+   * SIGKILL. A process that began its exit within the budget also gets the grace to finish it.
    */
   private retire(env: Environment, graceMs = 0): Promise<void> {
     this.remove(env);
     if (env.dead) return Promise.resolve();
     return new Promise((resolve) => {
+      const timers: NodeJS.Timeout[] = [];
       env.child.once('exit', () => {
-        clearTimeout(timer);
+        for (const t of timers) clearTimeout(t);
         resolve();
       });
-      const gracefully = graceMs > 0 && env.child.connected;
-      const timer = setTimeout(() => env.child.kill('SIGKILL'), gracefully ? graceMs : 0);
-      if (gracefully) env.child.disconnect();
+      const kill = () => env.child.kill('SIGKILL');
+      if (graceMs <= 0 || !env.child.connected) {
+        kill();
+        return;
+      }
+      const end = () => {
+        if (!this.options.coverageDir) return kill();
+        if (env.child.connected) env.child.disconnect();
+        timers.push(setTimeout(kill, graceMs));
+      };
+      if (env.extensions.length === 0) {
+        end();
+        return;
+      }
+      this.shutdowns.terminated++;
+      env.child.kill('SIGTERM');
+      timers.push(
+        setTimeout(
+          // after this turn's I/O (setImmediate): the exit notice may be waiting behind a busy host's timers
+          () =>
+            setImmediate(() => {
+              if (env.dead) return;
+              if (env.exiting) {
+                timers.push(setTimeout(kill, graceMs));
+                return;
+              }
+              this.shutdowns.overBudget++;
+              end();
+            }),
+          this.options.shutdownBudgetMs ?? SHUTDOWN_BUDGET_MS,
+        ),
+      );
     });
   }
 

@@ -18,6 +18,7 @@
  * stage URL by the local address.
  */
 import { appendFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +29,7 @@ import { readAssembly, synthesizeArtifact } from './assembly.js';
 import { LOCAL_CLUSTER_ID, type RecordedRequest, startCloudHsmControlPlane } from './cloudhsm-control-plane.js';
 import { startSts } from './sts.js';
 import { startBuckets } from './buckets.js';
-import { ACCOUNT, BUILD_FILE, bucketsOf, type FunctionSpec, queuesOf, REGION, readDeployment, tablesOf } from './deployment.js';
+import { ACCOUNT, BUILD_FILE, bucketsOf, type FunctionSpec, type MethodSpec, queuesOf, REGION, readDeployment, tablesOf } from './deployment.js';
 import { startArtifactGateway } from './gateway.js';
 import { FunctionHost } from './host.js';
 import { decodeAwsRequest } from './aws-calls.js';
@@ -88,6 +89,13 @@ export interface ArtifactRuntimeOptions {
    * scripts/coverage/artifact.ts.
    */
   readonly coverageDir?: string;
+  /**
+   * The tests' control server (ARTIFACT_CONTROL_FILE): where its address is written. It listens on
+   * 127.0.0.1 only, and only when asked for: `POST /retire?method=GET&path=/api/v1/secrets` retires
+   * the idle environments of that method's function as Lambda's shutdown would
+   * (test/helpers/artifact.ts `retireEnvironments`).
+   */
+  readonly controlFile?: string;
 }
 
 export interface ArtifactReport {
@@ -98,6 +106,8 @@ export interface ArtifactReport {
   readonly initFailures: { functionName: string; handler: string; error: string }[];
   readonly sources: Record<string, { invocations: number; failures: number }>;
   readonly coldStarts: number;
+  /** Environments ended with SIGTERM (their runtime registered an extension), and of those, the ones not exiting within 500 ms. */
+  readonly shutdowns: { readonly terminated: number; readonly overBudget: number };
   /** Environments retired for room (memory or the ceiling), the most alive at once, and the ceiling. */
   readonly evictions: number;
   readonly peakEnvironments: number;
@@ -278,6 +288,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   }
 
   const gateway = await startArtifactGateway({ port: opts.port, deployment, functions, log });
+  const control = opts.controlFile ? await startControl(opts.controlFile, deployment.methods, functions) : undefined;
   const sources = startSources({ deployment, queues, dynamoEndpoint: endpoint, functions, log });
   if (root && !process.env.SECRETS_DEV_ROOT_KEY) log.write(`generated platform-operator root key (shown once, keep it):\n  ${root.key}\n`);
 
@@ -306,6 +317,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
         })),
         sources: Object.fromEntries(sources.counts),
         coldStarts: functions.coldStarts,
+        shutdowns: { ...functions.shutdowns },
         evictions: functions.evictions,
         peakEnvironments: functions.peakEnvironments,
         maxEnvironments: functions.maxEnvironments,
@@ -314,6 +326,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
       };
     },
     async stop() {
+      control?.close();
       gateway.server.close();
       gateway.server.closeAllConnections();
       await sources.stop();
@@ -326,6 +339,27 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
       rmSync(workDir, { recursive: true, force: true });
     },
   };
+}
+
+async function startControl(file: string, methods: readonly MethodSpec[], functions: FunctionHost): Promise<Server> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://control');
+    const answer = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method !== 'POST' || url.pathname !== '/retire') return answer(404, { error: 'POST /retire?method=&path=' });
+    const method = methods.find((m) => m.httpMethod === url.searchParams.get('method') && m.path === url.searchParams.get('path'));
+    if (!method?.functionKey) return answer(404, { error: `no function serves ${url.searchParams.get('method')} ${url.searchParams.get('path')}` });
+    functions.retireIdle(method.functionKey).then(
+      (r) => answer(200, r),
+      (error: unknown) => answer(500, { error: (error as Error).message }),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  writeFileSync(file, `${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
+  return server;
 }
 
 async function createTable(endpoint: string, name: string, p: Record<string, any>): Promise<void> {
