@@ -114,6 +114,8 @@ export function startDynamoLocal(opts: { port: number; dataDir?: string; jvmFlag
   const args = [
     ...(opts.jvmFlags ?? JVM_FLAGS),
     `-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`,
+    // the JVM ignores TMPDIR: its native SQLite library is unpacked here, and left when it is killed (npm test's own directory)
+    `-Djava.io.tmpdir=${tmpdir()}`,
     ...(launcher ? ['-cp', [launcher, classPath].join(delimiter), 'DynamoDBLocalLoopback'] : ['-jar', join(home, 'DynamoDBLocal.jar')]),
     '-port',
     String(opts.port),
