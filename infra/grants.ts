@@ -218,7 +218,7 @@ export class RouteRoles extends Construct {
 
 /** A construct id part for own items: `Own` and their partitions' names (`OwnDevauthzUsercode`), `AccessToken` when the route also takes one. */
 const ownId = (own: OwnItems) =>
-  `Own${[...new Set([...(own.read ?? []), ...(own.write ?? [])].map((p) => p.replace(/[^A-Za-z]/g, '').toLowerCase()))].map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}${own.accessToken ? 'AccessToken' : ''}`;
+  `Own${[...new Set([...(own.read ?? []), ...(own.write ?? []), ...(own.listed?.listings ?? [])].map((p) => p.replace(/[^A-Za-z]/g, '').toLowerCase()))].map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}${own.accessToken ? 'AccessToken' : ''}`;
 
 const roleId = (key: string) => (key === 'none' ? 'NoGrants' : key.split(' ').map((g) => g.split(/[^a-z]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')).join(''));
 

@@ -163,6 +163,14 @@ export interface OwnItems {
    * execution role (infra/grants/table.ts `accountReadStatement`), no credential item.
    */
   readonly accessToken?: true;
+  /**
+   * Platform listings the route reads on index plat (KEYS_ONLY: the listed items' keys, nothing
+   * of them) and the attributes it reads of the listed account items (BatchGetItem on `T#*`
+   * naming those attributes and the keys only): a set of public parameters across accounts,
+   * the authorization server's JWK set (GET /api/v1/auth/oauth/jwks: TOKENKEYS, `public`; only
+   * token-signing key items carry `public`, lib/auth/store.ts).
+   */
+  readonly listed?: { readonly listings: readonly string[]; readonly attributes: readonly string[] };
 }
 export const OWN_PARTITIONS: Readonly<Record<string, OwnItems>> = {
   'GET /.well-known/acme-challenge/{token}': { read: ['ACME#*'] },
@@ -185,6 +193,16 @@ export const OWN_PARTITIONS: Readonly<Record<string, OwnItems>> = {
   'POST /api/v1/auth/oauth/introspect': {},
   'POST /api/v1/auth/cli/revoke': { read: ['REFRESH#*'] },
   'GET /api/v1/auth/oauth/logout': {},
+  // the read-only self-authenticating routes (issue 31): discovery and RFC 8414 metadata read
+  // nothing of the table (the per-IP limiter only); the JWK set its listing and the keys' public
+  // halves; userinfo reads nothing before the access token names its account, diagnostics the
+  // presented API key or token's credential item and authentication's projected account read
+  'GET /api/v1/auth/oauth/.well-known/openid-configuration': {},
+  'GET /.well-known/oauth-authorization-server/{issuerPath+}': {},
+  'GET /api/v1/auth/oauth/jwks': { listed: { listings: ['TOKENKEYS'], attributes: ['public'] } },
+  'GET /api/v1/auth/oauth/userinfo': {},
+  'POST /api/v1/auth/oauth/userinfo': {},
+  'GET /api/v1/diagnostics/auth': { read: ['KEY#*', 'APITOKEN#*'], accessToken: true },
 };
 
 /**
@@ -201,7 +219,7 @@ export const OPERATOR_WRITES: readonly string[] = ['T#*', 'KEY#*', 'PWRESET#*'];
 export function ownItemsKey(route: Pick<Route, 'key'>): string {
   const own = OWN_PARTITIONS[route.key];
   return own
-    ? ` own reads ${(own.read ?? []).join(' ') || '-'} writes ${(own.write ?? []).join(' ') || '-'}${own.accessToken ? ' access-token' : ''}`
+    ? ` own reads ${(own.read ?? []).join(' ') || '-'} writes ${(own.write ?? []).join(' ') || '-'}${own.accessToken ? ' access-token' : ''}${own.listed ? ` listed ${own.listed.listings.join(' ')}: ${own.listed.attributes.join(' ')}` : ''}`
     : '';
 }
 
@@ -215,7 +233,8 @@ export function ownItemsKey(route: Pick<Route, 'key'>): string {
  *   account approved them: the agent's device code (lib/agents/authorization.ts pollToken)
  *   and its enrolment token (completeEnrolment), a CLI login, a refresh token, a sign-in
  *   challenge or state; or the request names it before anything is read (a client_id, a
- *   subject token's audience, a sign-in's `tenant_id`, a sign-in session's access token).
+ *   subject token's audience, a sign-in's `tenant_id`, a sign-in session's access token; userinfo's
+ *   access token; the credential GET /api/v1/diagnostics/auth explains).
  */
 export const SELF_IDENTIFYING_TENANT_ROUTES: ReadonlyMap<string, 'signed-event' | 'own-items'> = new Map([
   ['POST /webhooks/{payment_provider}', 'signed-event'],
@@ -236,6 +255,9 @@ export const SELF_IDENTIFYING_TENANT_ROUTES: ReadonlyMap<string, 'signed-event' 
   ['POST /api/v1/auth/oauth/introspect', 'own-items'],
   ['POST /api/v1/auth/cli/revoke', 'own-items'],
   ['GET /api/v1/auth/oauth/logout', 'own-items'],
+  ['GET /api/v1/auth/oauth/userinfo', 'own-items'],
+  ['POST /api/v1/auth/oauth/userinfo', 'own-items'],
+  ['GET /api/v1/diagnostics/auth', 'own-items'],
 ]);
 
 /**

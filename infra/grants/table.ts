@@ -16,7 +16,7 @@ const ACCOUNT_NAMING_ATTRIBUTES = ['tenant_id', 'owner_tenant_id', 'T#*', ...PLA
  * A route's own global items (lib/routes.ts OWN_PARTITIONS) on its function's role:
  * `OwnItemRead` (GetItem, BatchGetItem, Query of the table, no index) and `OwnItemWrite`
  * (Put/Update/Delete/ConditionCheck naming no account, returning nothing), each only on the
- * declared partitions.
+ * declared partitions; with `listed`, its listings and the declared attributes of the listed items.
  */
 export function ownItemStatements(own: OwnItems, tableArn: string): iam.PolicyStatement[] {
   const on = (partitions: readonly string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...partitions] } });
@@ -38,6 +38,29 @@ export function ownItemStatements(own: OwnItems, tableArn: string): iam.PolicySt
           }),
         ]
       : []),
+    ...(own.listed ? listedItemStatements(own.listed, tableArn) : []),
+  ];
+}
+
+/**
+ * A route's listed items (lib/routes.ts OwnItems `listed`): its platform listings on index plat
+ * (`PlatformListingRead`, KEYS_ONLY) and `ListedItemRead`, BatchGetItem of account items naming
+ * the keys and the declared attributes only (present: a read of whole items is refused), no
+ * other action, no index.
+ */
+function listedItemStatements(listed: NonNullable<OwnItems['listed']>, tableArn: string): iam.PolicyStatement[] {
+  return [
+    ...platformListingRead(tableArn, listed.listings),
+    new iam.PolicyStatement({
+      sid: 'ListedItemRead',
+      actions: ['dynamodb:BatchGetItem'],
+      resources: [tableArn],
+      conditions: {
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
+        'ForAllValues:StringEquals': { 'dynamodb:Attributes': [TABLE_KEYS.pk, TABLE_KEYS.sk, ...listed.attributes] },
+        Null: { 'dynamodb:Attributes': 'false' },
+      },
+    }),
   ];
 }
 

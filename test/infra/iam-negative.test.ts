@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { AwsCall, Principal } from '../../scripts/local/artifact/aws-calls.js';
 import { ACCOUNT, REGION, type readDeployment } from '../../scripts/local/artifact/deployment.js';
 import { type Caller, evaluateCall, type IamModel, type RolePolicies } from '../../scripts/local/artifact/iam.js';
-import { ROUTES } from '../../lib/routes.js';
+import { ROUTES, tenancyOf } from '../../lib/routes.js';
 import { AUDIT_ATTRIBUTES, OPERATOR_ONLY_ATTRIBUTES } from '../../lib/tenancy/attributes.js';
 import { LOOKUP_PREFIXES, ownerMark } from '../../lib/tenancy/lookups.js';
 import { keys, meterPk, PLATFORM_LISTING_ATTRIBUTES, PLATFORM_LISTINGS, tenantPk } from '../../lib/store/keys.js';
@@ -154,6 +154,9 @@ const CASES: Case[] = [
  * What the matrix finds still allowed, and why. `roles` picks the roles by the statement that
  * allows it (the reason is that statement); `cases` by case id.
  */
+/** The operator routes (lib/routes.ts tenancyOf): cross-account by design, the only ones an unconditioned read may serve. */
+const OPERATOR_ROUTE_KEYS: ReadonlySet<string> = new Set(ROUTES.filter((r) => tenancyOf(r) === 'operator').map((r) => r.key));
+
 const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly rolesAre: string; readonly cases: RegExp; readonly reason: string }[] = [
   {
     rolesAre: 'the operator write routes\' own role (OperatorWrite: T#*, KEY#*, PWRESET#* only)',
@@ -177,18 +180,18 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
       'a plan change confirmed by the payment provider (its signed event, POST /webhooks/{payment_provider}, in the session of the account the event names) writes the quota the plan sets (lib/billing/subscriptions.ts, PLAN_ATTRIBUTES); the operator flag stays denied to these roles as to every tenant session',
   },
   {
-    rolesAre: 'roles with TableMeter (the operator routes and the self-authenticating read-only routes)',
+    rolesAre: 'roles with TableMeter (the operator routes; the self-authenticating read-only routes meter by IP on their own role and an account only in its session)',
     roles: (r) => r.sids.has('TableMeter'),
     cases: /^victim metering: UpdateItem$/,
     reason:
       'by design, bounded: these routes count requests of whichever account they serve (infra/grants.ts TableMeter: METER#* and IP#*, metering attributes only); a forged count is a rate-limit or usage error, no data of the account',
   },
   {
-    rolesAre: 'the own roles with the unconditioned TableRead statement (operator and self-authenticating routes)',
-    roles: (r) => r.sids.has('TableRead') || r.sids.has('IndexRead'),
+    rolesAre: 'the operator routes\' own roles with the unconditioned TableRead statement (the operator listings, the operator write routes)',
+    roles: (r) => (r.sids.has('TableRead') || r.sids.has('IndexRead')) && r.routes.length > 0 && r.routes.every((k) => OPERATOR_ROUTE_KEYS.has(k)),
     cases: /^victim items: (GetItem|BatchGetItem|Query)/,
     reason:
-      'issue 31 "Table-wide writes", not closed yet: the operator listings read every account by design (GET /api/v1/admin/tenants, /audit, /tenants/{id}/users) and the read-only self-authenticating routes (diagnostics, discovery, JWKS, userinfo) share that role; the operator write routes\' role above reads the accounts it writes. Every sign-in route that mints credentials reads only its own global items on its own role (OWN_PARTITIONS) and the rest in the account\'s session; the outbox relay, the workers, GET /api/v1/t/{token} and the payment webhook no longer hold it',
+      'by design: the operator listings read every account (GET /api/v1/admin/tenants, /api/v1/admin/audit, /api/v1/admin/tenants/{id}/users), and the operator write routes\' role above reads the accounts it writes. No other route holds it (issue 31): every self-authenticating route reads only its own global items on its own role (OWN_PARTITIONS: the sign-in routes that mint credentials, and the read-only ones: diagnostics its credential items, the JWK set its TOKENKEYS listing and the keys\' public halves, discovery and userinfo nothing) and the rest in the account\'s session; the outbox relay, the workers, GET /api/v1/t/{token} and the payment webhook no longer hold it',
   },
   {
     rolesAre: 'roles with AuditSend (every read-only route)',

@@ -236,6 +236,8 @@ export function expectedActions(grants: readonly Grant[], hsm: boolean, pin = fa
   // a self-authenticating route with own items (lib/routes.ts OWN_PARTITIONS): reads only if it declares own reads
   const ownItems = route !== undefined && !tenant ? OWN_PARTITIONS[route.key] : undefined;
   if ((has('table:read') || has('table:write')) && (!ownItems || ownItems.read)) ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'].forEach((x) => a.add(x));
+  // listed items (lib/routes.ts OwnItems `listed`): the listings' Query on index plat, BatchGetItem of the listed items
+  if (has('table:read') && ownItems?.listed) ['dynamodb:BatchGetItem', 'dynamodb:Query'].forEach((x) => a.add(x));
   if (has('table:ready')) a.add('dynamodb:GetItem');
   if (has('kms:describe')) a.add('kms:DescribeKey');
   if (has('table:meter') || has('table:write')) a.add('dynamodb:UpdateItem');

@@ -70,14 +70,17 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
       'GET /api/v1/auth/cli/login',
       'GET /api/v1/auth/oauth/authorize',
       'GET /api/v1/auth/oauth/logout',
+      'GET /api/v1/auth/oauth/userinfo',
       'GET /api/v1/auth/oidc/callback',
       'GET /api/v1/auth/oidc/login',
+      'GET /api/v1/diagnostics/auth',
       'POST /api/v1/agent/oauth/enroll',
       'POST /api/v1/agent/oauth/token',
       'POST /api/v1/auth/cli/revoke',
       'POST /api/v1/auth/cli/token',
       'POST /api/v1/auth/oauth/introspect',
       'POST /api/v1/auth/oauth/token',
+      'POST /api/v1/auth/oauth/userinfo',
       'POST /api/v1/auth/refresh',
       'POST /api/v1/auth/webauthn/authentication/begin',
       'POST /api/v1/auth/webauthn/authentication/finish',
@@ -242,6 +245,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     expect(ROUTES.filter((r) => r.grants.includes('audit:send'))).toEqual(readOnly);
     for (const route of readOnly) {
       const meter: Statement[] = [];
+      const ipMeter: Statement[] = [];
       const statements = functionStatements(s, fns.get(route.key)!);
       for (const { role, statement } of statements) {
         const writes = actions(statement).filter((a) => WRITES.includes(a));
@@ -249,6 +253,15 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         const where = `${route.key} ${role} ${statement.Sid}`;
         if (statement.Sid === 'DeviceNonce') {
           expect(leadingKeys(statement), where).toEqual(['NONCE#*']);
+          continue;
+        }
+        if (statement.Sid === 'IpMeter' && OWN_PARTITIONS[route.key]) {
+          // a self-authenticating route with own items (lib/routes.ts OWN_PARTITIONS): the per-IP
+          // limiter on its own role, an account's metering only in its tenant session (TenantMeter)
+          expect([role, writes], where).toEqual(['own', ['dynamodb:UpdateItem']]);
+          expect(leadingKeys(statement), where).toEqual(['IP#*']);
+          expect(attributes(statement), where).toEqual([...METERING_ATTRIBUTES]);
+          ipMeter.push(statement);
           continue;
         }
         if (statement.Sid === 'TenantSessionCache') {
@@ -280,7 +293,8 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         }
         meter.push(statement);
       }
-      expect(meter, route.key).toHaveLength(1);
+      expect(ipMeter, route.key).toHaveLength(OWN_PARTITIONS[route.key] ? 1 : 0);
+      expect(meter, route.key).toHaveLength(OWN_PARTITIONS[route.key] && tenancyOf(route) !== 'tenant' ? 0 : 1);
       // the audit entry: SendMessage on the audit queue only, its data key only through SQS for that queue
       const own = statements.filter((x) => x.role === 'own').map((x) => x.statement);
       const send = own.filter((st) => actions(st).includes('sqs:SendMessage'));
@@ -403,11 +417,16 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     const confined = ROUTES.filter((r) => OWN_PARTITIONS[r.key] !== undefined);
     expect(confined.map((r) => r.key).sort()).toEqual([
       'GET /.well-known/acme-challenge/{token}',
+      'GET /.well-known/oauth-authorization-server/{issuerPath+}',
       'GET /api/v1/auth/cli/login',
+      'GET /api/v1/auth/oauth/.well-known/openid-configuration',
       'GET /api/v1/auth/oauth/authorize',
+      'GET /api/v1/auth/oauth/jwks',
       'GET /api/v1/auth/oauth/logout',
+      'GET /api/v1/auth/oauth/userinfo',
       'GET /api/v1/auth/oidc/callback',
       'GET /api/v1/auth/oidc/login',
+      'GET /api/v1/diagnostics/auth',
       'POST /api/v1/agent/oauth/device',
       'POST /api/v1/agent/oauth/enroll',
       'POST /api/v1/agent/oauth/token',
@@ -416,6 +435,7 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
       'POST /api/v1/auth/cli/token',
       'POST /api/v1/auth/oauth/introspect',
       'POST /api/v1/auth/oauth/token',
+      'POST /api/v1/auth/oauth/userinfo',
       'POST /api/v1/auth/refresh',
       'POST /api/v1/auth/webauthn/authentication/begin',
       'POST /api/v1/auth/webauthn/authentication/finish',
@@ -425,8 +445,29 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
     ]);
     for (const route of confined) {
       const own = functionStatements(s, fns.get(route.key)!).filter((x) => x.role === 'own').map((x) => x.statement);
-      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')) && !['IpMeter', 'TenantSessionCache', 'AccountRead'].includes(String(st.Sid)));
-      const { read, write } = OWN_PARTITIONS[route.key]!;
+      const listedSids = ['PlatformListingRead', 'ListedItemRead'];
+      const table = own.filter((st) => actions(st).some((a) => a.startsWith('dynamodb:')) && !['IpMeter', 'TenantSessionCache', 'AccountRead', ...listedSids].includes(String(st.Sid)));
+      const { read, write, listed } = OWN_PARTITIONS[route.key]!;
+      // listed items (the authorization server's JWK set): the listings' keys on index plat, and
+      // of the listed account items the keys and the declared attributes only, present
+      const listedStatements = own.filter((st) => listedSids.includes(String(st.Sid)));
+      expect(listedStatements.map((st) => st.Sid), route.key).toEqual(listed ? listedSids : []);
+      if (listed) {
+        expect(listedStatements[0], route.key).toMatchObject({
+          Action: 'dynamodb:Query',
+          Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': listed.listings.map((l) => `${l}#*`) }, Null: { 'dynamodb:LeadingKeys': 'false' } },
+        });
+        expect(JSON.stringify(listedStatements[0]!.Resource), route.key).toContain('/index/plat');
+        expect(listedStatements[1], route.key).toMatchObject({
+          Action: 'dynamodb:BatchGetItem',
+          Condition: {
+            'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['T#*'] },
+            'ForAllValues:StringEquals': { 'dynamodb:Attributes': ['pk', 'sk', ...listed.attributes] },
+            Null: { 'dynamodb:Attributes': 'false' },
+          },
+        });
+        expect(JSON.stringify(listedStatements[1]!.Resource), route.key).not.toContain('/index/');
+      }
       expect(table.map((st) => st.Sid), route.key).toEqual([...(read ? ['OwnItemRead'] : []), ...(write ? ['OwnItemWrite'] : [])]);
       for (const st of table) expect(JSON.stringify(st.Resource), route.key).not.toContain('/index/');
       if (read) expect(table[0]!.Condition, route.key).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [...read] } });
