@@ -23,7 +23,7 @@ export { platformListingWrite } from './grants/table.js';
  * |--------------|--------------------------------------------------------------------------|----------|
  * | (every role) | logs:CreateLogStream, logs:PutLogEvents                                  | /aws/lambda/<name>-* log groups |
  * | (every role) | xray:PutTraceSegments, xray:PutTelemetryRecords (added by Tracing.ACTIVE)| * (X-Ray has no resource ARNs) |
- * | table:read   | dynamodb:GetItem, BatchGetItem, Query (a route in lib/routes.ts OWN_PARTITIONS: only its own items, OwnItemRead/OwnItemWrite) | the table and its gsi1 and plat indexes (by name) |
+ * | table:read   | dynamodb:GetItem, BatchGetItem, Query (a route in lib/routes.ts OWN_PARTITIONS: only its own items, OwnItemRead/OwnItemWrite, and with `listed` its platform listings and the listed items' declared attributes, PlatformListingRead/ListedItemRead) | the table and its gsi1 and plat indexes (by name) |
  * | table:meter  | dynamodb:UpdateItem, LeadingKeys only METER#* and IP#*, Attributes only METERING_ATTRIBUTES (operator and self routes; tenant routes: TenantMeter) | the table |
  * | table:write  | table:read + PutItem, UpdateItem, DeleteItem, ConditionCheckItem         | the table (TransactWriteItems is authorized per item action) |
  * | kms:decrypt  | kms:Decrypt only with an encryption context carrying tenant_id; kms:DescribeKey | the envelope key |

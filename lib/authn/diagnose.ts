@@ -10,7 +10,9 @@ import { missingScopes } from '../auth/scopes.js';
  * every request (lib/authn/authenticate.ts; for access tokens the detailed verdict of
  * lib/auth/jwt.ts) and tells the reason, never the credential (no part of it is echoed)
  * and nothing of an account the credential does not prove: an account is named only once
- * the credential verified.
+ * the credential verified. A tenant route (lib/routes.ts SELF_IDENTIFYING_TENANT_ROUTES): its
+ * own role reads the presented credential's item and the projected account only, an access
+ * token's key and session are read in the session of the account it names.
  */
 const JWT_RE = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
