@@ -261,7 +261,7 @@ describe.each(CASES)('database leases on $engine', (c) => {
     const lease = res.body.data;
     const session = await server.login(lease.username, lease.password);
     if (inject('runtime') === 'artifact') {
-      // as deployed: the scheduled sweeper function (rate(1 minute), run every 500 ms by the
+      // as deployed: the scheduled sweeper function (rate(1 minute), run every 2 s by the
       // artifact runtime) revokes it, through its built bundle
       expect(await until(async () => (await leaseItems(acct.tenantId)).some((i) => i.id === lease.lease_id && i.status === 'revoked'), 15_000)).toBe(
         true,
