@@ -207,10 +207,12 @@ export class RouteRoles extends Construct {
 
   private create(key: string, grants: readonly Grant[], own?: OwnItems, operatorWrites?: readonly string[]): iam.Role {
     const { targets, settings } = this.props;
-    // an operator or self-authenticating read-only route knows its account only from the
-    // request: its audit MAC key may name any account (docs/architecture.md, "Roles that are
-    // not tenant-scoped"); a tenant route's comes from its tenant session (TenantAuditKey)
-    const extra = grants.includes('audit:send') ? [auditKeyStatement('AuditKey', 'kms:GenerateDataKey', targets.key, undefined)] : [];
+    // an operator route knows the account it acts on only from the request: its audit MAC key
+    // may name any account (docs/architecture.md, "Roles that are not tenant-scoped"); a tenant
+    // route's comes from its tenant session (TenantAuditKey). A route on its own items (OIDC
+    // discovery, the JWKS) audits no account: with this key it could have sealed an audit
+    // message for any account, which the audit queue's MAC exists to prevent
+    const extra = grants.includes('audit:send') && !own ? [auditKeyStatement('AuditKey', 'kms:GenerateDataKey', targets.key, undefined)] : [];
     const id = `${roleId(grantSetKey(grants))}${own ? ownId(own) : ''}${operatorWrites ? 'Operator' : ''}`;
     return grantedRole(this, id, `${settings.name} route functions with grants: ${key}`, grants, targets, settings, extra, own, operatorWrites);
   }

@@ -145,6 +145,16 @@ const CASES: Case[] = [
   // audit entries of another account
   { id: 'audit entry in the victim account: PutItem', calls: () => [item('PutItem', tenantPk(VICTIM), [...AUDIT_ATTRIBUTES])] },
   {
+    // the audit queue's MAC key of another account: with it, a message sent to the queue passes for that account's
+    id: "audit entry in the victim account: kms:GenerateDataKey of the account's audit MAC key",
+    calls: (_, t) =>
+      t.keyArns.map((k) => ({
+        action: 'kms:GenerateDataKey',
+        resource: k,
+        context: { 'kms:EncryptionContext:tenant_id': VICTIM, 'kms:EncryptionContext:purpose': 'audit-queue', 'kms:EncryptionContextKeys': ['tenant_id', 'purpose'] },
+      })),
+  },
+  {
     id: 'audit entry in the victim account: sqs:SendMessage to the audit queue',
     calls: (_, t) => [{ action: 'sqs:SendMessage', resource: t.auditQueueArn, context: {} }],
   },
@@ -192,6 +202,13 @@ const KNOWN_OPEN: readonly { readonly roles: (r: RoleInfo) => boolean; readonly 
     cases: /^victim items: (GetItem|BatchGetItem|Query)/,
     reason:
       'by design: the operator listings read every account (GET /api/v1/admin/tenants, /api/v1/admin/audit, /api/v1/admin/tenants/{id}/users), and the operator write routes\' role above reads the accounts it writes. No other route holds it (issue 31): every self-authenticating route reads only its own global items on its own role (OWN_PARTITIONS: the sign-in routes that mint credentials, and the read-only ones: diagnostics its credential items, the JWK set its TOKENKEYS listing and the keys\' public halves, discovery and userinfo nothing) and the rest in the account\'s session; the outbox relay, the workers, GET /api/v1/t/{token} and the payment webhook no longer hold it',
+  },
+  {
+    rolesAre: 'the operator read routes\' own role (AuditKey: the audit MAC key of any account)',
+    roles: (r) => !r.tenantAccess && r.sids.has('AuditKey') && r.routes.length > 0 && r.routes.every((k) => OPERATOR_ROUTE_KEYS.has(k)),
+    cases: /^audit entry in the victim account: kms:GenerateDataKey of the account's audit MAC key$/,
+    reason:
+      "by design: an operator's listing of accounts, their users and their audit is audited into the account it reads, which IAM cannot name in advance. No other role holds it: the routes on their own items (OIDC discovery, the JWKS) audit no account and lost it (issue 31, \"Forged audit entries\"); every other route seals its messages through its tenant session (TenantAuditKey)",
   },
   {
     rolesAre: 'roles with AuditSend (every read-only route)',
