@@ -84,10 +84,10 @@ export class ApiStack extends Stack {
       if (path !== '/') resources.set(path, this.api.root.resourceForPath(path));
     }
 
-    // the role pairs of the self-identifying routes with own items (one pair per route) live in a
-    // nested stack of their own: the parent template is near CloudFormation's 500 resources
-    const ownItemsHome = new NestedStack(this, 'OwnItemsRoles', { description: `${settings.name}: the roles of the routes whose own global items name their account (lib/routes.ts OWN_PARTITIONS)` });
-    const roles = new RouteRoles(this, 'Roles', { routes, targets: data, settings, ownItemsHome });
+    // the role pairs of the self-identifying routes with own items (one pair per route) live in
+    // their route's family stack, beside its function (infra/grants.ts tenantRolesFor): the parent
+    // template is near CloudFormation's 500 resources
+    const roles = new RouteRoles(this, 'Roles', { routes, targets: data, settings });
 
     const stageUrl = `https://${this.api.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${settings.stage}`;
     this.url = settings.publicBaseUrl ?? stageUrl;

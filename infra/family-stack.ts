@@ -45,8 +45,8 @@ export class FamilyStack extends NestedStack {
       const id = routeId(route);
       const fn = new RouteFunction(this, id, {
         route,
-        role: props.roles.roleFor(route),
-        tenantRole: props.roles.tenantRoleFor(route),
+        role: props.roles.roleFor(route, this),
+        tenantRole: props.roles.tenantRoleFor(route, this),
         code: codes.forHandler(lambdaEntry(route).handler),
         layer: props.layer,
         defaults: props.defaults,

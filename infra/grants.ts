@@ -1,4 +1,5 @@
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { Stack } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { GRANTS, OPERATOR_WRITES, OWN_PARTITIONS, ownItemsKey, tenancyOf, tenantCredentialOf, type Grant, type OwnItems, type Route } from '../lib/routes.js';
 import { auditKeyStatement } from './grants/kms.js';
@@ -126,17 +127,11 @@ export class RouteRoles extends Construct {
       routes: readonly Route[];
       targets: RoleTargets;
       settings: Settings;
-      /**
-       * Where the role pairs of the routes whose own items name their account live (lib/routes.ts
-       * OWN_PARTITIONS, one pair per route): a nested stack of their own, so that closing the
-       * shared roles route by route does not take the parent template over CloudFormation's 500
-       * resources (infra/api-stack.ts). Without: here.
-       */
-      ownItemsHome?: Construct;
     },
   ) {
     super(scope, id);
-    for (const route of props.routes) this.roleFor(route);
+    // the role pairs of routes with own items are made by their family's stack, beside their function (tenantRolesFor)
+    for (const route of props.routes) if (!(tenancyOf(route) === 'tenant' && tenantCredentialOf(route) === 'own-items')) this.roleFor(route);
   }
 
   /** All roles by grant-set key. */
@@ -150,8 +145,8 @@ export class RouteRoles extends Construct {
   }
 
   /** The function's role: a tenant route's execution role, else the role of its grant set (and own items). */
-  roleFor(route: Route): iam.Role {
-    if (tenancyOf(route) === 'tenant') return this.tenantRolesFor(route).execution;
+  roleFor(route: Route, scope?: Construct): iam.Role {
+    if (tenancyOf(route) === 'tenant') return this.tenantRolesFor(route, scope).execution;
     return this.ownRole(route.grants, route);
   }
 
@@ -174,11 +169,17 @@ export class RouteRoles extends Construct {
   }
 
   /** The tenant-access role a tenant route's function assumes per account (undefined for other routes). */
-  tenantRoleFor(route: Route): iam.Role | undefined {
-    return tenancyOf(route) === 'tenant' ? this.tenantRolesFor(route).tenant : undefined;
+  tenantRoleFor(route: Route, scope?: Construct): iam.Role | undefined {
+    return tenancyOf(route) === 'tenant' ? this.tenantRolesFor(route, scope).tenant : undefined;
   }
 
-  private tenantRolesFor(route: Route): TenantRoles {
+  /**
+   * `scope`: the stack of the function that asks (a family's nested stack). The role pair of a
+   * route with own items is made there, beside its one function: a pair in a sibling nested
+   * stack reached the family through parameters whose values the parent template named by the
+   * sibling's logical ids, which no CloudFormation resolves (test:deploy: moto answered 500).
+   */
+  private tenantRolesFor(route: Route, scope?: Construct): TenantRoles {
     const credential = tenantCredentialOf(route);
     const own = credential === 'own-items' ? OWN_PARTITIONS[route.key] : undefined;
     const variant = {
@@ -187,6 +188,9 @@ export class RouteRoles extends Construct {
     };
     const key = `tenant ${grantSetKey(route.grants)}${variant.key[credential]}${own ? ownItemsKey(route) : ''}`;
     let roles = this.tenantRoles.get(key);
+    if (roles && own && scope && Stack.of(roles.execution) !== Stack.of(scope)) {
+      throw new Error(`${route.key}: its own-items roles (${key}) are already in ${Stack.of(roles.execution).node.path}; a route with own items shares them only within its family's stack`);
+    }
     if (!roles) {
       const { targets, settings } = this.props;
       const id = `Tenant${roleId(grantSetKey(route.grants))}${variant.id[credential]}${own ? ownId(own) : ''}`;
@@ -197,7 +201,7 @@ export class RouteRoles extends Construct {
         'signed-event': ' (signed provider events)',
         'own-items': ` (its own items name the account:${ownItemsKey(route)})`,
       }[credential];
-      const home = own ? (this.props.ownItemsHome ?? this) : this;
+      const home = own ? (scope ?? this) : this;
       roles = tenantRoles(home, id, `${settings.name} tenant route functions with grants: ${grantSetKey(route.grants)}${said}`, route.grants, credential, targets, settings, own);
       this.tenantRoles.set(key, roles);
       this.roles.set(key, roles.execution);

@@ -44,8 +44,6 @@ export interface Synthesized {
   readonly background: SynthTemplate;
   /** The nested stack of the per-family alarms and the dashboard (infra/alarms.ts, infra/dashboard.ts). */
   readonly observability: SynthTemplate;
-  /** The nested stack of the own-items routes' role pairs (infra/api-stack.ts, lib/routes.ts OWN_PARTITIONS). */
-  readonly ownItemsRoles: SynthTemplate;
   /** The nested stacks of route families (with their OPTIONS methods when CORS is configured). */
   readonly families: readonly SynthTemplate[];
 }
@@ -147,7 +145,8 @@ function loadSynthesized(dir: string): Synthesized {
   const byId = new Map(
     Object.entries(api.resources)
       .filter(([, r]) => r.Type === 'AWS::CloudFormation::Stack')
-      .map(([id, r]) => [id, load(r.Metadata!['aws:asset:path'] as string, (r.Properties?.Parameters ?? {}) as Record<string, any>)] as const),
+      // a copy: the values resolved below must not change the parent's own template
+      .map(([id, r]) => [id, load(r.Metadata!['aws:asset:path'] as string, { ...((r.Properties?.Parameters ?? {}) as Record<string, any>) })] as const),
   );
   const nested = [...byId.values()];
   // a parameter carrying another nested template's output: the output's value in that template
@@ -164,10 +163,8 @@ function loadSynthesized(dir: string): Synthesized {
   if (!background) throw new Error('no Background nested stack');
   const observability = nested.find((t) => t.file.includes('Observability'));
   if (!observability) throw new Error('no Observability nested stack');
-  const ownItemsRoles = nested.find((t) => t.file.includes('OwnItemsRoles'));
-  if (!ownItemsRoles) throw new Error('no OwnItemsRoles nested stack');
-  const families = nested.filter((t) => t !== background && t !== observability && t !== ownItemsRoles);
-  return { dir, templates: [data, api, ...nested], data, api, nested, background, observability, ownItemsRoles, families };
+  const families = nested.filter((t) => t !== background && t !== observability);
+  return { dir, templates: [data, api, ...nested], data, api, nested, background, observability, families };
 }
 
 export function resourcesOfType(template: SynthTemplate, type: string): [string, CfnResource][] {
@@ -178,8 +175,10 @@ export function allOfType(s: Synthesized, type: string): { template: SynthTempla
   return s.templates.flatMap((template) => resourcesOfType(template, type).map(([id, resource]) => ({ template, id, resource })));
 }
 
-/** `{Ref: param}` in a nested template -> the parent's logical id that the parameter carries. */
+/** `{Ref: param}` in a nested template -> the parent's logical id that the parameter carries; `{Fn::GetAtt: [id, ...]}` -> `id`, in the template itself. */
 export function parentRef(template: SynthTemplate, value: any): string {
+  // a resource of the template itself (a route's own-items role pair, beside its function)
+  if (value?.['Fn::GetAtt']) return value['Fn::GetAtt'][0] as string;
   const param = value?.Ref as string;
   const passed = template.passed[param];
   if (passed?.Ref) return passed.Ref as string;
@@ -314,9 +313,11 @@ export function functionStatements(
   fn: { template: SynthTemplate; resource: CfnResource; local?: boolean },
 ): { role: 'own' | 'tenant'; roleId: string; statement: Statement }[] {
   const roleRef = fn.resource.Properties!.Role;
-  const [home, role] = fn.local ? [fn.template, roleRef['Fn::GetAtt'][0] as string] : [fn.template.passedFrom[roleRef.Ref] ?? s.api, parentRef(fn.template, roleRef)];
+  // a role beside the function (the preflight's; the role pair of a route with own items, in its family's stack) or passed from the parent
+  const local = fn.local ?? roleRef?.['Fn::GetAtt'] !== undefined;
+  const [home, role] = local ? [fn.template, roleRef['Fn::GetAtt'][0] as string] : [fn.template.passedFrom[roleRef.Ref] ?? s.api, parentRef(fn.template, roleRef)];
   const tenantRef = fn.resource.Properties!.Environment?.Variables?.TENANT_ROLE_ARN;
-  const tenantRole = tenantRef === undefined ? undefined : fn.local ? (tenantRef['Fn::GetAtt'][0] as string) : parentRef(fn.template, tenantRef);
+  const tenantRole = tenantRef === undefined ? undefined : local ? (tenantRef['Fn::GetAtt'][0] as string) : parentRef(fn.template, tenantRef);
   const out: { role: 'own' | 'tenant'; roleId: string; statement: Statement }[] = [];
   for (const { template, roles, statement } of roleStatements(s)) {
     if (template !== home) continue;

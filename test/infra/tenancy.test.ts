@@ -197,7 +197,11 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         Action: ['sts:AssumeRole', 'sts:TagSession'],
         Condition: { Null: { 'aws:RequestTag/tenant_id': 'false' }, 'ForAllValues:StringEquals': { 'aws:TagKeys': ['tenant_id'] } },
       });
-      const tenantRole = parentRef(fn.template, fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN);
+      // a route with own items has its role pair beside its function, in its family's stack (infra/grants.ts tenantRolesFor)
+      const ownItems = tenantCredentialOf(route) === 'own-items';
+      const tenantRef = fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN;
+      expect(tenantRef['Fn::GetAtt'] !== undefined, route.key).toBe(ownItems);
+      const tenantRole = parentRef(fn.template, tenantRef);
       expect(assume.Resource, route.key).toEqual({ 'Fn::GetAtt': [tenantRole, 'Arn'] });
       // the role's shared sessions: its own partitions only (another role's sessions are out of reach)
       expect(sid('TenantSessionCache'), route.key).toMatchObject({
@@ -205,9 +209,8 @@ describe('tenancy in IAM: the synthesized roles, statement by statement', () => 
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [{ 'Fn::Join': ['', ['TSESSION#', { Ref: tenantRole }, '#*']] }] } },
       });
       // sessions of the length lib/tenancy/credentials.ts asks for (role chaining's hour)
-      // (the pair lives in the parent, or for a route with own items in their nested stack: infra/api-stack.ts)
-      const home = fn.template.passedFrom[fn.resource.Properties!.Environment.Variables.TENANT_ROLE_ARN.Ref] ?? s.api;
-      expect(home === s.ownItemsRoles, route.key).toBe(tenantCredentialOf(route) === 'own-items');
+      // (the pair lives in the parent, or for a route with own items beside its function)
+      const home = ownItems ? fn.template : s.api;
       expect(home.resources[tenantRole]!.Properties!.MaxSessionDuration, route.key).toBe(TENANT_SESSION_SECONDS);
       // the tenant-access role trusts exactly that execution role, with session tags
       const trust = list(home.resources[tenantRole]!.Properties!.AssumeRolePolicyDocument.Statement as Statement[]);
