@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { waitForDynamo } from '../../scripts/local/dynamodb.js';
 import { freePort } from '../../scripts/local/ports.js';
 import type { TestProject } from 'vitest/node';
@@ -116,13 +116,20 @@ describe("the suite's runtime setup (test/setup/runtime.ts) on a runtime that do
     const causes = join(dir, 'causes.txt');
     const before = process.env.SUITE_FAILURE_FILE;
     process.env.SUITE_FAILURE_FILE = causes;
+    // what the setup prints is kept here, not in the passing run's output (a planted "FAIL" line there reads as a real one)
+    let printed = '';
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      printed += chunk.toString();
+      return true;
+    });
     try {
       const error = await startSuiteRuntime(project, { artifact: false, env }).then(
         () => undefined,
         (e: Error) => e,
       );
-      return { error, recorded: readFileSync(causes, 'utf8'), dir };
+      return { error, recorded: readFileSync(causes, 'utf8'), printed, dir };
     } finally {
+      stderr.mockRestore();
       if (before === undefined) delete process.env.SUITE_FAILURE_FILE;
       else process.env.SUITE_FAILURE_FILE = before;
     }
@@ -133,9 +140,12 @@ describe("the suite's runtime setup (test/setup/runtime.ts) on a runtime that do
     dirs.push(dir);
     const file = join(dir, 'not-a-directory');
     writeFileSync(file, '');
-    const { error, recorded } = await attempt({ DATA_DIR: file });
+    const { error, recorded, printed } = await attempt({ DATA_DIR: file });
     expect(error?.message.split('\n')[0]).toMatch(/^local source runtime exited \(code 1\) before listening: .*(ENOTDIR|EEXIST).*not-a-directory/);
     expect(recorded.trim()).toBe(error?.message);
+    // after the start's progress lines, the run's first FAIL line is the cause, then the runtime's log tail
+    expect(printed.split('\n').find((l) => l.startsWith('FAIL'))).toBe(`FAIL ${error?.message}`);
+    expect(printed).toContain('--- the last 40 lines of its output');
   });
 
   it('names the step that took too long, and the variable that gives it more time', async () => {
