@@ -276,7 +276,9 @@ describe.each(CASES)('database leases on $engine', (c) => {
         await late.close();
       } else {
         const [row] = await server.su<{ v: Date }>('SELECT rolvaliduntil AS v FROM pg_roles WHERE rolname = $1', [lease.username]);
-        expect(row!.v.getTime()).toBeLessThan(Date.now()); // password authentication refuses it from here on
+        // password authentication refuses it from here on; on a busy machine the runtime's own sweep
+        // (every LEASE_SWEEP_INTERVAL_SECONDS) may have dropped the role already: the end state below holds either way
+        if (row) expect(row.v.getTime()).toBeLessThan(Date.now());
       }
       const { sweepExpiredLeases } = await import('../../lib/database/sweeper.js');
       const report = await sweepExpiredLeases({ tenantIds: [acct.tenantId] });
