@@ -7,6 +7,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as wafv2 from 'aws-cdk-lib/aws-wafv2';
+import * as xray from 'aws-cdk-lib/aws-xray';
 import { acknowledge } from './nag.js';
 import type { Construct } from 'constructs';
 import type { Route } from '../lib/routes.js';
@@ -217,7 +218,13 @@ export class ApiStack extends Stack {
     );
     for (const stack of this.families.values()) deployment.node.addDependency(stack);
 
+    // Infrequent Access: half the ingestion price of Standard ($0.25 against $0.50 per GB; the
+    // access line is about 380 bytes a request, docs/cost.md). This group needs none of what the
+    // class lacks (metric and subscription filters, EMF extraction, Live Tail); Logs Insights
+    // queries it. A class is fixed at creation: on an existing deployment CloudFormation
+    // replaces the group (the old one is kept or deleted by the removal policy below).
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      logGroupClass: logs.LogGroupClass.INFREQUENT_ACCESS,
       retention: retentionDays(settings.logRetentionDays),
       removalPolicy: settings.retainLogs ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     });
@@ -256,6 +263,8 @@ export class ApiStack extends Stack {
       dataTraceEnabled: false,
       metricsEnabled: false,
     }, hsm && signingSecurityGroup ? defaults.hsmReservedConcurrency : undefined);
+
+    this.samplingRule(settings);
 
     if (settings.wafWebAclArn) {
       new wafv2.CfnWebACLAssociation(this, 'WebAcl', { resourceArn: this.stage.stageArn, webAclArn: settings.wafWebAclArn });
@@ -355,6 +364,35 @@ export class ApiStack extends Stack {
       sourceArn: this.api.arnForExecuteApi('OPTIONS', '/*', '*'),
     });
     return fn;
+  }
+
+  /**
+   * The stage's own X-Ray sampling rule. API Gateway makes the sampling decision for a traced
+   * stage from the account's rules (matched on the service name `<api>/<stage>`) and passes it
+   * on in the trace header; the functions' active tracing follows an upstream decision, so this
+   * one rule sets the share of requests recorded end to end. Without it X-Ray's default rule
+   * (one a second, then 5 %) applies. Priority 1000 sits before the default (10000) and leaves
+   * room for an operator's narrower rules. The name is unique per deployment (name and stage),
+   * within X-Ray's 32 characters.
+   */
+  private samplingRule(settings: Settings): void {
+    const serviceName = `${settings.name}/${settings.stage}`;
+    const suffix = createHash('sha256').update(serviceName).digest('hex').slice(0, 7);
+    new xray.CfnSamplingRule(this, 'SamplingRule', {
+      samplingRule: {
+        ruleName: `${settings.name}-${suffix}`,
+        priority: 1000,
+        fixedRate: settings.xraySampleRate,
+        reservoirSize: settings.xrayReservoir,
+        serviceName,
+        serviceType: 'AWS::ApiGateway::Stage',
+        host: '*',
+        httpMethod: '*',
+        urlPath: '*',
+        resourceArn: '*',
+        version: 1,
+      },
+    });
   }
 
   private alarms(settings: Settings, routeCount: number): void {

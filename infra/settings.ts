@@ -46,7 +46,18 @@ export interface Settings {
   readonly paymentSecretArn?: string;
   /** The integrator helpers (GET /api/v1/mock/templates/{type}, POST /api/v1/mock/configure); off by default: 404. */
   readonly mockRoutes: boolean;
+  /** The stage's X-Ray sampling rule (infra/api-stack.ts): the share of requests traced beyond the reservoir. */
+  readonly xraySampleRate: number;
+  /** Requests traced each second before the rate applies (the rule's reservoir). */
+  readonly xrayReservoir: number;
 }
+
+/**
+ * The stage's X-Ray sampling: 1 % of requests beyond one a second. X-Ray's default rule (5 %)
+ * applies to whatever no rule of the account matches; at $5 per million traces recorded, 5 %
+ * is $0.25 per million requests, a sixth of a read's own cost (docs/cost.md); 1 % is $0.05.
+ */
+export const XRAY_DEFAULTS = { sampleRate: 0.01, reservoir: 1 } as const;
 
 export interface HsmSettings {
   readonly clusterId?: string;
@@ -119,6 +130,13 @@ export function readSettings(node: Node): Settings {
     if (!Number.isInteger(n) || n < min || n > max) throw new Error(`context "${key}" must be an integer in ${min}..${max}`);
     return n;
   };
+  const fraction = (key: string, fallback: number): number => {
+    const v = raw(key);
+    if (v === undefined || v === null || v === '') return fallback;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0 || n > 1) throw new Error(`context "${key}" must be a number in 0..1 (0.01 is 1 %)`);
+    return n;
+  };
   const bool = (key: string, fallback: boolean): boolean => {
     const v = raw(key);
     if (v === undefined || v === null || v === '') return fallback;
@@ -169,6 +187,8 @@ export function readSettings(node: Node): Settings {
     apiGatewayCloudWatchRole: bool('apiGatewayCloudWatchRole', true),
     paymentSecretArn: str('paymentSecretArn'),
     mockRoutes: bool('mockRoutes', false),
+    xraySampleRate: fraction('xraySampleRate', XRAY_DEFAULTS.sampleRate),
+    xrayReservoir: int('xrayReservoir', XRAY_DEFAULTS.reservoir, 0, 1_000_000),
     hsm: {
       clusterId: str('hsmClusterId'),
       vpcId: str('hsmVpcId'),

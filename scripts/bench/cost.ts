@@ -34,7 +34,7 @@
  *
  *   npm run bench:cost      (COST_REQUESTS=40, COST_COLD_RATE=0.01, COST_SKIP_FIXED=1 skips the synthesis,
  *                            COST_ROUTES=<regex> measures only those routes, COST_BUSY_LANES=0 skips the busy run,
- *                            COST_BUSY_RATE=0 leaves the clock real, COST_XRAY_SAMPLED=0.01 prices another sampling rule,
+ *                            COST_BUSY_RATE=0 leaves the clock real, COST_XRAY_SAMPLED=0.05 prices another sampling rule,
  *                            COST_QUIET_RATE=0 runs the quiet routes as fast as answered, not at most 5 a second)
  */
 import { randomBytes } from 'node:crypto';
@@ -45,6 +45,7 @@ import { generateApiKey } from '../../lib/auth/api-keys.js';
 import { LEASE_MAX, LEASE_WINDOW } from '../../lib/ratelimit/bucket.js';
 import { postgresServer, type TestServer } from '../../test/helpers/databases.js';
 import { generateDeviceKey, signedFetch } from '../agent-client.js';
+import { XRAY_DEFAULTS } from '../../infra/settings.js';
 import { fixedCosts, printFixed } from './cost-fixed.js';
 import { databaseRole, http, startRuntime } from './harness.js';
 
@@ -125,10 +126,14 @@ export const PRICES = {
   sqsPerMillion: 0.4,
   kmsPer10k: 0.03,
   logsIngestPerGb: 0.5,
-  /** Per trace recorded; the default sampling rule records 1 request/s and 5 % of the rest. */
+  /** Per trace recorded. */
   xrayPerMillionTraces: 5,
-  /** COST_XRAY_SAMPLED: the operator's sampling rule (an X-Ray setting of the account, not of this service's templates). */
-  xraySampled: Number(process.env.COST_XRAY_SAMPLED ?? 0.05),
+  /**
+   * The share recorded at a high request rate: the stage's own sampling rule (infra/api-stack.ts,
+   * context xraySampleRate, default 1 % beyond 1 request/s); COST_XRAY_SAMPLED prices another
+   * (0.05: X-Ray's default rule, which applied before the stage had its own).
+   */
+  xraySampled: Number(process.env.COST_XRAY_SAMPLED ?? XRAY_DEFAULTS.sampleRate),
   secretsManagerPer10kCalls: 0.05,
   secretsManagerPerSecretMonth: 0.4,
 } as const;

@@ -31,6 +31,8 @@ const MOTO_GAPS = new Set([
   'AWS::ApiGateway::GatewayResponse',
   'AWS::ApiGateway::Stage',
   'AWS::WAFv2::WebACLAssociation',
+  // moto's X-Ray has no sampling rules (no CreateSamplingRule, no CloudFormation model)
+  'AWS::XRay::SamplingRule',
 ]);
 
 const unavailable = motoUnavailable();

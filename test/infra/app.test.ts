@@ -270,6 +270,11 @@ describe('the CDK app, synthesized offline with the default context', () => {
     const p = stage.Properties!;
     expect(p.TracingEnabled).toBe(true);
     expect(p.AccessLogSetting.DestinationArn).toBeDefined();
+    // the access log group is Infrequent Access (half the ingestion price): nothing filters it
+    const accessGroupId = (p.AccessLogSetting.DestinationArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    expect((s.api.resources as Record<string, CfnResource>)[accessGroupId]!.Properties).toMatchObject({ LogGroupClass: 'INFREQUENT_ACCESS' });
+    expect(allOfType(s, 'AWS::Logs::MetricFilter')).toHaveLength(0);
+    expect(allOfType(s, 'AWS::Logs::SubscriptionFilter')).toHaveLength(0);
     const format = JSON.parse(p.AccessLogSetting.Format as string) as Record<string, string>;
     expect(format.route).toBe('$context.resourcePath');
     expect(Object.values(format)).not.toContain('$context.path');
@@ -294,6 +299,21 @@ describe('the CDK app, synthesized offline with the default context', () => {
     expect(nestedIds).toHaveLength(s.families.length);
     expect(deployment.DependsOn).toEqual(expect.arrayContaining(nestedIds));
     expect(resourcesOfType(s.api, 'AWS::WAFv2::WebACLAssociation')).toHaveLength(0);
+  });
+
+  it("samples X-Ray by the stage's own rule: one request a second, then 1 % (X-Ray's default rule would be 5 %)", () => {
+    const [[, api]] = resourcesOfType(s.api, 'AWS::ApiGateway::RestApi') as [[string, CfnResource]];
+    const [[, stage]] = resourcesOfType(s.api, 'AWS::ApiGateway::Stage') as [[string, CfnResource]];
+    const rules = allOfType(s, 'AWS::XRay::SamplingRule');
+    expect(rules).toHaveLength(1);
+    const rule = rules[0]!.resource.Properties!.SamplingRule as Record<string, unknown>;
+    // API Gateway matches a rule on the service name "<api name>/<stage>" of the traced stage
+    expect(rule.ServiceName).toBe(`${api.Properties!.Name}/${stage.Properties!.StageName}`);
+    expect(rule).toMatchObject({ ServiceType: 'AWS::ApiGateway::Stage', FixedRate: 0.01, ReservoirSize: 1, Host: '*', HTTPMethod: '*', URLPath: '*', ResourceARN: '*', Version: 1 });
+    // before X-Ray's default rule (priority 10000), within X-Ray's 32-character names
+    expect(rule.Priority as number).toBeLessThan(10000);
+    expect((rule.RuleName as string).length).toBeLessThanOrEqual(32);
+    expect(rule.RuleName).toMatch(/^secrets-api-[0-9a-f]{7}$/);
   });
 
   it('alarms on the 5xx rate, throttles and the dead-letter queue', () => {

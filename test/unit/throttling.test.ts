@@ -99,3 +99,17 @@ describe('stage MethodSettings', () => {
     expect(() => methodSettings(ROUTES, s.throttling, common)).toThrow('context "throttleRoutes" names routes that do not exist: GET /nowhere');
   });
 });
+
+describe('the X-Ray sampling settings (the stage rule of infra/api-stack.ts)', () => {
+  it('default to one request a second, then 1 %, and take a context override', () => {
+    expect(settingsOf({})).toMatchObject({ xraySampleRate: 0.01, xrayReservoir: 1 });
+    expect(settingsOf({ xraySampleRate: '0.05', xrayReservoir: 0 })).toMatchObject({ xraySampleRate: 0.05, xrayReservoir: 0 });
+    expect(settingsOf({ xraySampleRate: 1 })).toMatchObject({ xraySampleRate: 1 });
+  });
+
+  it('refuse a rate outside 0..1 (a percentage given as a number) and a reservoir that is not a count', () => {
+    expect(() => settingsOf({ xraySampleRate: 5 })).toThrow(/"xraySampleRate" must be a number in 0..1 \(0.01 is 1 %\)/);
+    expect(() => settingsOf({ xraySampleRate: 'often' })).toThrow(/"xraySampleRate" must be a number in 0..1/);
+    expect(() => settingsOf({ xrayReservoir: -1 })).toThrow(/"xrayReservoir" must be an integer/);
+  });
+});
