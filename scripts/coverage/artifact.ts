@@ -19,8 +19,10 @@
  * it does the source runtime's.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { mergeProcessCovs, type ProcessCov, type ScriptCov } from '@bcoe/v8-coverage';
 import { decode, encode, type SourceMapSegment } from '@jridgewell/sourcemap-codec';
 import astV8ToIstanbul from 'ast-v8-to-istanbul';
@@ -52,46 +54,118 @@ export interface ArtifactCoverage {
 }
 
 /** Istanbul coverage of the wanted sources, from every function process that wrote into `<dir>/v8`. */
-export async function artifactCoverage(dir: string, root: string, folders: readonly string[]): Promise<ArtifactCoverage> {
+export async function artifactCoverage(
+  dir: string,
+  root: string,
+  folders: readonly string[],
+  threads = Math.min(4, availableParallelism()),
+): Promise<ArtifactCoverage> {
   const map = libCoverage.createCoverageMap({});
   const v8Dir = join(dir, 'v8');
   if (!existsSync(v8Dir)) return { map, processes: 0, bundles: 0, unmapped: [], incomplete: [] };
-  const isWanted = (path: string) => folders.some((f) => path.startsWith(`${resolve(root, f)}/`));
-  const prepared = new Map<string, Prepared | undefined>();
-  const byBundle = new Map<string, ProcessCov[]>();
-  const unmapped = new Set<string>();
-  const incomplete: string[] = [];
-  let processes = 0;
+  // Each bundle's processes are merged and converted on their own (about 0.5 s of parsing and
+  // converting a bundle, and reading its processes' files), so the bundles are shared out among
+  // worker threads: the scripts' URLs are found in each file's text without parsing it.
+  const files = new Map<string, string[]>(); // bundle -> the coverage files of processes that ran it
+  const bytes = new Map<string, number>();
   for (const name of readdirSync(v8Dir)) {
     if (!/^coverage-.*\.json$/.test(name)) continue;
-    let raw: ProcessCov;
-    try {
-      raw = JSON.parse(readFileSync(join(v8Dir, name), 'utf8')) as ProcessCov;
-    } catch {
-      // cut short: its process was killed while V8 wrote it (host.ts retires with a grace, then SIGKILL)
-      incomplete.push(name);
-      continue;
+    const text = readFileSync(join(v8Dir, name), 'utf8');
+    const ran = new Set([...text.matchAll(/"url":"(file:[^"]+\.mjs)"/g)].map((m) => bundleOf(m[1]!)).filter((b) => b !== undefined));
+    // a file with no bundle's script still goes to a thread, which says whether it is whole
+    for (const bundle of ran.size > 0 ? ran : ['']) {
+      files.set(bundle, [...(files.get(bundle) ?? []), name]);
+      bytes.set(bundle, (bytes.get(bundle) ?? 0) + text.length);
     }
-    let counted = false;
-    for (const script of raw.result) {
-      const bundle = bundleOf(script.url);
-      if (!bundle) continue;
-      if (!prepared.has(bundle)) prepared.set(bundle, await prepare(join(dir, 'bundles', bundle), isWanted));
-      const prep = prepared.get(bundle);
-      if (!prep) {
-        unmapped.add(bundle);
+  }
+  // the largest first, each to the least loaded share
+  const shares = Array.from({ length: Math.max(1, Math.min(threads, files.size)) }, () => ({ bytes: 0, groups: [] as [string, string[]][] }));
+  for (const bundle of [...files.keys()].sort((a, b) => bytes.get(b)! - bytes.get(a)!)) {
+    const share = shares.reduce((least, s) => (s.bytes < least.bytes ? s : least));
+    share.groups.push([bundle, files.get(bundle)!]);
+    share.bytes += bytes.get(bundle)!;
+  }
+  const job = (groups: [string, string[]][]): BundleJob => ({ dir, root, folders: [...folders], groups });
+  const results =
+    shares.length === 1
+      ? [await convertBundles(job(shares[0]!.groups))]
+      : await Promise.all(shares.map((s) => inThread(job(s.groups))));
+  const processes = new Set<string>();
+  const unmapped = new Set<string>();
+  const incomplete = new Set<string>();
+  let bundles = 0;
+  for (const r of results) {
+    map.merge(r.data);
+    for (const f of r.processes) processes.add(f);
+    for (const b of r.unmapped) unmapped.add(b);
+    for (const f of r.incomplete) incomplete.add(f);
+    bundles += r.bundles;
+  }
+  return { map, processes: processes.size, bundles, unmapped: [...unmapped], incomplete: [...incomplete] };
+}
+
+/** A share of the bundles: each with the coverage files of the processes that ran it. */
+export interface BundleJob {
+  readonly dir: string;
+  readonly root: string;
+  readonly folders: string[];
+  readonly groups: [string, string[]][];
+}
+
+/** What a share gives back: istanbul data of the wanted files, and what it counted or left out. */
+export interface BundleResult {
+  readonly data: libCoverage.CoverageMapData;
+  /** Coverage files with a script of a converted bundle. */
+  readonly processes: string[];
+  readonly bundles: number;
+  readonly unmapped: string[];
+  readonly incomplete: string[];
+}
+
+/** Runs `convertBundles` in a worker thread (scripts/coverage/artifact-thread.mjs). */
+function inThread(job: BundleJob): Promise<BundleResult> {
+  return new Promise((resolvePromise, reject) => {
+    const thread = new Worker(new URL('./artifact-thread.mjs', import.meta.url), { workerData: job });
+    thread.once('message', (result: BundleResult) => resolvePromise(result));
+    thread.once('error', reject);
+    thread.once('exit', (code) => {
+      if (code !== 0) reject(new Error(`a coverage conversion thread exited with code ${code}`));
+    });
+  });
+}
+
+/** Merges the processes' coverage of each bundle of the share and converts it through the bundle's map. */
+export async function convertBundles(job: BundleJob): Promise<BundleResult> {
+  const map = libCoverage.createCoverageMap({});
+  const isWanted = (path: string) => job.folders.some((f) => path.startsWith(`${resolve(job.root, f)}/`));
+  const processes = new Set<string>();
+  const unmapped: string[] = [];
+  const incomplete = new Set<string>();
+  let bundles = 0;
+  for (const [bundle, names] of job.groups) {
+    const prep = bundle ? await prepare(join(job.dir, 'bundles', bundle), isWanted) : undefined;
+    if (bundle && !prep) unmapped.push(bundle);
+    const covs: ProcessCov[] = [];
+    for (const name of names) {
+      let raw: ProcessCov;
+      try {
+        raw = JSON.parse(readFileSync(join(job.dir, 'v8', name), 'utf8')) as ProcessCov;
+      } catch {
+        // cut short: its process was killed while V8 wrote it (host.ts retires with a grace, then SIGKILL)
+        incomplete.add(name);
         continue;
       }
-      // only the functions around the wanted code: the rest of the bundle is not converted
-      const functions = script.functions.filter((f) => prep.overlaps(f.ranges[0]!.startOffset, f.ranges[0]!.endOffset));
-      const one: ScriptCov = { scriptId: '0', url: bundle, functions };
-      byBundle.set(bundle, [...(byBundle.get(bundle) ?? []), { result: [one] }]);
-      counted = true;
+      if (!prep) continue;
+      for (const script of raw.result) {
+        if (bundleOf(script.url) !== bundle) continue;
+        // only the functions around the wanted code: the rest of the bundle is not converted
+        const functions = script.functions.filter((f) => prep.overlaps(f.ranges[0]!.startOffset, f.ranges[0]!.endOffset));
+        covs.push({ result: [{ scriptId: '0', url: bundle, functions } satisfies ScriptCov] });
+        processes.add(name);
+      }
     }
-    if (counted) processes++;
-  }
-  for (const [bundle, covs] of byBundle) {
-    const prep = prepared.get(bundle)!;
+    if (!prep || covs.length === 0) continue;
+    bundles++;
     const merged = mergeProcessCovs(covs).result[0]!;
     const converted = await astV8ToIstanbul({
       code: prep.code,
@@ -102,7 +176,8 @@ export async function artifactCoverage(dir: string, root: string, folders: reado
     });
     for (const [file, data] of Object.entries(converted)) if (isWanted(file)) map.merge({ [file]: data });
   }
-  return { map, processes, bundles: byBundle.size, unmapped: [...unmapped], incomplete };
+  // plain data (a FileCoverage does not survive the thread's structured clone)
+  return { data: JSON.parse(JSON.stringify(map)), processes: [...processes], bundles, unmapped, incomplete: [...incomplete] };
 }
 
 interface Prepared {

@@ -98,5 +98,12 @@ describe('coverage of the built bundles, mapped to the sources', () => {
     writeFileSync(join(dir, 'v8', 'coverage-cut-short.json'), text.slice(0, Math.floor(text.length / 2)));
     const again = await artifactCoverage(dir, root, ['lib', 'functions']);
     expect(again).toMatchObject({ processes: 2, bundles: 1, unmapped: [], incomplete: ['coverage-cut-short.json'] });
+
+    // shared out among worker threads (npm test converts ~100 bundles so): the same figures.
+    // A process that ran none of the bundles (only Node's own scripts) is a second share.
+    writeFileSync(join(dir, 'v8', 'coverage-no-bundle.json'), JSON.stringify({ result: [{ scriptId: '1', url: 'node:internal/main', functions: [] }] }));
+    const threaded = await artifactCoverage(dir, root, ['lib', 'functions'], 2);
+    expect(threaded).toMatchObject({ processes: 2, bundles: 1, unmapped: [], incomplete: ['coverage-cut-short.json'] });
+    expect(JSON.parse(JSON.stringify(threaded.map))).toEqual(JSON.parse(JSON.stringify(again.map)));
   });
 });
