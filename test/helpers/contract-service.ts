@@ -69,6 +69,9 @@ export async function startContractService(openapiFile: string): Promise<{ url: 
       );
     });
   });
+  // idle connections stay open (the workers' kept-alive sockets; a worker's end and \`close\` end
+  // them): a server closing one as a worker reuses it fails that check ("socket hang up")
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -89,11 +92,10 @@ export async function startContractService(openapiFile: string): Promise<{ url: 
 export function contractClient(url: string): (x: Exchange) => Promise<ExchangeResult> {
   // idle sockets of a keep-alive agent are unref'd: they never keep a worker alive
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });
-  return (x) =>
+  const send = (x: Exchange, body: string, retried: boolean) =>
     new Promise<ExchangeResult>((resolve, reject) => {
       const fail = (why: string) =>
         reject(new Error(`${SERVICE} at ${url} did not check an exchange (${x.request.method} ${x.request.path}): ${why}`));
-      const body = JSON.stringify(x);
       const req = httpRequest(
         `${url}/check`,
         { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
@@ -113,9 +115,14 @@ export function contractClient(url: string): (x: Exchange) => Promise<ExchangeRe
           });
         },
       );
-      req.on('error', (e) => fail(e.message));
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        // a kept-alive socket closed as it was reused: once more, on a new one (a check has no effect)
+        if (req.reusedSocket && e.code === 'ECONNRESET' && !retried) send(x, body, true).then(resolve, reject);
+        else fail(e.message);
+      });
       req.end(body);
     });
+  return (x) => send(x, JSON.stringify(x), false);
 }
 
 /** The error envelope's `code` and the fields its `details` name (never values). */
