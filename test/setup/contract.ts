@@ -2,11 +2,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { startContractService } from '../helpers/contract-service.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** Where each test file's request/response check (test/setup/responses.ts) leaves its counts for the run's total. */
     contractDir: string;
+    /** The project's contract service (test/helpers/contract-service.ts): each test file sends it every exchange to check. */
+    contractService: string;
   }
 }
 
@@ -35,16 +38,42 @@ export const noCounts = (): ContractCounts => ({
   requestMismatchList: [],
 });
 
+const SHARED = Symbol.for('secrets-api:contract-service');
+type Shared = { readonly file: string; readonly started: ReturnType<typeof startContractService>; users: number };
+
+/** The run's service for `file`, started by its first user; closed when its last user releases it. */
+function useContractService(file: string): { url: Promise<string>; release: () => Promise<void> } {
+  const g = globalThis as { [SHARED]?: Shared };
+  const shared = g[SHARED]?.file === file ? g[SHARED] : (g[SHARED] = { file, started: startContractService(file), users: 0 });
+  shared.users++;
+  return {
+    url: shared.started.then((s) => s.url),
+    release: async () => {
+      if (--shared.users > 0) return;
+      if (g[SHARED] === shared) delete g[SHARED];
+      await (await shared.started).close();
+    },
+  };
+}
+
 /**
  * The run's total of the check of every request and response against the OpenAPI document
  * (test/setup/responses.ts): printed when the run ends, e.g. `source: OpenAPI contract over 4
  * files: 1,234 requests and 1,234 responses checked; 0 description/server mismatches (requests
  * 0, responses 0)`. A mismatch also fails the test that met it.
+ * It also starts the run's contract service (test/helpers/contract-service.ts) in this, the
+ * vitest main process, on a free port of 127.0.0.1: it reads the document once, when the first
+ * exchange comes (test/setup/openapi.ts writes it while the run starts), and keeps one ajv
+ * instance with its compiled validators for every file of both runtime projects (one
+ * document per run); the last project's teardown closes it.
  */
-export default (project: TestProject) => {
+export default async (project: TestProject) => {
   const dir = mkdtempSync(join(tmpdir(), 'secrets-api-contract-'));
   project.provide('contractDir', dir);
-  return () => {
+  const service = useContractService(project.getProvidedContext().openapiFile);
+  project.provide('contractService', await service.url);
+  return async () => {
+    await service.release();
     const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
     const total = noCounts();
     for (const f of files) {
