@@ -13,6 +13,9 @@
  * - The local keyring announces each KMS operation it stands in for on a diagnostics channel
  *   (lib/crypto/envelope.ts): recorded as KMS calls.
  *
+ * - Every request the HTTP server answers: the process's CPU from its arrival to its response's
+ *   end (service `HTTP`).
+ *
  * Records are appended as JSON lines to COST_PROBE_FILE every 250 ms.
  *
  * A paced clock, for the busy-container run only (COST_CLOCK_FILE): `Date.now` of the process
@@ -93,6 +96,26 @@ if (file) {
         throw error;
       },
     );
+  };
+
+  // The CPU of each request the runtime's HTTP server answers, from its arrival to its
+  // response's end (process.cpuUsage: the process's user + system time, in microseconds, every
+  // thread). One request at a time, that is the request's own work: an idle process's polling
+  // falls in a window only for as long as the request lasts, not for the pause between two
+  // requests, which on a quiet account is most of the time.
+  const { Server } = require('node:http');
+  const emit = Server.prototype.emit;
+  Server.prototype.emit = function probedEmit(event, request, response) {
+    // the gateway's server only (PORT), not the in-process S3/SQS engine's
+    if (event === 'request' && response && this.address()?.port === Number(process.env.PORT)) {
+      const start = performance.timeOrigin + performance.now();
+      const cpu0 = process.cpuUsage();
+      response.once('finish', () => {
+        const spent = process.cpuUsage(cpu0);
+        pending.push({ service: 'HTTP', op: 'request', start, end: performance.timeOrigin + performance.now(), cpuUs: spent.user + spent.system });
+      });
+    }
+    return emit.apply(this, arguments);
   };
 
   channel('secrets-api:local-kms').subscribe((message) => {

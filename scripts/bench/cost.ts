@@ -10,16 +10,18 @@
  * and the KMS operations the local keyring stands in for. Per route, COST_REQUESTS requests
  * (default 40) one after another after a warm-up, then a drain (the audit writer's put and the
  * stream relay land in it); everything the process did in that window (log bytes less what it
- * does idle, measured first; CPU over the requests alone, less the idle rate of the 3 s just
- * before them), divided by the requests:
+ * does idle, measured first), divided by the requests:
  * - DynamoDB read and write request units (on-demand: RRU = RCU, WRU = WCU);
  * - SQS requests: SendMessage, and the writer mapping's ReceiveMessage (those that brought
  *   messages) and DeleteMessageBatch — Lambda's event-source mapping bills them to the account;
  * - KMS requests;
  * - log bytes: what the process wrote to its log (the structured request line, the EMF metrics
  *   line — metrics on, as in Lambda — and the writer's lines) — Lambda's platform lines are off (systemLogLevel WARN, JSON format);
- * - CPU ms of the process (/proc/<pid>/stat), next to GET /health in the same run; the
- *   function's own CPU is taken as route − /health (the local gateway's share of a request);
+ * - CPU ms: the process's CPU within each request's own window, from its arrival at the
+ *   gateway to its response's end (the probe; with several in flight, whose windows overlap,
+ *   the process's CPU over the run, /proc/<pid>/stat, less its idle rate of the 3 s before),
+ *   next to GET /health in the same run; the function's own CPU is taken as route − /health
+ *   (the local gateway's share of a request);
  * - billed duration: that CPU stretched to a 512 MB function's share of a vCPU (CPU_STRETCH)
  *   plus the AWS calls the request waited for, the longest chain of calls one after another,
  *   each at the in-region latency LATENCY_MS assumes;
@@ -148,6 +150,8 @@ interface ProbeRecord {
   readonly messages?: number;
   readonly refused?: boolean;
   readonly error?: string;
+  /** Service `HTTP`: the runtime process's CPU while it served one request (µs). */
+  readonly cpuUs?: number;
 }
 
 interface Totals {
@@ -367,8 +371,13 @@ export async function measureCosts(): Promise<{ routes: RouteCost[]; health: Rou
       await sleep(DRAIN_MS);
       const t1 = Date.now();
       const span = t1 - t0;
-      const records = readProbe(probeFile).filter((r) => r.start >= t0 && r.start < t1);
-      const measured: Totals = { ...totalsOf(records), cpuMs: cpuSpent, logBytes: logSize() - log0 };
+      const probed = readProbe(probeFile).filter((r) => r.start >= t0 && r.start < t1);
+      const records = probed.filter((r) => r.service !== 'HTTP');
+      // one request in flight: the CPU of the requests' own windows (the probe); several in
+      // flight overlap their windows, so then the process's CPU over the run less its idle rate
+      const served = probed.filter((r) => r.service === 'HTTP');
+      const inRequests = served.length === n ? served.reduce((sum, r) => sum + (r.cpuUs ?? 0), 0) / 1000 : undefined;
+      const measured: Totals = { ...totalsOf(records), cpuMs: lanes === 1 && inRequests !== undefined ? inRequests : cpuSpent, logBytes: logSize() - log0 };
       // the calls are the requests' own (background work here is what the requests caused: the
       // writer's puts, the relay's deletes); CPU and log bytes less the idle process's
       const idleShare = (k: keyof Totals) => (k === 'logBytes' ? idleRate.logBytes * span : 0);
