@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -51,12 +51,15 @@ function tinyBootstrapTemplate(dir: string): string {
 
 describe.skipIf(unavailable !== undefined)(`cdklocal with the documented environment, against moto${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
   let moto: MotoServer;
-  const cwd = mkdtempSync(join(tmpdir(), 'cdklocal-check-'));
+  // made here, not when the file is collected: a skipped run leaves nothing behind
+  let cwd: string;
   beforeAll(async () => {
+    cwd = mkdtempSync(join(tmpdir(), 'cdklocal-check-'));
     moto = await startMoto();
   });
   afterAll(async () => {
     await moto?.stop();
+    rmSync(cwd, { recursive: true, force: true });
   });
 
   it('the preflight accepts the documented environment at a live endpoint, and says in one line what is missing or not answering', async () => {
