@@ -69,7 +69,7 @@ export async function startContractService(openapiFile: string): Promise<{ url: 
       );
     });
   });
-  // idle connections stay open (the workers' kept-alive sockets; a worker's end and \`close\` end
+  // idle connections stay open (the workers' kept-alive sockets; a worker's end and `close` end
   // them): a server closing one as a worker reuses it fails that check ("socket hang up")
   server.keepAliveTimeout = 0;
   await new Promise<void>((resolve, reject) => {
