@@ -12,7 +12,7 @@
  * report's `skipped`). Used by test/deploy/moto.test.ts (`npm run test:deploy`).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -113,7 +113,7 @@ const substitute = (s: string) =>
  * Directories as zip archives with their contents at the root (as Lambda expects code), by
  * python's zipfile in one process for all of them: directory -> archive path.
  */
-function zipDirectories(dirs: readonly string[]): Map<string, string> {
+function zipDirectories(dirs: readonly string[]): { archives: Map<string, string>; remove: () => void } {
   const outDir = mkdtempSync(join(tmpdir(), 'moto-assets-'));
   const pairs = dirs.map((dir, i) => [dir, join(outDir, `${i}.zip`)] as const);
   const script = [
@@ -126,8 +126,11 @@ function zipDirectories(dirs: readonly string[]): Map<string, string> {
     '                z.write(p, os.path.relpath(p, src))',
   ].join('\n');
   const r = spawnSync('python3', ['-c', script], { input: JSON.stringify(pairs), encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`zipping the code assets failed: ${r.stderr}`);
-  return new Map(pairs);
+  if (r.status !== 0) {
+    rmSync(outDir, { recursive: true, force: true });
+    throw new Error(`zipping the code assets failed: ${r.stderr}`);
+  }
+  return { archives: new Map(pairs), remove: () => rmSync(outDir, { recursive: true, force: true }) };
 }
 
 /**
@@ -234,16 +237,22 @@ export class MotoDeployer {
     // an object key names its content's hash (as in the CDK bootstrap bucket): what is there is current
     const fresh = assets.filter((a) => Object.values(a.destinations).some((d) => !this.published.has(d.objectKey)));
     const zips = zipDirectories(fresh.filter((a) => a.source.packaging === 'zip').map((a) => join(dir, a.source.path)));
-    const puts = fresh.flatMap((asset) => {
-      const source = join(dir, asset.source.path);
-      let body: Buffer = readFileSync(asset.source.packaging === 'zip' ? zips.get(source)! : source);
-      if (asset.source.packaging !== 'zip' && source.endsWith('.template.json')) {
-        const template = JSON.parse(body.toString('utf8'));
-        for (const change of adaptForMoto(template)) this.adaptations.push(`${asset.source.path}: ${change}`);
-        body = Buffer.from(JSON.stringify(template));
-      }
-      return Object.values(asset.destinations).map((d) => ({ Bucket: substitute(d.bucketName), Key: d.objectKey, body }));
-    });
+    let puts: { Bucket: string; Key: string; body: Buffer }[];
+    try {
+      puts = fresh.flatMap((asset) => {
+        const source = join(dir, asset.source.path);
+        let body: Buffer = readFileSync(asset.source.packaging === 'zip' ? zips.archives.get(source)! : source);
+        if (asset.source.packaging !== 'zip' && source.endsWith('.template.json')) {
+          const template = JSON.parse(body.toString('utf8'));
+          for (const change of adaptForMoto(template)) this.adaptations.push(`${asset.source.path}: ${change}`);
+          body = Buffer.from(JSON.stringify(template));
+        }
+        return Object.values(asset.destinations).map((d) => ({ Bucket: substitute(d.bucketName), Key: d.objectKey, body }));
+      });
+    } finally {
+      // the archives are read: they left a directory in /tmp per published assembly before
+      zips.remove();
+    }
     // a few at a time: moto serves one request per thread
     for (let i = 0; i < puts.length; i += 8) {
       await Promise.all(puts.slice(i, i + 8).map((p) => this.s3.send(new PutObjectCommand({ Bucket: p.Bucket, Key: p.Key, Body: p.body }))));

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,8 +38,11 @@ const MOTO_GAPS = new Set([
 const unavailable = motoUnavailable();
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
+/** The stand-in layer directories made for the run, removed when it ends. */
+const layers: string[] = [];
 function layerDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'hsm-layer-'));
+  layers.push(dir);
   writeFileSync(join(dir, 'README'), 'stand-in for cloudhsm/ and nodejs/node_modules/pkcs11js\n');
   return dir;
 }
@@ -87,6 +90,7 @@ describe.skipIf(unavailable)(`deploying into moto's CloudFormation${unavailable 
 
   afterAll(async () => {
     await moto?.stop();
+    for (const dir of layers.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
   for (const [variant, context] of Object.entries(VARIANTS).filter(([v]) => !process.env.ONLY || v === process.env.ONLY)) {
