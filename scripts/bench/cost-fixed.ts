@@ -5,7 +5,7 @@
  * references but does not create (the CloudHSM cluster, the WAF web ACL) is priced from the
  * context that names it. Used by `npm run bench:cost` (scripts/bench/cost.ts).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Synthesized, synthesize } from '../../test/infra/synth.js';
@@ -37,8 +37,10 @@ interface Variant {
   readonly context: Record<string, string>;
 }
 
+/** A stand-in layer file, in a directory removed when the process ends (it was left in /tmp). */
 function layerFile(): string {
   const dir = mkdtempSync(join(tmpdir(), 'hsm-layer-'));
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'cloudhsm-layer.zip');
   writeFileSync(file, 'stand-in for the CloudHSM layer');
   return file;
