@@ -95,7 +95,7 @@ export function contractClient(url: string): (x: Exchange) => Promise<ExchangeRe
   const send = (x: Exchange, body: string, retried: boolean) =>
     new Promise<ExchangeResult>((resolve, reject) => {
       const fail = (why: string) =>
-        reject(new Error(`${SERVICE} at ${url} did not check an exchange (${x.request.method} ${x.request.path}): ${why}`));
+        reject(new Error(`${SERVICE} at ${url} did not check an exchange (${x.request.method} ${pathShape(x.request.path)}): ${why}`));
       const req = httpRequest(
         `${url}/check`,
         { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
@@ -124,6 +124,17 @@ export function contractClient(url: string): (x: Exchange) => Promise<ExchangeRe
     });
   return (x) => send(x, JSON.stringify(x), false);
 }
+
+/**
+ * A path as a message may show it: its query dropped and every segment that is not a plain
+ * word as `{}` (a temporary-access token travels in the path, /api/v1/t/{token}), as the
+ * validators' own messages name the route's template.
+ */
+export const pathShape = (path: string): string =>
+  (path.split('?')[0] ?? '')
+    .split('/')
+    .map((segment) => (segment === '' || /^[a-z][a-z0-9-]*$/.test(segment) ? segment : '{}'))
+    .join('/');
 
 /** The error envelope's `code` and the fields its `details` name (never values). */
 function errorOf(body: string): { code?: string; details?: string } {

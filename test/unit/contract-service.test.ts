@@ -103,5 +103,14 @@ describe('contract service', () => {
     await expect(c.flush()).rejects.toThrow(
       /the OpenAPI contract service \(test\/setup\/contract\.ts\) at http:\/\/127\.0\.0\.1:\d+ did not check an exchange \(GET \/api\/v1\/secrets\)/,
     );
+    // a temporary-access token in the path (or anything in a query) never reaches the message
+    const token = 'tmp_CANARY0123456789abcdef';
+    await c.fetch(`${baseUrl}/api/v1/t/${token}?secret=${token}`);
+    const thrown = await c.flush().then(
+      () => '',
+      (e: Error) => e.message,
+    );
+    expect(thrown).toContain('did not check an exchange (GET /api/v1/t/{})');
+    expect(thrown).not.toContain(token);
   });
 });
