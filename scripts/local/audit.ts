@@ -48,7 +48,7 @@ export async function createLocalAuditQueue(opts: { endpoint: string; region: st
   const queueUrl = local(main.QueueUrl!);
   const queueArn = (await sqs.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }))).Attributes!.QueueArn!;
 
-  let running = true;
+  const polling = new AbortController();
   const loops: Promise<void>[] = [];
   return {
     queueUrl,
@@ -66,14 +66,14 @@ export async function createLocalAuditQueue(opts: { endpoint: string; region: st
               return { ok: false, error: { errorType: (error as Error).name, errorMessage: (error as Error).message } };
             }
           },
-          running: () => running,
+          signal: polling.signal,
           name: 'audit writer (local SQS mapping)',
           log,
         });
       loops.push(poll(), poll());
     },
     async stop() {
-      running = false;
+      polling.abort();
       await Promise.all(loops);
       sqs.destroy();
     },

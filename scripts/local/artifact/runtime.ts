@@ -22,7 +22,6 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CreateTableCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { localClient, startDynamoLocal, stopDynamoLocal, waitForDynamo } from '../dynamodb.js';
 import { DEFAULT_TOKEN_LABEL, prepareSoftHsm, softHsmModule } from '../softhsm.js';
 import { readAssembly, synthesizeArtifact } from './assembly.js';
@@ -35,6 +34,7 @@ import { FunctionHost } from './host.js';
 import { decodeAwsRequest } from './aws-calls.js';
 import { type Caller, callerFor, IamEvaluation, iamModel, mappingCalls, serviceCalls } from './iam.js';
 import { startQueues, startSources } from './sources.js';
+import { deployTable } from './tables.js';
 import { LOCAL_BILLING_CONTEXT, localBillingOverlay } from '../billing.js';
 import { LOCAL_TOOLS_ENV } from '../tools.js';
 
@@ -157,7 +157,9 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
   for (const table of tablesOf(assembly)) {
     // LOCAL_TABLE_NAME: the name a caller chose (the test setup, which tells its test files before the start)
     const name = process.env.LOCAL_TABLE_NAME || String(table.properties.TableName ?? table.key.replace(/[^A-Za-z0-9_.-]+/g, '-').slice(-255));
-    await createTable(endpoint, name, table.properties);
+    const where = opts.inMemory ? 'DynamoDB Local (in memory)' : join(opts.dataDir, 'dynamodb');
+    if ((await deployTable(localClient(endpoint), name, table.properties, where)) === 'kept')
+      log.write(`[start] kept the table ${name} and its data (${where})\n`);
     tables.set(table.key, name);
   }
   if (tables.size !== 1) throw new Error(`expected the one table of the data stack, found ${tables.size}`);
@@ -360,25 +362,6 @@ async function startControl(file: string, methods: readonly MethodSpec[], functi
   const { port } = server.address() as { port: number };
   writeFileSync(file, `${JSON.stringify({ url: `http://127.0.0.1:${port}` })}\n`);
   return server;
-}
-
-async function createTable(endpoint: string, name: string, p: Record<string, any>): Promise<void> {
-  const client = localClient(endpoint);
-  await client.send(
-    new CreateTableCommand({
-      TableName: name,
-      BillingMode: p.BillingMode ?? 'PAY_PER_REQUEST',
-      AttributeDefinitions: p.AttributeDefinitions,
-      KeySchema: p.KeySchema,
-      ...(p.GlobalSecondaryIndexes ? { GlobalSecondaryIndexes: p.GlobalSecondaryIndexes } : {}),
-      ...(p.LocalSecondaryIndexes ? { LocalSecondaryIndexes: p.LocalSecondaryIndexes } : {}),
-      ...(p.ProvisionedThroughput ? { ProvisionedThroughput: p.ProvisionedThroughput } : {}),
-      ...(p.StreamSpecification ? { StreamSpecification: { StreamEnabled: true, StreamViewType: p.StreamSpecification.StreamViewType } } : {}),
-    }),
-  );
-  if (p.TimeToLiveSpecification?.Enabled) {
-    await client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: p.TimeToLiveSpecification }));
-  }
 }
 
 /** Starts one environment per code asset and handler module, two at a time, kept for its function's first invocation; reports each. */

@@ -7,10 +7,13 @@
  * mapping with its filter criteria and batch settings on DynamoDB Local's streams API
  * (scripts/local/streams.ts: one poll loop per shard), and every
  * scheduled AWS::Events::Rule run on a timer, compressed by `speedup` (rate(1 minute) runs
- * every 2 s at the default 30, ARTIFACT_SCHEDULE_SPEEDUP) so that tests see the pipeline move.
+ * every 5 s at the default 12, ARTIFACT_SCHEDULE_SPEEDUP) so that tests see the pipeline move.
  * At 120 (every 500 ms) the lease sweeper alone made 71 % of the AWS requests of a whole run
  * (ARTIFACT_AWS_TRACE: 14,560 of the first 20,586, about 24 listing queries a sweep), to find
- * nothing almost every time.
+ * nothing almost every time; at 30 (every 2 s) its environment used 89 CPU-s of a 29-minute
+ * `npm test`, and the certificate expiry sweep (rate(1 hour), every 2 minutes) read every
+ * account of the table each time. The schedules' work grows with the run's wall time, so
+ * a slow run paid for being slow.
  */
 import { randomUUID } from 'node:crypto';
 import { SQSClient } from '@aws-sdk/client-sqs';
@@ -94,7 +97,8 @@ export function startSources(opts: {
     if (failed) c.failures++;
     counts.set(key, c);
   };
-  let running = true;
+  // stop() aborts it: the queue pollers' long polls end at once, the schedules start no more runs
+  const polling = new AbortController();
   const loops: Promise<void>[] = [];
   const timers: NodeJS.Timeout[] = [];
 
@@ -108,7 +112,7 @@ export function startSources(opts: {
         sqs,
         mapping: { queueUrl, queueArn, region: REGION, batchSize: source.batchSize, reportBatchItemFailures: source.reportBatchItemFailures },
         invoke: (event) => functions.invoke(fn, event),
-        running: () => running,
+        signal: polling.signal,
         name: `artifact event source ${fn.functionName}`,
         log,
         onInvocation: (ok) => count(fn.functionName, !ok),
@@ -152,7 +156,7 @@ export function startSources(opts: {
     let busy = false;
     const timer = setInterval(
       async () => {
-        if (busy || !running) return;
+        if (busy || polling.signal.aborted) return;
         busy = true;
         try {
           const outcome = await functions.invoke(fn, {
@@ -169,12 +173,12 @@ export function startSources(opts: {
           count(fn.functionName, !outcome.ok);
           if (!outcome.ok) log.write(`artifact schedule ${fn.functionName}: ${outcome.error.errorType}: ${outcome.error.errorMessage}\n`);
         } catch (error) {
-          if (running) log.write(`artifact schedule ${fn.functionName}: ${(error as Error).message}\n`);
+          if (!polling.signal.aborted) log.write(`artifact schedule ${fn.functionName}: ${(error as Error).message}\n`);
         } finally {
           busy = false;
         }
       },
-      scheduleIntervalMs(rule.expression, opts.speedup ?? (Number(process.env.ARTIFACT_SCHEDULE_SPEEDUP) || 30)),
+      scheduleIntervalMs(rule.expression, opts.speedup ?? (Number(process.env.ARTIFACT_SCHEDULE_SPEEDUP) || 12)),
     );
     timers.push(timer);
   }
@@ -182,7 +186,7 @@ export function startSources(opts: {
   return {
     counts,
     async stop() {
-      running = false;
+      polling.abort();
       for (const t of timers) clearInterval(t);
       await Promise.all([...loops, ...pollers.map((p) => p.stop())]);
       sqs.destroy();
