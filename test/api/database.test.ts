@@ -261,11 +261,9 @@ describe.each(CASES)('database leases on $engine', (c) => {
     const lease = res.body.data;
     const session = await server.login(lease.username, lease.password);
     if (inject('runtime') === 'artifact') {
-      // as deployed: the scheduled sweeper function (rate(1 minute), run every 2 s by the
+      // as deployed: the scheduled sweeper function (rate(1 minute), run every 5 s by the
       // artifact runtime) revokes it, through its built bundle
-      expect(await until(async () => (await leaseItems(acct.tenantId)).some((i) => i.id === lease.lease_id && i.status === 'revoked'), 15_000)).toBe(
-        true,
-      );
+      expect(await until(async () => (await leaseItems(acct.tenantId)).some((i) => i.id === lease.lease_id && i.status === 'revoked'))).toBe(true);
     } else {
       await sleep(1500);
       // listed by the stream relay before the sweep reads the listing
