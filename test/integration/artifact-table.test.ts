@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { TABLE_DEFINITION } from '../../lib/store/keys.js';
 import { deployTable } from '../../scripts/local/artifact/tables.js';
 import { localClient } from '../../scripts/local/dynamodb.js';
 
@@ -17,19 +18,13 @@ const fresh = () => {
   names.push(name);
   return name;
 };
+/** The table as the data stack declares it (infra/data-stack.ts from TABLE_DEFINITION), as its template's Properties. */
 const TEMPLATE = {
   BillingMode: 'PAY_PER_REQUEST',
-  AttributeDefinitions: [
-    { AttributeName: 'pk', AttributeType: 'S' },
-    { AttributeName: 'sk', AttributeType: 'S' },
-    { AttributeName: 'gsi1pk', AttributeType: 'S' },
-  ],
-  KeySchema: [
-    { AttributeName: 'pk', KeyType: 'HASH' },
-    { AttributeName: 'sk', KeyType: 'RANGE' },
-  ],
-  GlobalSecondaryIndexes: [{ IndexName: 'gsi1', KeySchema: [{ AttributeName: 'gsi1pk', KeyType: 'HASH' }], Projection: { ProjectionType: 'ALL' } }],
-  StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+  AttributeDefinitions: [...TABLE_DEFINITION.attributeDefinitions],
+  KeySchema: [...TABLE_DEFINITION.keySchema],
+  GlobalSecondaryIndexes: [TABLE_DEFINITION.gsi1, TABLE_DEFINITION.plat],
+  StreamSpecification: { StreamViewType: TABLE_DEFINITION.streamViewType },
   TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
 };
 
@@ -42,8 +37,8 @@ describe('the artifact runtime deploys its table', () => {
     const name = fresh();
     expect(await deployTable(client, name, TEMPLATE, '/data/dynamodb')).toBe('created');
     const table = (await client.send(new DescribeTableCommand({ TableName: name }))).Table!;
-    expect(table.GlobalSecondaryIndexes?.map((g) => g.IndexName)).toEqual(['gsi1']);
-    expect(table.StreamSpecification).toMatchObject({ StreamEnabled: true, StreamViewType: 'NEW_AND_OLD_IMAGES' });
+    expect(table.GlobalSecondaryIndexes?.map((g) => g.IndexName).sort()).toEqual(['gsi1', 'plat']);
+    expect(table.StreamSpecification).toMatchObject({ StreamEnabled: true, StreamViewType: TABLE_DEFINITION.streamViewType });
     expect((await client.send(new DescribeTimeToLiveCommand({ TableName: name }))).TimeToLiveDescription).toMatchObject({ AttributeName: 'ttl' });
 
     const key = { pk: { S: 'T#restart' }, sk: { S: 'ITEM' } };
@@ -55,15 +50,21 @@ describe('the artifact runtime deploys its table', () => {
 
   it('stops on a table of another shape, naming what differs and the directory, and leaves the table as it was', async () => {
     const name = fresh();
-    // an older template: no index (nor the attribute only the index used)
-    const older = { ...TEMPLATE, AttributeDefinitions: TEMPLATE.AttributeDefinitions.slice(0, 2), GlobalSecondaryIndexes: undefined };
+    // a table from before the platform listings had their own index
+    const older = {
+      ...TEMPLATE,
+      AttributeDefinitions: TEMPLATE.AttributeDefinitions.filter((a) => !a.AttributeName.startsWith('plat')),
+      GlobalSecondaryIndexes: [TABLE_DEFINITION.gsi1],
+    };
     await deployTable(client, name, older, '/data/dynamodb');
     const key = { pk: { S: 'T#older' }, sk: { S: 'ITEM' } };
     await client.send(new PutItemCommand({ TableName: name, Item: { ...key, value: { S: 'still here' } } }));
 
     const refused = deployTable(client, name, TEMPLATE, '/data/dynamodb');
-    await expect(refused).rejects.toThrow(/is not the template's .*gsi1.*remove \/data\/dynamodb \(its data goes with it\) or set DATA_DIR/);
-    expect((await client.send(new DescribeTableCommand({ TableName: name }))).Table?.GlobalSecondaryIndexes).toBeUndefined();
+    await expect(refused).rejects.toThrow(/is not the template's .*plat=.*remove \/data\/dynamodb \(its data goes with it\) or set DATA_DIR/);
+    expect((await client.send(new DescribeTableCommand({ TableName: name }))).Table?.GlobalSecondaryIndexes?.map((g) => g.IndexName)).toEqual([
+      'gsi1',
+    ]);
     expect((await client.send(new GetItemCommand({ TableName: name, Key: key, ConsistentRead: true }))).Item?.value).toEqual({ S: 'still here' });
   });
 });
