@@ -35,7 +35,8 @@ export async function pollQueue(opts: {
   while (!signal.aborted) {
     try {
       // Lambda's pollers long-poll for 20 s; an idle queue costs a request per 20 s and poller
-      // (at 1 s, the artifact runtime's six idle pollers were about a third of its idle CPU)
+      // (at 1 s, the artifact runtime's six pollers sent 6 requests a second to find nothing; its
+      // host used 4.3 CPU-s an idle minute before, 2.9 after, one minute each)
       const out = await sqs.send(
         new ReceiveMessageCommand({
           QueueUrl: mapping.queueUrl,
