@@ -134,6 +134,10 @@ export interface ArtifactRuntime {
 export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promise<ArtifactRuntime> {
   const log = opts.log ?? process.stdout;
   const workDir = mkdtempSync(join(tmpdir(), 'secrets-api-artifact-'));
+  // the bundles and cloud assembly (about 90 MB) go with the process however it ends: a start
+  // that fails, or a signal before the runtime is up (scripts/local/start.ts exits at once), left them
+  const removeWorkDir = () => rmSync(workDir, { recursive: true, force: true });
+  process.once('exit', removeWorkDir);
   // the address printed, and the public base unless PUBLIC_BASE_URL says otherwise: a host name,
   // as scripts/local/start.ts says why (passkeys); the gateway listens on 127.0.0.1 only
   const url = `http://localhost:${opts.port}`;
@@ -338,7 +342,8 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
       await controlPlane.stop();
       await sts.close();
       await stopDynamoLocal(dynamo);
-      rmSync(workDir, { recursive: true, force: true });
+      process.off('exit', removeWorkDir);
+      removeWorkDir();
     },
   };
 }
