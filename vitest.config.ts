@@ -3,6 +3,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import LongestFirst from './test/setup/sequencer.js';
 
 /**
  * The suite's tiers, each a project that starts exactly what its tests need, once:
@@ -167,6 +168,8 @@ export default defineConfig({
     pool: 'forks',
     // two machine cores
     maxWorkers: 2,
+    // the longest files first, the source runtime's before the artifact's (test/setup/sequencer.ts)
+    sequence: { sequencer: LongestFirst },
     projects: projects(false),
   },
 });
