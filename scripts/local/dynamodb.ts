@@ -5,16 +5,8 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  DynamoDBClient,
-  ListTablesCommand,
-  ResourceNotFoundException,
-  UpdateTableCommand,
-  UpdateTimeToLiveCommand,
-} from '@aws-sdk/client-dynamodb';
-import { TABLE_DEFINITION } from '../../lib/store/keys.js';
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
+import { deployTable, TABLE_PROPERTIES } from './tables.js';
 
 export const JAVA_MISSING = [
   'DynamoDB Local needs Java 17 or newer, and no `java` was found on PATH.',
@@ -171,43 +163,11 @@ export async function waitForDynamo(endpoint: string, timeoutMs = Number(process
   }
 }
 
-/** Creates the single table (and its TTL attribute) when missing. */
-const STREAM = { StreamEnabled: true, StreamViewType: TABLE_DEFINITION.streamViewType };
-
-export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
-  const client = localClient(endpoint);
-  try {
-    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
-    // a table from before the outbox moved to the stream (a kept DATA_DIR): turn its stream on
-    if (!Table?.StreamSpecification?.StreamEnabled) {
-      await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: STREAM }));
-    }
-    // a table from before the platform listings had their own index (lib/store/keys.ts)
-    if (!Table?.GlobalSecondaryIndexes?.some((g) => g.IndexName === TABLE_DEFINITION.plat.IndexName)) {
-      await client.send(
-        new UpdateTableCommand({
-          TableName: tableName,
-          AttributeDefinitions: [...TABLE_DEFINITION.attributeDefinitions],
-          GlobalSecondaryIndexUpdates: [{ Create: { ...TABLE_DEFINITION.plat, KeySchema: [...TABLE_DEFINITION.plat.KeySchema] } }],
-        }),
-      );
-    }
-    return;
-  } catch (error) {
-    if (!(error instanceof ResourceNotFoundException)) throw error;
-  }
-  await client.send(
-    new CreateTableCommand({
-      TableName: tableName,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [...TABLE_DEFINITION.attributeDefinitions],
-      KeySchema: [...TABLE_DEFINITION.keySchema],
-      GlobalSecondaryIndexes: [
-        { ...TABLE_DEFINITION.gsi1, KeySchema: [...TABLE_DEFINITION.gsi1.KeySchema] },
-        { ...TABLE_DEFINITION.plat, KeySchema: [...TABLE_DEFINITION.plat.KeySchema] },
-      ],
-      StreamSpecification: STREAM,
-    }),
-  );
-  await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true } }));
+/**
+ * The single table as the data stack declares it, on DynamoDB Local at `endpoint`: created, kept,
+ * or updated in place from an older template (scripts/local/tables.ts); `where` names its data in
+ * the error for a table that cannot be.
+ */
+export async function ensureTable(endpoint: string, tableName: string, where = `DynamoDB Local at ${endpoint}`): Promise<void> {
+  await deployTable(localClient(endpoint), tableName, TABLE_PROPERTIES, where);
 }

@@ -152,7 +152,7 @@ async function main() {
   progress(`waiting for DynamoDB Local to answer on ${endpoint}`);
   await waitForDynamo(endpoint, undefined, dynamo);
   progress(`creating the table ${process.env.TABLE_NAME}`);
-  await ensureTable(endpoint, process.env.TABLE_NAME!);
+  await ensureTable(endpoint, process.env.TABLE_NAME!, inMemory ? 'DynamoDB Local (in memory)' : resolve(dataDir, 'dynamodb'));
   progress('loading the handlers and starting the gateway');
   const stopEvents = (await import('./events.js')).startLocalEvents({ streamEndpoint: endpoint, tableName: process.env.TABLE_NAME! }); // outbox relay (the table's stream) + webhook worker, in-process
   const stopSweeper = (await import('./sweeper.js')).startLeaseSweeper(); // database lease expiry

@@ -34,7 +34,7 @@ import { FunctionHost } from './host.js';
 import { decodeAwsRequest } from './aws-calls.js';
 import { type Caller, callerFor, IamEvaluation, iamModel, mappingCalls, serviceCalls } from './iam.js';
 import { startQueues, startSources } from './sources.js';
-import { deployTable } from './tables.js';
+import { deployTable } from '../tables.js';
 import { LOCAL_BILLING_CONTEXT, localBillingOverlay } from '../billing.js';
 import { LOCAL_TOOLS_ENV } from '../tools.js';
 
@@ -162,8 +162,8 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     // LOCAL_TABLE_NAME: the name a caller chose (the test setup, which tells its test files before the start)
     const name = process.env.LOCAL_TABLE_NAME || String(table.properties.TableName ?? table.key.replace(/[^A-Za-z0-9_.-]+/g, '-').slice(-255));
     const where = opts.inMemory ? 'DynamoDB Local (in memory)' : join(opts.dataDir, 'dynamodb');
-    if ((await deployTable(localClient(endpoint), name, table.properties, where)) === 'kept')
-      log.write(`[start] kept the table ${name} and its data (${where})\n`);
+    const outcome = await deployTable(localClient(endpoint), name, table.properties, where);
+    if (outcome !== 'created') log.write(`[start] ${outcome} the table ${name}, with its data (${where})\n`);
     tables.set(table.key, name);
   }
   if (tables.size !== 1) throw new Error(`expected the one table of the data stack, found ${tables.size}`);
