@@ -23844,7 +23844,6 @@ export interface operations {
                                  * @description The resource’s id.
                                  */
                                 id: string;
-                                /** Format: base64 */
                                 key_file_base64?: string;
                                 /** @description The resource’s name, unique in its collection. */
                                 name: string;
@@ -23967,7 +23966,6 @@ export interface operations {
                     /** @enum {string} */
                     encryption: "bitlocker" | "luks" | "filevault" | "veracrypt" | "apfs" | "other";
                     hostname?: string;
-                    /** Format: base64 */
                     key_file_base64?: string;
                     name: string;
                     passphrase?: string;
@@ -24009,7 +24007,6 @@ export interface operations {
                                  * @description The resource’s id.
                                  */
                                 id: string;
-                                /** Format: base64 */
                                 key_file_base64?: string;
                                 /** @description The resource’s name, unique in its collection. */
                                 name: string;
@@ -24198,7 +24195,6 @@ export interface operations {
                                  * @description The resource’s id.
                                  */
                                 id: string;
-                                /** Format: base64 */
                                 key_file_base64?: string;
                                 /** @description The resource’s name, unique in its collection. */
                                 name: string;
@@ -24330,7 +24326,6 @@ export interface operations {
                     /** @enum {string} */
                     encryption: "bitlocker" | "luks" | "filevault" | "veracrypt" | "apfs" | "other";
                     hostname?: string;
-                    /** Format: base64 */
                     key_file_base64?: string;
                     name: string;
                     passphrase?: string;
@@ -24372,7 +24367,6 @@ export interface operations {
                                  * @description The resource’s id.
                                  */
                                 id: string;
-                                /** Format: base64 */
                                 key_file_base64?: string;
                                 /** @description The resource’s name, unique in its collection. */
                                 name: string;
@@ -25202,10 +25196,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             audit_id: string;
-                            /**
-                             * Format: base64
-                             * @description The original PDF.
-                             */
+                            /** @description The original PDF. */
                             content: string;
                             /** @constant */
                             content_type: "application/pdf";
@@ -25848,7 +25839,6 @@ export interface operations {
                     "application/json": {
                         data: {
                             audit_id: string;
-                            /** Format: base64 */
                             content: string;
                             /** @constant */
                             content_type: "image/png";
@@ -25991,7 +25981,6 @@ export interface operations {
                         data: {
                             /** @description The secret as text, when it is UTF-8 text; else null. */
                             secret: string | null;
-                            /** Format: base64 */
                             secret_base64: string;
                             split_id: string;
                         };
@@ -26123,7 +26112,6 @@ export interface operations {
             content: {
                 "application/json": {
                     secret?: string;
-                    /** Format: base64 */
                     secret_base64?: string;
                     shares: number;
                     threshold: number;
@@ -32302,10 +32290,7 @@ export interface operations {
                             cid: string;
                             /** @description The content as text, when it is UTF-8 text. */
                             content?: string;
-                            /**
-                             * Format: base64
-                             * @description The content, when it is not text.
-                             */
+                            /** @description The content, when it is not text. */
                             content_base64?: string;
                             size: number;
                         };
@@ -40740,7 +40725,6 @@ export interface operations {
                             entries: {
                                 attributes: {
                                     [key: string]: (string | {
-                                        /** Format: base64 */
                                         base64: string;
                                     })[];
                                 };
@@ -55933,7 +55917,6 @@ export interface operations {
                                 id: string;
                                 /** Format: email */
                                 license_email?: string;
-                                /** Format: base64 */
                                 license_file_base64?: string;
                                 license_key?: string;
                                 licensed_to?: string;
@@ -56057,7 +56040,6 @@ export interface operations {
                     expires_at?: string;
                     /** Format: email */
                     license_email?: string;
-                    /** Format: base64 */
                     license_file_base64?: string;
                     license_key: string;
                     licensed_to?: string;
@@ -56109,7 +56091,6 @@ export interface operations {
                                 id: string;
                                 /** Format: email */
                                 license_email?: string;
-                                /** Format: base64 */
                                 license_file_base64?: string;
                                 license_key?: string;
                                 licensed_to?: string;
@@ -56307,7 +56288,6 @@ export interface operations {
                                 id: string;
                                 /** Format: email */
                                 license_email?: string;
-                                /** Format: base64 */
                                 license_file_base64?: string;
                                 license_key?: string;
                                 licensed_to?: string;
@@ -56446,7 +56426,6 @@ export interface operations {
                     expires_at?: string;
                     /** Format: email */
                     license_email?: string;
-                    /** Format: base64 */
                     license_file_base64?: string;
                     license_key?: string;
                     licensed_to?: string;
@@ -56498,7 +56477,6 @@ export interface operations {
                                 id: string;
                                 /** Format: email */
                                 license_email?: string;
-                                /** Format: base64 */
                                 license_file_base64?: string;
                                 license_key?: string;
                                 licensed_to?: string;
@@ -58137,7 +58115,6 @@ export interface operations {
             content: {
                 "application/json": {
                     passphrase: string;
-                    /** Format: base64 */
                     png_base64: string;
                 };
             };
@@ -58158,7 +58135,6 @@ export interface operations {
                         data: {
                             /** @description The payload as text, when it is UTF-8 text. */
                             payload: string | null;
-                            /** Format: base64 */
                             payload_base64: string;
                         };
                         /** @constant */
@@ -58290,9 +58266,7 @@ export interface operations {
                 "application/json": {
                     passphrase: string;
                     payload?: string;
-                    /** Format: base64 */
                     payload_base64?: string;
-                    /** Format: base64 */
                     png_base64: string;
                 } & (unknown | unknown);
             };
@@ -58316,7 +58290,6 @@ export interface operations {
                             /** @description Bytes the carrier can hide. */
                             capacity: number;
                             height: number;
-                            /** Format: base64 */
                             png_base64: string;
                             width: number;
                         };
@@ -60160,10 +60133,7 @@ export interface operations {
                             id: string;
                             /** @description A QR code of the URI as a PNG in base64; null with `qr=false`. */
                             qr_png_base64: string | null;
-                            /**
-                             * Format: starts_with
-                             * @description The otpauth:// URI (it contains the secret).
-                             */
+                            /** @description The otpauth:// URI (it contains the secret). */
                             uri: string;
                         };
                         /** @constant */
@@ -60448,7 +60418,6 @@ export interface operations {
                     description?: string;
                     name?: string;
                     tags?: string[];
-                    /** Format: starts_with */
                     uri: string;
                 } | {
                     container_id?: string | null;
@@ -60691,7 +60660,6 @@ export interface operations {
                             label?: string;
                             /** @description The decoded bytes as text, when they are text. */
                             output: string | null;
-                            /** Format: base64 */
                             output_base64: string;
                         };
                         /** @constant */
@@ -60988,7 +60956,6 @@ export interface operations {
                     /** @enum {string} */
                     format: "base64" | "base64url" | "hex" | "base32" | "url" | "pem" | "quoted-printable" | "jwt";
                     input?: string;
-                    /** Format: base64 */
                     input_base64?: string;
                     label?: string;
                 } & (unknown | unknown);

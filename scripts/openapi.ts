@@ -33,6 +33,7 @@ export function jsonSchema(s: z.ZodType | undefined, io: 'input' | 'output' = 'i
     unrepresentable: 'any',
     override: (ctx) => {
       flaglessPatterns(ctx);
+      registeredFormats(ctx);
       if (io === 'input') defaultDiscriminator(ctx);
     },
   }) as Json;
@@ -54,6 +55,47 @@ function flaglessPatterns(ctx: { zodSchema: unknown }) {
         `/${p.source}/${p.flags}: the OpenAPI document cannot carry the regex flags "${p.flags.replace(/[^ims]/g, '')}"; write the pattern without them (e.g. [a-fA-F] for /i)`,
       );
   }
+}
+
+/**
+ * The `format`s of the OpenAPI Format Registry (spec.openapis.org/registry/format) and JSON
+ * Schema 2020-12 that zod emits. zod also names its own checks as formats (`starts_with`,
+ * `ends_with`, `includes`, `base64`, `hex`, `cidrv4`, `e164`, `jwt`, ...), which no validator or
+ * generator knows: ajv warned "unknown format ... ignored" 70 times a run and checked nothing.
+ * Their rule is in the `pattern` (and `contentEncoding: base64`) zod writes beside them, so such a
+ * format is dropped.
+ */
+const REGISTERED_FORMATS = new Set([
+  'base64url',
+  'date',
+  'date-time',
+  'duration',
+  'email',
+  'hostname',
+  'idn-email',
+  'idn-hostname',
+  'ipv4',
+  'ipv6',
+  'iri',
+  'iri-reference',
+  'json-pointer',
+  'regex',
+  'relative-json-pointer',
+  'time',
+  'uri',
+  'uri-reference',
+  'uri-template',
+  'uuid',
+  'int32',
+  'int64',
+  'float',
+  'double',
+  'password',
+  'binary',
+]);
+function registeredFormats(ctx: { jsonSchema: Json }) {
+  const format = ctx.jsonSchema.format;
+  if (typeof format === 'string' && !REGISTERED_FORMATS.has(format)) delete ctx.jsonSchema.format;
 }
 
 /**
