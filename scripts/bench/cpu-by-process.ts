@@ -40,7 +40,9 @@ export function kindOf(cmdline: string): string {
     [/\bcdk\b/, 'cdk'],
   ];
   for (const [re, kind] of rules) if (re.test(cmdline)) return kind;
-  return `other (${exe})`;
+  // a Node process by the script it runs (the CLI under test, the CDK app, a coverage converter)
+  const script = exe === 'node' ? cmdline.split(' ').find((a) => /\.(m|c)?[jt]s$/.test(a)) : undefined;
+  return script ? `other (node ${script.split('/').slice(-2).join('/')})` : `other (${exe})`;
 }
 
 function children(): Map<number, number> {
