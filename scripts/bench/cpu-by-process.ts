@@ -41,7 +41,8 @@ export function kindOf(cmdline: string): string {
   ];
   for (const [re, kind] of rules) if (re.test(cmdline)) return kind;
   // a Node process by the script it runs (the CLI under test, the CDK app, a coverage converter)
-  const script = exe === 'node' ? cmdline.split(' ').find((a) => /\.(m|c)?[jt]s$/.test(a)) : undefined;
+  // (the last such argument: tsx runs a script as `node --require …/preflight.cjs --import … script.ts`)
+  const script = exe === 'node' ? cmdline.split(' ').filter((a) => /\.(m|c)?[jt]s$/.test(a)).pop() : undefined;
   return script ? `other (node ${script.split('/').slice(-2).join('/')})` : `other (${exe})`;
 }
 
