@@ -113,7 +113,64 @@ export function synthesize(
 ): Synthesized {
   const entry = options.templateValidation ? undefined : cacheEntry(options);
   if (entry && existsSync(join(entry, STACKS_FILE))) return loadSynthesized(entry);
-  if (entry) mkdirSync(dirname(entry), { recursive: true });
+  if (entry) {
+    mkdirSync(dirname(entry), { recursive: true });
+    const release = takeTurn(entry);
+    try {
+      if (existsSync(join(entry, STACKS_FILE))) return loadSynthesized(entry);
+      return synthesizeInto(entry, options);
+    } finally {
+      release();
+    }
+  }
+  return synthesizeInto(undefined, options);
+}
+
+/** How long a worker waits for another's synthesis of the same context before doing its own. */
+const TURN_WAIT_MS = 600_000;
+const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * One synthesis per context in a run, whichever workers ask for it at once: the first takes the
+ * entry's lock (a directory, made atomically, holding its pid) and the others wait for its
+ * result. Without it, the two infra files the suite starts first (iam-negative, variants: the
+ * longest) each synthesized the default context, 20-30 CPU-s paid twice. A lock whose process
+ * is gone is taken over; after TURN_WAIT_MS the waiter synthesizes anyway. Returns the release.
+ */
+function takeTurn(entry: string): () => void {
+  const lock = `${entry}.lock`;
+  for (const until = Date.now() + TURN_WAIT_MS; Date.now() < until; ) {
+    try {
+      mkdirSync(lock);
+      writeFileSync(join(lock, 'pid'), String(process.pid));
+      return () => rmSync(lock, { recursive: true, force: true });
+    } catch {
+      if (existsSync(join(entry, STACKS_FILE))) return () => undefined;
+      let holder = Number.NaN;
+      try {
+        holder = Number(readFileSync(join(lock, 'pid'), 'utf8'));
+      } catch {
+        // between its mkdir and its pid: the holder is alive
+      }
+      if (Number.isInteger(holder) && !alive(holder)) rmSync(lock, { recursive: true, force: true });
+      else pause(200);
+    }
+  }
+  return () => undefined;
+}
+
+function synthesizeInto(
+  entry: string | undefined,
+  options: { context?: Record<string, unknown>; routes?: readonly Route[]; assetDir?: string; templateValidation?: boolean },
+): Synthesized {
   const dir = mkdtempSync(join(entry ? dirname(entry) : scratchDir(), 'secrets-api-cdk-'));
   // As the CLI does: asset metadata names each nested stack's template file.
   const app = new App({ outdir: dir, context: { 'aws:cdk:enable-asset-metadata': true, ...options.context } });
