@@ -7,6 +7,7 @@ import { OWN_PARTITIONS, ROUTES, tenancyOf, type Grant, type Route } from '../..
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { assetId, handlerModules } from '../../infra/handlers.js';
 import { addStacks, synthWithoutTemplateValidation } from '../../infra/stacks.js';
+import { processAlive } from '../setup/processes.js';
 
 /** A CloudFormation resource as synthesized. */
 export interface CfnResource {
@@ -129,14 +130,6 @@ export function synthesize(
 /** How long a worker waits for another's synthesis of the same context before doing its own. */
 const TURN_WAIT_MS = 600_000;
 const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /**
  * One synthesis per context in a run, whichever workers ask for it at once: the first takes the
@@ -160,7 +153,7 @@ function takeTurn(entry: string): () => void {
       } catch {
         // between its mkdir and its pid: the holder is alive
       }
-      if (Number.isInteger(holder) && !alive(holder)) rmSync(lock, { recursive: true, force: true });
+      if (Number.isInteger(holder) && !processAlive(holder)) rmSync(lock, { recursive: true, force: true });
       else pause(200);
     }
   }

@@ -5,6 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { ensureTable, startDynamoLocal, stopDynamoLocal, waitForDynamo } from '../../scripts/local/dynamodb.js';
 import { freePort } from '../../scripts/local/ports.js';
 import { reportFailure } from './runtime.js';
+import { processAlive } from './processes.js';
 
 /**
  * The integration tier's global setup (test/integration, and `npm run mutation` through
@@ -35,18 +36,9 @@ export default async function setup(project: TestProject) {
   return async () => {
     await stopDynamoLocal(dynamo);
     rmSync(dataDir, { recursive: true, force: true });
-    if (dynamo.pid !== undefined && alive(dynamo.pid)) {
+    if (dynamo.pid !== undefined && processAlive(dynamo.pid)) {
       reportFailure(`integration tier: DynamoDB Local (pid ${dynamo.pid}) still running after it was stopped`);
       process.exitCode = 1;
     }
   };
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};

@@ -17,6 +17,16 @@ function killGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Whether the process `pid` is still there (signal 0 tests without sending). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Whether any process of the group is still alive (zombies aside: their parent reaps them). */
 export function groupAlive(pgid: number): boolean {
   return groupMembers(pgid).length > 0;
