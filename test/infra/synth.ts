@@ -135,8 +135,9 @@ const pause = (ms: number) => Atomics.wait(new Int32Array(new SharedArrayBuffer(
  * One synthesis per context in a run, whichever workers ask for it at once: the first takes the
  * entry's lock (a directory, made atomically, holding its pid) and the others wait for its
  * result. Without it, the two infra files the suite starts first (iam-negative, variants: the
- * longest) each synthesized the default context, 20-30 CPU-s paid twice. A lock whose process
- * is gone is taken over; after TURN_WAIT_MS the waiter synthesizes anyway. Returns the release.
+ * longest) each synthesized the default context: the two took 75.2 CPU-s, 66.7 with the lock
+ * (two runs each, paired). A lock whose process is gone is taken over; after TURN_WAIT_MS the
+ * waiter synthesizes anyway. Returns the release.
  */
 function takeTurn(entry: string): () => void {
   const lock = `${entry}.lock`;
