@@ -76,11 +76,22 @@ mkdirSync(runtimeDir, { recursive: true });
 
 /** Runs a child with this terminal, passing SIGINT/SIGTERM/SIGHUP on; resolves with its exit code. */
 let current: ChildProcess | undefined;
+/** The type check beside the suite (`--typecheck`): a signal stops it too, not only vitest. */
+let typeChecker: ChildProcess | undefined;
+/** The signal that stopped the run: it is the run's cause, not a failed type check. */
+let interrupted: NodeJS.Signals | undefined;
+const signalCode = (signal: NodeJS.Signals) => 128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1);
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
   process.on(signal, () => {
+    interrupted = signal;
+    if (typeChecker && typeChecker.exitCode === null) typeChecker.kill(signal);
     if (current && current.exitCode === null) current.kill(signal);
-    else process.exit(128 + (signal === 'SIGINT' ? 2 : signal === 'SIGTERM' ? 15 : 1));
+    else stopped(signal);
   });
+}
+function stopped(signal: NodeJS.Signals): never {
+  process.stderr.write(`\nFAIL the run was stopped by ${signal}: no coverage is read\n`);
+  process.exit(signalCode(signal));
 }
 function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   return new Promise((ok) => {
@@ -119,6 +130,7 @@ if (typecheck) {
   process.stdout.write('[test] type-checking (tsc --noEmit) beside the suite\n');
   typeCheck = new Promise<number>((done) => {
     const tsc = spawn(join(root, 'node_modules/.bin/tsc'), ['--noEmit'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    typeChecker = tsc;
     try {
       if (tsc.pid) setPriority(tsc.pid, 10);
     } catch {
@@ -130,7 +142,7 @@ if (typecheck) {
     tsc.on('exit', (code) => {
       const status = code ?? 1;
       if (status === 0) process.stdout.write(`[test] type-checking (tsc --noEmit): passed in ${since(started)}\n`);
-      else {
+      else if (!interrupted) {
         const first = output.split('\n').find((l) => l.trim() !== '') ?? 'no output';
         process.stderr.write(`\nFAIL the type check failed (tsc --noEmit exit ${status}): ${first}\n${output}\nstopping the suite\n`);
         if (current && current.exitCode === null) current.kill('SIGTERM');
@@ -148,6 +160,7 @@ const status = await step('running the suite (vitest)', () =>
     ...(whole ? { ARTIFACT_FULL_RUN: '1' } : {}),
   }),
 );
+if (interrupted) stopped(interrupted);
 if (typeCheck) {
   const tsc = await step('waiting for the type check', () => typeCheck!);
   if (tsc !== 0) {
