@@ -21,7 +21,7 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { TABLE_DEFINITION } from '../../lib/store/keys.js';
+import { TABLE_DEFINITION, TABLE_KEYS } from '../../lib/store/keys.js';
 
 /** A CloudFormation AWS::DynamoDB::Table's Properties. */
 type TableProperties = Record<string, any>;
@@ -34,7 +34,7 @@ export const TABLE_PROPERTIES: TableProperties = {
   KeySchema: [...TABLE_DEFINITION.keySchema],
   GlobalSecondaryIndexes: [TABLE_DEFINITION.gsi1, TABLE_DEFINITION.plat].map((i) => ({ ...i, KeySchema: [...i.KeySchema] })),
   StreamSpecification: { StreamViewType: TABLE_DEFINITION.streamViewType },
-  TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+  TimeToLiveSpecification: { AttributeName: TABLE_KEYS.ttl, Enabled: true },
 };
 
 const keysOf = (k: readonly KeySchemaElement[] | undefined) => JSON.stringify((k ?? []).map((e) => [e.AttributeName, e.KeyType]));
@@ -63,10 +63,7 @@ function conflict(found: TableDescription, p: TableProperties): string | undefin
 async function untilActive(client: DynamoDBClient, name: string, timeoutMs = 120_000): Promise<void> {
   for (const until = Date.now() + timeoutMs; ; ) {
     const t = (await client.send(new DescribeTableCommand({ TableName: name }))).Table;
-    const pending = [t, ...(t?.GlobalSecondaryIndexes ?? [])].filter(
-      (x) => x && ('IndexStatus' in x ? x.IndexStatus : (x as TableDescription).TableStatus) !== 'ACTIVE',
-    );
-    if (pending.length === 0) return;
+    if (t?.TableStatus === 'ACTIVE' && (t.GlobalSecondaryIndexes ?? []).every((g) => g.IndexStatus === 'ACTIVE')) return;
     if (Date.now() > until) throw new Error(`the table ${name} was not ACTIVE with its indexes within ${timeoutMs / 1000} s of its update`);
     await new Promise((r) => setTimeout(r, 200));
   }
