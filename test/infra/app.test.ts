@@ -1,3 +1,4 @@
+import { TABLE_PROPERTIES } from '../../scripts/local/tables.js';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -373,6 +374,13 @@ describe('the CDK app, synthesized offline with the default context', () => {
     expect(t.DeletionProtectionEnabled).toBe(true);
     expect(t.TimeToLiveSpecification).toEqual({ AttributeName: 'ttl', Enabled: true });
     expect(table.DeletionPolicy).toBe('Retain');
+    // the source runtime's table (scripts/local/tables.ts) is this one: keys, indexes, stream, TTL
+    expect(t).toMatchObject({
+      KeySchema: TABLE_PROPERTIES.KeySchema,
+      GlobalSecondaryIndexes: TABLE_PROPERTIES.GlobalSecondaryIndexes,
+      StreamSpecification: TABLE_PROPERTIES.StreamSpecification,
+      TimeToLiveSpecification: TABLE_PROPERTIES.TimeToLiveSpecification,
+    });
 
     const [[keyId, key]] = resourcesOfType(s.data, 'AWS::KMS::Key') as [[string, CfnResource]];
     expect(key.Properties!.EnableKeyRotation).toBe(true);
