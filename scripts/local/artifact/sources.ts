@@ -11,8 +11,8 @@
  * At 120 (every 500 ms) the lease sweeper alone made 71 % of the AWS requests of a whole run
  * (ARTIFACT_AWS_TRACE: 14,560 of the first 20,586, about 24 listing queries a sweep), to find
  * nothing almost every time; at 30 (every 2 s) its environment used 89 CPU-s in the first 22
- * minutes of a 29-minute `npm test`, and the certificate expiry sweep (rate(1 hour), every 2 minutes) read every
- * account of the table each time. The schedules' work grows with the run's wall time, so
+ * minutes of a 29-minute `npm test`, and the certificate expiry sweep (rate(1 hour), every 2
+ * minutes) read every account of the table each time. The schedules' work grows with the run's wall time, so
  * a slow run paid for being slow.
  */
 import { randomUUID } from 'node:crypto';
