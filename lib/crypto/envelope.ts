@@ -150,19 +150,26 @@ const uuidString = (b: Buffer) => {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 };
 
-async function loadTenantKey(tenantId: string): Promise<CachedKey> {
+/**
+ * `create`: a seal creates the tenant's data key on first use; an open never does. A tenant
+ * with no data key has sealed nothing, so there is nothing it could open, and a read-only
+ * route (whose role may only Decrypt, lib/routes.ts) must not call GenerateDataKey: a
+ * cross-account read of another tenant's sealed value did exactly that, and IAM denies it.
+ */
+async function loadTenantKey(tenantId: string, create: boolean): Promise<CachedKey> {
   // in a tenant scope, only that tenant's key: the process's key cache is not a way around the tenant role
   const scoped = currentScope()?.tenantId;
   if (scoped !== undefined && scoped !== tenantId) throw new TenantScopeViolation(`a request of tenant ${scoped} cannot use another tenant's data key`);
-  return cache.get(tenantId, () => fetchTenantKey(tenantId));
+  return cache.get(tenantId, () => fetchTenantKey(tenantId, create));
 }
 
-/** The tenant's data key record, created on first use, and its key unwrapped by the key provider. */
-async function fetchTenantKey(tenantId: string): Promise<CachedKey> {
+/** The tenant's data key record (created on first use when `create`), and its key unwrapped by the key provider. */
+async function fetchTenantKey(tenantId: string, create: boolean): Promise<CachedKey> {
   const context = { tenant_id: tenantId };
   const read = () => readDataKey(tenantId);
   let item = await read();
   if (!item) {
+    if (!create) throw new Error('sealed with an unknown data key');
     const fresh = await keyProvider().generateDataKey(context);
     const id = newId();
     try {
@@ -179,7 +186,7 @@ async function fetchTenantKey(tenantId: string): Promise<CachedKey> {
 }
 
 export async function seal(scope: SealScope, plaintext: string | Buffer): Promise<Uint8Array> {
-  const dataKey = await loadTenantKey(scope.tenantId);
+  const dataKey = await loadTenantKey(scope.tenantId, true);
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', dataKey.key, iv);
   cipher.setAAD(aad(scope));
@@ -191,7 +198,7 @@ export async function seal(scope: SealScope, plaintext: string | Buffer): Promis
 export async function open(scope: SealScope, sealed: Uint8Array): Promise<Buffer> {
   const buf = Buffer.from(sealed);
   if (buf.length < HEADER || buf[0] !== FORMAT) throw new Error('unrecognised sealed value');
-  const dataKey = await loadTenantKey(scope.tenantId);
+  const dataKey = await loadTenantKey(scope.tenantId, false);
   if (uuidString(buf.subarray(1, 17)) !== dataKey.id) throw new Error('sealed with an unknown data key');
   const decipher = createDecipheriv('aes-256-gcm', dataKey.key, buf.subarray(17, 29));
   decipher.setAAD(aad(scope));

@@ -141,7 +141,19 @@ describe('opening refuses', () => {
       expect(await rejection(env.open({ ...scope, ...other }, sealed))).toMatch(/unable to authenticate/);
     }
     // another tenant has another data key: the id check refuses first
-    expect(await rejection(env.open({ ...scope, tenantId: randomUUID() }, sealed))).toBe('sealed with an unknown data key');
+    const known = randomUUID();
+    await env.seal({ ...scope, tenantId: known }, 'its own');
+    expect(await rejection(env.open({ ...scope, tenantId: known }, sealed))).toBe('sealed with an unknown data key');
+  });
+
+  it('a tenant that has sealed nothing opens nothing, and the open does not create its data key (a read-only role may not GenerateDataKey)', async () => {
+    const sealed = await env.seal(scopeOf(), 'value');
+    const stranger = randomUUID();
+    expect(await rejection(env.open({ ...scopeOf(stranger) }, sealed))).toBe('sealed with an unknown data key');
+    expect(await t.get(dekKey(stranger))).toBeUndefined();
+    // the refusal is not cached: the tenant's first seal creates its key and its values open
+    const own = scopeOf(stranger);
+    expect((await env.open(own, await env.seal(own, 'mine'))).toString()).toBe('mine');
   });
 
   it('a value sealed before the tenant data key was replaced (rotation: the old id is unknown)', async () => {
