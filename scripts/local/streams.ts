@@ -44,6 +44,15 @@ export interface StreamPoller {
 
 const REGION = 'us-east-1';
 const IDLE_MS = 250;
+/**
+ * How often the shards are listed again while every known shard is still open. A new shard
+ * appears when one closes, and a closing shard's loop asks for a listing at once, so this
+ * period only bounds how late a shard that appears some other way (a stream turned off and on)
+ * is found. Listing every second was two requests a second per mapping for nothing.
+ */
+const DISCOVERY_MS = 10_000;
+/** How soon the shards are listed again when no shard is open (the stream is new, or a listing failed). */
+const DISCOVERY_RETRY_MS = 1_000;
 
 /** Does `value` match a Lambda filter pattern (the subset the deployment uses: values, prefix, exists, anything-but)? */
 export function matchesPattern(pattern: unknown, value: unknown): boolean {
@@ -121,7 +130,27 @@ export function startStreamPoller(opts: {
   const counts = { invocations: 0, failures: 0 };
   let running = true;
   const loops = new Map<string, Promise<void>>();
+  let open = 0;
   const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
+  /** The discovery loop's pause, cut short by a shard that closed or by stop(), even one that came while it was listing. */
+  let woken = false;
+  let endPause = () => {};
+  const wake = () => {
+    woken = true;
+    endPause();
+  };
+  const pause = (ms: number) =>
+    new Promise<void>((ok) => {
+      if (woken) return ok();
+      const timer = setTimeout(ok, ms);
+      endPause = () => {
+        clearTimeout(timer);
+        ok();
+      };
+    }).then(() => {
+      woken = false;
+      endPause = () => {};
+    });
   const matches = (record: Record<string, unknown>) => mapping.filters.length === 0 || mapping.filters.some((f) => matchesPattern(f, record));
 
   /** Invokes with `batch`; returns how many records from the head are done (checkpointed). */
@@ -204,18 +233,26 @@ export function startStreamPoller(opts: {
         const shards = (await streams.send(new DescribeStreamCommand({ StreamArn: streamArn }))).StreamDescription?.Shards ?? [];
         for (const shard of shards) {
           if (loops.has(shard.ShardId!)) continue;
+          open++;
           loops.set(
             shard.ShardId!,
-            pollShard(streamArn, shard).catch((error: unknown) => {
-              if (running) log.write(`${name}: shard ${shard.ShardId}: ${(error as Error).message}\n`);
-              loops.delete(shard.ShardId!); // rediscovered on the next pass
-            }),
+            pollShard(streamArn, shard).then(
+              () => {
+                open--;
+                wake(); // the shard closed: its children are to be found now
+              },
+              (error: unknown) => {
+                open--;
+                if (running) log.write(`${name}: shard ${shard.ShardId}: ${(error as Error).message}\n`);
+                loops.delete(shard.ShardId!); // rediscovered on the next pass
+              },
+            ),
           );
         }
       } catch (error) {
         if (running) log.write(`${name}: ${(error as Error).message}\n`);
       }
-      await sleep(1_000);
+      if (running) await pause(open > 0 ? DISCOVERY_MS : DISCOVERY_RETRY_MS);
     }
   };
   const discovering = discover();
@@ -224,6 +261,7 @@ export function startStreamPoller(opts: {
     counts,
     async stop() {
       running = false;
+      wake();
       await discovering;
       await Promise.all(loops.values());
       streams.destroy();
