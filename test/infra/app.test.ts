@@ -1,8 +1,7 @@
 import { TABLE_PROPERTIES } from '../../scripts/local/tables.js';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ownItemsKey, ROUTES, ROUTES_BEYOND_CONTRACT, tenancyOf, tenantCredentialOf } from '../../lib/routes.js';
 import { BACKGROUND_JOBS } from '../../infra/background.js';
 import { TABLE_DEFINITION } from '../../lib/store/keys.js';
@@ -12,6 +11,7 @@ import {
   allOfType,
   expectedActions,
   functionsByRoute,
+  hsmLayerStandIn,
   parentRef,
   resourcePaths,
   resourcesOfType,
@@ -36,15 +36,13 @@ describe("CDK's CloudFormation template validation and cdk-nag (the suite's othe
     (JSON.parse(readFileSync(join(s.dir, 'validation-report.json'), 'utf8')).pluginReports as { pluginName: string; violations: { ruleName: string }[] }[]).flatMap(
       (r) => r.violations.map((v) => `${r.pluginName} ${v.ruleName}`),
     );
-  const layer = mkdtempSync(join(tmpdir(), 'hsm-layer-'));
-  afterAll(() => rmSync(layer, { recursive: true, force: true }));
+  const layer = hsmLayerStandIn();
 
   it('find nothing in the default templates over the whole route table', () => {
     expect(findings(synthesize({ templateValidation: true }))).toEqual([]);
   });
 
   it('run: a VPC id that is not one is reported (a template only the validation reads)', () => {
-    writeFileSync(join(layer, 'README'), 'stand-in for cloudhsm/ and nodejs/node_modules/pkcs11js\n');
     const s = synthesize({
       templateValidation: true,
       routes: ROUTES.filter((r) => r.family === 'signing'),

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -42,7 +42,10 @@ const spec = (key: string, codeDir: string, handler: string, extra: Partial<Func
 });
 
 const host = new FunctionHost({ overlay: () => ({ FROM_OVERLAY: 'overlay-value', FROM_TEMPLATE: undefined }), perFunction: 2, maxEnvironments: 4 });
-afterAll(() => host.close());
+afterAll(async () => {
+  await host.close();
+  rmSync(root, { recursive: true, force: true });
+});
 
 describe('the artifact host', () => {
   it('names the module and its error when a bundle throws at import, and every invocation of it fails in init', async () => {
@@ -224,7 +227,8 @@ describe('the artifact host', () => {
       export const handler = async () => ({ statusCode: 200, body: process.env.AWS_LAMBDA_RUNTIME_API });
       export const late = async () => ({ statusCode: 200, body: JSON.stringify(await register('late-extension')) });\n`;
     const dir = asset('shutdown', { 's/end.mjs': source });
-    const marks = mkdtempSync(join(tmpdir(), 'artifact-host-marks-'));
+    const marks = join(root, 'marks');
+    mkdirSync(marks);
     const withEnv = (key: string, env: Record<string, string>) =>
       spec(key, dir, 's/end.handler', { environment: { MARK: join(marks, key), WORK_MS: '20', ...env } });
 

@@ -1,10 +1,9 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROUTES, type Route } from '../../lib/routes.js';
 import { hsmCeiling } from '../../infra/throttling.js';
-import { allOfType, functionsByRoute, resourcesOfType, roleStatements, synthesize, type Synthesized } from './synth.js';
+import { allOfType, functionsByRoute, hsmLayerStandIn, resourcesOfType, roleStatements, synthesize, type Synthesized } from './synth.js';
 
 /**
  * What an operator relies on when something goes wrong, read from the synthesized templates:
@@ -19,11 +18,6 @@ const FAMILIES = new Set(['signing', 'public', 'tools']);
 const SUBSET: Route[] = ROUTES.filter((r) => FAMILIES.has(r.family));
 const HSM_ROUTES = SUBSET.filter((r) => (r.grants as readonly string[]).includes('hsm'));
 
-function layerFile(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hsm-layer-'));
-  writeFileSync(join(dir, 'README'), 'stand-in for cloudhsm/ and nodejs/node_modules/pkcs11js\n');
-  return dir;
-}
 
 const HSM = {
   hsmClusterId: 'cluster-abcdefghijk',
@@ -114,7 +108,7 @@ describe('concurrency is reserved only where signing runs', () => {
   });
 
   it('with it, each signing function reserves its share and its method throttles at or below what the share serves', () => {
-    const s = synthesize({ routes: SUBSET, context: { ...HSM, hsmLayerPath: layerFile(), hsmConnectionBudget: '300' } });
+    const s = synthesize({ routes: SUBSET, context: { ...HSM, hsmLayerPath: hsmLayerStandIn(), hsmConnectionBudget: '300' } });
     const fns = functionsByRoute(s);
     const stage = resourcesOfType(s.api, 'AWS::ApiGateway::Stage')[0]![1];
     const settings = stage.Properties!.MethodSettings as { ResourcePath: string; HttpMethod: string; ThrottlingRateLimit: number; ThrottlingBurstLimit: number }[];
@@ -133,7 +127,7 @@ describe('concurrency is reserved only where signing runs', () => {
 describe('context guards name what is missing', () => {
   it('requireHsm without the PIN secret is refused, naming hsmPinSecretArn', () => {
     const { hsmPinSecretArn: _, ...withoutPin } = HSM;
-    expect(() => synthesize({ routes: SUBSET, context: { ...withoutPin, hsmLayerPath: layerFile(), requireHsm: 'true' } })).toThrow(
+    expect(() => synthesize({ routes: SUBSET, context: { ...withoutPin, hsmLayerPath: hsmLayerStandIn(), requireHsm: 'true' } })).toThrow(
       /requireHsm: .*missing: -c hsmPinSecretArn=… \(/,
     );
   });
@@ -157,7 +151,7 @@ describe('every command docs/deployment.md documents synthesizes', () => {
       const context: Record<string, string> = {};
       for (const m of command.matchAll(/-c (\w+)=(\S+)/g)) context[m[1]!] = m[2]!;
       // the documented layer is a file the operator builds (docs/deployment.md, CloudHSM)
-      if (context.hsmLayerPath) context.hsmLayerPath = layerFile();
+      if (context.hsmLayerPath) context.hsmLayerPath = hsmLayerStandIn();
       const s = synthesize({ routes: SUBSET, context });
       expect(s.templates.length).toBeGreaterThan(3);
     });

@@ -96,6 +96,20 @@ function scratchDir(): string {
   return dir;
 }
 
+/**
+ * A directory of its own under the syntheses' scratch directory (above), so it goes when they
+ * do: `npm run test:infra` run alone left a stand-in layer directory per variant and cdk-nag's
+ * probe in /tmp.
+ */
+export const scratchDirectory = (prefix: string): string => mkdtempSync(join(scratchDir(), prefix));
+
+/** A stand-in for the CloudHSM Lambda layer a deployment names (`hsmLayerPath`): its README only. */
+export function hsmLayerStandIn(): string {
+  const dir = scratchDirectory('hsm-layer-');
+  writeFileSync(join(dir, 'README'), 'stand-in for cloudhsm/ and nodejs/node_modules/pkcs11js\n');
+  return dir;
+}
+
 /** The cache entry of these options, or undefined when they are not cacheable (a route subset, real assets). */
 function cacheEntry(options: { context?: Record<string, unknown>; routes?: readonly Route[]; assetDir?: string }): string | undefined {
   if (!CACHE_DIR || options.routes || options.assetDir) return undefined;

@@ -1,6 +1,3 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +11,9 @@ import {
   parentRef,
   resourcePaths,
   resourcesOfType,
+  hsmLayerStandIn,
   roleStatements,
+  scratchDirectory,
   synthesize,
   type CfnResource,
   type Synthesized,
@@ -45,17 +44,12 @@ const HSM = {
   requireHsm: 'true',
 };
 
-function layerDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hsm-layer-'));
-  writeFileSync(join(dir, 'README'), 'stand-in for cloudhsm/ and nodejs/node_modules/pkcs11js\n');
-  return dir;
-}
 
 const VARIANTS = {
   default: () => ({}),
   cors: () => ({ corsOrigins: ORIGINS.join(',') }),
   waf: () => ({ wafWebAclArn: WAF_ACL }),
-  cloudhsm: () => ({ ...HSM, hsmLayerPath: layerDir() }),
+  cloudhsm: () => ({ ...HSM, hsmLayerPath: hsmLayerStandIn() }),
 } satisfies Record<string, () => Record<string, unknown>>;
 type Variant = keyof typeof VARIANTS;
 
@@ -332,7 +326,7 @@ describe('guards', () => {
   it('refuses to synthesize signing routes without the HSM context when requireHsm is set', () => {
     expect(() => synthesize({ routes: SUBSET, context: { requireHsm: 'true' } })).toThrow(/requireHsm: .*signing route/);
     const { hsmVpcId: _, ...withoutVpc } = HSM;
-    expect(() => synthesize({ routes: SUBSET, context: { ...withoutVpc, hsmLayerPath: layerDir() } })).toThrow(/requireHsm: .*hsmVpcId/);
+    expect(() => synthesize({ routes: SUBSET, context: { ...withoutVpc, hsmLayerPath: hsmLayerStandIn() } })).toThrow(/requireHsm: .*hsmVpcId/);
   });
 
   it('rejects malformed context values', () => {
@@ -343,7 +337,7 @@ describe('guards', () => {
   });
 
   it('runs cdk-nag\'s AwsSolutions pack at synthesis: an unacknowledged finding fails it', () => {
-    const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'nag-')) });
+    const app = new App({ outdir: scratchDirectory('nag-') });
     new sqs.Queue(new Stack(app, 'Probe'), 'PlainQueue');
     addAwsSolutionsChecks(app);
     expect(() => app.synth()).toThrow(/AwsSolutions-SQS4/);
