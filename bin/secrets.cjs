@@ -14131,7 +14131,7 @@ var package_default = {
     "test:integration": "vitest run --project integration",
     "test:infra": "vitest run --project infra",
     "test:deploy": "vitest run -c vitest.deploy.config.ts",
-    typecheck: "tsc --noEmit",
+    typecheck: "node node_modules/typescript-go/bin/tsc --noEmit --singleThreaded",
     build: "tsx scripts/build.ts",
     synth: "cdk synth --quiet",
     deploy: "cdk deploy --all",
@@ -14276,6 +14276,7 @@ var package_default = {
     svix: "1.82.0",
     tsx: "^4.23.15",
     typescript: "^5.9.3",
+    "typescript-go": "npm:typescript@7.0.2",
     vitest: "^4.1.12"
   },
   allowScripts: {
