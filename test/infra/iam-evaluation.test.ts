@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type AwsCall, decodeAwsRequest, type RawAwsRequest } from '../../scripts/local/artifact/aws-calls.js';
 import type { Deployment, FunctionSpec } from '../../scripts/local/artifact/deployment.js';
@@ -135,6 +136,22 @@ describe('the IAM evaluation tier, over the synthesized policies', () => {
     const evaluation = await evaluate(model, calls);
     expect(evaluation.denied.map((d) => d.reason)).toEqual([]);
     expect(evaluation.evaluated).toBe(calls.length);
+  });
+
+  it('evaluates once the calls alike but for the tenant they name; a tenant reaching another tenant is a class of its own, denied', async () => {
+    const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+    const own = [itemRead(a, a), itemRead(b, b), itemRead(c, c)].flatMap(decode);
+    const across = [itemRead(a, b), itemRead(c, a)].flatMap(decode);
+    const evaluation = await evaluate(model, [...own, ...across]);
+    expect(evaluation.evaluated).toBe(2);
+    expect(evaluation.denied).toHaveLength(1);
+    expect(evaluation.denied[0]!.call).toEqual(across[0]);
+    expect(evaluation.denied[0]!.reason).toContain('TenantRead');
+    // the class is the caller's too: another function's own read is evaluated for itself
+    const other = callerFor(deployment, [...deployment.functions.values()].find((f) => f.roleArn !== caller.roleArn && f.environment.TENANT_ROLE_ARN)!);
+    evaluation.record(other, own[0]!);
+    await evaluation.settled();
+    expect(evaluation.evaluated).toBe(3);
   });
 
   it('denies a tenant session the items of another tenant', async () => {

@@ -304,19 +304,50 @@ function failingConditions(explain: any): unknown[] {
     .map((c) => ({ operator: c.operator, key: c.conditionKeyValue, values: c.values, failedBecauseMissing: c.failedBecauseMissing }));
 }
 
-/** Same calls, evaluated once: the runtime sees each distinct (caller, call) many times. */
+/** A UUID as the calls carry them: tenant ids, resource ids (UUIDv7), request ids. */
+const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+/**
+ * Same calls, evaluated once: the runtime sees each distinct (caller, call) many times.
+ *
+ * "The same" is taken up to the UUIDs no policy names: calls that differ only in which tenant,
+ * or which resource id, they name are one class, and the first of them is evaluated for it.
+ * A policy decides on strings only by comparing the request's values with its literals and
+ * with variables resolved from the request itself (`${aws:PrincipalTag/tenant_id}`), so
+ * renaming, in a whole call at once, UUIDs that are not among its literals (the class's key
+ * names them <id0>, <id1>... in order of appearance) changes no verdict; a UUID a policy does
+ * name (a key's ARN) is kept. A tenant session reaching another tenant's item is still its
+ * own class: its call names two ids (<id0> in the session, <id1> in the key), the tenant's own
+ * read one. Before, every new account made its own evaluations: a whole run evaluated 17,932
+ * distinct calls, about 4 ms of the host's CPU each.
+ */
 export class IamEvaluation {
   private readonly seen = new Map<string, Promise<Verdict>>();
+  /** The UUIDs the policies name: part of a class, never renamed. */
+  private readonly named: ReadonlySet<string>;
   readonly denied: { caller: string; call: AwsCall; reason: string }[] = [];
   readonly undecoded: { caller: string; error: string }[] = [];
   evaluated = 0;
   /** Requests the functions' processes recorded (the evaluated calls also hold what services and Lambda do for them). */
   requests = 0;
 
-  constructor(private readonly model: IamModel) {}
+  constructor(private readonly model: IamModel) {
+    this.named = new Set(JSON.stringify([[...model.roles.values()], [...model.resourcePolicies.values()]]).match(UUIDS));
+  }
+
+  /** The class of a call (above): its text with each UUID no policy names renamed in order of appearance. */
+  private classOf(text: string): string {
+    const names = new Map<string, string>();
+    return text.replace(UUIDS, (id) => {
+      if (this.named.has(id)) return id;
+      let name = names.get(id);
+      if (name === undefined) names.set(id, (name = `<id${names.size}>`));
+      return name;
+    });
+  }
 
   record(caller: Caller, call: AwsCall): void {
-    const key = JSON.stringify([caller.name, caller.roleArn, caller.tenantRoleArn, call]);
+    const key = this.classOf(JSON.stringify([caller.name, caller.roleArn, caller.tenantRoleArn, call]));
     if (this.seen.has(key)) return;
     const verdict = evaluateCall(this.model, caller, call).catch(
       (e: unknown): Verdict => ({ allowed: false, reason: `evaluation failed: ${(e as Error).message}` }),

@@ -114,7 +114,7 @@ export interface ArtifactReport {
   readonly maxEnvironments: number;
   /** What the functions asked the CloudHSM API (the stand-in's record). */
   readonly cloudhsmRequests: readonly RecordedRequest[];
-  /** The IAM evaluation tier (scripts/local/artifact/iam.ts): distinct AWS calls evaluated, those denied, requests not decoded. */
+  /** The IAM evaluation tier (scripts/local/artifact/iam.ts): the classes of AWS calls evaluated (alike but for the UUIDs they name), those denied, requests not decoded. */
   readonly iam: {
     readonly requests: number;
     readonly evaluated: number;
@@ -305,7 +305,7 @@ export async function startArtifactRuntime(opts: ArtifactRuntimeOptions): Promis
     async report() {
       await iam.settled();
       log.write(
-        `artifact: IAM evaluation: ${iam.requests} AWS requests recorded, ${iam.evaluated} distinct calls evaluated, ${iam.denied.length} denied, ${iam.undecoded.length} not decoded\n`,
+        `artifact: IAM evaluation: ${iam.requests} AWS requests recorded, ${iam.evaluated} classes of calls evaluated (alike but for the UUIDs they name), ${iam.denied.length} denied, ${iam.undecoded.length} not decoded\n`,
       );
       return {
         assembly: assemblyDir,
