@@ -51,7 +51,7 @@ const IDLE_MS = 250;
  * is found. Listing every second was two requests a second per mapping for nothing.
  */
 const DISCOVERY_MS = 10_000;
-/** How soon the shards are listed again when no shard is open (the stream is new, or a listing failed). */
+/** How soon the shards are listed again when no shard is open (the stream is new, or a listing failed), or after a shard's loop failed. */
 const DISCOVERY_RETRY_MS = 1_000;
 
 /** Does `value` match a Lambda filter pattern (the subset the deployment uses: values, prefix, exists, anything-but)? */
@@ -244,7 +244,8 @@ export function startStreamPoller(opts: {
               (error: unknown) => {
                 open--;
                 if (running) log.write(`${name}: shard ${shard.ShardId}: ${(error as Error).message}\n`);
-                loops.delete(shard.ShardId!); // rediscovered on the next pass
+                loops.delete(shard.ShardId!); // rediscovered by a listing a second later
+                setTimeout(wake, DISCOVERY_RETRY_MS).unref();
               },
             ),
           );
