@@ -1,7 +1,7 @@
-import { chmodSync } from 'node:fs';
+import { chmodSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions } from 'esbuild';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 
 /**
  * Bundles the command-line client (cli/) into one plain JavaScript file, bin/secrets.cjs:
@@ -13,6 +13,21 @@ import { build, type BuildOptions } from 'esbuild';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI_BUNDLE = join(ROOT, 'bin', 'secrets.cjs');
 
+/**
+ * The CLI prints its version from package.json (cli/main.ts): only the version goes into the
+ * bundle. The whole file went in before, so the shipped command carried the project's scripts
+ * and dependency list, and a new devDependency changed it.
+ */
+const versionOnly: Plugin = {
+  name: 'package-version-only',
+  setup(b) {
+    const manifest = join(ROOT, 'package.json');
+    b.onLoad({ filter: /[\\/]package\.json$/ }, (args) =>
+      args.path === manifest ? { contents: JSON.stringify({ version: JSON.parse(readFileSync(manifest, 'utf8')).version }), loader: 'json' } : undefined,
+    );
+  },
+};
+
 export const cliBuildOptions = (): BuildOptions => ({
   absWorkingDir: ROOT,
   entryPoints: ['cli/main.ts'],
@@ -23,6 +38,7 @@ export const cliBuildOptions = (): BuildOptions => ({
   banner: { js: '#!/usr/bin/env node' },
   legalComments: 'none',
   logLevel: 'warning',
+  plugins: [versionOnly],
 });
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -15,6 +15,10 @@ describe('bin/secrets.cjs', () => {
     const inputs = Object.keys(out.metafile!.inputs);
     expect(inputs.filter((f) => /^(lib|functions|infra)\//.test(f))).toEqual([]);
     expect(inputs.filter((f) => f.includes('@aws-sdk'))).toEqual([]);
+    // of package.json, the version only: not the project's scripts and dependencies
+    const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect(fresh).toContain(JSON.stringify(manifest.version));
+    for (const field of ['devDependencies', 'cli:build', 'typescript-go']) expect(fresh, field).not.toContain(field);
   });
 });
 
