@@ -318,8 +318,10 @@ const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
  * names them <id0>, <id1>... in order of appearance) changes no verdict; a UUID a policy does
  * name (a key's ARN) is kept. A tenant session reaching another tenant's item is still its
  * own class: its call names two ids (<id0> in the session, <id1> in the key), the tenant's own
- * read one. Before, every new account made its own evaluations: a whole run evaluated 17,932
- * distinct calls, about 4 ms of the host's CPU each.
+ * read one. Before, every new account made its own evaluations: a whole run evaluated 17,886
+ * distinct calls, and 6,957 classes after (CI's command, 2026-11-28). On four artifact files,
+ * paired: 1,202-1,205 evaluations against 661, the host's CPU 26-27 against 23 s (about 6 ms
+ * an evaluation).
  */
 export class IamEvaluation {
   private readonly seen = new Map<string, Promise<Verdict>>();
