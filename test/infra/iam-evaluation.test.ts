@@ -154,6 +154,17 @@ describe('the IAM evaluation tier, over the synthesized policies', () => {
     expect(evaluation.evaluated).toBe(3);
   });
 
+  it('keeps in the class a UUID a policy names: a tenant the policy singles out is evaluated for itself', async () => {
+    const [named, other] = [randomUUID(), randomUUID()];
+    const singled = planted(caller.tenantRoleArn!, 'TenantRead', (st) => ({
+      ...st,
+      Condition: { ...st.Condition, 'ForAllValues:StringNotLike': { 'dynamodb:LeadingKeys': [`T#${named}*`] } },
+    }));
+    const evaluation = await evaluate(singled, [itemRead(other, other), itemRead(named, named)].flatMap(decode));
+    expect(evaluation.evaluated).toBe(2);
+    expect(evaluation.denied.map((d) => d.call.principal)).toEqual([{ kind: 'session', tenantId: named }]);
+  });
+
   it('denies a tenant session the items of another tenant', async () => {
     const verdict = await evaluateCall(model, caller, decode(itemRead(TENANT, OTHER))[0]!);
     expect(verdict.allowed).toBe(false);

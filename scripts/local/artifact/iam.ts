@@ -315,8 +315,8 @@ const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
  * A policy decides on strings only by comparing the request's values with its literals and
  * with variables resolved from the request itself (`${aws:PrincipalTag/tenant_id}`), so
  * renaming, in a whole call at once, UUIDs that are not among its literals (the class's key
- * names them <id0>, <id1>... in order of appearance) changes no verdict; a UUID a policy does
- * name (a key's ARN) is kept. A tenant session reaching another tenant's item is still its
+ * names them <id0>, <id1>... in order of appearance) changes no verdict; a UUID the model
+ * names (in a policy, or an ARN a resource policy is found by) is kept. A tenant session reaching another tenant's item is still its
  * own class: its call names two ids (<id0> in the session, <id1> in the key), the tenant's own
  * read one. Before, every new account made its own evaluations: a whole run evaluated 17,886
  * distinct calls, and 6,957 classes after (CI's command, 2026-11-28). On four artifact files,
@@ -325,7 +325,7 @@ const UUIDS = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
  */
 export class IamEvaluation {
   private readonly seen = new Map<string, Promise<Verdict>>();
-  /** The UUIDs the policies name: part of a class, never renamed. */
+  /** The UUIDs the model names (policies, ARNs): part of a class, never renamed. */
   private readonly named: ReadonlySet<string>;
   readonly denied: { caller: string; call: AwsCall; reason: string }[] = [];
   readonly undecoded: { caller: string; error: string }[] = [];
@@ -334,7 +334,8 @@ export class IamEvaluation {
   requests = 0;
 
   constructor(private readonly model: IamModel) {
-    this.named = new Set(JSON.stringify([[...model.roles.values()], [...model.resourcePolicies.values()]]).match(UUIDS));
+    // the whole model, its maps' keys too (a resource policy is found by the call's ARN)
+    this.named = new Set(JSON.stringify(model, (_key, value: unknown) => (value instanceof Map ? [...value.entries()] : value)).match(UUIDS));
   }
 
   /** The class of a call (above): its text with each UUID no policy names renamed in order of appearance. */
