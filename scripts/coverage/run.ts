@@ -122,8 +122,9 @@ const typecheck = process.argv.includes('--typecheck');
  * TypeScript 7's compiler (the devDependency `typescript-go`, an alias of typescript@7), its
  * native binary spawned directly, so a signal to the run reaches it. On one thread: it runs
  * beside the suite on a 2-core machine, where its threads would only compete with the suite.
- * Measured 2026-11-28 on this code: TypeScript 5's `tsc --noEmit` 57 CPU-s; TypeScript 7 33
- * CPU-s on its default threads and 19 CPU-s on one, in the same 21-23 s of wall. TypeScript 5
+ * Measured 2026-11-28 on this code, with a bundle build beside it: TypeScript 7 took 33 CPU-s on
+ * its default threads and 19 on one, in the same 21-23 s of wall. Paired with TypeScript 5 on a
+ * quieter machine (farm-bench, median of 3): 13.7 CPU-s against 59.7 (README, "Testing"). TypeScript 5
  * stays installed for openapi-typescript (scripts/client.ts), which needs its compiler API.
  */
 function nativeTypeChecker(): string {
