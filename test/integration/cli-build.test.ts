@@ -1,8 +1,8 @@
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { configDir, credentialsPath, readLogin, removeLogin, writeLogin } from '../../cli/config.js';
 import { CLI_BUNDLE, cliBuildOptions } from '../../scripts/cli-build.js';
 
@@ -32,7 +32,9 @@ describe('cli/config.ts', () => {
   });
 
   it('writes 0600 in a 0700 folder; reads back; a damaged or foreign file reads as no login', () => {
-    const dir = join(mkdtempSync(join(tmpdir(), 'cli-config-')), 'secrets-cli');
+    const home = mkdtempSync(join(tmpdir(), 'cli-config-'));
+    onTestFinished(() => rmSync(home, { recursive: true, force: true }));
+    const dir = join(home, 'secrets-cli');
     expect(readLogin(dir)).toBeUndefined();
     const login = { api_url: 'http://x', access_token: 'a', access_expires_at: 1, refresh_token: 'scr_x', session_id: 's', scope: 'admin:*' };
     writeLogin(login, dir);
