@@ -18,7 +18,6 @@ const FAMILIES = new Set(['signing', 'public', 'tools']);
 const SUBSET: Route[] = ROUTES.filter((r) => FAMILIES.has(r.family));
 const HSM_ROUTES = SUBSET.filter((r) => (r.grants as readonly string[]).includes('hsm'));
 
-
 const HSM = {
   hsmClusterId: 'cluster-abcdefghijk',
   hsmVpcId: 'vpc-0ddd4444',

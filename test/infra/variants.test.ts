@@ -8,10 +8,10 @@ import {
   allOfType,
   expectedActions,
   functionsByRoute,
+  hsmLayerStandIn,
   parentRef,
   resourcePaths,
   resourcesOfType,
-  hsmLayerStandIn,
   roleStatements,
   scratchDirectory,
   synthesize,
@@ -43,7 +43,6 @@ const HSM = {
   hsmConnectionBudget: '240',
   requireHsm: 'true',
 };
-
 
 const VARIANTS = {
   default: () => ({}),

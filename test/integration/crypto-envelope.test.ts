@@ -149,7 +149,7 @@ describe('opening refuses', () => {
   it('a tenant that has sealed nothing opens nothing, and the open does not create its data key (a read-only role may not GenerateDataKey)', async () => {
     const sealed = await env.seal(scopeOf(), 'value');
     const stranger = randomUUID();
-    expect(await rejection(env.open({ ...scopeOf(stranger) }, sealed))).toBe('sealed with an unknown data key');
+    expect(await rejection(env.open(scopeOf(stranger), sealed))).toBe('sealed with an unknown data key');
     expect(await t.get(dekKey(stranger))).toBeUndefined();
     // the refusal is not cached: the tenant's first seal creates its key and its values open
     const own = scopeOf(stranger);
