@@ -1,10 +1,9 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../lib/routes.js';
 import { MotoDeployer, type MotoServer, motoUnavailable, type StackReport, startMoto } from '../../scripts/deploy/moto.js';
-import { stubAssetDir, synthesize } from '../infra/synth.js';
+import { hsmLayerStandIn, stubAssetDir, synthesize } from '../infra/synth.js';
 import { scaled } from '../helpers/timeouts.js';
 
 /**
@@ -41,9 +40,8 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 /** The stand-in layer directories made for the run, removed when it ends. */
 const layers: string[] = [];
 function layerDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hsm-layer-'));
+  const dir = hsmLayerStandIn();
   layers.push(dir);
-  writeFileSync(join(dir, 'README'), 'stand-in for cloudhsm/ and nodejs/node_modules/pkcs11js\n');
   return dir;
 }
 
