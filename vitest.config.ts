@@ -1,7 +1,5 @@
-import { readdirSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import LongestFirst from './test/setup/sequencer.js';
 
@@ -19,26 +17,13 @@ import LongestFirst from './test/setup/sequencer.js';
  * - `artifact`: the HTTP tests again, and test/artifact, against what `cdk deploy` ships:
  *   the built bundles wired as the synthesized templates wire them, each function in its own
  *   Node 22 process (`npm start -- --artifact`).
- * `npx vitest run --project artifact test/api/secrets.test.ts` runs one file on one of them.
+ * `npm test` runs the first four (LOCAL_PROJECTS) with merged coverage; `npm run
+ * test:artifact` runs the artifact project; CI (.ci/run) runs both, so nothing lands that
+ * fails through the bundles. `npx vitest run --project artifact test/api/secrets.test.ts` runs
+ * one file on one of them.
  */
-/**
- * test/api files `npm test` runs on the source runtime as well as on the artifact (every other
- * HTTP file runs once, on the artifact: what ships): the local runtime's own behaviour (its
- * gateway's answers, its publishing to files), which API Gateway and S3 do as deployed:
- * interop-http, interop-pki.
- *
- * The HTTP tests of the security defects of issue 32 (SSO admin takeover, forgeable tokens for
- * outside verifiers, the password creator rule, the LDAP export, work before admission,
- * diagnostics, the database destination, OAuth code replay) ran here too until 2026-11-28, "so
- * that neither the sources nor the bundles can regress alone". The bundles are built from the
- * sources, so a defect of the sources is a defect of the bundles, which the artifact run
- * catches; what only the source run could catch is a defect of `npm start`'s own wiring, which
- * does not ship. They cost 265 s of the suite's 2,481 s of file time (11 %, `npm test` of
- * 2026-11-28: oauth-grants 50, database 45, diagnostics 42, tools-ldap 32, limits 28, sso 22,
- * oauth-server 21, oidc-provider 15, passwords 5). They run on the artifact, and on the sources
- * when named (`npx vitest run --project source test/api/sso.test.ts`).
- */
-export const SOURCE_RUNTIME_API_FILES = ['test/api/interop-http.test.ts', 'test/api/interop-pki.test.ts'];
+/** The projects `npm test` runs: everything but the artifact tier (README, "Tiers"). */
+export const LOCAL_PROJECTS = ['unit', 'integration', 'infra', 'source'] as const;
 
 /**
  * test/api files the artifact project leaves out: the authorization matrix (4,449 requests of
@@ -81,14 +66,8 @@ const shared = {
   },
 };
 
-/**
- * The four projects. `apiOnce` (npm test, scripts/coverage/vitest.config.ts): the HTTP suite
- * (test/api) runs on the artifact runtime only, and the source project keeps test/runtime,
- * test/docs, test/infra and SOURCE_RUNTIME_API_FILES; without it (`npx vitest run --project
- * source test/api/<file>`), the source project runs test/api too.
- */
-export const projects = (apiOnce: boolean) => {
-  const artifactOnly = apiFiles().filter((f) => !SOURCE_RUNTIME_API_FILES.includes(f) && !ARTIFACT_SKIPPED_API_FILES.includes(f));
+/** The five projects; `npm test` selects LOCAL_PROJECTS of them, `npm run test:artifact` the artifact. */
+const projects = () => {
   // group 0 needs no runtime and runs while group 1's runtimes build and start (their global
   // setups return at once, test/setup/runtime.ts); group 1's files wait for their runtime
   const noRuntime = { sequence: { groupOrder: 0 } };
@@ -138,7 +117,6 @@ export const projects = (apiOnce: boolean) => {
         ...withRuntime,
         name: 'source',
         include: ['test/api/**/*.test.ts', 'test/runtime/**/*.test.ts', ...RUNTIME_DOCS_FILES],
-        exclude: apiOnce ? artifactOnly : [],
         globalSetup: ['test/setup/openapi.ts', 'test/setup/contract.ts', 'test/setup/global.ts'],
       },
     },
@@ -155,14 +133,6 @@ export const projects = (apiOnce: boolean) => {
   ];
 };
 
-/** Every test file of test/api (its folders included), as a path from the project. */
-function apiFiles(): string[] {
-  const root = fileURLToPath(new URL('.', import.meta.url));
-  return (readdirSync(join(root, 'test/api'), { recursive: true }) as string[])
-    .filter((f) => f.endsWith('.test.ts'))
-    .map((f) => `test/api/${f.split('\\').join('/')}`);
-}
-
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -170,6 +140,6 @@ export default defineConfig({
     maxWorkers: 2,
     // the longest files first, the source runtime's before the artifact's (test/setup/sequencer.ts)
     sequence: { sequencer: LongestFirst },
-    projects: projects(false),
+    projects: projects(),
   },
 });

@@ -1,8 +1,9 @@
 /**
  * Coverage of the artifact runtime's function processes, mapped to the TypeScript sources.
  *
- * Under `npm test` the HTTP suite runs once, on the artifact runtime (README, "Testing"). Its
- * functions run the built bundles, so their coverage comes from there:
+ * `npm run coverage -- --project artifact` measures the HTTP suite through the bundles (`npm
+ * test` measures it on the source runtime, README, "Testing"). The functions run the built
+ * bundles, so their coverage comes from there:
  *
  * - the synth builds the bundles with external source maps (infra/bundle.ts, `sourceMaps:
  *   'external'`: the same bytes as a build without maps, no sourceMappingURL comment) and

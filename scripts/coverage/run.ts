@@ -1,13 +1,19 @@
 /**
- * `npm run coverage`: the whole suite once, with the coverage of both processes that run
- * the code under test merged into one report over lib/ and functions/:
+ * The suite's runner, in two modes:
  *
+ * `npm test` / `npm run coverage`: the local tiers (LOCAL_PROJECTS of vitest.config.ts: unit,
+ * integration, infra and the HTTP suite on the source runtime) once, with the coverage of both
+ * processes that run the code under test merged into one report over lib/ and functions/:
  * - the test workers (vitest's V8 provider: unit tests and in-process calls);
  * - the local runtime the global setup starts (raw V8 coverage via NODE_V8_COVERAGE,
- *   converted by scripts/coverage/runtime.ts through tsx's source maps to the .ts sources).
- *
- * Prints statements, branches, functions and lines per folder, writes coverage/merged
+ *   converted by scripts/coverage/runtime.ts through tsx's source maps to the .ts sources);
+ *   with `--project artifact` named, each function process of the artifact runtime too.
+ * It prints statements, branches, functions and lines per folder, writes coverage/merged
  * (html, lcov, json) and exits non-zero when the suite fails or a threshold is not met.
+ *
+ * `npm run test:artifact` (`--artifact`): the artifact tier (the HTTP suite through the built
+ * bundles, as the synthesized templates wire them), without coverage; CI runs it after `npm
+ * test`. On a whole run it also holds every built route to a 2xx (ARTIFACT_FULL_RUN).
  *
  * A failed suite is said first and last, with its cause (what the global setups recorded in
  * SUITE_FAILURE_FILE, e.g. a runtime that did not start), and no coverage is read then.
@@ -23,6 +29,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import libCoverage from 'istanbul-lib-coverage';
 import libReport from 'istanbul-lib-report';
 import reports from 'istanbul-reports';
+import { LOCAL_PROJECTS } from '../../vitest.config.js';
 import { artifactCoverage } from './artifact.js';
 import { project, runtimeCoverage } from './runtime.js';
 
@@ -132,8 +139,14 @@ function nativeTypeChecker(): string {
   return join(dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)), 'lib', 'tsc');
 }
 
-const args = process.argv.slice(2).filter((a) => a !== '--typecheck');
+/** `npm run test:artifact`: the artifact tier alone, no coverage. */
+const artifactTier = process.argv.includes('--artifact');
+const args = process.argv.slice(2).filter((a) => a !== '--typecheck' && a !== '--artifact');
 const whole = args.length === 0;
+/** The projects the mode runs, unless the arguments name their own. */
+const projectArgs = args.some((a) => a === '--project' || a.startsWith('--project='))
+  ? []
+  : (artifactTier ? ['artifact'] : LOCAL_PROJECTS).flatMap((p) => ['--project', p]);
 /**
  * The type check runs beside the suite, at a lower priority (it only has to end before the
  * suite does): on two cores it fills the time the suite's setups spend waiting. Its output is
@@ -167,13 +180,17 @@ if (typecheck) {
   });
 }
 const failureFile = join(mkdtempSync(join(tmpdir(), 'secrets-api-suite-')), 'causes.txt');
-const status = await step('running the suite (vitest)', () =>
-  run(join(root, 'node_modules/.bin/vitest'), ['run', '--config', 'scripts/coverage/vitest.config.ts', ...args], {
-    ...process.env,
-    RUNTIME_COVERAGE_DIR: runtimeDir,
-    SUITE_FAILURE_FILE: failureFile,
-    ...(whole ? { ARTIFACT_FULL_RUN: '1' } : {}),
-  }),
+const status = await step(artifactTier ? 'running the artifact tier (vitest)' : 'running the suite (vitest)', () =>
+  run(
+    join(root, 'node_modules/.bin/vitest'),
+    ['run', '--config', artifactTier ? 'vitest.config.ts' : 'scripts/coverage/vitest.config.ts', ...projectArgs, ...args],
+    {
+      ...process.env,
+      ...(artifactTier ? {} : { RUNTIME_COVERAGE_DIR: runtimeDir }),
+      SUITE_FAILURE_FILE: failureFile,
+      ...(whole ? { ARTIFACT_FULL_RUN: '1' } : {}),
+    },
+  ),
 );
 if (interrupted) stopped(interrupted);
 if (typeCheck) {
@@ -188,10 +205,11 @@ rmSync(dirname(failureFile), { recursive: true, force: true });
 if (status !== 0 || causes) {
   // before any coverage is read: a suite that did not run has none, and its cause comes first
   process.stderr.write(
-    `\nFAIL the test suite failed (vitest exit ${status})${causes ? `: ${causes.split('\n').join('; ')}` : ': see the failed tests above'}\ncoverage figures are not computed for a failed run\n`,
+    `\nFAIL ${artifactTier ? 'the artifact tier' : 'the test suite'} failed (vitest exit ${status})${causes ? `: ${causes.split('\n').join('; ')}` : ': see the failed tests above'}\n${artifactTier ? '' : 'coverage figures are not computed for a failed run\n'}`,
   );
   process.exit(status || 1);
 }
+if (artifactTier) process.exit(0);
 
 // the runtimes write their coverage when they exit, which the suite's teardown only starts
 await settled(runtimeDir);
@@ -200,15 +218,11 @@ if (existsSync(join(artifactDir, 'v8'))) await settled(join(artifactDir, 'v8'));
 
 const map = libCoverage.createCoverageMap(JSON.parse(readFileSync(join(out, 'workers/coverage-final.json'), 'utf8')));
 const runtime = await step('reading the source runtime\'s coverage', () => runtimeCoverage(runtimeDir, root, Object.keys(THRESHOLDS)));
-const artifact = await step("reading the artifact functions' coverage (through the bundles' source maps)", () =>
-  artifactCoverage(artifactDir, root, Object.keys(THRESHOLDS)),
-);
+const artifact = existsSync(artifactDir)
+  ? await step("reading the artifact functions' coverage (through the bundles' source maps)", () => artifactCoverage(artifactDir, root, Object.keys(THRESHOLDS)))
+  : { map: libCoverage.createCoverageMap({}), processes: 0, bundles: 0, unmapped: [], incomplete: [] };
 if (runtime.processes === 0 && whole) {
   process.stderr.write('no source runtime coverage was found: the merged figures would hide everything the runtime runs\n');
-  process.exit(1);
-}
-if (artifact.processes === 0 && whole) {
-  process.stderr.write("no coverage of the artifact's function processes was found: the merged figures would hide everything the HTTP suite runs\n");
   process.exit(1);
 }
 for (const url of runtime.mismatched) process.stderr.write(`left out (regenerated code differs from what ran): ${url}\n`);
@@ -254,7 +268,7 @@ for (const [folder, threshold] of Object.entries(THRESHOLDS)) {
 process.stdout.write(
   [
     '',
-    `merged coverage: test workers + ${runtime.processes} source runtime process(es) + ${artifact.processes} artifact function process(es) over ${artifact.bundles} bundles; report in ${relative(root, merged)}/index.html`,
+    `merged coverage: test workers + ${runtime.processes} source runtime process(es)${artifact.processes > 0 ? ` + ${artifact.processes} artifact function process(es) over ${artifact.bundles} bundles` : ''}; report in ${relative(root, merged)}/index.html`,
     '| folder     | statements             | branches               | functions              | lines                  | threshold |',
     '|---|---|---|---|---|---|',
     ...rows,

@@ -8,7 +8,7 @@ import { artifactCoverage } from '../../scripts/coverage/artifact.js';
 import { keepBundleMaps } from '../../scripts/local/artifact/bundle-maps.js';
 
 /**
- * npm test's coverage of the artifact's function processes (scripts/coverage/artifact.ts): a
+ * The coverage of the artifact's function processes (`npm run coverage -- --project artifact`, scripts/coverage/artifact.ts): a
  * minified bundle with a dependency beside our code, its map kept out of the asset, run in
  * two processes (as two environments of one function), read back onto the TypeScript source.
  */

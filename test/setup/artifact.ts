@@ -13,7 +13,7 @@ import { launchRuntime } from './runtime.js';
  *   result (each would be a 5xx in AWS that a test might have tolerated);
  * - the CloudHSM API (stood in) received nothing but DescribeClusters for the configured
  *   cluster, exactly as lib/signing/cloudhsm.ts sends it;
- * - on a whole run (ARTIFACT_FULL_RUN=1, set by npm test): every built route answered at
+ * - on a whole run (ARTIFACT_FULL_RUN=1, set by npm run test:artifact): every built route answered at
  *   least one 2xx through its bundle, so no handler module is only ever seen failing, and
  *   the signing functions did look their cluster up.
  * - the IAM evaluation tier (docs/architecture.md, "The IAM evaluation tier"): every AWS call

@@ -108,7 +108,7 @@ export async function launchRuntime(project: TestProject, opts: RuntimeOptions):
   // the source runtime's table; the artifact runtime names its table as told (LOCAL_TABLE_NAME), so a test knows it before the start
   const tableName = 'secrets';
   const log = createWriteStream(logFile);
-  // npm test's coverage: the source runtime's own process, or each function process of the artifact's
+  // npm run coverage: the source runtime's own process, or each function process of the artifact's
   const coverageDir = process.env.RUNTIME_COVERAGE_DIR;
   // The suite's requests go to the address it listens on, and its issuer, sign-in and PKI URLs
   // name that same address: PUBLIC_BASE_URL is set here, not left to `npm start`'s default

@@ -56,7 +56,7 @@ export interface HostOptions {
   readonly lane?: (fn: FunctionSpec) => string | undefined;
   /**
    * Where each environment that serves invocations writes raw V8 coverage when it is retired
-   * (NODE_V8_COVERAGE; npm test's coverage of the bundles, scripts/coverage/artifact.ts), or
+   * (NODE_V8_COVERAGE; the coverage of the bundles, scripts/coverage/artifact.ts), or
    * undefined.
    */
   readonly coverageDir?: string;
