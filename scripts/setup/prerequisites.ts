@@ -62,7 +62,11 @@ const TOOLS: readonly Tool[] = [
   { command: 'wg', pkg: 'wireguard-tools', usedBy: 'WireGuard public keys (test/api/interop-tools)' },
   { command: 'slapd', pkg: 'slapd', usedBy: 'the throwaway LDAP directory of the LDAP tests (test/helpers/slapd.ts, test/api/tools-ldap)' },
   { command: 'ldapsearch', pkg: 'ldap-utils', usedBy: 'seeding and reading that directory with another client (test/helpers/slapd.ts)' },
-  { command: 'chromium', pkg: 'chromium', usedBy: 'passkeys in a real browser with a virtual authenticator (test/api/passkeys)' },
+  {
+    command: 'chromium-headless-shell',
+    pkg: 'chromium-headless-shell',
+    usedBy: 'the page tests in a real browser: passkeys with a virtual authenticator, the SRP page, OAuth consent (test/helpers/browser.ts)',
+  },
 ];
 
 const has = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`], { stdio: 'ignore' }).status === 0;

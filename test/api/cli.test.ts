@@ -1,15 +1,15 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createPublicKey, verify } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { api, baseUrl, canary, newAccount, type TestAccount, unique } from '../helpers/api.js';
 import { admitted, librarySession } from './sign-in.helpers.js';
 import { scaled } from '../helpers/timeouts.js';
+import { launchChromium } from '../helpers/browser.js';
 
 /**
  * The command-line client end to end: the shipped bundle (bin/secrets.cjs, what `npm i -g`
@@ -50,8 +50,6 @@ function start(args: string[], env: NodeJS.ProcessEnv = baseEnv()): { child: Chi
 const printedCode = (url: string) => new URL(url).searchParams.get('user_code');
 const cli = (args: string[], env?: NodeJS.ProcessEnv) => start(args, env).done;
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 /**
  * The person's side, in headless Chromium: the sign-in page at the URL the CLI printed, the
  * code prefilled from it, signed in (the page's token field, which its passkey sign-in
@@ -59,8 +57,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
  * the session's token under its Content-Security-Policy).
  */
 async function approveInTheBrowser(url: string, accessToken: string): Promise<string> {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage();
     await page.goto(url);

@@ -1,16 +1,17 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
 import * as oauth from 'oauth4webapi';
 import * as client from 'openid-client';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { api, baseUrl, canary, errorCode, newAccount, oauthError, unique, type TestAccount } from '../helpers/api.js';
 import { findLeaks } from '../helpers/leaks.js';
 import { librarySession } from './sign-in.helpers.js';
 import { scaled } from '../helpers/timeouts.js';
+import { launchChromium, requireChromium } from '../helpers/browser.js';
 
 /**
  * The authorization server (lib/oauth) driven by a client this project does not contain:
@@ -21,7 +22,6 @@ import { scaled } from '../helpers/timeouts.js';
  * a JWT signed by a key registered through the JWK-set store. Every token is used as a
  * Bearer token on ordinary routes, where it has exactly its scopes.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** The client's redirect URI: a real HTTP server of the test on 127.0.0.1, recording what the browser brings back. */
 let REDIRECT = '';
 let redirectServer: Server;
@@ -227,9 +227,9 @@ describe('authorization code with PKCE through the sign-in page (headless Chromi
   let page: Page;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+    requireChromium();
     // localhost is the local runtime's 127.0.0.1 (it does not listen on ::1)
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--host-resolver-rules=MAP localhost 127.0.0.1'] });
+    browser = await launchChromium(['--host-resolver-rules=MAP localhost 127.0.0.1']);
     context = await browser.newContext();
     page = await context.newPage();
     const cdp = await context.newCDPSession(page);

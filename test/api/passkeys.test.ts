@@ -1,9 +1,9 @@
-import { existsSync } from 'node:fs';
-import { type Browser, type BrowserContext, type CDPSession, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, baseUrl, errorCode, newAccount, type TestAccount } from '../helpers/api.js';
 import { admitted, librarySession, type Tokens } from './sign-in.helpers.js';
 import { scaled } from '../helpers/timeouts.js';
+import { launchChromium, requireChromium } from '../helpers/browser.js';
 
 /**
  * Passkeys in a real browser: Debian's Chromium, driven by playwright-core, with the
@@ -13,7 +13,6 @@ import { scaled } from '../helpers/timeouts.js';
  * (the same key with an older counter) and a deleted passkey are refused. WebAuthn needs a
  * domain as RP ID, so the page is opened at http://localhost:<port> (lib/users/passkeys.ts).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let a: TestAccount;
 let b: TestAccount;
 let browser: Browser;
@@ -42,9 +41,9 @@ async function signInWithPasskey(): Promise<[string, string]> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  requireChromium();
   [a, b] = await Promise.all([newAccount('passkey'), newAccount('passkey-b')]);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  browser = await launchChromium();
   context = await browser.newContext();
   page = await context.newPage();
   cdp = await context.newCDPSession(page);

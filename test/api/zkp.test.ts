@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { chromium } from 'playwright-core';
 import * as srp from 'secure-remote-password/client.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { api, baseUrl, canary, errorCode, newAccount, rootKey, type TestAccount } from '../helpers/api.js';
 import { findLeaks } from '../helpers/leaks.js';
 import { admitted, refresh, type Tokens } from './sign-in.helpers.js';
+import { launchChromium, requireChromium } from '../helpers/browser.js';
 
 /**
  * Zero-knowledge passwords: the client is the `secure-remote-password` npm package, an SRP-6a
@@ -224,16 +224,15 @@ describe('SRP versions: RFC 5054 (srp_version 2) next to the earlier convention 
   });
 });
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 describe('the sign-in page computes SRP in Chromium (RFC 5054): the password never leaves the browser', () => {
   it('sets a first password with a reset token and signs in; signs in again; a wrong password fails; the RFC 5054 client signs in with the verifier the page made', async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+    requireChromium();
     const g = await newAccount('zkp-page');
     const pw = canary('srp-password-page');
     secrets.push(pw);
     const token = await reset(g);
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+    const browser = await launchChromium();
     const sent: string[] = [];
     try {
       const page = await browser.newPage();

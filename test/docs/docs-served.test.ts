@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseUrl } from '../helpers/api.js';
 import { scaled } from '../helpers/timeouts.js';
+import { launchChromium } from '../helpers/browser.js';
 
 /**
  * The docs page as the local runtime (`npm start`) serves it at /docs/, in Debian's headless
@@ -11,14 +11,12 @@ import { scaled } from '../helpers/timeouts.js';
  * a CDN logo or icon set, a web font); requests the page's Content-Security-Policy stops
  * before they leave are recorded from its violation reports too.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const LOOPBACK = /^(https?|wss?):\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?\//;
 
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  browser = await launchChromium();
 }, scaled(60_000));
 
 afterAll(async () => {

@@ -1,11 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDocs } from '../../scripts/docs.js';
 import { scaled } from '../helpers/timeouts.js';
+import { launchChromium, requireChromium } from '../helpers/browser.js';
 
 /**
  * The docs page (`npm run docs`) in Debian's headless Chromium (playwright-core): the
@@ -14,7 +15,6 @@ import { scaled } from '../helpers/timeouts.js';
  * and the walk-through guide links to it.
  * A screenshot is written to build/screenshots/docs.png (ignored) for a look.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SCREENSHOTS = resolve('build/screenshots');
 
 let dir: string;
@@ -22,11 +22,11 @@ let browser: Browser;
 let doc: { paths: Record<string, Record<string, { summary: string; operationId: string; tags: string[] }>> };
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  requireChromium();
   dir = mkdtempSync(join(tmpdir(), 'secrets-api-docs-'));
   await buildDocs(dir);
   doc = JSON.parse(readFileSync(join(dir, 'openapi.json'), 'utf8'));
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+  browser = await launchChromium();
 }, scaled(180_000));
 
 afterAll(async () => {

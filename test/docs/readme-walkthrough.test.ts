@@ -1,11 +1,11 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { baseUrl, canary, rootKey } from '../helpers/api.js';
+import { launchChromium, requireChromium } from '../helpers/browser.js';
 
 /**
  * README.md, "A new account admin: from account creation to `secrets login`", followed as
@@ -23,7 +23,6 @@ import { baseUrl, canary, rootKey } from '../helpers/api.js';
  */
 const README = resolve('README.md');
 const BIN = resolve('bin/secrets.cjs');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SECTION_START = '### A new account admin';
 
 interface Walk {
@@ -56,7 +55,7 @@ const withoutComment = (line: string) => line.replace(/\s+#\s.*$/, '');
 
 describe('README walk-through: a new account admin, from account creation to an approved `secrets login`', () => {
   it('runs as written: the account, the first password on the sign-in page (SRP in Chromium), the approval, and the CLI acting as the admin', async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+    requireChromium();
     const { blocks, steps } = walkthrough();
     expect(blocks.length, 'the section has its command blocks').toBeGreaterThanOrEqual(2);
     const port = new URL(baseUrl()).port;
@@ -146,7 +145,7 @@ describe('README walk-through: a new account admin, from account creation to an 
       const cliCode = new URL(url).searchParams.get('user_code');
 
       // the numbered steps, on the sign-in page, by the README's own words
-      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+      const browser = await launchChromium();
       try {
         const page = await browser.newPage();
         await page.goto(url);

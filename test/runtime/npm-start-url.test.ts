@@ -2,12 +2,13 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../lib/auth/api-keys.js';
 import { freePort } from '../../scripts/local/ports.js';
 import { groupMembers, spawnGroup, stopGroup } from '../setup/processes.js';
 import { scaled } from '../helpers/timeouts.js';
+import { launchChromium, requireChromium } from '../helpers/browser.js';
 
 /**
  * Issue 33: passkeys work on the URL `npm start` prints. This runs `npm start` itself, as a
@@ -22,7 +23,6 @@ import { scaled } from '../helpers/timeouts.js';
  * and the verification URL `secrets login` shows (RFC 8628). The server still listens on
  * loopback only (/proc/net/tcp{,6}).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let child: ChildProcess | undefined;
 let dataDir: string;
 let port: number;
@@ -41,7 +41,7 @@ function personEnv(): NodeJS.ProcessEnv {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+  requireChromium();
   [port] = [await freePort()];
   const dynamoPort = await freePort();
   dataDir = mkdtempSync(join(tmpdir(), 'secrets-api-npm-start-'));
@@ -140,7 +140,7 @@ describe('`npm start` prints a URL where passkeys work (issue 33)', () => {
 
     let browser: Browser | undefined;
     try {
-      browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox'] });
+      browser = await launchChromium();
       const context = await browser.newContext();
       const page = await context.newPage();
       const cdp = await context.newCDPSession(page);
