@@ -81,7 +81,7 @@ export default async (project: TestProject) =>
         const file = join(dataDir, 'artifact-report.json');
         if (!existsSync(file)) return [`the artifact runtime wrote no report to ${file}`];
         const report = readReport(file);
-        // what the run cost in function processes (each a Node 22 start and, under npm test, a coverage file)
+        // what the run cost in function processes (each a Node 22 start and, under `npm run coverage`, a coverage file)
         process.stderr.write(
           `artifact runtime: ${report.coldStarts} function environments started, ${report.evictions} retired for room (at most ${report.peakEnvironments} alive, ceiling ${report.maxEnvironments}; ${report.modules.length} modules import-checked, ${report.methods.length} methods); ${report.shutdowns.terminated} ended by SIGTERM (an extension registered), ${report.shutdowns.overBudget} of them not exiting within 500 ms\n`,
         );

@@ -39,7 +39,7 @@ export interface Assembly {
 
 /**
  * Builds every handler bundle and synthesizes the app into `<workDir>/cdk.out`, as `cdk synth`
- * does. With `coverageDir` (npm test), the bundles get source maps that are moved out of the
+ * does. With `coverageDir` (`npm run coverage -- --project artifact`), the bundles get source maps that are moved out of the
  * assets into that directory before the synth (scripts/coverage/artifact.ts): the assets stay
  * byte for byte what a build without maps ships.
  */

@@ -1,5 +1,5 @@
 /**
- * The bundles' source maps kept out of the code assets for npm test's coverage of the
+ * The bundles' source maps kept out of the code assets for the coverage of the
  * artifact's functions (read by scripts/coverage/artifact.ts).
  */
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';

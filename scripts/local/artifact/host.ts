@@ -393,7 +393,7 @@ export class FunctionHost {
    *   begin its exit; one that has not by then is ended (SIGKILL);
    * - one without an extension gets no signal (Lambda sends SIGTERM only with an extension): it
    *   is ended at once.
-   * "Ended" keeps the coverage npm test measures: with coverage on, the channel is closed so that
+   * "Ended" keeps the coverage `npm run coverage -- --project artifact` measures: with coverage on, the channel is closed so that
    * the process exits by itself (bootstrap.mjs exits at once: nothing of the function runs after
    * it, as after SIGKILL) and writes its coverage, SIGKILL after the grace; without coverage,
    * SIGKILL. A process that began its exit within the budget also gets the grace to finish it.

@@ -1,5 +1,5 @@
 /**
- * The artifact runtime (`npm start -- --artifact`, and the `artifact` project of `npm test`):
+ * The artifact runtime (`npm start -- --artifact`, and the `artifact` project: `npm run test:artifact`):
  * serves exactly what `cdk deploy` ships. It builds the bundles and synthesizes the app (or
  * takes a prebuilt cloud assembly), then stands the templates up locally:
  *
@@ -84,7 +84,7 @@ export interface ArtifactRuntimeOptions {
   readonly context?: Record<string, unknown>;
   readonly log?: NodeJS.WritableStream;
   /**
-   * Where the functions' coverage goes (npm test: ARTIFACT_COVERAGE_DIR): the bundles' source
+   * Where the functions' coverage goes (`npm run coverage -- --project artifact`: ARTIFACT_COVERAGE_DIR): the bundles' source
    * maps (the synth) and each serving environment's raw V8 coverage (`v8/`), read by
    * scripts/coverage/artifact.ts.
    */
