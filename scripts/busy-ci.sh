@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The suite on a busy machine (issue 34): CI's own run (.ci/run: npm ci, npm run lint,
-# npm test) on a fresh clone of this repository's HEAD, while two CPU-bound processes run
+# npm test, npm run test:artifact, npm run test:deploy) on a fresh clone of this repository's HEAD, while two CPU-bound processes run
 # beside it for the whole run, as other work on a 2-core machine would. Passes when .ci/run
 # passes; prints how long it took and checks that no process of the run is left behind.
 #
