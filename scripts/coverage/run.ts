@@ -75,12 +75,16 @@ process.on('exit', () => {
   rmSync(runTmp, { recursive: true, force: true });
 });
 
+/** `npm run test:artifact`: the artifact tier alone, no coverage (the last `npm test`'s report in coverage/ stays). */
+const artifactTier = process.argv.includes('--artifact');
 const root = resolve('.');
 const out = join(root, 'coverage');
 const runtimeDir = join(out, 'runtime');
 // coverage/mutation (npm run mutation) is kept: it holds Stryker's incremental results
-for (const dir of ['workers', 'runtime', 'merged']) rmSync(join(out, dir), { recursive: true, force: true });
-mkdirSync(runtimeDir, { recursive: true });
+if (!artifactTier) {
+  for (const dir of ['workers', 'runtime', 'merged']) rmSync(join(out, dir), { recursive: true, force: true });
+  mkdirSync(runtimeDir, { recursive: true });
+}
 
 /** Runs a child with this terminal, passing SIGINT/SIGTERM/SIGHUP on; resolves with its exit code. */
 let current: ChildProcess | undefined;
@@ -139,8 +143,6 @@ function nativeTypeChecker(): string {
   return join(dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`)), 'lib', 'tsc');
 }
 
-/** `npm run test:artifact`: the artifact tier alone, no coverage. */
-const artifactTier = process.argv.includes('--artifact');
 const args = process.argv.slice(2).filter((a) => a !== '--typecheck' && a !== '--artifact');
 const whole = args.length === 0;
 /** The projects the mode runs, unless the arguments name their own. */
