@@ -980,3 +980,12 @@ describe('shared tenant sessions (lib/authn/tenant-sessions.ts): one AssumeRole 
     expect(signedBy(from)).toEqual([a, b, c].map(keyFor));
   });
 });
+
+describe('the table client', () => {
+  it("carries no SDK logger middleware (it copied every input and answer for a no-op logger), and still the tenancy guard", async () => {
+    const { serviceDb } = await import('../../lib/store/client.js');
+    const names = serviceDb().middlewareStack.identify();
+    expect(names.filter((n) => n.startsWith('loggerMiddleware'))).toEqual([]);
+    expect(names.some((n) => n.startsWith('tenantPartitions'))).toBe(true);
+  });
+});
