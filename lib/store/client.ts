@@ -83,7 +83,7 @@ function create(
   });
   // No logger is configured, so the SDK's is a no-op, but its middleware still builds a filtered
   // copy of every input and answer (each item of a query) to hand to it: without it a client
-  // spends 0.82 of the CPU on the same calls (scripts/bench/sdk-logger.ts, median of 5).
+  // spends 0.82-0.83 of the CPU on the same calls (scripts/bench/sdk-logger.ts, medians of 5 and 9 rounds).
   base.middlewareStack.remove('loggerMiddleware');
   const client = observeClient(base);
   const doc = DynamoDBDocumentClient.from(client, {
