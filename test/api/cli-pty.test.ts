@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseUrl, canary, newAccount, type TestAccount } from '../helpers/api.js';
 import { scaled } from '../helpers/timeouts.js';
+import { testDirectory } from '../helpers/scratch.js';
 
 /**
  * A whole CLI session as a person has it: an interactive bash on a pseudo-terminal
@@ -21,7 +21,7 @@ beforeAll(async () => {
 
 describe('secrets CLI on a terminal', () => {
   it('login with a hidden API key prompt, set, get through Tab completion, run, logout', async () => {
-    const home = mkdtempSync(join(tmpdir(), 'cli-pty-'));
+    const home = testDirectory('cli-pty-');
     const bin = join(home, 'bin');
     mkdirSync(bin);
     writeFileSync(join(bin, 'secrets'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`);

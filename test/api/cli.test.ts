@@ -1,15 +1,16 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createPublicKey, verify } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, baseUrl, canary, newAccount, type TestAccount, unique } from '../helpers/api.js';
 import { admitted, librarySession } from './sign-in.helpers.js';
 import { scaled } from '../helpers/timeouts.js';
 import { launchChromium } from '../helpers/browser.js';
+import { testDirectory } from '../helpers/scratch.js';
 
 /**
  * The command-line client end to end: the shipped bundle (bin/secrets.cjs, what `npm i -g`
@@ -79,6 +80,8 @@ beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'cli-home-'));
   configHome = join(home, 'config');
 });
+
+afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 describe('secrets CLI', () => {
   it(
@@ -167,7 +170,7 @@ describe('secrets CLI', () => {
   it(
     'works with an API key (SECRETS_API_KEY): export, delete; unknown names and bad input fail in one line',
     async () => {
-      const env = { ...baseEnv(), SECRETS_API_KEY: a.adminKey, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'cli-cfg-')) };
+      const env = { ...baseEnv(), SECRETS_API_KEY: a.adminKey, XDG_CONFIG_HOME: testDirectory('cli-cfg-') };
       const name = unique('cli-key');
       const value = canary('key');
       expect((await cli(['secrets', 'set', name, '--data', JSON.stringify({ user: 'app', password: value })], env)).code).toBe(0);
@@ -209,7 +212,7 @@ describe('secrets CLI', () => {
   it(
     "an API behind a private CA's certificate: the TLS refusal names NODE_EXTRA_CA_CERTS, and with it the CLI works (vault's VAULT_CACERT)",
     async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'cli-ca-'));
+      const dir = testDirectory('cli-ca-');
       const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
       const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
       openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=cli test private CA');
@@ -254,7 +257,7 @@ describe('secrets CLI', () => {
           ...baseEnv(),
           SECRETS_API_URL: `https://127.0.0.1:${(front.address() as AddressInfo).port}`,
           SECRETS_API_KEY: a.adminKey,
-          XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'cli-cfg-')),
+          XDG_CONFIG_HOME: testDirectory('cli-cfg-'),
         };
         const untrusted = await cli(['secrets', 'list'], env);
         expect(untrusted.code, untrusted.stderr).toBe(1);
@@ -272,7 +275,7 @@ describe('secrets CLI', () => {
   );
 
   it("sign: operation-only signing of a file (the signature verifies with the key's public key)", async () => {
-    const env = { ...baseEnv(), SECRETS_API_KEY: a.adminKey, XDG_CONFIG_HOME: mkdtempSync(join(tmpdir(), 'cli-cfg-')) };
+    const env = { ...baseEnv(), SECRETS_API_KEY: a.adminKey, XDG_CONFIG_HOME: testDirectory('cli-cfg-') };
     const key = await api('POST', '/api/v1/code-signing-keys', {
       key: a.adminKey,
       body: { name: unique('cli-sign'), backend: 'pkcs11', algorithm: 'EC_P256' },

@@ -12,7 +12,7 @@
  * - more concurrent signs than pooled sessions all succeed (sessions are exclusive).
  */
 import { createPublicKey, randomBytes, verify } from 'node:crypto';
-import { mkdtempSync, renameSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
@@ -127,6 +127,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const b of backends) await b.close().catch(() => undefined);
+  rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('pkcs11 device failures', () => {

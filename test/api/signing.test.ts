@@ -7,11 +7,11 @@
  */
 import { createHash, createPublicKey, randomBytes, verify, constants } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import pkcs11js from 'pkcs11js';
 import { api, canary, errorCode, newAccount, type TestAccount } from '../helpers/api.js';
 import { useRuntimeConfig } from '../helpers/in-process.js';
@@ -27,6 +27,7 @@ let aCreate: string;
 let aRead: string;
 let bSign: string;
 const tmp = mkdtempSync(join(tmpdir(), 'signing-api-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 interface Created {
   id: string;

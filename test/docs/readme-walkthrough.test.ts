@@ -1,11 +1,11 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { baseUrl, canary, rootKey } from '../helpers/api.js';
 import { launchChromium, requireChromium } from '../helpers/browser.js';
+import { testDirectory } from '../helpers/scratch.js';
 
 /**
  * README.md, "A new account admin: from account creation to `secrets login`", followed as
@@ -59,7 +59,7 @@ describe('README walk-through: a new account admin, from account creation to an 
     const { blocks, steps } = walkthrough();
     expect(blocks.length, 'the section has its command blocks').toBeGreaterThanOrEqual(2);
     const port = new URL(baseUrl()).port;
-    const home = mkdtempSync(join(tmpdir(), 'readme-walk-'));
+    const home = testDirectory('readme-walk-');
     const binDir = join(home, 'bin');
     const shim = join(binDir, 'secrets');
     await promisify(execFile)('mkdir', ['-p', binDir]);
