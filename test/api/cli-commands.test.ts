@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as srp from 'secure-remote-password/client.js';
 import { parse as parseYaml } from 'yaml';
@@ -8,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { api, baseUrl, canary, newAccount, rootKey, type TestAccount, unique } from '../helpers/api.js';
 import { admitted } from './sign-in.helpers.js';
 import { scaled } from '../helpers/timeouts.js';
+import { testDirectory } from '../helpers/scratch.js';
 
 /**
  * Every command of the CLI (issue 36), run as a child process (the shipped bundle,
@@ -36,7 +36,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv, stdin?: string, cwd?: strin
 
 /** A fresh config folder; the API key in the environment unless `key` is null. */
 const envOf = (key: string | null = a.adminKey, more: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => {
-  const home = mkdtempSync(join(tmpdir(), 'cli-cmd-'));
+  const home = testDirectory('cli-cmd-');
   return {
     PATH: process.env.PATH,
     HOME: home,
@@ -162,7 +162,7 @@ describe('secrets CLI commands', () => {
 
   it('secrets import from dotenv, JSON and YAML; --dry-run changes nothing; bad entries are refused before any write', async () => {
     const env = envOf();
-    const dir = mkdtempSync(join(tmpdir(), 'cli-import-'));
+    const dir = testDirectory('cli-import-');
     const [n1, n2, n3] = [unique('IMP_A'), unique('imp-b'), unique('imp-c')];
     const v = canary('imp');
     writeFileSync(join(dir, 'app.env'), `# comment\n${n1}=${v}\nexport ${n2}="two words"\n`);
@@ -253,10 +253,10 @@ describe('secrets CLI commands', () => {
     const noUrl = { ...env, SECRETS_API_URL: undefined };
     await ok(['profile', 'set', 'proj', '--api-url', baseUrl()], noUrl);
     await ok(['--profile', 'proj', 'login', '--method', 'api-key'], noUrl, `${a.adminKey}\n`);
-    const project = realpathSync(mkdtempSync(join(tmpdir(), 'cli-project-')));
+    const project = realpathSync(testDirectory('cli-project-'));
     const below = join(project, 'src');
     mkdirSync(below);
-    const elsewhere = mkdtempSync(join(tmpdir(), 'cli-elsewhere-'));
+    const elsewhere = testDirectory('cli-elsewhere-');
     const notLoggedIn = 'error: not logged in: run `secrets login` (or set SECRETS_API_KEY to an API key)';
 
     expect((await ok(['profile', 'use', 'proj', '--scope', '.'], noUrl, undefined, project)).stdout.trim()).toBe(`Using profile proj in ${project} and below`);

@@ -7,15 +7,15 @@
  */
 import { createHash, createPublicKey, randomBytes, verify, constants } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import pkcs11js from 'pkcs11js';
 import { api, canary, errorCode, newAccount, type TestAccount } from '../helpers/api.js';
 import { useRuntimeConfig } from '../helpers/in-process.js';
 import { softHsmModule, softHsmPaths } from '../../scripts/local/softhsm.js';
+import { fileDirectory } from '../helpers/scratch.js';
 
 const SIGN = '/api/v1/crypto/sign';
 const MiB = 1024 * 1024;
@@ -26,8 +26,7 @@ let aSign: string;
 let aCreate: string;
 let aRead: string;
 let bSign: string;
-const tmp = mkdtempSync(join(tmpdir(), 'signing-api-'));
-afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = fileDirectory('signing-api-');
 
 interface Created {
   id: string;

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { onTestFinished } from 'vitest';
+import { afterAll, onTestFinished } from 'vitest';
 
 /**
  * A temporary directory for the running test, removed when the test finishes, passed or
@@ -11,5 +11,12 @@ import { onTestFinished } from 'vitest';
 export function testDirectory(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A temporary directory for a test file's own use (made at the file's top level), removed after its last test. */
+export function fileDirectory(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

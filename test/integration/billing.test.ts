@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
@@ -14,6 +13,7 @@ import { paymentSecrets } from '../../lib/billing/secrets.js';
 import { STRIPE_API_VERSION, stripeProvider } from '../../lib/billing/stripe.js';
 import { redactedConfiguration } from '../../lib/diagnostics/health.js';
 import { table } from './table.js';
+import { testDirectory } from '../helpers/scratch.js';
 
 /**
  * The Stripe adapter's HTTP requests, asserted exactly without a network: the SDK's own fetch
@@ -206,7 +206,7 @@ describe('the payment secret (lib/billing/secrets.ts)', () => {
   });
 
   it('the local provider’s file: created once with a fresh signing secret, then read as is', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'payment-'));
+    const dir = testDirectory('payment-');
     const file = join(dir, 'sub', 'local.json');
     const cfg = { PAYMENT_SECRET_ID: undefined, PAYMENT_SECRET_FILE: file, AWS_REGION: 'x' };
     const first = await paymentSecrets(cfg);

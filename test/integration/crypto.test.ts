@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DecryptCommand, DescribeKeyCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -8,6 +7,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { kmsKeyProvider } from '../../lib/crypto/kms.js';
 import { loadMasterKey, localKeyring } from '../../lib/crypto/keyring.js';
 import { useRuntimeConfig } from '../helpers/in-process.js';
+import { testDirectory } from '../helpers/scratch.js';
 
 describe('KMS key provider (mocked: no KMS engine here) sends exactly these requests', () => {
   const kms = mockClient(KMSClient);
@@ -48,7 +48,7 @@ describe('KMS key provider (mocked: no KMS engine here) sends exactly these requ
 
 describe('local keyring', () => {
   it('creates a 0600 master key file once and reuses it', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'keyring-')), 'sub', 'master.key');
+    const file = join(testDirectory('keyring-'), 'sub', 'master.key');
     const k1 = loadMasterKey(file);
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(loadMasterKey(file).equals(k1)).toBe(true);

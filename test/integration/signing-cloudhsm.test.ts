@@ -1,13 +1,13 @@
 import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DescribeClustersCommand, type DescribeClustersCommandOutput } from '@aws-sdk/client-cloudhsm-v2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prepareSoftHsm } from '../../scripts/local/softhsm.js';
 import { CloudHsmDescription, cloudHsmPreparer, describeCluster, type DescribeClustersClient } from '../../lib/signing/cloudhsm.js';
 import { Pkcs11Backend } from '../../lib/signing/pkcs11.js';
+import { fileDirectory } from '../helpers/scratch.js';
 
 /**
  * lib/signing/cloudhsm.ts: cluster discovery (DescribeClusters) and the Client SDK 5
@@ -41,7 +41,8 @@ function fakeClient(...replies: (ClusterReply | Error)[]) {
 }
 
 const EXPECTED_REQUEST = { command: 'DescribeClustersCommand', input: { Filters: { clusterIds: [CLUSTER] } } };
-const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
+const root = fileDirectory('cloudhsm-');
+const tmp = (prefix: string) => mkdtempSync(join(root, prefix));
 
 describe('cluster discovery and the client configuration', () => {
   it('asks for exactly this cluster and writes every ACTIVE HSM (sorted) into the SDK 5 configuration', async () => {

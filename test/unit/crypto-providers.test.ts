@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { DecryptCommand, DescribeKeyCommand, GenerateDataKeyCommand, KMSClient } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, describe, expect, it } from 'vitest';
 import { contextAad, loadMasterKey, localKeyring } from '../../lib/crypto/keyring.js';
 import { kmsKeyProvider } from '../../lib/crypto/kms.js';
+import { testDirectory } from '../helpers/scratch.js';
 
 /**
  * The two key providers' refusals and edges: the local keyring (master key file, wrapped
@@ -15,15 +15,15 @@ import { kmsKeyProvider } from '../../lib/crypto/kms.js';
  */
 describe('local keyring', () => {
   it('the master key file: created with its folders (0700) and mode 0600; a file of another length is refused', () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'ring-')), 'a', 'b', 'master.key');
+    const file = join(testDirectory('ring-'), 'a', 'b', 'master.key');
     expect(loadMasterKey(file)).toHaveLength(32);
     expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    const short = join(mkdtempSync(join(tmpdir(), 'ring-')), 'short.key');
+    const short = join(testDirectory('ring-'), 'short.key');
     writeFileSync(short, randomBytes(31));
     expect(() => loadMasterKey(short)).toThrow(`master key file ${short} must hold exactly 32 bytes`);
     // an existing file is tightened to 0600
-    const loose = join(mkdtempSync(join(tmpdir(), 'ring-')), 'loose.key');
+    const loose = join(testDirectory('ring-'), 'loose.key');
     writeFileSync(loose, randomBytes(32), { mode: 0o644 });
     loadMasterKey(loose);
     expect(statSync(loose).mode & 0o777).toBe(0o600);
