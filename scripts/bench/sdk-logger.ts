@@ -8,9 +8,8 @@
  * 300 queries of 25 items and 300 gets each, against DynamoDB Local. Prints each round's CPU
  * milliseconds and the median ratio without/with. It asserts nothing.
  */
-import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { localClient, startDynamoLocal, stopDynamoLocal, waitForDynamo } from '../local/dynamodb.js';
+import { ensureTable, localClient, startDynamoLocal, stopDynamoLocal, waitForDynamo } from '../local/dynamodb.js';
 import { freePort } from '../local/ports.js';
 
 const ROUNDS = Number(process.argv[2] ?? 5);
@@ -23,21 +22,8 @@ const endpoint = `http://127.0.0.1:${port}`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 try {
   await waitForDynamo(endpoint, 120_000, child);
-  const raw = localClient(endpoint);
-  await raw.send(
-    new CreateTableCommand({
-      TableName: TABLE,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
-      KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
-      ],
-    }),
-  );
+  // the suite's own table (its keys, indexes and stream), as the runtimes deploy it
+  await ensureTable(endpoint, TABLE);
   const withLogger = DynamoDBDocumentClient.from(localClient(endpoint));
   const plainClient = localClient(endpoint);
   plainClient.middlewareStack.remove('loggerMiddleware');
