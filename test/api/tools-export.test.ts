@@ -34,7 +34,7 @@ function ageDecrypt(armored: string, passphrase: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'export-age-'));
   try {
     writeFileSync(join(dir, 'in.age'), armored);
-    execFileSync('script', ['-qec', `age --decrypt --output ${join(dir, 'out')} ${join(dir, 'in.age')}`, '/dev/null'], {
+    execFileSync('script', ['-qec', `age --decrypt --output '${join(dir, 'out')}' '${join(dir, 'in.age')}'`, '/dev/null'], {
       input: `${passphrase}\n`,
       stdio: ['pipe', 'ignore', 'pipe'],
       timeout: scaled(30_000),
