@@ -14,9 +14,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  *   within seconds, while the artifact's builds, synthesizes and imports every function for
  *   minutes, and the source files used to wait behind the artifact's to the end;
  * - within a project, the expected duration first: what vitest's cache recorded on this
- *   machine, else test/setup/durations.json (seconds per file of 5 s or more, from a whole
- *   run's JSON report: `npx tsx scripts/bench/durations.ts REPORT`), else 0; then the larger
- *   file first.
+ *   machine, else test/setup/durations.json (seconds per file of 5 s or more, per project,
+ *   from whole runs' timelines: `npx tsx scripts/bench/durations.ts TIMELINE...`), else 0; then
+ *   the larger file first.
  * The order decides nothing else: every file still waits for its runtime (test/setup/ready.ts).
  */
 const recorded: Record<string, number> = JSON.parse(readFileSync(new URL('./durations.json', import.meta.url), 'utf8'));
@@ -29,7 +29,7 @@ export default class LongestFirst extends BaseSequencer {
     const root = this.ctx.config.root;
     const path = (s: TestSpecification) => relative(root, s.moduleId).split('\\').join('/');
     const expected = (s: TestSpecification) =>
-      this.ctx.cache.getFileTestResults(`${s.project.name}:${path(s)}`)?.duration ?? (recorded[path(s)] ?? 0) * 1000;
+      this.ctx.cache.getFileTestResults(`${s.project.name}:${path(s)}`)?.duration ?? (recorded[`${s.project.name}:${path(s)}`] ?? 0) * 1000;
     const size = (s: TestSpecification) => this.ctx.cache.getFileStats(`${s.project.name}:${path(s)}`)?.size ?? 0;
     const rank = (s: TestSpecification) => (FIRST_PROJECTS.includes(s.project.name) ? 0 : 1);
     return [...files].sort(
