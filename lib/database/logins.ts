@@ -105,7 +105,36 @@ export function prepareLogin(
 }
 
 /** A PostgreSQL advisory lock key (a signed 64-bit integer, as text) for a name. */
-const advisoryKey = (name: string): string => createHash('sha256').update(`secrets-api:lease-issue:${name}`).digest().readBigInt64BE(0).toString();
+const advisoryKey = (name: string, purpose = 'lease-issue'): string =>
+  createHash('sha256').update(`secrets-api:${purpose}:${name}`).digest().readBigInt64BE(0).toString();
+
+/**
+ * Runs `body` holding the server's lock on revoking the login `name`: PostgreSQL's session
+ * advisory lock, MySQL/MariaDB's named lock (GET_LOCK, at most 30 s). Two revocations of one
+ * login at once (the sweeper and a DELETE, two DELETEs) used to run the same statements side by
+ * side; the later DROP ROLE failed with "tuple concurrently updated" (XX000) and its caller got a
+ * 503 for a lease the other had revoked. Serialized, the second finds no login and only ends
+ * stray sessions.
+ */
+async function holdingRevocationLock<T>(s: AdminSession, name: string, body: () => Promise<T>): Promise<T> {
+  const key = advisoryKey(name, 'lease-revoke');
+  if (s.dialect === 'postgresql') {
+    await s.query('SELECT pg_catalog.pg_advisory_lock($1::bigint) AS locked', [key], 'revoke', 'the revocation lock');
+    try {
+      return await body();
+    } finally {
+      await s.query('SELECT pg_catalog.pg_advisory_unlock($1::bigint) AS unlocked', [key], 'revoke', 'the revocation lock').catch(() => undefined);
+    }
+  }
+  const lock = `secrets-api:revoke:${key}`;
+  const [got] = await s.query<{ got: number | string | null }>('SELECT GET_LOCK(?, 30) AS got', [lock], 'revoke', 'the revocation lock');
+  if (Number(got?.got) !== 1) throw new DatabaseError('revoke', 'LOCK_TIMEOUT', 'the database did not grant the revocation lock within 30 s');
+  try {
+    return await body();
+  } finally {
+    await s.query('SELECT RELEASE_LOCK(?) AS released', [lock], 'revoke', 'the revocation lock').catch(() => undefined);
+  }
+}
 
 /**
  * PostgreSQL errors after which running the same creation again can succeed: two
@@ -178,9 +207,14 @@ const PG_DEFAULT_REVOCATION = [
  * sessions are ended, (3) the revocation statements run (the role's, else the default:
  * PostgreSQL revokes in the database and `public` and drops the role; MySQL/MariaDB drops
  * the account on every host). A login that no longer exists only has stray sessions ended,
- * so a second revocation succeeds without running statements that would fail.
+ * so a second revocation succeeds without running statements that would fail; two at once take
+ * turns (holdingRevocationLock).
  */
 export async function revokeLogin(s: AdminSession, name: string, templates: readonly string[]): Promise<{ existed: boolean }> {
+  return holdingRevocationLock(s, name, () => revokeHeld(s, name, templates));
+}
+
+async function revokeHeld(s: AdminSession, name: string, templates: readonly string[]): Promise<{ existed: boolean }> {
   if (s.dialect === 'postgresql') {
     const existed = await loginExists(s, name);
     const ident = s.escape.identifier(name);
