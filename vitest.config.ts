@@ -106,8 +106,8 @@ const projects = () => {
         // one module graph per worker, as the unit tier: each of the 12 files imported aws-cdk-lib
         // and the app afresh; shared, the tier took 60-65 CPU-s instead of 80-84 (two runs each,
         // `npx tsx scripts/bench/cpu-by-process.ts -- npx vitest run --project infra [--no-isolate]`).
-        // The integration and HTTP tiers stay isolated: their files mock AWS clients and hold pools
-        // (without isolation 93 integration tests failed; 40 HTTP files took more CPU, not less)
+        // The integration tier stays isolated: its files mock AWS clients and hold pools (without
+        // isolation 93 integration tests failed)
         isolate: false,
       },
     },
@@ -116,6 +116,17 @@ const projects = () => {
         ...shared,
         ...withRuntime,
         name: 'source',
+        // one module graph per worker, as the unit and infra tiers: a new process per file
+        // started vitest's runtime and imported the helpers, the SDK and lib/ afresh 76 times. The
+        // files that configure lib/ otherwise (a table of their own, a mocked queue) take their own
+        // instances of it and restore the runtime's (useOwnConfig, test/helpers/in-process.ts).
+        // The project alone: 257 s and 375 CPU-s, workers 89 (`npx tsx
+        // scripts/bench/cpu-by-process.ts -- npx vitest run --project source`); README, "Testing"
+        isolate: false,
+        // four files at once on two cores: a file mostly waits for its requests, which the
+        // runtime and DynamoDB Local answer. npm test with 2, 3 and 4 here (one run each, quiet
+        // machine): 422 s and 680 CPU-s, 389 s and 687, 350 s and 582 (README, "Testing")
+        maxWorkers: 4,
         include: ['test/api/**/*.test.ts', 'test/runtime/**/*.test.ts', ...RUNTIME_DOCS_FILES],
         globalSetup: ['test/setup/openapi.ts', 'test/setup/contract.ts', 'test/setup/global.ts'],
       },
@@ -124,6 +135,9 @@ const projects = () => {
       test: {
         ...shared,
         ...withRuntime,
+        // a group of its own: vitest runs a group's projects with one worker count, and the
+        // artifact's function environments keep both cores busy with two files
+        sequence: { groupOrder: 2 },
         name: 'artifact',
         include: ['test/api/**/*.test.ts', 'test/artifact/**/*.test.ts'],
         exclude: ARTIFACT_SKIPPED_API_FILES,

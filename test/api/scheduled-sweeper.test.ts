@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { until } from '../helpers/timeouts.js';
 import { api, canary, newAccount, unique, type TestAccount } from '../helpers/api.js';
 import { postgresServer, type TestServer } from '../helpers/databases.js';
-import { useRuntimeConfig } from '../helpers/in-process.js';
+import { useOwnConfig } from '../helpers/in-process.js';
 import { scanTable } from '../helpers/leaks.js';
 
 /**
@@ -14,8 +14,8 @@ import { scanTable } from '../helpers/leaks.js';
  * The sweep is global, as in AWS (every account's expired leases); the local runtime's own
  * sweeper timer may also pass, so the assertions are on this lease's state and the login.
  */
-useRuntimeConfig();
-process.env.DATABASE_ALLOW_LOOPBACK = '1';
+// the sweeper runs here in-process too, against the databases on 127.0.0.1
+afterAll(useOwnConfig({ DATABASE_ALLOW_LOOPBACK: '1' }));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SCHEDULED = { version: '0', id: 'e1', 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), detail: {} };

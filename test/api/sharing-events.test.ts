@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { CallContext } from '../../lib/auth/principal.js';
 import { canary } from '../helpers/api.js';
-import { useRuntimeConfig } from '../helpers/in-process.js';
+import { useOwnConfig } from '../helpers/in-process.js';
 import { findLeaks } from '../helpers/leaks.js';
 
 /**
@@ -16,6 +16,7 @@ import { findLeaks } from '../helpers/leaks.js';
 const table = `events-${randomBytes(4).toString('hex')}`;
 const tenantId = `0190${randomBytes(4).toString('hex')}-0000-7000-8000-${randomBytes(6).toString('hex')}`;
 let ctx: CallContext;
+let restoreConfig: (() => void) | undefined;
 let L: {
   ddb: typeof import('@aws-sdk/lib-dynamodb');
   db: ReturnType<typeof import('../../lib/store/client.js').db>;
@@ -27,8 +28,7 @@ let L: {
 };
 
 beforeAll(async () => {
-  useRuntimeConfig();
-  process.env.TABLE_NAME = table;
+  restoreConfig = useOwnConfig({ TABLE_NAME: table });
   const { ensureTable } = await import('../../scripts/local/dynamodb.js');
   await ensureTable(inject('dynamoEndpoint'), table);
   const [ddb, client, tenants, containers, secrets, shares, temp, history] = await Promise.all([
@@ -64,6 +64,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  restoreConfig?.();
   if (!L) return;
   const { DeleteTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
   await new DynamoDBClient({

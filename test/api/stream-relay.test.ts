@@ -3,7 +3,7 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { CallContext } from '../../lib/auth/principal.js';
-import { useRuntimeConfig } from '../helpers/in-process.js';
+import { useOwnConfig } from '../helpers/in-process.js';
 
 /**
  * The outbox relay as AWS runs it: functions/webhooks/relay.handler fed by the table's stream
@@ -25,6 +25,7 @@ type Lib = {
   keys: typeof import('../../lib/store/keys.js').keys;
 };
 let L: Lib;
+let restoreConfig: (() => void) | undefined;
 let poller: import('../../scripts/local/streams.js').StreamPoller;
 /** Every invocation: its shard, the outbox event ids it carried, and the invocations in flight on that shard when it started. */
 const invocations: { shard: string; sks: string[]; overlapping: number }[] = [];
@@ -32,8 +33,7 @@ const invocations: { shard: string; sks: string[]; overlapping: number }[] = [];
 const delivered: string[] = [];
 
 beforeAll(async () => {
-  useRuntimeConfig();
-  Object.assign(process.env, { TABLE_NAME: table, QUEUE_PROVIDER: 'sqs', WEBHOOK_QUEUE_URL: QUEUE, WEBHOOK_DLQ_URL: DLQ });
+  restoreConfig = useOwnConfig({ TABLE_NAME: table, QUEUE_PROVIDER: 'sqs', WEBHOOK_QUEUE_URL: QUEUE, WEBHOOK_DLQ_URL: DLQ });
   const { ensureTable } = await import('../../scripts/local/dynamodb.js');
   await ensureTable(inject('dynamoEndpoint'), table);
   const [relay, fn, streams, events, client, ddb, audit, keys] = await Promise.all([
@@ -72,6 +72,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await poller?.stop();
   sqs.restore();
+  restoreConfig?.();
   const { DeleteTableCommand, DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
   await new DynamoDBClient({ endpoint: inject('dynamoEndpoint'), region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }).send(
     new DeleteTableCommand({ TableName: table }),

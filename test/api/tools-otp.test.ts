@@ -202,7 +202,8 @@ describe('escrow split and combine', () => {
   });
 });
 
-describe('time-locks with break-glass', () => {
+// concurrently: each test seals its own time-lock, and three of them wait out an 8 s delay
+describe.concurrent('time-locks with break-glass', () => {
   let hook: Receiver;
   beforeAll(async () => {
     hook = await receiver();

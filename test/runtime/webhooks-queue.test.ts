@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryQueue } from '../../lib/events/memory-queue.js';
 import type { QueuePort } from '../../lib/events/queue.js';
 import { sqsQueue } from '../../lib/events/sqs-queue.js';
-import { useRuntimeConfig } from '../helpers/in-process.js';
+import { useOwnConfig } from '../helpers/in-process.js';
 import { api, newAccount } from '../helpers/api.js';
 import { allowLoopback, createWebhook, deliveries, receiver, type Receiver } from '../api/webhooks.helpers.js';
 
@@ -99,12 +99,10 @@ describe('the AWS worker entry point (functions/webhooks/worker.ts) with SQS moc
   let okReceiver: Receiver;
   let handler: (e: SQSEvent) => Promise<{ batchItemFailures: { itemIdentifier: string }[] }>;
   let setQueue: (p: QueuePort | undefined) => void;
+  let restoreConfig: (() => void) | undefined;
 
   beforeAll(async () => {
-    useRuntimeConfig();
-    process.env.WEBHOOKS_ALLOW_LOOPBACK = '1';
-    process.env.WEBHOOK_RETRY_BASE_MS = '2000';
-    process.env.WEBHOOK_RETRY_MAX_MS = '2000';
+    restoreConfig = useOwnConfig({ WEBHOOKS_ALLOW_LOOPBACK: '1', WEBHOOK_RETRY_BASE_MS: '2000', WEBHOOK_RETRY_MAX_MS: '2000' });
     failing = await receiver(() => ({ status: 500 }));
     okReceiver = await receiver(() => ({ status: 200 }));
     ({ handler } = await import('../../functions/webhooks/worker.js'));
@@ -115,6 +113,8 @@ describe('the AWS worker entry point (functions/webhooks/worker.ts) with SQS moc
     setQueue(undefined);
     await failing.close();
     await okReceiver.close();
+    sqs.restore();
+    restoreConfig?.();
   });
 
   const record = (id: string, body: unknown, receiveCount = 1): SQSEvent['Records'][number] =>
