@@ -68,8 +68,8 @@ const shared = {
 
 /** The five projects; `npm test` selects LOCAL_PROJECTS of them, `npm run test:artifact` the artifact. */
 const projects = () => {
-  // group 0 needs no runtime and runs while group 1's runtimes build and start (their global
-  // setups return at once, test/setup/runtime.ts); group 1's files wait for their runtime
+  // group 0 needs no runtime and runs while the runtimes build and start (their global setups
+  // return at once, test/setup/runtime.ts); the source (1) and artifact (2) files wait for theirs
   const noRuntime = { sequence: { groupOrder: 0 } };
   const withRuntime = { sequence: { groupOrder: 1 }, setupFiles: ['test/setup/ready.ts', 'test/setup/responses.ts'] };
   return [
