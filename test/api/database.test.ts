@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { until } from '../helpers/timeouts.js';
+import { RELAY_WAIT_MS, until } from '../helpers/timeouts.js';
 import { api, canary, errorCode, newAccount, rootKey, unique, type TestAccount } from '../helpers/api.js';
 import { mariadbServer, postgresServer, type Session, type TestServer } from '../helpers/databases.js';
 import { useOwnConfig } from '../helpers/in-process.js';
-import { findLeaks, scanTable } from '../helpers/leaks.js';
+import { findLeaks, partitionItems } from '../helpers/leaks.js';
 
 /**
  * Database credential leases against the machine's real PostgreSQL and MariaDB: issue,
@@ -81,8 +81,7 @@ async function issue(key: string, roleId: string, body: unknown = { ttl_seconds:
 }
 
 async function leaseItems(tenantId: string): Promise<Record<string, unknown>[]> {
-  const items = await scanTable(inject('dynamoEndpoint'), inject('tableName'));
-  return items.filter((i) => i.pk === `T#${tenantId}` && String(i.sk).startsWith('LEASE#'));
+  return partitionItems(inject('dynamoEndpoint'), inject('tableName'), `T#${tenantId}`, 'LEASE#');
 }
 
 /** A CallContext for library calls made in this test's process (the suite's table, as the runtime's). */
@@ -141,8 +140,7 @@ async function hookTableClient(): Promise<void> {
 }
 
 async function auditItems(tenantId: string): Promise<Record<string, unknown>[]> {
-  const items = await scanTable(inject('dynamoEndpoint'), inject('tableName'));
-  return items.filter((i) => i.pk === `T#${tenantId}` && String(i.sk).startsWith('AUDIT#'));
+  return partitionItems(inject('dynamoEndpoint'), inject('tableName'), `T#${tenantId}`, 'AUDIT#');
 }
 
 describe.each(CASES)('database leases on $engine', (c) => {
@@ -215,7 +213,7 @@ describe.each(CASES)('database leases on $engine', (c) => {
     // the stream relay lists it for the sweeper, at the LEASES listing's shard of this lease
     // (lib/events/platform-listings.ts; no tenant session may name the listing's attributes)
     const listed = async () => (await leaseItems(acct.tenantId)).find((i) => i.id === lease.lease_id);
-    expect(await until(async () => /^LEASES#([0-9]|[12][0-9]|3[01])$/.test(String((await listed())?.platpk)))).toBe(true);
+    expect(await until(async () => /^LEASES#([0-9]|[12][0-9]|3[01])$/.test(String((await listed())?.platpk)), RELAY_WAIT_MS)).toBe(true);
     expect((await listed())!.platsk).toBe(`${lease.expires_at}#${acct.tenantId}#${lease.lease_id}`);
     expect(typeof item!.ttl).toBe('number');
     expect(JSON.stringify(item)).not.toContain(lease.password);
@@ -252,7 +250,9 @@ describe.each(CASES)('database leases on $engine', (c) => {
     const [item] = (await leaseItems(acct.tenantId)).filter((i) => i.id === lease.lease_id);
     expect(item).toMatchObject({ status: 'revoked' });
     // out of the expiry listing (the relay removes it)
-    expect(await until(async () => (await leaseItems(acct.tenantId)).find((i) => i.id === lease.lease_id)?.platpk === undefined)).toBe(true);
+    expect(await until(async () => (await leaseItems(acct.tenantId)).find((i) => i.id === lease.lease_id)?.platpk === undefined, RELAY_WAIT_MS)).toBe(
+      true,
+    );
   });
 
   it('after expiry the sweeper revokes the lease', async () => {
@@ -263,14 +263,16 @@ describe.each(CASES)('database leases on $engine', (c) => {
     if (inject('runtime') === 'artifact') {
       // as deployed: the scheduled sweeper function (rate(1 minute), run every 5 s by the
       // artifact runtime) revokes it, through its built bundle
-      expect(await until(async () => (await leaseItems(acct.tenantId)).some((i) => i.id === lease.lease_id && i.status === 'revoked'))).toBe(true);
+      expect(
+        await until(async () => (await leaseItems(acct.tenantId)).some((i) => i.id === lease.lease_id && i.status === 'revoked'), RELAY_WAIT_MS),
+      ).toBe(true);
     } else {
       await sleep(1500);
       const item = async () => (await leaseItems(acct.tenantId)).find((i) => i.id === lease.lease_id);
       // listed by the stream relay before the sweep reads the listing; the runtime's own sweep
       // (every LEASE_SWEEP_INTERVAL_SECONDS) may have come first and revoked it, and the relay
       // then took it out of the listing: the end state below holds either way
-      expect(await until(async () => (await item())?.platpk !== undefined || (await item())?.status === 'revoked')).toBe(true);
+      expect(await until(async () => (await item())?.platpk !== undefined || (await item())?.status === 'revoked', RELAY_WAIT_MS)).toBe(true);
       if (c.engine === 'mariadb') {
         // MariaDB has no per-login expiry: past expires_at the login still works until the sweep
         const late = await server.login(lease.username, lease.password).catch(async (error: unknown) => {
@@ -319,7 +321,9 @@ describe.each(CASES)('database leases on $engine', (c) => {
       // DDL commits at once, so the lease was committed first: it is compensated, never usable
       expect(leases).toHaveLength(1);
       expect(leases[0]).toMatchObject({ status: 'revoked', revoked_reason: expect.stringMatching(/^issuance failed \(create, /) });
-      expect(await until(async () => (await leaseItems(acct.tenantId)).find((i) => i.id === leases[0]!.id)?.platpk === undefined)).toBe(true);
+      expect(
+        await until(async () => (await leaseItems(acct.tenantId)).find((i) => i.id === leases[0]!.id)?.platpk === undefined, RELAY_WAIT_MS),
+      ).toBe(true);
       expect(failures[0]!.detail).toMatchObject({ lease_id: leases[0]!.id });
       const revoked = await api('DELETE', `/api/v1/database/leases/${leases[0]!.id}`, { key: revokeKey });
       expect(revoked.body.data.lease).toMatchObject({ status: 'revoked', already_revoked: true });
@@ -738,7 +742,9 @@ describe('database lease errors', () => {
     const leases = (await leaseItems(acct.tenantId)).filter((i) => i.role_id === role);
     expect(leases).toHaveLength(1);
     expect(leases[0]).toMatchObject({ status: 'revoked', revoked_reason: expect.stringMatching(/^issuance failed \(create, /) });
-    expect(await until(async () => (await leaseItems(acct.tenantId)).find((i) => i.id === leases[0]!.id)?.platpk === undefined)).toBe(true);
+    expect(await until(async () => (await leaseItems(acct.tenantId)).find((i) => i.id === leases[0]!.id)?.platpk === undefined, RELAY_WAIT_MS)).toBe(
+      true,
+    );
     const audit = await auditItems(acct.tenantId);
     expect(audit.filter((i) => (i.resource as { id: string }).id === leases[0]!.id).map((i) => [i.action, i.outcome])).toEqual([
       ['database.lease_issue', 'success'],

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { until } from '../helpers/timeouts.js';
+import { RELAY_WAIT_MS, until } from '../helpers/timeouts.js';
 import { api, canary, newAccount, unique, type TestAccount } from '../helpers/api.js';
 import { postgresServer, type TestServer } from '../helpers/databases.js';
 import { useOwnConfig } from '../helpers/in-process.js';
-import { scanTable } from '../helpers/leaks.js';
+import { partitionItems } from '../helpers/leaks.js';
 
 /**
  * functions/database/sweeper.sweep invoked as Lambda invokes it on its EventBridge
@@ -55,8 +55,8 @@ afterAll(async () => {
 
 
 async function leaseItem(leaseId: string) {
-  const items = await scanTable(inject('dynamoEndpoint'), inject('tableName'));
-  return items.find((i) => i.pk === `T#${acct.tenantId}` && i.sk === `LEASE#${leaseId}`);
+  const items = await partitionItems(inject('dynamoEndpoint'), inject('tableName'), `T#${acct.tenantId}`, `LEASE#${leaseId}`);
+  return items.find((i) => i.sk === `LEASE#${leaseId}`);
 }
 
 /**
@@ -85,7 +85,7 @@ describe('the lease sweeper function (scheduled)', () => {
     expect(await server.exists(lease.username)).toBe(true);
     await sleep(1_500);
     // the stream relay lists it for the sweeper (lib/events/platform-listings.ts)
-    expect(await until(() => listed(lease.lease_id)), await listingOf(lease.lease_id)).toBe(true);
+    expect(await until(() => listed(lease.lease_id), RELAY_WAIT_MS), await listingOf(lease.lease_id)).toBe(true);
 
     // 10 s left: the deadline is now, nothing is started
     const late = await sweep(SCHEDULED, { getRemainingTimeInMillis: () => 10_000 });
@@ -97,14 +97,14 @@ describe('the lease sweeper function (scheduled)', () => {
     expect(await leaseItem(lease.lease_id)).toMatchObject({ status: 'revoked', revoked_by: 'sweeper' });
     expect(await server.exists(lease.username)).toBe(false);
     // swept leases leave the expiry index: the next run does not examine them again
-    expect(await until(async () => (await leaseItem(lease.lease_id))!.platpk === undefined)).toBe(true);
+    expect(await until(async () => (await leaseItem(lease.lease_id))!.platpk === undefined, RELAY_WAIT_MS)).toBe(true);
   });
 
   it('without a context (a manual invocation) it sweeps without a deadline', async () => {
     const issued = await api('POST', `/api/v1/database/roles/${roleId}/credentials`, { key: await acct.key(['database:issue']), body: { ttl_seconds: 1 } });
     expect(issued.status, issued.text).toBe(201);
     await sleep(1_500);
-    expect(await until(() => listed(issued.body.data.lease_id)), await listingOf(issued.body.data.lease_id)).toBe(true);
+    expect(await until(() => listed(issued.body.data.lease_id), RELAY_WAIT_MS), await listingOf(issued.body.data.lease_id)).toBe(true);
     const report = await sweep();
     expect(report.failed.filter((f) => f.tenant_id === acct.tenantId)).toEqual([]);
     expect(await leaseItem(issued.body.data.lease_id)).toMatchObject({ status: 'revoked', revoked_by: 'sweeper' });
