@@ -120,7 +120,7 @@ const projects = () => {
         // started vitest's runtime and imported the helpers, the SDK and lib/ afresh 76 times. The
         // files that configure lib/ otherwise (a table of their own, a mocked queue) take their own
         // instances of it and restore the runtime's (useOwnConfig, test/helpers/in-process.ts).
-        // The project alone: 257 s and 375 CPU-s, workers 89 (`npx tsx
+        // The project alone, two workers: 257 s and 375 CPU-s, workers 89 (`npx tsx
         // scripts/bench/cpu-by-process.ts -- npx vitest run --project source`); README, "Testing"
         isolate: false,
         // four files at once on two cores: a file mostly waits for its requests, which the
