@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { readSettings } from '../../infra/settings.js';
 import { ACCOUNT_QUOTA, DEFAULT_THROTTLING, encodeResourcePath, methodSettings, routeGroup, routeLimits } from '../../infra/throttling.js';
 import { ROUTES, type Route } from '../../lib/routes.js';
+import { fileDirectory } from '../helpers/scratch.js';
 
 /**
  * infra/throttling.ts: route groups from the route table, their defaults and overrides, and
@@ -15,7 +16,10 @@ const route = (key: string): Route => {
   return r;
 };
 const common = { loggingLevel: apigw.MethodLoggingLevel.ERROR, metricsEnabled: false, dataTraceEnabled: false };
-const settingsOf = (context: Record<string, unknown>) => readSettings(new App({ context }).node);
+// an App without an outdir makes a cdk.out* directory of its own in the system's temporary
+// directory, and this file makes 14: `npm run test:unit` left them behind
+const outdir = fileDirectory('throttling-cdk-');
+const settingsOf = (context: Record<string, unknown>) => readSettings(new App({ context, outdir }).node);
 const decode = (resourcePath: string) => (resourcePath === '/' ? '/' : resourcePath.slice(1).replaceAll('~1', '/'));
 
 describe('route groups', () => {
