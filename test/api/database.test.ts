@@ -272,7 +272,12 @@ describe.each(CASES)('database leases on $engine', (c) => {
       // listed by the stream relay before the sweep reads the listing; the runtime's own sweep
       // (every LEASE_SWEEP_INTERVAL_SECONDS) may have come first and revoked it, and the relay
       // then took it out of the listing: the end state below holds either way
-      expect(await until(async () => (await item())?.platpk !== undefined || (await item())?.status === 'revoked', RELAY_WAIT_MS)).toBe(true);
+      expect(
+        await until(async () => {
+          const now = await item();
+          return now?.platpk !== undefined || now?.status === 'revoked';
+        }, RELAY_WAIT_MS),
+      ).toBe(true);
       if (c.engine === 'mariadb') {
         // MariaDB has no per-login expiry: past expires_at the login still works until the sweep
         const late = await server.login(lease.username, lease.password).catch(async (error: unknown) => {

@@ -8,10 +8,18 @@ import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-
 export const CANARY_RE = /CANARY-[A-Za-z0-9_-]+/g;
 export const API_KEY_IN_TEXT_RE = /scm_[a-z2-7]{8}_[A-Za-z0-9_-]{43}/g;
 
-const documentClient = (dynamoEndpoint: string) =>
-  DynamoDBDocumentClient.from(
-    new DynamoDBClient({ endpoint: dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
-  );
+/** One client per endpoint for the test process: a wait polls every 100 ms, and a client per read opened a connection per read. */
+const clients = new Map<string, DynamoDBDocumentClient>();
+const documentClient = (dynamoEndpoint: string): DynamoDBDocumentClient => {
+  let doc = clients.get(dynamoEndpoint);
+  if (!doc) {
+    doc = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: dynamoEndpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    );
+    clients.set(dynamoEndpoint, doc);
+  }
+  return doc;
+};
 
 /**
  * The items of one partition whose sort key starts with `skPrefix`, as the table holds them (a
@@ -36,7 +44,6 @@ export async function partitionItems(dynamoEndpoint: string, tableName: string, 
     items.push(...(out.Items ?? []));
     start = out.LastEvaluatedKey;
   } while (start);
-  doc.destroy();
   return items;
 }
 
