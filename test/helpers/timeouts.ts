@@ -26,9 +26,10 @@ export async function until(check: () => Promise<boolean>, ms = 30_000): Promise
 /**
  * How long a test waits for the local stream relay to reach a record (a lease's expiry listing,
  * an audit entry's listing). The local runtime relays DynamoDB Local's one shard with one
- * poller, so a burst queues ahead of everything after it: the authorization matrix sends about
- * 5,000 audited requests in half a minute, and a lease issued beside it waited more than 30 s
- * for its listing (CI's command on a fresh clone, four source files at once). In AWS the
- * table's partitions are relayed in parallel, shard by shard.
+ * poller, so a burst of writes queues ahead of everything after it. A lease waited more than 30
+ * s for its listing in CI's command on a fresh clone (four source files at once; the runtime's
+ * log held no relay error). The likely burst, not measured: the authorization matrix's 403s,
+ * each audited, each audit entry then listed by the relay. In AWS the table's partitions are
+ * relayed in parallel, shard by shard.
  */
 export const RELAY_WAIT_MS = 120_000;
